@@ -1,0 +1,336 @@
+package org.axe4j.layout;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * An Axe layout {@code L = (D, R, O)}: shard iters {@code D} (ordered), replica iters {@code R}
+ * (a multiset, kept in the given order), and an offset {@code O} (one integer per axis).
+ *
+ * <pre>
+ *   B_k  = e_{k+1} * ... * e_{n-1}              d_k(x) = floor(x / B_k) mod e_k
+ *   D(x) = sum_k d_k(x) * s_k * unit(a_k)
+ *   L(x) = { D(x) + r + O : r in Rset },  Rset = { sum_j r_j t_j unit(b_j) : r_j in [0, f_j) }
+ * </pre>
+ *
+ * Example: {@code S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid}
+ * with shape (8,16) maps coordinate (2,9) to {@code {laneid:8, reg:1, warpid:6}} and
+ * {@code {laneid:8, reg:1, warpid:10}}.
+ *
+ * <p>Instances are immutable; the constructor drops zero offsets and rejects layouts whose size
+ * or reach overflows 64 bits.
+ */
+public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long> offset) {
+    /** Above this many elements, exhaustive checks (injectivity, replica sets) refuse to run. */
+    static final long ENUMERATION_LIMIT = 1L << 24;
+
+    public Layout {
+        shard = List.copyOf(shard);
+        replica = List.copyOf(replica);
+        TreeMap<Axis, Long> o = new TreeMap<>();
+        for (Map.Entry<Axis, Long> e : offset.entrySet()) {
+            if (e.getValue() != 0L) {
+                o.put(e.getKey(), e.getValue());
+            }
+        }
+        offset = Collections.unmodifiableSortedMap(o);
+        long size = 1;
+        for (Iter it : shard) {
+            size = Checks.mul("size of layout shard " + shard, size, it.extent());
+        }
+        long replicas = 1;
+        for (Iter it : replica) {
+            replicas = Checks.mul("replica count of " + replica, replicas, it.extent());
+        }
+        // Every coordinate of every image point must fit: sum of reaches plus |offset| per axis.
+        Map<Axis, Long> reach = new TreeMap<>();
+        for (List<Iter> part : List.of(shard, replica)) {
+            for (Iter it : part) {
+                reach.merge(it.axis(), it.reach(), (a, b) -> Checks.add("reach of layout on axis " + it.axis(), a, b));
+            }
+        }
+        for (Map.Entry<Axis, Long> e : o.entrySet()) {
+            long abs = e.getValue() == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(e.getValue());
+            reach.merge(e.getKey(), abs, (a, b) -> Checks.add("reach of layout on axis " + e.getKey(), a, b));
+        }
+    }
+
+    // ---- factories -------------------------------------------------------------------------
+
+    public static Layout of(List<Iter> shard, List<Iter> replica, Map<Axis, Long> offset) {
+        return new Layout(shard, replica, new TreeMap<>(offset));
+    }
+
+    /** A layout with no replicas and no offset. */
+    public static Layout shard(Iter... shard) {
+        return new Layout(List.of(shard), List.of(), new TreeMap<>());
+    }
+
+    /** Parses the text form, e.g. {@code S[(8,2):(2,1@laneid)] + R[2:4@warpid] + 5@warpid}. */
+    public static Layout parse(String text) {
+        return LayoutText.parse(text);
+    }
+
+    public Layout withShard(List<Iter> d) {
+        return new Layout(d, replica, offset);
+    }
+
+    public Layout withReplica(List<Iter> r) {
+        return new Layout(shard, r, offset);
+    }
+
+    public Layout withOffset(Map<Axis, Long> o) {
+        return new Layout(shard, replica, new TreeMap<>(o));
+    }
+
+    // ---- sizes and spans -------------------------------------------------------------------
+
+    /** {@code E = e_0 * ... * e_{n-1}}: how many logical elements the layout maps. */
+    public long size() {
+        long size = 1;
+        for (Iter it : shard) {
+            size *= it.extent();
+        }
+        return size;
+    }
+
+    /** Number of replica combinations {@code f_0 * f_1 * ...} (1 without replicas). */
+    public long replicaCount() {
+        long n = 1;
+        for (Iter it : replica) {
+            n *= it.extent();
+        }
+        return n;
+    }
+
+    /** Every axis named by a shard iter, replica iter or offset, in name order. */
+    public SortedSet<Axis> axes() {
+        TreeSet<Axis> axes = new TreeSet<>();
+        shard.forEach(it -> axes.add(it.axis()));
+        replica.forEach(it -> axes.add(it.axis()));
+        axes.addAll(offset.keySet());
+        return Collections.unmodifiableSortedSet(axes);
+    }
+
+    /** {@code size_a(L)}: product of the extents of the shard iters on {@code axis}. */
+    public long sizeOn(Axis axis) {
+        long n = 1;
+        for (Iter it : shard) {
+            if (it.axis().equals(axis)) {
+                n *= it.extent();
+            }
+        }
+        return n;
+    }
+
+    /** {@code span_a(L) = 1 + sum (e-1)*|s|} over the shard and replica iters on {@code axis}; the offset does not count. */
+    public long spanOn(Axis axis) {
+        long span = 1;
+        for (List<Iter> part : List.of(shard, replica)) {
+            for (Iter it : part) {
+                if (it.axis().equals(axis)) {
+                    span += it.reach();
+                }
+            }
+        }
+        return span;
+    }
+
+    /** {@link #spanOn} for every axis of a shard or replica iter. */
+    public SortedMap<Axis, Long> spans() {
+        TreeMap<Axis, Long> spans = new TreeMap<>();
+        for (List<Iter> part : List.of(shard, replica)) {
+            for (Iter it : part) {
+                spans.put(it.axis(), spanOn(it.axis()));
+            }
+        }
+        return Collections.unmodifiableSortedMap(spans);
+    }
+
+    /** The offset on {@code axis} (0 if absent). */
+    public long offsetOn(Axis axis) {
+        return offset.getOrDefault(axis, 0L);
+    }
+
+    /** The offset as a point. */
+    public Point offsetPoint() {
+        return new Point(offset);
+    }
+
+    // ---- shapes ----------------------------------------------------------------------------
+
+    /** True iff the product of {@code shape}'s dimensions equals {@link #size()}. */
+    public boolean admits(Shape shape) {
+        return shape.size() == size();
+    }
+
+    /** Throws an INVALID error naming the shape and the layout unless {@link #admits}. */
+    public void requireAdmits(Shape shape) {
+        if (!admits(shape)) {
+            throw AxeException.invalid("shape %s (size %d) is not admitted by layout %s (size %d)",
+                    shape, shape.size(), this, size());
+        }
+    }
+
+    // ---- the forward map -------------------------------------------------------------------
+
+    /** The digits {@code d_k(x)} of a flat index, last iter fastest. */
+    public long[] digits(long x) {
+        checkIndex(x);
+        long[] d = new long[shard.size()];
+        for (int k = shard.size() - 1; k >= 0; k--) {
+            long e = shard.get(k).extent();
+            d[k] = x % e;
+            x /= e;
+        }
+        return d;
+    }
+
+    /** {@code D(x)}: the shard image of flat index {@code x}, without replicas and offset. */
+    public Point shardImage(long x) {
+        long[] d = digits(x);
+        TreeMap<Axis, Long> p = new TreeMap<>();
+        for (int k = 0; k < d.length; k++) {
+            Iter it = shard.get(k);
+            if (d[k] != 0 && it.stride() != 0) {
+                p.merge(it.axis(), d[k] * it.stride(), Long::sum);
+            }
+        }
+        return new Point(p);
+    }
+
+    /** {@code D(x) + O}: the replica-free image (what TIRx's apply returns). */
+    public Point base(long x) {
+        return shardImage(x).plus(offsetPoint());
+    }
+
+    /** {@code Rset}: the distinct replica displacements, sorted. */
+    public List<Point> replicaSet() {
+        long n = replicaCount();
+        if (n > ENUMERATION_LIMIT) {
+            throw AxeException.invalid("replica set of %s has %d combinations, more than the enumeration limit %d",
+                    this, n, ENUMERATION_LIMIT);
+        }
+        TreeSet<Point> set = new TreeSet<>();
+        set.add(Point.ZERO);
+        for (Iter it : replica) {
+            TreeSet<Point> next = new TreeSet<>();
+            for (Point p : set) {
+                for (long r = 0; r < it.extent(); r++) {
+                    next.add(p.plus(it.axis(), r * it.stride()));
+                }
+            }
+            set = next;
+        }
+        return List.copyOf(set);
+    }
+
+    /** {@code L(x)}: the set of hardware points of flat index {@code x}, sorted. */
+    public List<Point> apply(long x) {
+        Point b = base(x);
+        if (replica.isEmpty()) {
+            return List.of(b);
+        }
+        List<Point> out = new ArrayList<>();
+        for (Point r : replicaSet()) {
+            out.add(b.plus(r));
+        }
+        return List.copyOf(new TreeSet<>(out));
+    }
+
+    /** {@code L(c)} for a logical coordinate of an admitted shape. */
+    public List<Point> apply(Shape shape, long... coord) {
+        requireAdmits(shape);
+        return apply(shape.flatten(coord));
+    }
+
+    private void checkIndex(long x) {
+        if (x < 0 || x >= size()) {
+            throw AxeException.invalid("flat index %d is outside [0, %d) of layout %s", x, size(), this);
+        }
+    }
+
+    // ---- the backward map ------------------------------------------------------------------
+
+    /** True iff {@code D} is injective: no two flat indices share a shard image. Exact. */
+    public boolean isShardInjective() {
+        Map<Axis, List<Iter>> byAxis = new TreeMap<>();
+        for (Iter it : shard) {
+            if (it.extent() > 1) {
+                byAxis.computeIfAbsent(it.axis(), a -> new ArrayList<>()).add(it);
+            }
+        }
+        for (Map.Entry<Axis, List<Iter>> e : byAxis.entrySet()) {
+            if (!AxisDigits.injective(e.getValue())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Every flat index {@code x} with {@code p in L(x)}, ascending. Exact; works for any layout
+     * (non-injective shards give several indices).
+     */
+    public List<Long> preimages(Point p) {
+        TreeSet<Long> xs = new TreeSet<>();
+        Point q = p.minus(offsetPoint());
+        for (Point r : replicaSet()) {
+            xs.addAll(AxisDigits.solve(shard, q.minus(r)));
+        }
+        return List.copyOf(xs);
+    }
+
+    /**
+     * {@code L^{-1}(p)}: the flat index whose image contains {@code p}, or empty if {@code p} is outside
+     * the image. Requires an injective shard; if replicas overlap other indices' images the point is
+     * ambiguous and an error names both indices.
+     */
+    public OptionalLong inverse(Point p) {
+        if (!isShardInjective()) {
+            throw AxeException.invalid("backward map of %s needs an injective shard", this);
+        }
+        List<Long> xs = preimages(p);
+        if (xs.isEmpty()) {
+            return OptionalLong.empty();
+        }
+        if (xs.size() > 1) {
+            throw AxeException.invalid("point %s of layout %s has several preimages %s", p, this, xs);
+        }
+        return OptionalLong.of(xs.get(0));
+    }
+
+    /** {@link #inverse} as a logical coordinate of an admitted shape. */
+    public java.util.Optional<long[]> inverse(Shape shape, Point p) {
+        requireAdmits(shape);
+        OptionalLong x = inverse(p);
+        return x.isPresent() ? java.util.Optional.of(shape.unflatten(x.getAsLong())) : java.util.Optional.empty();
+    }
+
+    /** Distinct image points over the whole domain (all replicas), for small layouts. */
+    public Set<Point> image() {
+        if (Checks.mul("image size of " + this, size(), replicaCount()) > ENUMERATION_LIMIT) {
+            throw AxeException.invalid("image of %s is larger than the enumeration limit %d", this, ENUMERATION_LIMIT);
+        }
+        Set<Point> out = new LinkedHashSet<>();
+        for (long x = 0; x < size(); x++) {
+            out.addAll(apply(x));
+        }
+        return out;
+    }
+
+    /** The text form, which {@link #parse} reads back to an equal value. */
+    @Override
+    public String toString() {
+        return LayoutText.print(this);
+    }
+}
