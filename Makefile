@@ -7,7 +7,7 @@ SHELL := /bin/bash
 
 ## Build the jars (no tests).
 build:
-	$(MVN) $(MVNFLAGS) -q -DskipTests install
+	$(MVN) $(MVNFLAGS) -q -DskipTests package
 
 ## Python virtual environment with the pinned TVM stack (idempotent; seconds when up to date).
 python:

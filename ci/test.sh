@@ -2,4 +2,4 @@
 # All tests, as `make test` and CI run them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B --no-transfer-progress install
+mvn -B --no-transfer-progress verify
