@@ -57,8 +57,8 @@ import java.util.TreeSet;
  *
  * <p>Example: the tensor-core tile {@code S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid]
  * + 5@warpid} by (8,16) over the warp atom {@code S[(8,4,2):(4@laneid,1@laneid,1@reg)]} by (8,8) has the
- * outer layout {@code S[(1,2):(1,1@warpid)] + R[2:4@warpid] + 5@warpid} by (1,2) (up to fusion):
- * {@code span(B)} is 32 on laneid and 2 on reg and 1 on warpid, so the warp iters are not scaled.
+ * outer layout {@code S[2:1@warpid] + R[2:4@warpid] + 5@warpid} by (1,2): {@code span(B)} is 32 on laneid,
+ * 2 on reg and 1 on warpid, so the warp iters, replicas and offset are not scaled.
  */
 public final class TileOf {
     private TileOf() {}

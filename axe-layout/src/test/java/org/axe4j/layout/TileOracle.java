@@ -81,6 +81,37 @@ final class TileOracle {
         return new Layout(shard, replica, offset);
     }
 
+    /**
+     * The same map written differently: negative replica strides flipped into the offset, replicas
+     * reordered, a shard iter split in two, zero strides moved to another axis.
+     */
+    static Layout rewrite(Random r, Layout l) {
+        List<Iter> replica = new ArrayList<>();
+        TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
+        for (Iter it : l.replica()) {
+            if (it.stride() < 0 && r.nextBoolean()) {
+                replica.add(0, it.withStride(-it.stride()));
+                offset.merge(it.axis(), (it.extent() - 1) * it.stride(), Long::sum);
+            } else {
+                replica.add(0, it);
+            }
+        }
+        List<Iter> shard = new ArrayList<>();
+        for (Iter it : l.shard()) {
+            long e = it.extent();
+            long c = smallestFactor(e);
+            if (c < e && r.nextBoolean()) { // (e, s) == (e/c, s*c), (c, s)
+                shard.add(new Iter(e / c, it.stride() * c, it.axis()));
+                shard.add(new Iter(c, it.stride(), it.axis()));
+            } else if (it.stride() == 0) {
+                shard.add(new Iter(e, 0, axis(r)));
+            } else {
+                shard.add(it);
+            }
+        }
+        return new Layout(shard, replica, offset);
+    }
+
     static Axis axis(Random r) {
         return r.nextInt(3) == 0 ? Axis.M : AXES.get(r.nextInt(AXES.size()));
     }

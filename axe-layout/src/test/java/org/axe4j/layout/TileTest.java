@@ -52,10 +52,15 @@ class TileTest {
         assertTrue(built[0] > Property.CASES / 10 && built[0] < Property.CASES, "built " + built[0]);
     }
 
-    /** A general random layout (up to 3 shard iters, replicas, offset) small enough to tile by enumeration. */
+    /** A general random layout (up to 3 shard iters, replicas, offset), at most 128 points, so tiles stay enumerable. */
     static Layout small(Random r) {
-        return new Layout(RandomLayouts.shard(r, 3), r.nextBoolean() ? List.of() : RandomLayouts.replica(r),
-                RandomLayouts.offset(r));
+        while (true) {
+            Layout l = new Layout(RandomLayouts.shard(r, 3), r.nextBoolean() ? List.of() : RandomLayouts.replica(r),
+                    RandomLayouts.offset(r));
+            if (l.size() * l.replicaCount() <= 128) {
+                return l;
+            }
+        }
     }
 
     /** A factorisation of {@code size} of exactly {@code rank} dimensions (trailing ones allowed). */
