@@ -300,6 +300,26 @@ class TileOfTest {
     }
 
     @Test
+    void trainiumBufferIsTwoPartitionTilesSideBySide() {
+        // SBUF S[(2,128,512):(512@F,1@P,1@F)] by (256,512): rows 0..127 and 128..255 are two (128,512) P x F tiles;
+        // span_F of the tile is 512, so the outer digit (2, 1@F) lands at 512@F.
+        Layout sbuf = Layout.parse("S[(2,128,512):(512@F,1@P,1@F)]");
+        Shape t = Shape.of(256, 512);
+        Layout partitionTile = Layout.parse("S[(128,512):(1@P,1@F)]");
+        Layout outer = TileOf.outer(sbuf, t, partitionTile, Shape.of(128, 512)).orElseThrow();
+        assertEquals(Layout.parse("S[2:1@F]"), outer);
+        assertEquals(sbuf, Tile.tile(outer, Shape.of(2, 1), partitionTile, Shape.of(128, 512)));
+        assertEquals(partitionTile, TileOf.inner(sbuf, t, outer, Shape.of(2, 1)).orElseThrow());
+        // Blackwell tensor memory, the same pattern on (Lane, Col) with 112 columns.
+        Layout tmem = Layout.parse("S[(2,128,112):(112@Col,1@Lane,1@Col)]");
+        assertEquals(Layout.parse("S[2:1@Col]"), TileOf.outer(tmem, Shape.of(256, 112),
+                Layout.parse("S[(128,112):(1@Lane,1@Col)]"), Shape.of(128, 112)).orElseThrow());
+        // Tiled by columns instead, (128,1024) over (128,512), the digits are in the wrong order: no outer.
+        TileOf.Match byColumns = TileOf.explainOuter(sbuf, Shape.of(128, 1024), partitionTile, Shape.of(128, 512));
+        assertFalse(byColumns.isPresent());
+    }
+
+    @Test
     void blockLayoutRecoversTheGridAndTheTile() {
         Layout l = Layout.parse("S[(6,8):(8,1)]"); // row-major 6x8 is no grid of contiguous tiles
         assertTrue(TileOf.outer(l, Shape.of(6, 8), Layout.parse("S[(3,4):(4,1)]"), Shape.of(3, 4)).isEmpty());
