@@ -102,6 +102,7 @@ class TileOfTest {
     @Test
     void outerAgreesWithTheBruteForceDecision() {
         int[] counts = new int[4]; // found, none, undecided-found, undecided-none
+        Map<String, int[]> byKind = new TreeMap<>();
         Property.forAll("outer(L, B) is present iff some A has L == A (x) B (by enumeration)", r -> {
             Question q = question(r);
             TileOf.Match m = TileOf.explainOuter(q.l, q.t, q.inner, q.tb);
@@ -115,13 +116,15 @@ class TileOfTest {
                         + " enumeration, but: " + m.reason());
             }
             count(counts, m.isPresent(), v);
+            byKind.computeIfAbsent(q.kind, k -> new int[2])[m.isPresent() ? 0 : 1]++;
         });
-        report("outer", counts);
+        report("outer", counts, byKind);
     }
 
     @Test
     void innerAgreesWithTheBruteForceDecision() {
         int[] counts = new int[4];
+        Map<String, int[]> byKind = new TreeMap<>();
         Property.forAll("inner(L, A) is present iff some B has L == A (x) B (by enumeration)", r -> {
             Question q = question(r);
             TileOf.Match m = TileOf.explainInner(q.l, q.t, q.outer, q.ta);
@@ -135,8 +138,9 @@ class TileOfTest {
                         + " enumeration, but: " + m.reason());
             }
             count(counts, m.isPresent(), v);
+            byKind.computeIfAbsent(q.kind, k -> new int[2])[m.isPresent() ? 0 : 1]++;
         });
-        report("inner", counts);
+        report("inner", counts, byKind);
     }
 
     private static void count(int[] counts, boolean found, TileOracle.Verdict v) {
@@ -147,9 +151,10 @@ class TileOfTest {
         }
     }
 
-    private static void report(String which, int[] counts) {
+    private static void report(String which, int[] counts, Map<String, int[]> byKind) {
         System.out.printf("tile-of %s: %d found (enumeration agrees), %d none (enumeration agrees), undecided by the"
                 + " bounded enumeration: %d found, %d none%n", which, counts[0], counts[1], counts[2], counts[3]);
+        byKind.forEach((kind, fn) -> System.out.printf("  %-14s found %5d  none %5d%n", kind, fn[0], fn[1]));
         // Both answers must be common, or the agreement above would prove little.
         assertTrue(counts[0] > Property.CASES / 5 && counts[1] > Property.CASES / 5, java.util.Arrays.toString(counts));
     }
