@@ -355,6 +355,20 @@ class TileOfTest {
     }
 
     @Test
+    void aFactorThatCannotBeGroupedTilesNothing() {
+        // S[(3,2):(1,3)] by (2,3) has no grouping (dimension 0 would end inside the iter of extent 3): empty, not an error.
+        Layout l = Layout.parse("S[(3,2):(1,3)]");
+        TileOf.Match outer = TileOf.explainOuter(l, Shape.of(2, 3), l, Shape.of(2, 3));
+        assertFalse(outer.isPresent());
+        assertEquals("inner layout S[(3,2):(1,3)] cannot be grouped by (2,3), so it tiles nothing", outer.reason());
+        TileOf.Match inner = TileOf.explainInner(l, Shape.of(2, 3), l, Shape.of(2, 3));
+        assertEquals("outer layout S[(3,2):(1,3)] cannot be grouped by (2,3), so it tiles nothing", inner.reason());
+        // A layout not separable over the interleaved shape (1,2,3,1): its first 2 rows do not split off.
+        TileOf.Match split = TileOf.explainOuter(l, Shape.of(2, 3), Layout.parse("S[2:1]"), Shape.of(2, 1));
+        assertEquals("layout S[(3,2):(1,3)] is not separable over the interleaved shape (1,2,3,1)", split.reason());
+    }
+
+    @Test
     void errorsNameTheOperationTheShapesAndTheRule() {
         Layout l = Layout.parse("S[(2,3,2,4):(24,4,12,1)]");
         Layout b = Layout.parse("S[(3,4):(4,1)]");
