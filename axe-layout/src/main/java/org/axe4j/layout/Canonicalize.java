@@ -53,6 +53,14 @@ public final class Canonicalize {
 
     /** The canonical form of {@code l}; induces the same map as {@code l}. */
     public static Layout canonicalize(Layout l) {
+        try {
+            return rewrite(l);
+        } catch (AxeException e) {
+            throw new AxeException(e.kind(), "canonicalize of " + l + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Layout rewrite(Layout l) {
         List<Iter> shard = mergeShardNeighbours(zeroStrideOnMemoryAxis(dropUnitShardIters(l.shard())));
         TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
         List<Iter> replica = dropZeroStrideReplicas(dropUnitReplicas(l.replica()));

@@ -48,11 +48,18 @@ import java.util.TreeSet;
  *             multiples of the gcd, adding one progression at a time by halving
  *             ({@code [0,f) = [0,h) ∪ ((f-h) + [0,h))} with {@code h = ceil(f/2)}), and compare. Overlapping
  *             (non-GC) progressions fill runs, so dense sets stay short. If a set needs more than
- *             {@link #RUN_LIMIT} runs the procedure refuses with an {@link AxeException} rather than guess.</li>
+ *             {@link #RUN_LIMIT} runs, both sets are compared on the largest window {@code [0, W]} (halving
+ *             from the maximum) where they fit, using {@code (S + P) ∩ [0,W] = ((S ∩ [0,W]) + P) ∩ [0,W]}
+ *             for non-negative sets: a difference there proves the sets differ; agreement proves nothing,
+ *             and the procedure refuses with an {@link AxeException} rather than guess.</li>
  *       </ol></li>
  * </ol>
- * Cost: canonicalization is polynomial in the number of iters; step 4e is
- * {@code O(runs * log(max f))} per progression and only runs for lists that are not both GC.
+ * Cost: canonicalization is polynomial in the number of iters; steps 1 to 4d are linear in the
+ * number of iters; step 4e is {@code O(runs * log f)} per progression and is reached only for lists
+ * outside the gap condition. Limit: refusal needs an axis whose replica set, outside GC and past any
+ * common separated top, has more than {@link #RUN_LIMIT} runs and agrees with the other on every
+ * window that fits, for example {@code R[(3,2,2^20+1,2):(2,3,100,2^21*100-50)]} against
+ * {@code R[(3,2,2^20,2):(2,3,100,2^21*100+50)]}.
  */
 public final class Equivalence {
     private Equivalence() {}

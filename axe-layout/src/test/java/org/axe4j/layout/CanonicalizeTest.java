@@ -74,6 +74,16 @@ class CanonicalizeTest {
         assertEquals("S[2:1] + R[(3,2,2,2):(5@laneid,7@laneid,4@warpid,9@warpid)]", c.toString());
     }
 
+    @Test
+    void unrepresentableCanonicalFormIsReportedWithTheLayout() {
+        // C1 would need offset -2^62 next to a reach of 2^62 on m: past the 64-bit bound of a layout.
+        Layout l = Layout.parse("S[1:1] + R[2:-4611686018427387904]");
+        AxeException e = org.junit.jupiter.api.Assertions.assertThrows(AxeException.class,
+                () -> Canonicalize.canonicalize(l));
+        assertTrue(e.getMessage().startsWith("canonicalize of " + l + ": "), e.getMessage());
+        assertTrue(e.getMessage().contains("overflows 64 bits"), e.getMessage());
+    }
+
     // ---- the C2 rule is exact: proved over all small cases ------------------------------------
 
     @Test

@@ -124,6 +124,11 @@ class EquivalenceTest {
         Layout b = Layout.parse("S[1:1] + R[(3,2," + big + ",2):(2,3,100," + top + ")]");
         AxeException e = assertThrows(AxeException.class, () -> Equivalence.equivalent(a, b));
         assertTrue(e.getMessage().contains("cannot be decided within limits"), e.getMessage());
+        // Too many runs again, but the sets differ low down (3 is in the first only): the largest window
+        // that fits shows it.
+        Layout f = Layout.parse("S[1:1] + R[(3,2," + 2 * big + "):(2,3,100)]");
+        Layout g = Layout.parse("S[1:1] + R[(2,2," + big + ",2):(2,4,100," + (100 * big + 1) + ")]");
+        assertFalse(Equivalence.equivalent(f, g));
         // The same sets up to a huge separated top iter are peeled and decided.
         Layout c = Layout.parse("S[1:1] + R[(3,2," + big + "):(2,3,100)]");
         Layout d = Layout.parse("S[1:1] + R[(2,2," + big + "):(2,5,100)]");
@@ -133,6 +138,50 @@ class EquivalenceTest {
         Layout e2 = Layout.parse("S[1:1] + R[(" + big + ",3,4):(100,2,3)]");
         assertNotEquals(Canonicalize.canonicalize(e1), Canonicalize.canonicalize(e2));
         assertTrue(Equivalence.equivalent(e1, e2));
+    }
+
+    @Test
+    void gapConditionListsAreDeterminedByTheirSet() {
+        // Theorem A.12, over all lists of 1..3 iters with extents 2..4 and strides 1..9 on one axis: two
+        // canonical lists that both satisfy GC and have the same set of sums are equal.
+        List<Iter> atoms = new ArrayList<>();
+        for (long f = 2; f <= 4; f++) {
+            for (long t = 1; t <= 9; t++) {
+                atoms.add(Iter.of(f, t));
+            }
+        }
+        Map<TreeSet<Long>, Layout> bySet = new java.util.HashMap<>();
+        int gcLists = 0;
+        int shared = 0;
+        for (int i = 0; i < atoms.size(); i++) {
+            for (int j = i; j <= atoms.size(); j++) {
+                for (int k = j; k <= atoms.size(); k++) {
+                    List<Iter> rep = new ArrayList<>(List.of(atoms.get(i)));
+                    if (j < atoms.size()) {
+                        rep.add(atoms.get(j));
+                    }
+                    if (k < atoms.size() && j < atoms.size()) {
+                        rep.add(atoms.get(k));
+                    }
+                    Layout c = Canonicalize.canonicalize(Layout.of(List.of(), rep, Map.of()));
+                    if (!Equivalence.satisfiesGapCondition(c)) {
+                        continue;
+                    }
+                    gcLists++;
+                    long[] pairs = new long[2 * c.replica().size()];
+                    for (int q = 0; q < c.replica().size(); q++) {
+                        pairs[2 * q] = c.replica().get(q).extent();
+                        pairs[2 * q + 1] = c.replica().get(q).stride();
+                    }
+                    Layout seen = bySet.putIfAbsent(setOf(pairs), c);
+                    if (seen != null) {
+                        shared++;
+                        assertEquals(seen, c, "two GC lists with one set, from " + rep);
+                    }
+                }
+            }
+        }
+        assertTrue(gcLists > 1000 && shared > 1000, gcLists + " GC lists, " + shared + " repeated sets");
     }
 
     // ---- properties ---------------------------------------------------------------------------

@@ -23,12 +23,16 @@ final class MapPreservingRewrites {
         return l.size() <= BUDGET && l.replicaCount() <= BUDGET / l.size();
     }
 
+    /** Rewrites may grow {@code size * replicaCount} up to this (or the input's own), to keep the oracle quick. */
+    static final long GROWTH_BUDGET = 8192;
+
     /** Applies {@code steps} random map-preserving rewrites to {@code l}. */
     static Layout rewrite(Random r, Layout l, int steps) {
+        long budget = Math.max(GROWTH_BUDGET, l.size() * l.replicaCount());
         Layout cur = l;
         for (int i = 0; i < steps; i++) {
             Layout next = rewriteOnce(r, cur);
-            if (fitsOracle(next)) {
+            if (fitsOracle(next) && next.size() * next.replicaCount() <= budget) {
                 cur = next;
             }
         }
@@ -216,7 +220,7 @@ final class MapPreservingRewrites {
             rep.add(new Iter(1 + r.nextInt(6), (r.nextBoolean() ? 1 : -1) * t, a));
         }
         Layout l = new Layout(d, rep, base.offset());
-        if (!fitsOracle(l)) {
+        if (l.size() * l.replicaCount() > GROWTH_BUDGET) { // keeps the oracle quick; base itself may be larger
             l = base;
         }
         return rewrite(r, l, 1 + r.nextInt(6));
