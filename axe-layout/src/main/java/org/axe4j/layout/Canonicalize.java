@@ -61,12 +61,17 @@ public final class Canonicalize {
     }
 
     private static Layout rewrite(Layout l) {
-        List<Iter> shard = mergeShardNeighbours(zeroStrideOnMemoryAxis(dropUnitShardIters(l.shard())));
+        List<Iter> shard = canonicalShard(l.shard());
         TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
         List<Iter> replica = dropZeroStrideReplicas(dropUnitReplicas(l.replica()));
         replica = normalizeReplicaSigns(replica, offset);
         replica = mergeReplicaProgressions(replica);
         return new Layout(shard, replica, offset);
+    }
+
+    /** D0, DZ, D1: the canonical form of a shard alone (two shards are the same function iff these are equal). */
+    static List<Iter> canonicalShard(List<Iter> shard) {
+        return mergeShardNeighbours(zeroStrideOnMemoryAxis(dropUnitShardIters(shard)));
     }
 
     /** D0: delete shard iters of extent 1. */

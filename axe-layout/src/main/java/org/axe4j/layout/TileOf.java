@@ -216,21 +216,9 @@ public final class TileOf {
 
     // ---- exact map comparison ---------------------------------------------------------------------
 
-    /**
-     * True iff {@code a} and {@code b} induce the same map: equal fused shard forms and equal sets
-     * {@code O + Rset} (see the class comment for why this is exact).
-     */
-    static boolean sameMap(Layout a, Layout b) {
-        return fusedForm(a.shard()).equals(fusedForm(b.shard())) && offsetReplicaSet(a).equals(offsetReplicaSet(b));
-    }
-
-    /** Rules D0/D1 applied to the end, a zero stride's axis set to {@code m} (it maps to the origin anyway). */
+    /** The canonical shard (D0, DZ, D1): two shards are the same function iff these are equal. */
     static List<Iter> fusedForm(List<Iter> shard) {
-        List<Iter> normalized = new ArrayList<>();
-        for (Iter it : shard) {
-            normalized.add(it.stride() == 0 ? new Iter(it.extent(), 0, Axis.M) : it);
-        }
-        return Group.fuse(normalized);
+        return Canonicalize.canonicalShard(shard);
     }
 
     /** {@code O + Rset}: what {@code L(x) - D(x)} is for every {@code x}. */
@@ -244,7 +232,7 @@ public final class TileOf {
     }
 
     private static Match verified(Layout tiled, Layout rebuilt, Layout factor) {
-        if (!sameMap(tiled, rebuilt)) {
+        if (!Equivalence.equivalent(tiled, rebuilt)) {
             return Match.none("the recovered factor " + factor + " rebuilds " + rebuilt + ", not " + tiled);
         }
         return Match.found(factor);

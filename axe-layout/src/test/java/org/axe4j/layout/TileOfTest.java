@@ -160,13 +160,13 @@ class TileOfTest {
     }
 
     @Test
-    void sameMapIsExact() {
+    void equivalenceIsExactOnTileVariants() {
         int[] same = {0};
-        Property.forAll("TileOf.sameMap(a, b) == Oracle.sameMap(a, b)", r -> {
+        Property.forAll("Equivalence.equivalent(a, b) == Oracle.sameMap(a, b)", r -> {
             Layout a = TileTest.small(r);
             Layout b = variant(r, a);
             boolean expected = Oracle.sameMap(a, b);
-            assertEquals(expected, TileOf.sameMap(a, b), a + " vs " + b);
+            assertEquals(expected, Equivalence.equivalent(a, b), a + " vs " + b);
             same[0] += expected ? 1 : 0;
         });
         assertTrue(same[0] > Property.CASES / 5 && same[0] < Property.CASES * 4 / 5, "same " + same[0]);
