@@ -119,9 +119,12 @@ public final class Slice {
             }
         } else {
             long boxSize = region.extents().size();
-            if (!search || boxSize > SEARCH_LIMIT) {
+            if (!search) {
+                throw AxeException.notRepresentable("%s is not representable by the constructions: %s", subject, why);
+            }
+            if (boxSize > SEARCH_LIMIT) {
                 throw AxeException.notRepresentable("%s is not representable: %s, and the box has %d elements,"
-                        + " more than the %d read one by one", subject, why, boxSize, search ? SEARCH_LIMIT : 0);
+                        + " more than the %d read one by one", subject, why, boxSize, SEARCH_LIMIT);
             }
             Outcome box = factor(boxValues(l, shape, region, origin));
             if (box.iters().isEmpty()) {
@@ -203,9 +206,9 @@ public final class Slice {
             Iter pivot = upper.get(upper.size() - 1);
             long e = pivot.extent();
             long beta = lo % e;
-            if (beta + width <= e) {
+            if (width <= e - beta) {
                 out.add(pivot.withExtent(width)); // no wrap: the slower digits stay at their start
-            } else if (width == 2 * (e - beta)) {
+            } else if (width % 2 == 0 && width / 2 == e - beta) {
                 long n = e - beta;
                 Layout up = Layout.of(upper, List.of(), Map.of());
                 Point jump = up.shardImage(lo + n).minus(up.shardImage(lo)); // start of run 2 minus start of run 1
@@ -216,11 +219,11 @@ public final class Slice {
                 }
                 out.add(outer.get());
                 out.add(pivot.withExtent(n));
-            } else if (2 * beta == e && width % e == 0 && upper.size() >= 2) {
+            } else if (e % 2 == 0 && beta == e / 2 && width % e == 0 && upper.size() >= 2) {
                 long repeats = width / e;
                 Iter next = upper.get(upper.size() - 2);
                 long nextBeta = (lo / e) % next.extent();
-                if (nextBeta + repeats >= next.extent()) {
+                if (repeats >= next.extent() - nextBeta) {
                     return Outcome.fail("pivot iter %s (after peeling %s) wraps %d times from digit %d, and iter %s"
                             + " would carry from digit %d", pivot, List.copyOf(peeled), repeats, beta, next, nextBeta);
                 }
@@ -280,7 +283,7 @@ public final class Slice {
      * {@code r} must be {@code g(1)}, and the run starts {@code g(0), g(r), g(2r), ...} must in turn be
      * the map of the slower iters. This decides representability exactly.
      */
-    static Outcome factor(Point[] values) {
+    private static Outcome factor(Point[] values) {
         Deque<Iter> iters = new ArrayDeque<>();
         Point[] g = values;
         while (g.length > 1) {

@@ -164,6 +164,9 @@ class SliceTest {
             counts[0]++;
             assertAgreesOnBox(l, s, box, sliced.get());
             assertEquals(l.replica(), sliced.get().replica());
+            if (Group.tryGroup(l, s).isPresent()) { // one block per dimension, so the slice groups by the widths
+                assertTrue(Group.tryGroup(sliced.get(), box.extents()).isPresent(), sliced.get() + " by " + box.extents());
+            }
             Optional<Layout> built = Slice.trySliceByConstruction(l, s, box);
             built.ifPresent(b -> assertAgreesOnBox(l, s, box, b));
         });
@@ -457,6 +460,67 @@ class SliceTest {
         Layout broadcast = Layout.parse("S[(4,4):(0,1)]");
         // c mod 4 on [2:10]: 2,3,0,1,2,3,0,1 = (2,0),(2,-2),(2,1) + 2 (the repeated wrap).
         assertEquals(Layout.parse("S[(2,2,2):(0,-2,1)] + 2"), Slice.slice(broadcast, Shape.of(16), Region.parse("[2:10]")));
+    }
+
+    @Test
+    void largeShapesSliceWithoutEnumeration() {
+        // A 2^20 x 4096 row-major tensor: the box [2^19 : 2^19+256, 1024:1088] starts at 2^19*4096 + 1024.
+        Layout global = Layout.parse("S[(1048576,4096):(4096,1)]");
+        Shape s = Shape.of(1048576, 4096);
+        Region box = Region.parse("[524288:524544, 1024:1088]");
+        Layout sliced = Slice.slice(global, s, box);
+        assertEquals(Layout.parse("S[(256,64):(4096,1)] + 2147484672"), sliced);
+        Random r = new Random(7);
+        for (int i = 0; i < 1000; i++) {
+            long y0 = r.nextLong(256);
+            long y1 = r.nextLong(64);
+            assertEquals(global.apply(s, 524288 + y0, 1024 + y1), sliced.apply(box.extents(), y0, y1));
+        }
+        // Column-major 4 x 100000 read flat: [50000:250000] peels (50000,4) and wraps (2,200000) twice
+        // while (4,1) counts 0..2: (2,1),(2,1-200000),(50000,4).
+        Layout columns = Layout.parse("S[(4,100000):(1,4)]");
+        Layout wrapped = Slice.slice(columns, Shape.of(400000), Region.parse("[50000:250000]"));
+        assertEquals(Layout.parse("S[(2,2,50000):(1,-199999,4)] + 200000"), wrapped);
+        for (int i = 0; i < 1000; i++) {
+            long y = r.nextLong(200000);
+            assertEquals(columns.apply(50000 + y), wrapped.apply(y));
+        }
+        // [50000:200000] is three runs of 50000 starting at 200000, 1, 200001: no construction, too wide to read.
+        AxeException wide = assertThrows(AxeException.class,
+                () -> Slice.slice(columns, Shape.of(400000), Region.parse("[50000:200000]")));
+        assertEquals("slice of layout S[(4,100000):(1,4)] by shape (400000) on region [50000:200000] is not representable:"
+                + " dimension 0: range [50000, 200000) of block [(4,1), (100000,4)]: pivot iter (2,200000) (after peeling"
+                + " [(50000,4)]) counts 3 values from digit 1: they neither stay within one cycle (1 + 3 > 2) nor split into"
+                + " two runs of 1 around one carry; widths above 65536 are not read one by one", wide.getMessage());
+    }
+
+    /** Uniform ranges in every dimension (no bias to full or single-index dimensions), measured only. */
+    @Test
+    void successRateOnUniformRanges() {
+        int[] counts = new int[3]; // tried, sliced, sliced by the constructions
+        Property.forAll("slice on uniform ranges agrees with L", r -> {
+            Layout l = RandomLayouts.layout(r);
+            Shape s = RandomLayouts.shapeOf(r, l.size(), 3);
+            long[] b = new long[s.rank()];
+            long[] w = new long[s.rank()];
+            for (int k = 0; k < s.rank(); k++) {
+                b[k] = r.nextLong(s.dim(k));
+                w[k] = 1 + r.nextLong(s.dim(k) - b[k]);
+            }
+            Region box = Region.at(b, w);
+            counts[0]++;
+            Optional<Layout> sliced = Slice.trySlice(l, s, box);
+            if (sliced.isPresent()) {
+                counts[1]++;
+                assertAgreesOnBox(l, s, box, sliced.get());
+                if (Slice.trySliceByConstruction(l, s, box).isPresent()) {
+                    counts[2]++;
+                }
+            }
+        });
+        System.out.printf("slice on uniform ranges: %d of %d sliced (%.1f%%), %d by the constructions alone%n",
+                counts[1], counts[0], 100.0 * counts[1] / counts[0], counts[2]);
+        assertTrue(counts[1] > 0 && counts[1] < counts[0], java.util.Arrays.toString(counts));
     }
 
     // ---- errors ----------------------------------------------------------------------------
