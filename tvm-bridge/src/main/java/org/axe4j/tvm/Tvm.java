@@ -125,6 +125,12 @@ public final class Tvm {
         }
     }
 
+    /** An unchecked cast for call results whose kind the caller knows, e.g. {@code Map<String, Long>}. */
+    @SuppressWarnings("unchecked")
+    public static <T> T cast(Object value) {
+        return (T) value;
+    }
+
     /** Number of Java function implementations TVM still references (registered or anonymous). */
     public static int liveJavaFunctions() {
         return Callbacks.liveCount();
