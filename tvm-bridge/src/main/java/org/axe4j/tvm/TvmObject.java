@@ -91,7 +91,16 @@ public class TvmObject implements AutoCloseable {
         return TypeInfo.of(typeIndex()).typeKey();
     }
 
-    /** Whether this object's type is {@code typeKey} or derives from it. */
+    /** Type keys of this object's ancestors, root first (e.g. {@code [ffi.Object, ir.Node, ...]}). */
+    public final List<String> typeAncestors() {
+        return TypeInfo.of(typeIndex()).ancestorKeys();
+    }
+
+    /**
+     * Whether this object's type is {@code typeKey} or derives from it.
+     *
+     * @throws TvmException when no type {@code typeKey} is registered
+     */
     public final boolean isInstance(String typeKey) {
         return TypeInfo.of(typeIndex()).isA(TypeInfo.indexOf(typeKey));
     }

@@ -118,6 +118,15 @@ final class TypeInfo {
         return false;
     }
 
+    /** Type keys of the ancestors, root ({@code ffi.Object}) first. */
+    List<String> ancestorKeys() {
+        List<String> keys = new ArrayList<>(ancestors.length);
+        for (int a : ancestors) {
+            keys.add(of(a).typeKey());
+        }
+        return keys;
+    }
+
     List<String> fieldNames() {
         return new ArrayList<>(fields.keySet());
     }
