@@ -28,7 +28,7 @@ public final class NullCheckProbe {
     }
 
     /** Runs the hot loop: a warm-up so C2 compiles it, then enough rounds to hit the null path often. */
-    static long exercise() {
+    public static long exercise() {
         String[] inputs = {"a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg", "hhhhhhhh"};
         churn(inputs, 200_000);
         String[] withNull = inputs.clone();
