@@ -4,14 +4,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-/** Seeded random CuTe layouts (nested up to depth 3, size at most 2^12) and an independent reference map. */
+/** Seeded random CuTe layouts (nested up to depth 3, size at most 2^9) and an independent reference map. */
 final class CuteGen {
     private CuteGen() {}
 
     static CuteLayout layout(Random r) {
         while (true) {
             CuteLayout c = r.nextInt(6) == 0 ? leaf(r) : tuple(r, 0);
-            if (c.size() <= 1 << 12) {
+            if (c.size() <= 1 << 9) {
                 return c;
             }
         }

@@ -36,7 +36,7 @@ class LinearInteropTest {
     static Layout powerOfTwoLayout(Random r) {
         List<Iter> shard = new ArrayList<>();
         List<Iter> replica = new ArrayList<>();
-        int budget = 11;
+        int budget = 8;
         for (Axis axis : HARDWARE) {
             if (r.nextInt(3) == 0) {
                 continue;
