@@ -48,7 +48,7 @@ public final class CuteInterop {
     }
 
     private static List<Iter> reversedLeaves(CuteLayout mode, Axis axis) {
-        List<CuteLayout.Mode> leaves = mode.leaves();
+        List<CuteLayout.Leaf> leaves = mode.leaves();
         List<Iter> iters = new ArrayList<>();
         for (int i = leaves.size() - 1; i >= 0; i--) {
             iters.add(new Iter(leaves.get(i).size(), leaves.get(i).stride(), axis));
@@ -103,14 +103,14 @@ public final class CuteInterop {
     /** A block (outer iter first) as a CuTe mode (fastest leaf first). */
     private static CuteLayout mode(List<Iter> block) {
         if (block.isEmpty()) {
-            return new CuteLayout.Mode(1, 0);
+            return new CuteLayout.Leaf(1, 0);
         }
         if (block.size() == 1) {
-            return new CuteLayout.Mode(block.get(0).extent(), block.get(0).stride());
+            return new CuteLayout.Leaf(block.get(0).extent(), block.get(0).stride());
         }
         List<CuteLayout> leaves = new ArrayList<>();
         for (int i = block.size() - 1; i >= 0; i--) {
-            leaves.add(new CuteLayout.Mode(block.get(i).extent(), block.get(i).stride()));
+            leaves.add(new CuteLayout.Leaf(block.get(i).extent(), block.get(i).stride()));
         }
         return new CuteLayout.Tuple(leaves);
     }

@@ -20,16 +20,19 @@ import org.axe4j.layout.Shape;
  * has rank 1 and is its own only mode; {@code (8):(1)} is a tuple of one mode with the same map.
  * Example: {@code (4,(2,2)):(2,(1,8))} maps (1, 3) to {@code 1*2 + 1*1 + 1*8 = 11}.
  */
-public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
+public sealed interface CuteLayout permits CuteLayout.Leaf, CuteLayout.Tuple {
 
     /** A leaf {@code size:stride}. */
-    record Mode(long size, long stride) implements CuteLayout {
-        public Mode {
+    record Leaf(long size, long stride) implements CuteLayout {
+        public Leaf {
+            if (stride == Long.MIN_VALUE) {
+                throw new AxeException(AxeException.Kind.INVALID, "CuTe mode stride (" + stride + ") is out of range");
+            }
             if (size < 1) {
                 throw new AxeException(AxeException.Kind.INVALID, "CuTe mode size (" + size + ") must be >= 1");
             }
             try {
-                Math.multiplyExact(size - 1, stride);
+                Math.multiplyExact(size - 1, Math.abs(stride));
             } catch (ArithmeticException e) {
                 throw new AxeException(AxeException.Kind.INVALID,
                         "CuTe mode " + size + ":" + stride + " reaches beyond 64 bits");
@@ -65,12 +68,18 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
             if (children.isEmpty()) {
                 throw new AxeException(AxeException.Kind.INVALID, "a CuTe tuple needs at least one mode");
             }
+            // Size and reach (sum of (s-1)*|d| over the leaves) must fit, so that apply never overflows.
             long size = 1;
+            long reach = 0;
             for (CuteLayout c : children) {
                 try {
                     size = Math.multiplyExact(size, c.size());
+                    for (Leaf leaf : c.leaves()) {
+                        reach = Math.addExact(reach, Math.multiplyExact(leaf.size() - 1, Math.abs(leaf.stride())));
+                    }
                 } catch (ArithmeticException e) {
-                    throw new AxeException(AxeException.Kind.INVALID, "size of CuTe tuple " + children + " overflows 64 bits");
+                    throw new AxeException(AxeException.Kind.INVALID, "size or reach of CuTe tuple " + children
+                            + " overflows 64 bits");
                 }
             }
         }
@@ -89,7 +98,7 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
             checkFlat(this, i);
             long sum = 0;
             for (CuteLayout c : children) {
-                sum = Math.addExact(sum, c.applyFlat(i % c.size()));
+                sum += c.applyFlat(i % c.size());
                 i /= c.size();
             }
             return sum;
@@ -108,7 +117,7 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
 
     /** A leaf {@code size:stride}. */
     static CuteLayout of(long size, long stride) {
-        return new Mode(size, stride);
+        return new Leaf(size, stride);
     }
 
     /** A tuple of the given modes. */
@@ -157,21 +166,21 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
         }
         long sum = 0;
         for (int k = 0; k < coord.length; k++) {
-            sum = Math.addExact(sum, mode(k).applyFlat(coord[k]));
+            sum += mode(k).applyFlat(coord[k]);
         }
         return sum;
     }
 
     /** The leaves in colexicographic order: the first leaf is the fastest digit of a flat index. */
-    default List<Mode> leaves() {
-        List<Mode> out = new ArrayList<>();
+    default List<Leaf> leaves() {
+        List<Leaf> out = new ArrayList<>();
         collectLeaves(this, out);
         return List.copyOf(out);
     }
 
     /** The shape part of the text form, e.g. {@code (2,(3,4))}. */
     default String shapeText() {
-        if (this instanceof Mode m) {
+        if (this instanceof Leaf m) {
             return Long.toString(m.size());
         }
         StringBuilder sb = new StringBuilder("(");
@@ -183,7 +192,7 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
 
     /** The stride part of the text form, e.g. {@code (1,(2,6))}. */
     default String strideText() {
-        if (this instanceof Mode m) {
+        if (this instanceof Leaf m) {
             return Long.toString(m.stride());
         }
         StringBuilder sb = new StringBuilder("(");
@@ -193,8 +202,8 @@ public sealed interface CuteLayout permits CuteLayout.Mode, CuteLayout.Tuple {
         return sb.append(')').toString();
     }
 
-    private static void collectLeaves(CuteLayout c, List<Mode> out) {
-        if (c instanceof Mode m) {
+    private static void collectLeaves(CuteLayout c, List<Leaf> out) {
+        if (c instanceof Leaf m) {
             out.add(m);
         } else {
             for (CuteLayout child : c.modes()) {

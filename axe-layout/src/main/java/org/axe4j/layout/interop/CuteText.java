@@ -75,7 +75,7 @@ final class CuteText {
                     throw error("mode size (" + shape.value() + ") must be >= 1");
                 }
                 try {
-                    return new CuteLayout.Mode(shape.value(), stride.value());
+                    return new CuteLayout.Leaf(shape.value(), stride.value());
                 } catch (AxeException e) {
                     pos = stride.column();
                     throw error(e.getMessage());

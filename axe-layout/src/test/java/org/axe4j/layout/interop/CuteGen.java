@@ -34,14 +34,14 @@ final class CuteGen {
             case 1 -> -1 - r.nextInt(4);
             default -> 1 + r.nextInt(40);
         };
-        return new CuteLayout.Mode(size, stride);
+        return new CuteLayout.Leaf(size, stride);
     }
 
     /** CuTe's flat map from its leaves: sum_j ((i / (s_0 ... s_{j-1})) mod s_j) * d_j. */
     static long referenceFlat(CuteLayout c, long i) {
         long weight = 1;
         long sum = 0;
-        for (CuteLayout.Mode leaf : c.leaves()) {
+        for (CuteLayout.Leaf leaf : c.leaves()) {
             sum += ((i / weight) % leaf.size()) * leaf.stride();
             weight *= leaf.size();
         }
