@@ -70,6 +70,9 @@ public final class CuteInterop {
             throw new AxeException(AxeException.Kind.INVALID, "CuTe conversion: shape " + shape + " (size "
                     + shape.size() + ") is not admitted by layout " + l + " (size " + l.size() + ")");
         }
+        if (shape.rank() == 0) {
+            return Conversion.refused("shape " + shape + " has rank 0; a CuTe layout has at least one mode");
+        }
         if (!l.replica().isEmpty()) {
             return Conversion.refused("layout " + l + " has replicas " + l.replica()
                     + "; a CuTe layout maps each coordinate to one integer");

@@ -48,7 +48,11 @@ public sealed interface Placement permits Placement.Shard, Placement.Replicate {
         return placements.toString();
     }
 
-    /** Reads {@code [Shard(0), Replicate()]} (brackets optional, spaces ignored). */
+    /**
+     * Reads {@code [Shard(0), Replicate()]} (brackets optional, spaces ignored); OneFlow SBP spellings
+     * {@code split(d)} and {@code broadcast} read as {@code Shard(d)} and {@code Replicate()}. A
+     * {@code Partial()} placement (a pending reduction) is refused: no layout describes unreduced values.
+     */
     static List<Placement> parseList(String text) {
         String body = text.strip();
         if (body.startsWith("[") && body.endsWith("]")) {
@@ -58,14 +62,18 @@ public sealed interface Placement permits Placement.Shard, Placement.Replicate {
         if (body.isBlank()) {
             return out;
         }
-        Pattern one = Pattern.compile("\\s*(?:Shard\\(\\s*(\\d+)\\s*\\)|(Replicate)\\(\\s*\\))\\s*");
+        Pattern one = Pattern.compile(
+                "\\s*(?:(?:Shard|split)\\(\\s*(\\d{1,9})\\s*\\)|(Replicate\\(\\s*\\)|broadcast))\\s*");
         int column = text.indexOf(body) + 1;
         for (String part : body.split(",", -1)) {
             Matcher m = one.matcher(part);
             if (!m.matches()) {
+                String rule = part.strip().startsWith("Partial") || part.strip().startsWith("partial")
+                        ? "a Partial placement holds unreduced partial values, which no Axe layout describes"
+                        : "expected Shard(d) or Replicate()";
                 int at = column + part.length() - part.stripLeading().length();
                 throw new AxeException(AxeException.Kind.PARSE, "cannot parse placement '" + part.strip() + "' at column "
-                        + at + " of '" + text + "': expected Shard(d) or Replicate()");
+                        + at + " of '" + text + "': " + rule);
             }
             out.add(m.group(1) != null ? new Shard(Integer.parseInt(m.group(1))) : new Replicate());
             column += part.length() + 1;

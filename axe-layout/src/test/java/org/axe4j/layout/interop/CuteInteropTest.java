@@ -151,6 +151,7 @@ class CuteInteropTest {
         assertReason(Layout.parse("S[8:1] + 3"), s8, "offset");
         assertReason(Layout.parse("S[(2,4):(1@laneid,1)]"), s8, "several axes");
         assertReason(Layout.parse("S[(4,6):(1,5)]"), Shape.of(6, 4), "neither divides");
+        assertReason(Layout.parse("S[1:1]"), Shape.of(), "rank 0");
     }
 
     private static void assertReason(Layout l, Shape s, String fragment) {

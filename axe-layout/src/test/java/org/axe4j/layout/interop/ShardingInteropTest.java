@@ -297,6 +297,9 @@ class ShardingInteropTest {
         assertEquals("[Shard(1), Replicate(), Shard(0)]", spec.placementsText());
         assertEquals(spec, ShardingSpec.parse(mesh, spec.placementsText()));
         assertEquals("[Shard(1), Replicate(), Shard(0)] on (2,2,2):(1@dp,2@tp,1@tp)", spec.toString());
+        assertEquals(spec, ShardingSpec.parse(mesh, "[split(1), broadcast, split(0)]"));
+        AxeException partial = assertThrows(AxeException.class, () -> ShardingSpec.parse(mesh, "[Partial(), Shard(0)]"));
+        assertTrue(partial.getMessage().contains("unreduced partial values"), partial.getMessage());
         AxeException e = assertThrows(AxeException.class, () -> ShardingSpec.parse(mesh, "[Shard(1), Split(0), Shard(0)]"));
         assertEquals(AxeException.Kind.PARSE, e.kind());
         assertTrue(e.getMessage().contains("'Split(0)' at column 12"), e.getMessage());
