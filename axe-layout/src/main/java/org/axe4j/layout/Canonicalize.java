@@ -70,7 +70,7 @@ public final class Canonicalize {
     }
 
     /** D0, DZ, D1: the canonical form of a shard alone (two shards are the same function iff these are equal). */
-    static List<Iter> canonicalShard(List<Iter> shard) {
+    public static List<Iter> canonicalShard(List<Iter> shard) {
         return mergeShardNeighbours(zeroStrideOnMemoryAxis(dropUnitShardIters(shard)));
     }
 

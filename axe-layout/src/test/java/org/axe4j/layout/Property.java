@@ -21,6 +21,17 @@ public final class Property {
         void check(Random random) throws Exception;
     }
 
+    /**
+     * SplitMix64's finaliser: consecutive seeds give java.util.Random correlated first draws, so each
+     * case's seed is scrambled before use.
+     */
+    static long mix(long seed) {
+        long z = seed + 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
     /** Runs {@link #CASES} cases. */
     public static void forAll(String name, Case body) {
         forAll(name, CASES, body);
@@ -33,7 +44,7 @@ public final class Property {
         for (int i = 0; i < n; i++) {
             long seed = BASE_SEED + i;
             try {
-                body.check(new Random(seed));
+                body.check(new Random(mix(seed)));
             } catch (Throwable t) {
                 throw new AssertionError("property '" + name + "' failed at case " + i + " (rerun with -Daxe4j.seed="
                         + seed + "): " + t.getMessage(), t);

@@ -6,6 +6,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
@@ -92,13 +94,15 @@ public final class CuteInterop {
             return Conversion.refused("layout " + l + " uses several axes " + l.axes()
                     + "; a CuTe layout has one integer codomain");
         }
-        Conversion<List<List<Iter>>> grouped = AxeForms.group(AxeForms.normalShard(shard), shape);
-        if (!grouped.isPresent()) {
-            return Conversion.refused(grouped.reason().orElseThrow());
+        Grouped grouped;
+        try {
+            grouped = Group.group(Layout.of(shard, List.of(), java.util.Map.of()), shape);
+        } catch (AxeException e) {
+            return Conversion.refused(e.getMessage());
         }
         List<CuteLayout> modes = new ArrayList<>();
-        for (List<Iter> block : grouped.value().orElseThrow()) {
-            modes.add(mode(block));
+        for (int k = 0; k < shape.rank(); k++) {
+            modes.add(mode(grouped.block(k)));
         }
         return Conversion.of(new CuteLayout.Tuple(modes));
     }

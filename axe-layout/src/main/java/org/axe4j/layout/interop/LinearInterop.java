@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
@@ -247,7 +248,7 @@ public final class LinearInterop {
         for (int k = 0; k < dims.length; k++) {
             dims[k] = outs.get(k).size();
         }
-        Layout layout = new Layout(AxeForms.normalShard(shard), mergeReplicas(replica), new TreeMap<>());
+        Layout layout = new Layout(Canonicalize.canonicalShard(shard), mergeReplicas(replica), new TreeMap<>());
         return Conversion.of(new ShapedLayout(layout, Shape.of(dims)));
     }
 

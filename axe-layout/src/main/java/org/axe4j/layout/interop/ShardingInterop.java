@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
@@ -91,7 +92,7 @@ public final class ShardingInterop {
     /**
      * The sharding spec over {@code mesh} whose {@link #toAxe} induces the same map as {@code l}, or why none
      * does. Every placement list is tried ({@code Replicate()} first, so a size-1 mesh dimension reads as
-     * replicated) and compared by {@link AxeForms#sameMap}. When the devices match but the memory axis does
+     * replicated) and compared by {@link Equivalence#equivalent}. When the devices match but the memory axis does
      * not, the reason says so and shows the compact layout.
      */
     public static Conversion<ShardingSpec> tryFromAxe(Layout l, Shape globalShape, DeviceMesh mesh) {
@@ -124,10 +125,10 @@ public final class ShardingInterop {
             } catch (AxeException uneven) {
                 continue;
             }
-            if (AxeForms.sameMap(l, t)) {
+            if (Equivalence.equivalent(l, t)) {
                 return Conversion.of(spec);
             }
-            if (deviceMatch == null && AxeForms.sameMap(deviceOnly, withoutMemory(t))) {
+            if (deviceMatch == null && Equivalence.equivalent(deviceOnly, withoutMemory(t))) {
                 deviceMatch = spec;
             }
         }

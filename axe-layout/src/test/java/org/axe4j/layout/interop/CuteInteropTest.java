@@ -1,5 +1,7 @@
 package org.axe4j.layout.interop;
 
+import org.axe4j.layout.Canonicalize;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -98,7 +100,7 @@ class CuteInteropTest {
             Optional<CuteLayout> c = CuteInterop.fromAxe(l, shape);
             boolean oneAxis = l.shard().stream().filter(it -> it.extent() > 1 && it.stride() != 0)
                     .map(Iter::axis).distinct().count() <= 1;
-            boolean cuts = cutsAtEveryBoundary(AxeForms.normalShard(l.shard()), shape);
+            boolean cuts = cutsAtEveryBoundary(Canonicalize.canonicalShard(l.shard()), shape);
             assertEquals(oneAxis && cuts, c.isPresent(), l + " by " + shape);
             if (c.isPresent()) {
                 accepted[0]++;
@@ -140,7 +142,7 @@ class CuteInteropTest {
     void normalShardKeepsTheMap() {
         Property.forAll("normal shard keeps the map", random -> {
             Layout l = RandomLayouts.bare(random, 5);
-            assertTrue(Oracle.sameMap(l, l.withShard(AxeForms.normalShard(l.shard()))), l.toString());
+            assertTrue(Oracle.sameMap(l, l.withShard(Canonicalize.canonicalShard(l.shard()))), l.toString());
         });
     }
 
@@ -150,7 +152,7 @@ class CuteInteropTest {
         assertReason(Layout.parse("S[8:1] + R[2:8]"), s8, "replicas");
         assertReason(Layout.parse("S[8:1] + 3"), s8, "offset");
         assertReason(Layout.parse("S[(2,4):(1@laneid,1)]"), s8, "several axes");
-        assertReason(Layout.parse("S[(4,6):(1,5)]"), Shape.of(6, 4), "neither divides");
+        assertReason(Layout.parse("S[(4,6):(1,5)]"), Shape.of(6, 4), "neither a divisor nor a multiple");
         assertReason(Layout.parse("S[1:1]"), Shape.of(), "rank 0");
     }
 
