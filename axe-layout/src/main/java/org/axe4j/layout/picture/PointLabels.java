@@ -82,11 +82,14 @@ public final class PointLabels {
         return n;
     }
 
-    /** {@code L = laneid, W = warpid, r = reg}. */
+    /** {@code L = laneid, W = warpid, r = reg}; an axis written in full is listed by its name alone. */
     public String legend() {
         StringBuilder sb = new StringBuilder();
         for (Axis a : axes) {
-            sb.append(sb.length() > 0 ? ", " : "").append(names.get(a)).append(" = ").append(a.name());
+            sb.append(sb.length() > 0 ? ", " : "").append(names.get(a));
+            if (!names.get(a).equals(a.name())) {
+                sb.append(" = ").append(a.name());
+            }
         }
         return sb.toString();
     }
