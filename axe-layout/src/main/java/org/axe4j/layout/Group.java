@@ -13,7 +13,7 @@ import java.util.Optional;
  * <pre>
  *   split (Lemma B.1):  (e, s@a)  ==  (e/c, s*c@a), (c, s@a)      for c | e
  *   fuse  (rule D1):    (e1, s1@a), (e2, s2@a)  ==  (e1*e2, s2@a)  when s1 = e2*s2
- *   zero strides:       (e1, 0@a), (e2, 0@b)    ==  (e1*e2, 0@a)   (the axis of a zero stride is irrelevant)
+ *   zero strides:       (e, 0@a)                ==  (e, 0@m)       (the axis of a zero stride is irrelevant)
  * </pre>
  *
  * Algorithm: fuse the whole shard and drop extent-1 iters (fusing never removes a split point, since
@@ -73,25 +73,8 @@ public final class Group {
         }
     }
 
-    /** Drops extent-1 iters and fuses neighbours by D1, left to right. */
+    /** Drops extent-1 iters, puts zero strides on m and fuses neighbours by D1 (the canonical shard). */
     static List<Iter> fuse(List<Iter> iters) {
-        List<Iter> out = new ArrayList<>();
-        for (Iter it : iters) {
-            if (it.extent() == 1) {
-                continue;
-            }
-            if (!out.isEmpty()) {
-                Iter prev = out.get(out.size() - 1);
-                // A stride-0 iter maps to the origin whatever its axis: zero strides fuse across axes.
-                boolean sameAxis = prev.axis().equals(it.axis()) || (prev.stride() == 0 && it.stride() == 0);
-                if (sameAxis && prev.stride() == it.stride() * it.extent()) {
-                    long e = Checks.mul("fused extent", prev.extent(), it.extent());
-                    out.set(out.size() - 1, new Iter(e, it.stride(), prev.axis()));
-                    continue;
-                }
-            }
-            out.add(it);
-        }
-        return out;
+        return Canonicalize.canonicalShard(iters);
     }
 }

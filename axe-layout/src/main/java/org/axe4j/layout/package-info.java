@@ -28,7 +28,13 @@
  *   <li>{@link org.axe4j.layout.LayoutText}: the text form, parsed and printed.</li>
  *   <li>{@link org.axe4j.layout.Layout#apply}, {@link org.axe4j.layout.Layout#inverse}: the map and its
  *       backward map; sizes and spans per axis.</li>
+ *   <li>{@link org.axe4j.layout.Canonicalize}, {@link org.axe4j.layout.Equivalence}: the canonical form
+ *       (rules D0, DZ, D1, C0, CZ, C1, C2) and an exact test of map equality.</li>
  *   <li>{@link org.axe4j.layout.Group}: split a shard into one block per dimension of a shape.</li>
+ *   <li>{@link org.axe4j.layout.Tile}, {@link org.axe4j.layout.TileOf}, {@link org.axe4j.layout.DirectSum}:
+ *       the Kronecker product {@code f(z) = f_A(x) * span(B) + f_B(y)}, its two recognisers, and the sum
+ *       without span scaling.</li>
+ *   <li>{@link org.axe4j.layout.Slice}: a layout equal to {@code L(b + y)} on a box {@link org.axe4j.layout.Region}.</li>
  * </ul>
  * Every operation states its contract over the whole domain ("for every x: result(x) == ..."), and
  * its tests check exactly that by enumerating the set-valued map (the test oracle).

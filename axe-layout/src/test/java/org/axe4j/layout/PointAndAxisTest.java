@@ -38,6 +38,13 @@ class PointAndAxisTest {
     }
 
     @Test
+    void pointsOrderAsVectors() {
+        assertTrue(Point.of("m", -1).compareTo(Point.ZERO) < 0);
+        assertTrue(Point.ZERO.compareTo(Point.of("m", 1)) < 0);
+        assertTrue(Point.of("laneid", 1).compareTo(Point.of("m", 5)) > 0);
+    }
+
+    @Test
     void registryKnowsHardwareAxes() {
         assertEquals(AxisKind.THREAD, Axis.of("laneid").kind());
         assertEquals(Optional.of(AxisScope.WARP), Axis.of("laneid").scope());
