@@ -26,7 +26,7 @@ awk -F, '
     n = split($1, parts, ".")
     op = parts[n]
     err = ($6 == "NaN") ? "n/a" : sprintf("%.1f", $6)
-    printf "%-8s %-16s %12.1f  +- %8s  ns/op\n", op, $8, $5, err
+    printf "%-13s %-16s %12.1f  +- %8s  ns/op\n", op, $8, $5, err
   }
-' "$csv" | sort -k1,1 -k2,2 | awk 'BEGIN { printf "%-8s %-16s %12s  %12s\n", "op", "layout", "ns/op", "error (99.9%)" } { print }'
+' "$csv" | sort -k1,1 -k2,2 | awk 'BEGIN { printf "%-13s %-16s %12s  %12s\n", "op", "layout", "ns/op", "error (99.9%)" } { print }'
 echo "(csv: $csv)"

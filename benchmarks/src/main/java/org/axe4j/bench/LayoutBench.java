@@ -1,11 +1,15 @@
 package org.axe4j.bench;
 
 import java.util.concurrent.TimeUnit;
+import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Region;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.Tile;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -18,7 +22,9 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Nanoseconds per operation of the layout algebra on the paper's layouts:
  * parse (text to value), apply (one logical coordinate to its set of points; coordinates cycle
- * through 64 spread over the tile), and group (by the layout's logical shape).
+ * through 64 spread over the tile), canonicalize, group (by the layout's logical shape), tile (as the
+ * inner layout of a 2x2 grid {@code S[(2,2):(2,1)]}) and slice (the top-left quarter of the tile,
+ * rounded up).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -32,6 +38,10 @@ public class LayoutBench {
     private Shape shape;
     private long[][] coords;
     private int next;
+    private Region quarter;
+
+    private static final Layout GRID = Layout.parse("S[(2,2):(2,1)]");
+    private static final Shape GRID_SHAPE = Shape.of(2, 2);
 
     @Setup
     public void setUp() {
@@ -44,6 +54,12 @@ public class LayoutBench {
             // 64 flat indices spread over the tile by a multiplicative step, so no pattern repeats per row.
             coords[i] = shape.unflatten((i * 2_654_435_761L) % shape.size());
         }
+        long[][] box = new long[shape.rank()][];
+        for (int k = 0; k < box.length; k++) {
+            box[k] = new long[] {0, (shape.dim(k) + 1) / 2};
+        }
+        quarter = Region.of(box);
+        Slice.slice(value, shape, quarter); // fails here, not inside the measurement, if not representable
     }
 
     @Benchmark
@@ -59,7 +75,22 @@ public class LayoutBench {
     }
 
     @Benchmark
+    public Layout canonicalize() {
+        return Canonicalize.canonicalize(value);
+    }
+
+    @Benchmark
     public Grouped group() {
         return Group.group(value, shape);
+    }
+
+    @Benchmark
+    public Layout tile() {
+        return Tile.tile(GRID, GRID_SHAPE, value, shape);
+    }
+
+    @Benchmark
+    public Layout slice() {
+        return Slice.slice(value, shape, quarter);
     }
 }

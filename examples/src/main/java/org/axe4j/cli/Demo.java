@@ -8,11 +8,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Region;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.Tile;
 import org.axe4j.layout.picture.SvgPicture;
 import org.axe4j.layout.picture.TextTable;
 import org.axe4j.layout.picture.TileModel;
@@ -75,7 +80,7 @@ final class Demo {
             }
             out.println();
         }
-        operations(out);
+        written.add(operations(out, dir));
         out.println("pictures: " + written.size() + " SVG files in " + dir + "/");
         for (String w : written) {
             out.println("   " + w);
@@ -84,7 +89,7 @@ final class Demo {
     }
 
     /** One example per operation of the algebra. */
-    private static void operations(PrintStream out) {
+    private static String operations(PrintStream out, Path dir) throws IOException {
         Layout tc = Layout.parse(TENSOR_CORE);
         Grouped g = Group.group(tc, Shape.of(8, 16));
         out.println("== group: the tensor-core tile refined for shape (8,16)");
@@ -93,6 +98,38 @@ final class Demo {
             out.println("   dimension " + k + " (extent " + g.shape().dim(k) + "): " + g.block(k));
         }
         out.println();
+
+        Layout messy = Layout.parse("S[(2,1,4,3):(12,5,3,1@warpid)] + R[(1,2):(9,-4@laneid)]");
+        Layout canonical = Canonicalize.canonicalize(messy);
+        out.println("== canonicalize: drop extent-1 iters, merge contiguous ones, flip negative replica strides");
+        out.println("   " + messy + "\n   -> " + canonical);
+        out.println("   equivalent: " + Equivalence.equivalent(messy, canonical) + "; equivalent to S[24:1]: "
+                + Equivalence.equivalent(messy, Layout.parse("S[24:1]")));
+        out.println();
+
+        Layout warpTile = Layout.parse("S[(8,4,2):(4@laneid,1@laneid,1@reg)]");
+        Layout warps = Layout.parse("S[(2,2):(2@warpid,1@warpid)]");
+        Shape inner = Shape.of(8, 8);
+        Shape outer = Shape.of(2, 2);
+        Layout tiled = Tile.tile(warps, outer, warpTile, inner);
+        Shape tiledShape = Tile.tiledShape(outer, inner);
+        out.println("== tile: an 8x8 warp fragment (32 lanes x 2 registers) placed on a 2x2 grid of warps");
+        out.println("   outer " + warps + " by " + outer + ",  inner " + warpTile + " by " + inner);
+        out.println("   -> " + tiled + " by " + tiledShape);
+        out.println("   (9,13) -> " + LayoutCommands.pointLine(tiled.apply(tiledShape, 9, 13))
+                + "   (warp 1*2+1 = 3 holds the lower right 8x8 block)");
+        out.println();
+
+        Region right = Region.of(new long[] {0, 8}, new long[] {8, 16});
+        Layout half = Slice.slice(tc, Shape.of(8, 16), right);
+        out.println("== slice: the right half " + right + " of the tensor-core tile");
+        out.println("   -> " + half + " by " + right.extents());
+        out.println("   (2,1) -> " + LayoutCommands.pointLine(half.apply(right.extents(), 2, 1))
+                + "   (the tile's (2,9), as above)");
+        Path svg = dir.resolve("tiled-warps.svg");
+        Files.writeString(svg, SvgPicture.render(TileModel.of(tiled, tiledShape)), StandardCharsets.UTF_8);
+        out.println();
+        return svg.toString();
     }
 
     private static String spans(Layout l) {

@@ -36,7 +36,12 @@ final class LayoutCommands {
             "  apply LAYOUT --shape S --coord C       the set L(C) of hardware points",
             "  inverse LAYOUT --shape S --point P     the coordinate whose image holds P (e.g. laneid:8,warpid:6)",
             "  iters LAYOUT                           shard and replica iters, offset",
+            "  canon LAYOUT                           the canonical form (same map, rewrites applied to a fixpoint)",
             "  group LAYOUT --shape S                 the shard refined into one block per dimension",
+            "  tile --outer L --outer-shape S --inner L --inner-shape S",
+            "                                         the Kronecker product: tiles of the inner layout placed by the outer",
+            "  slice LAYOUT --shape S --region R      the layout of the box R, e.g. 0:4,8:16 (ends excluded)",
+            "  equiv A B                              whether two layouts induce the same map (quote each)",
             "  batch                                  JSON Lines requests on stdin, one answer line each",
             "",
             "A LAYOUT is text such as 'S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid'",
@@ -48,6 +53,10 @@ final class LayoutCommands {
             "  {\"op\":\"inverse\",\"layout\":L,\"shape\":[..],\"point\":{..}} -> {\"coord\":[..] or null}",
             "  {\"op\":\"iters\",\"layout\":L}                            -> {\"shard\":[[e,s,\"axis\"],..],\"replica\":[..],\"offset\":{..}}",
             "  {\"op\":\"group\",\"layout\":L,\"shape\":[..]}               -> {\"layout\":L2,\"seps\":[0,..,n]}",
+            "  {\"op\":\"canon\",\"layout\":L}                            -> {\"layout\":L2}",
+            "  {\"op\":\"tile\",\"inner\":L1,\"outer\":L2,\"inner_shape\":[..],\"outer_shape\":[..]} -> {\"layout\":L3,\"shape\":[..]}",
+            "  {\"op\":\"slice\",\"layout\":L,\"shape\":[..],\"region\":[[begin,end],..]} -> {\"layout\":L2,\"shape\":[..]}",
+            "  {\"op\":\"equiv\",\"a\":L1,\"b\":L2}                        -> {\"equivalent\":true|false}",
             "  a failure                                            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable\"}",
             "",
             "exit codes: 0 ok, 2 bad input, 3 not representable, 1 internal error");
@@ -102,6 +111,34 @@ final class LayoutCommands {
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
             }
+            case "canon" -> {
+                a = new Args(command, rest, NONE, JSON);
+                req.addProperty("layout", a.joinedLayout());
+            }
+            case "equiv" -> {
+                a = new Args(command, rest, NONE, JSON);
+                if (a.positional().size() != 2) {
+                    throw a.usage("needs exactly two layouts, each quoted, got " + a.positional().size() + " words");
+                }
+                req.addProperty("a", a.positional().get(0));
+                req.addProperty("b", a.positional().get(1));
+            }
+            case "slice" -> {
+                a = new Args(command, rest, Set.of("shape", "region"), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("region", CliText.region(a.required("region")));
+            }
+            case "tile" -> {
+                a = new Args(command, rest, Set.of("outer", "outer-shape", "inner", "inner-shape"), JSON);
+                if (!a.positional().isEmpty()) {
+                    throw a.usage("takes its layouts as --outer and --inner, not '" + a.positional().get(0) + "'");
+                }
+                req.addProperty("outer", a.required("outer"));
+                req.add("outer_shape", CliText.integers("shape", a.required("outer-shape")));
+                req.addProperty("inner", a.required("inner"));
+                req.add("inner_shape", CliText.integers("shape", a.required("inner-shape")));
+            }
             default -> throw new AxeException(AxeException.Kind.INVALID,
                     "unknown command 'axe layout " + command + "' (see: axe layout --help)");
         }
@@ -130,6 +167,10 @@ final class LayoutCommands {
             }
             case "group" -> sb.append(answer.get("layout").getAsString()).append("\nseps ")
                     .append(answer.get("seps"));
+            case "canon" -> sb.append(answer.get("layout").getAsString());
+            case "tile", "slice" -> sb.append(answer.get("layout").getAsString()).append("\nshape ")
+                    .append(tuple(answer.getAsJsonArray("shape")));
+            case "equiv" -> sb.append(answer.get("equivalent").getAsBoolean() ? "equivalent" : "not equivalent");
             default -> sb.append(Json.write(answer));
         }
         return sb.toString();

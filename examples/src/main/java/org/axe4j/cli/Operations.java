@@ -9,11 +9,16 @@ import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Region;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.Tile;
 
 /**
  * The operations of the tool as JSON request to JSON answer, shared by {@code axe layout batch} and the
@@ -24,13 +29,17 @@ import org.axe4j.layout.Shape;
  *   inverse {layout, shape, point: {axis: v}}            -> {coord: [..]} or {coord: null}
  *   iters   {layout}                                     -> {shard: [[e,s,axis]..], replica: [..], offset: {axis: v}}
  *   group   {layout, shape}                              -> {layout, seps: [0, .., n]}
+ *   canon   {layout}                                     -> {layout}
+ *   equiv   {a, b}                                       -> {equivalent: true|false}
+ *   tile    {outer, outer_shape, inner, inner_shape}     -> {layout, shape}   (shape = T_A ⊙ T_B)
+ *   slice   {layout, shape, region: [[b, e], ..]}        -> {layout, shape}   (shape = e - b)
  * </pre>
  *
  * Failures are AxeExceptions whose message starts with the operation and shows the request.
  */
 final class Operations {
     /** The operations this build answers, in the order help lists them. */
-    static final List<String> OPS = List.of("apply", "inverse", "iters", "group");
+    static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv");
 
     private Operations() {}
 
@@ -46,6 +55,10 @@ final class Operations {
             case "inverse" -> inverse(r);
             case "iters" -> iters(r);
             case "group" -> group(r);
+            case "canon" -> canon(r);
+            case "equiv" -> equiv(r);
+            case "tile" -> tile(r);
+            case "slice" -> slice(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
                     + String.join(", ", OPS) + ") in request " + Json.write(json));
         };
@@ -111,6 +124,47 @@ final class Operations {
         JsonObject out = new JsonObject();
         out.addProperty("layout", g.layout().toString());
         out.add("seps", Json.longs(g.seps()));
+        return out;
+    }
+
+    static JsonObject canon(Request r) {
+        Layout l = r.layout("layout");
+        Layout c = run(r, () -> Canonicalize.canonicalize(l));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", c.toString());
+        return out;
+    }
+
+    static JsonObject equiv(Request r) {
+        Layout a = r.layout("a");
+        Layout b = r.layout("b");
+        boolean same = run(r, () -> Equivalence.equivalent(a, b));
+        JsonObject out = new JsonObject();
+        out.addProperty("equivalent", same);
+        return out;
+    }
+
+    static JsonObject tile(Request r) {
+        Layout outer = r.layout("outer");
+        Shape outerShape = r.shape("outer_shape");
+        Layout inner = r.layout("inner");
+        Shape innerShape = r.shape("inner_shape");
+        Layout t = run(r, () -> Tile.tile(outer, outerShape, inner, innerShape));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", t.toString());
+        out.add("shape", Json.longs(run(r, () -> Tile.tiledShape(outerShape, innerShape)).dims()));
+        return out;
+    }
+
+    static JsonObject slice(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        List<long[]> intervals = r.intervals("region");
+        Region region = run(r, () -> Region.of(intervals.toArray(new long[0][])));
+        Layout sliced = run(r, () -> Slice.slice(l, s, region));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", sliced.toString());
+        out.add("shape", Json.longs(region.extents().dims()));
         return out;
     }
 }

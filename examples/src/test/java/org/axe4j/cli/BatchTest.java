@@ -130,6 +130,81 @@ class BatchTest {
         });
     }
 
+    @Test
+    void canonAnswersKeepTheMapAndEquivAnswersAgreeWithTheOracle() {
+        Property.forAll("batch canon = same map, equiv = oracle", r -> {
+            Layout a = RandomLayouts.layout(r);
+            Layout b = r.nextBoolean() ? a.withShard(RandomLayouts.shard(r, 4)) : RandomLayouts.layout(r);
+            String in = "{\"op\":\"canon\",\"layout\":\"" + a + "\"}\n"
+                    + "{\"op\":\"equiv\",\"a\":\"" + a + "\",\"b\":\"" + b + "\"}\n";
+            List<String> out = answers(in);
+            Layout canonical = Layout.parse(JsonParser.parseString(out.get(0)).getAsJsonObject().get("layout").getAsString());
+            assertTrue(Oracle.sameMap(a, canonical), a + " -> " + canonical);
+            assertEquals("{\"equivalent\":" + Oracle.sameMap(a, b) + "}", out.get(1), a + " vs " + b);
+        });
+    }
+
+    @Test
+    void tileAnswersLayoutAndShape() {
+        String in = "{\"op\":\"tile\",\"inner\":\"S[(3,4):(4,1)]\",\"outer\":\"S[(2,2):(2,1)]\","
+                + "\"inner_shape\":[3,4],\"outer_shape\":[2,2]}\n"
+                + "{\"op\":\"tile\",\"inner\":\"S[(3,4):(4,1)]\",\"outer\":\"S[(2,2):(2,1)]\",\"inner_shape\":[3,4]}\n"
+                + "{\"op\":\"tile\",\"inner\":\"S[(3,4):(4,1)]\",\"outer\":\"S[4:1]\","
+                + "\"inner_shape\":[3,4],\"outer_shape\":[4]}\n";
+        List<String> out = answers(in);
+        assertEquals("{\"layout\":\"S[(2,3,2,4):(24,4,12,1)]\",\"shape\":[6,8]}", out.get(0));
+        assertTrue(out.get(1).contains("missing field 'outer_shape'") && out.get(1).contains("\"kind\":\"invalid\""),
+                out.get(1));
+        assertTrue(out.get(2).startsWith("{\"error\":\"tile ") && out.get(2).contains("\"kind\":\"invalid\""), out.get(2));
+    }
+
+    @Test
+    void sliceAnswersMapTheBoxOrSayNotRepresentable() {
+        int[] representable = {0};
+        Property.forAll("batch slice = L(b + y) on the box", r -> {
+            Layout l = RandomLayouts.layout(r);
+            Shape s = RandomLayouts.shapeOf(r, l.size(), 3);
+            long[] begin = new long[s.rank()];
+            long[] end = new long[s.rank()];
+            JsonArray region = new JsonArray();
+            for (int k = 0; k < s.rank(); k++) {
+                begin[k] = r.nextInt((int) s.dim(k));
+                end[k] = begin[k] + 1 + r.nextInt((int) (s.dim(k) - begin[k]));
+                region.add(Json.longs(new long[] {begin[k], end[k]}));
+            }
+            JsonObject req = new JsonObject();
+            req.addProperty("op", "slice");
+            req.addProperty("layout", l.toString());
+            req.add("shape", Json.longs(s.dims()));
+            req.add("region", region);
+            JsonObject a = JsonParser.parseString(answers(req + "\n").get(0)).getAsJsonObject();
+            if (a.has("error")) {
+                assertEquals("not_representable", a.get("kind").getAsString(), a.toString());
+                return;
+            }
+            representable[0]++;
+            Layout sliced = Layout.parse(a.get("layout").getAsString());
+            long[] widths = new long[s.rank()];
+            for (int k = 0; k < widths.length; k++) {
+                widths[k] = end[k] - begin[k];
+            }
+            assertEquals(Json.longs(widths), a.getAsJsonArray("shape"));
+            List<TreeSet<Point>> whole = Oracle.table(l);
+            List<TreeSet<Point>> part = Oracle.table(sliced);
+            Shape w = Shape.of(widths);
+            for (long y = 0; y < w.size(); y++) {
+                long[] yc = w.unflatten(y);
+                long[] z = new long[yc.length];
+                for (int k = 0; k < z.length; k++) {
+                    z[k] = begin[k] + yc[k];
+                }
+                assertEquals(whole.get((int) Oracle.flat(s.toArray(), z)), part.get((int) y),
+                        l + " by " + s + " on " + region + " -> " + sliced + " at y=" + y);
+            }
+        });
+        assertTrue(representable[0] > 0, "no slice was representable: the check above never ran");
+    }
+
     private static List<org.axe4j.layout.Iter> iters(JsonArray a) {
         List<org.axe4j.layout.Iter> out = new ArrayList<>();
         for (JsonElement e : a) {

@@ -47,7 +47,9 @@ class SingleCommandsTest {
         assertTrue(top.out().contains("axe layout <command>") && top.out().contains("axe demo"), top.out());
         Tool.Result layout = Tool.run("layout", "--help");
         assertEquals(0, layout.code());
-        for (String c : new String[] {"show", "apply", "inverse", "iters", "group", "batch", "exit codes"}) {
+        for (String c : new String[] {"show", "apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
+                "batch",
+                "exit codes"}) {
             assertTrue(layout.out().contains(c), c);
         }
         assertEquals(0, Tool.run("layout", "apply", "--help").code());
@@ -101,10 +103,59 @@ class SingleCommandsTest {
     }
 
     @Test
+    void canonPrintsTheCanonicalForm() {
+        Tool.Result t = Tool.run("layout", "canon", "S[(2,1,4,3):(12,5,3,1@warpid)]", "+", "R[(1,2):(9,-4@laneid)]");
+        assertEquals(0, t.code(), t.err());
+        assertEquals("S[(8,3):(3,1@warpid)] + R[2:4@laneid] - 4@laneid\n", t.out());
+        Tool.Result j = Tool.run("layout", "canon", "S[(2,4):(4,1)]", "--json");
+        assertEquals("{\"layout\":\"S[8:1]\"}\n", j.out());
+    }
+
+    @Test
+    void equivComparesMaps() {
+        assertEquals("equivalent\n", Tool.run("layout", "equiv", "S[(2,4):(4,1)]", "S[8:1]").out());
+        assertEquals("not equivalent\n", Tool.run("layout", "equiv", "S[(2,4):(1,2)]", "S[8:1]").out());
+        assertEquals("{\"equivalent\":true}\n",
+                Tool.run("layout", "equiv", "S[2:1] + R[2:0]", "S[2:1]", "--json").out());
+        assertFails(2, "invalid", "layout", "equiv", "S[8:1]");
+        assertFails(2, "parse", "layout", "equiv", "S[8:1]", "S[8:1");
+    }
+
+    @Test
+    void tileBuildsTheKroneckerProduct() {
+        Tool.Result j = Tool.run("layout", "tile", "--outer", "S[(2,2):(2,1)]", "--outer-shape", "2,2",
+                "--inner", "S[(3,4):(4,1)]", "--inner-shape", "3,4", "--json");
+        assertEquals(0, j.code(), j.err());
+        // span(B) = 1 + 2*4 + 3*1 = 12: the outer strides (2,1) become (24,12).
+        assertEquals("{\"layout\":\"S[(2,3,2,4):(24,4,12,1)]\",\"shape\":[6,8]}\n", j.out());
+        Tool.Result t = Tool.run("layout", "tile", "--outer", "S[(2,2):(2,1)]", "--outer-shape", "2,2",
+                "--inner", "S[(3,4):(4,1)]", "--inner-shape", "3,4");
+        assertEquals("S[(2,3,2,4):(24,4,12,1)]\nshape (6,8)\n", t.out());
+        assertFails(2, "invalid", "layout", "tile", "--outer", "S[4:1]", "--outer-shape", "4",
+                "--inner", "S[(3,4):(4,1)]", "--inner-shape", "3,4");
+        assertFails(2, "invalid", "layout", "tile", "--outer", "S[4:1]", "--outer-shape", "4");
+    }
+
+    @Test
+    void sliceTakesABoxOfTheTile() {
+        Tool.Result t = Tool.run("layout", "slice", TC, "--shape", "8,16", "--region", "0:8,8:16");
+        assertEquals(0, t.code(), t.err());
+        assertEquals("S[(8,4,2):(4@laneid,1@laneid,1@reg)] + R[2:4@warpid] + 6@warpid\nshape (8,8)\n", t.out());
+        Tool.Result j = Tool.run("layout", "slice", "S[(8,8):(8,1)]", "--shape", "8,8", "--region", "[2:6, 0:8]",
+                "--json");
+        assertEquals("{\"layout\":\"S[(4,8):(8,1)] + 16\",\"shape\":[4,8]}\n", j.out());
+        assertFails(2, "invalid", "layout", "slice", TC, "--shape", "8,16", "--region", "0:9,0:16");
+        assertFails(2, "invalid", "layout", "slice", TC, "--shape", "8,16", "--region", "4:4,0:16");
+        assertFails(2, "parse", "layout", "slice", TC, "--shape", "8,16", "--region", "0-4,0:16");
+    }
+
+    @Test
     void notRepresentableExitsThree() {
         assertFails(3, "not_representable", "layout", "group", UNGROUPABLE, "--shape", "3,2");
         Tool.Result r = Tool.run("layout", "group", UNGROUPABLE, "--shape", "3,2");
         assertTrue(r.err().contains("group") && r.err().contains(UNGROUPABLE), r.err());
+        // Flat indices 3,4,5 of (4,4):(1,100) are m = 300, 1, 101: unequal steps, and 3 is prime.
+        assertFails(3, "not_representable", "layout", "slice", "S[(4,4):(1,100)]", "--shape", "16", "--region", "3:6");
     }
 
     @Test
@@ -182,7 +233,11 @@ class SingleCommandsTest {
         assertTrue(r.out().contains("(133,7) -> {F:519, P:5}"), r.out());
         assertTrue(r.out().contains("(131,100) -> {Col:212, Lane:3}"), r.out());
         assertTrue(r.out().contains("(1,2) -> {m:7}"), r.out());
-        assertTrue(r.out().contains("6 SVG files in " + dir), r.out());
+        assertTrue(r.out().contains("-> S[(8,3):(3,1@warpid)] + R[2:4@laneid] - 4@laneid"), r.out());
+        assertTrue(r.out().contains("(9,13) -> {laneid:6, reg:1, warpid:3}"), r.out());
+        assertTrue(r.out().contains("-> S[(8,4,2):(4@laneid,1@laneid,1@reg)] + R[2:4@warpid] + 6@warpid by (8,8)"),
+                r.out());
+        assertTrue(r.out().contains("7 SVG files in " + dir), r.out());
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
                 DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(f.toFile());
