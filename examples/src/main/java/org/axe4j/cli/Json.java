@@ -5,7 +5,6 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
 import com.google.gson.JsonPrimitive;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
@@ -35,7 +34,9 @@ final class Json {
                 throw new AxeException(AxeException.Kind.PARSE, "malformed JSON: text after the end of the request");
             }
             return e;
-        } catch (IOException | JsonParseException | IllegalStateException e) {
+        } catch (IOException | RuntimeException e) {
+            // Gson reports bad text as IOException, JsonParseException, IllegalStateException or, for a bad
+            // unicode escape, NumberFormatException: all of them are unreadable input here.
             throw new AxeException(AxeException.Kind.PARSE, "malformed JSON: " + e.getMessage());
         }
     }

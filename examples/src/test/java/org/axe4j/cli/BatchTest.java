@@ -131,6 +131,14 @@ class BatchTest {
     }
 
     @Test
+    void aBadUnicodeEscapeIsAParseError() {
+        // Gson throws NumberFormatException for this escape; it must still be an ordinary parse error.
+        List<String> out = answers("{\"op\":\"\\ut\"}\n");
+        assertEquals(1, out.size());
+        assertTrue(out.get(0).contains("\"kind\":\"parse\""), out.get(0));
+    }
+
+    @Test
     void canonAnswersKeepTheMapAndEquivAnswersAgreeWithTheOracle() {
         Property.forAll("batch canon = same map, equiv = oracle", r -> {
             Layout a = RandomLayouts.layout(r);
@@ -215,7 +223,7 @@ class BatchTest {
     }
 
     @Test
-    void garbleddRequestsNeverStopTheStream() {
+    void garbledRequestsNeverStopTheStream() {
         String good = "{\"op\":\"apply\",\"layout\":\"S[(3,4):(1,3)]\",\"shape\":[3,4],\"coord\":[1,2]}";
         Property.forAll("batch survives garbled lines", Math.max(1, Property.CASES / 10), r -> {
             StringBuilder in = new StringBuilder();
