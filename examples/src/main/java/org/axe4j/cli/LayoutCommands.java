@@ -1,0 +1,331 @@
+package org.axe4j.cli;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.picture.SvgPicture;
+import org.axe4j.layout.picture.TextTable;
+import org.axe4j.layout.picture.TileModel;
+
+/**
+ * {@code axe layout <command>}: each single command reads its arguments into the same JSON request the
+ * batch mode takes, asks {@link Operations}, and prints the answer as text or, with {@code --json}, as
+ * the batch answer line.
+ */
+final class LayoutCommands {
+    static final String USAGE = String.join("\n",
+            "usage: axe layout <command> [arguments] [--json]",
+            "",
+            "  show LAYOUT [--shape S] [--svg FILE] [--max-rows N] [--max-cols N]",
+            "        the layout, its size and spans, and the logical tile with each cell's hardware",
+            "        coordinates; --svg writes the tile as a picture (cells coloured by thread axes)",
+            "  apply LAYOUT --shape S --coord C       the set L(C) of hardware points",
+            "  inverse LAYOUT --shape S --point P     the coordinate whose image holds P (e.g. laneid:8,warpid:6)",
+            "  iters LAYOUT                           shard and replica iters, offset",
+            "  canon LAYOUT                           the canonical form (same map, rewrites applied to a fixpoint)",
+            "  group LAYOUT --shape S                 the shard refined into one block per dimension",
+            "  tile --outer L --outer-shape S --inner L --inner-shape S",
+            "                                         the Kronecker product: tiles of the inner layout placed by the outer",
+            "  slice LAYOUT --shape S --region R      the layout of the box R, e.g. 0:4,8:16 (ends excluded)",
+            "  equiv A B                              whether two layouts induce the same map (quote each)",
+            "  batch                                  JSON Lines requests on stdin, one answer line each",
+            "",
+            "A LAYOUT is text such as 'S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid'",
+            "(quote it). A shape or coordinate is written 8,16 or (8,16); a region 0:4,8:16 (end excluded).",
+            "--json prints the answer as one JSON object (the batch answer).",
+            "",
+            "batch requests (one JSON object per line; extra fields allowed, \"id\" is echoed):",
+            "  {\"op\":\"apply\",\"layout\":L,\"shape\":[..],\"coord\":[..]}   -> {\"points\":[{\"laneid\":8,...},...]}",
+            "  {\"op\":\"inverse\",\"layout\":L,\"shape\":[..],\"point\":{..}} -> {\"coord\":[..] or null}",
+            "  {\"op\":\"iters\",\"layout\":L}                            -> {\"shard\":[[e,s,\"axis\"],..],\"replica\":[..],\"offset\":{..}}",
+            "  {\"op\":\"group\",\"layout\":L,\"shape\":[..]}               -> {\"layout\":L2,\"seps\":[0,..,n]}",
+            "  {\"op\":\"canon\",\"layout\":L}                            -> {\"layout\":L2}",
+            "  {\"op\":\"tile\",\"inner\":L1,\"outer\":L2,\"inner_shape\":[..],\"outer_shape\":[..]} -> {\"layout\":L3,\"shape\":[..]}",
+            "  {\"op\":\"slice\",\"layout\":L,\"shape\":[..],\"region\":[[begin,end],..]} -> {\"layout\":L2,\"shape\":[..]}",
+            "  {\"op\":\"equiv\",\"a\":L1,\"b\":L2}                        -> {\"equivalent\":true|false}",
+            "  a failure                                            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable\"}",
+            "",
+            "exit codes: 0 ok, 2 bad input, 3 not representable, 1 internal error");
+
+    private static final Set<String> NONE = Set.of();
+    private static final Set<String> JSON = Set.of("json");
+
+    private LayoutCommands() {}
+
+    static int run(List<String> args, InputStream in, PrintStream out) throws IOException {
+        if (args.isEmpty() || args.get(0).equals("--help") || args.get(0).equals("-h") || args.get(0).equals("help")) {
+            out.println(USAGE);
+            return 0;
+        }
+        String command = args.get(0);
+        List<String> rest = args.subList(1, args.size());
+        if (rest.contains("--help") || rest.contains("-h")) {
+            out.println(USAGE);
+            return 0;
+        }
+        switch (command) {
+            case "show":
+                return show(new Args(command, rest, Set.of("shape", "svg", "max-rows", "max-cols"), JSON), out);
+            case "batch":
+                new Args(command, rest, NONE, NONE);
+                return Batch.run(in, out);
+            default:
+                break;
+        }
+        Args a;
+        JsonObject req = new JsonObject();
+        req.addProperty("op", command);
+        switch (command) {
+            case "apply" -> {
+                a = new Args(command, rest, Set.of("shape", "coord"), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("coord", CliText.integers("coordinate", a.required("coord")));
+            }
+            case "inverse" -> {
+                a = new Args(command, rest, Set.of("shape", "point"), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("point", CliText.point(a.required("point")));
+            }
+            case "iters" -> {
+                a = new Args(command, rest, NONE, JSON);
+                req.addProperty("layout", a.joinedLayout());
+            }
+            case "group" -> {
+                a = new Args(command, rest, Set.of("shape"), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+            }
+            case "canon" -> {
+                a = new Args(command, rest, NONE, JSON);
+                req.addProperty("layout", a.joinedLayout());
+            }
+            case "equiv" -> {
+                a = new Args(command, rest, NONE, JSON);
+                if (a.positional().size() != 2) {
+                    throw a.usage("needs exactly two layouts, each quoted, got " + a.positional().size() + " words");
+                }
+                req.addProperty("a", a.positional().get(0));
+                req.addProperty("b", a.positional().get(1));
+            }
+            case "slice" -> {
+                a = new Args(command, rest, Set.of("shape", "region"), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("region", CliText.region(a.required("region")));
+            }
+            case "tile" -> {
+                a = new Args(command, rest, Set.of("outer", "outer-shape", "inner", "inner-shape"), JSON);
+                if (!a.positional().isEmpty()) {
+                    throw a.usage("takes its layouts as --outer and --inner, not '" + a.positional().get(0) + "'");
+                }
+                req.addProperty("outer", a.required("outer"));
+                req.add("outer_shape", CliText.integers("shape", a.required("outer-shape")));
+                req.addProperty("inner", a.required("inner"));
+                req.add("inner_shape", CliText.integers("shape", a.required("inner-shape")));
+            }
+            default -> throw new AxeException(AxeException.Kind.INVALID,
+                    "unknown command 'axe layout " + command + "' (see: axe layout --help)");
+        }
+        JsonObject answer = Operations.answer(req);
+        out.println(a.flag("json") ? Json.write(answer) : text(command, req, answer));
+        return 0;
+    }
+
+    /** The human-readable form of an answer. */
+    private static String text(String command, JsonObject req, JsonObject answer) {
+        StringBuilder sb = new StringBuilder();
+        switch (command) {
+            case "apply" -> {
+                String coord = tuple(req.getAsJsonArray("coord"));
+                for (JsonElement p : answer.getAsJsonArray("points")) {
+                    sb.append(sb.length() > 0 ? "\n" : "").append(coord).append(" -> ").append(pointText(p.getAsJsonObject()));
+                }
+            }
+            case "inverse" -> sb.append(pointText(req.getAsJsonObject("point"))).append(" <- ")
+                    .append(answer.get("coord").isJsonNull() ? "nothing (outside the image)"
+                            : tuple(answer.getAsJsonArray("coord")));
+            case "iters" -> {
+                sb.append("shard   ").append(itersText(answer.getAsJsonArray("shard"))).append('\n');
+                sb.append("replica ").append(itersText(answer.getAsJsonArray("replica"))).append('\n');
+                sb.append("offset  ").append(pointText(answer.getAsJsonObject("offset")));
+            }
+            case "group" -> sb.append(answer.get("layout").getAsString()).append("\nseps ")
+                    .append(answer.get("seps"));
+            case "canon" -> sb.append(answer.get("layout").getAsString());
+            case "tile", "slice" -> sb.append(answer.get("layout").getAsString()).append("\nshape ")
+                    .append(tuple(answer.getAsJsonArray("shape")));
+            case "equiv" -> sb.append(answer.get("equivalent").getAsBoolean() ? "equivalent" : "not equivalent");
+            default -> sb.append(Json.write(answer));
+        }
+        return sb.toString();
+    }
+
+    static String tuple(JsonArray a) {
+        StringBuilder sb = new StringBuilder("(");
+        for (int i = 0; i < a.size(); i++) {
+            sb.append(i > 0 ? "," : "").append(a.get(i).getAsLong());
+        }
+        return sb.append(')').toString();
+    }
+
+    private static String pointText(JsonObject p) {
+        StringBuilder sb = new StringBuilder("{");
+        for (Map.Entry<String, JsonElement> e : p.entrySet()) {
+            sb.append(sb.length() > 1 ? ", " : "").append(e.getKey()).append(':').append(e.getValue());
+        }
+        return sb.append('}').toString();
+    }
+
+    private static String itersText(JsonArray iters) {
+        StringBuilder sb = new StringBuilder();
+        for (JsonElement it : iters) {
+            JsonArray t = it.getAsJsonArray();
+            sb.append(sb.length() > 0 ? " " : "").append('(').append(t.get(0)).append(',').append(t.get(1))
+                    .append('@').append(t.get(2).getAsString()).append(')');
+        }
+        return sb.length() == 0 ? "(none)" : sb.toString();
+    }
+
+    private static int intOption(Args a, String name, int fallback) {
+        String v = a.option(name).orElse(null);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            int n = Integer.parseInt(v.strip());
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw a.usage("option --" + name + " must be a positive integer, got '" + v + "'");
+    }
+
+    /** {@code axe layout show}: summary, then the tile as a table (or JSON), optionally an SVG file. */
+    static int show(Args a, PrintStream out) throws IOException {
+        String text = a.joinedLayout();
+        Layout l;
+        try {
+            l = Layout.parse(text);
+        } catch (AxeException e) {
+            throw new AxeException(e.kind(), "show: " + e.getMessage(), e);
+        }
+        boolean defaulted = a.option("shape").isEmpty();
+        Shape s;
+        if (defaulted) {
+            s = TileModel.defaultShape(l);
+        } else {
+            JsonArray dims = CliText.integers("shape", a.option("shape").get());
+            long[] d = new long[dims.size()];
+            for (int i = 0; i < d.length; i++) {
+                d[i] = dims.get(i).getAsLong();
+            }
+            s = Shape.of(d);
+        }
+        TileModel model;
+        try {
+            model = TileModel.of(l, s, intOption(a, "max-rows", TileModel.DEFAULT_MAX_ROWS),
+                    intOption(a, "max-cols", TileModel.DEFAULT_MAX_COLS));
+        } catch (AxeException e) {
+            throw new AxeException(e.kind(), "show " + l + " with shape " + s + ": " + e.getMessage(), e);
+        }
+        String svgPath = a.option("svg").orElse(null);
+        if (svgPath != null) {
+            Path p = Path.of(svgPath);
+            if (p.getParent() != null) {
+                Files.createDirectories(p.getParent());
+            }
+            Files.writeString(p, SvgPicture.render(model), StandardCharsets.UTF_8);
+        }
+        if (a.flag("json")) {
+            out.println(Json.write(showJson(model, svgPath)));
+        } else {
+            out.print(summary(model, defaulted));
+            out.print(TextTable.render(model));
+            if (svgPath != null) {
+                out.println("svg written to " + svgPath);
+            }
+        }
+        return 0;
+    }
+
+    /** Layout, shape, size, per-axis sizes and spans, offset, injectivity. */
+    static String summary(TileModel model, boolean defaultedShape) {
+        Layout l = model.layout();
+        StringBuilder sb = new StringBuilder();
+        sb.append("layout   ").append(l).append('\n');
+        sb.append("shape    ").append(model.shape())
+                .append(defaultedShape ? "   (no --shape given: shard extents split into rows x columns)" : "")
+                .append('\n');
+        sb.append("size     ").append(l.size()).append(" elements");
+        if (l.replicaCount() > 1) {
+            sb.append(", ").append(l.replicaCount()).append(" replicas each");
+        }
+        sb.append('\n');
+        StringBuilder sizes = new StringBuilder();
+        StringBuilder spans = new StringBuilder();
+        for (Map.Entry<Axis, Long> e : l.spans().entrySet()) {
+            sizes.append(' ').append(e.getKey()).append(':').append(l.sizeOn(e.getKey()));
+            spans.append(' ').append(e.getKey()).append(':').append(e.getValue());
+        }
+        sb.append("sizes   ").append(sizes.length() == 0 ? " (none)" : sizes).append('\n');
+        sb.append("spans   ").append(spans.length() == 0 ? " (none)" : spans).append('\n');
+        if (!l.offset().isEmpty()) {
+            sb.append("offset   ").append(l.offsetPoint()).append('\n');
+        }
+        sb.append("shard    ").append(l.isShardInjective() ? "injective" : "not injective (several elements share a point)")
+                .append('\n');
+        return sb.toString();
+    }
+
+    private static JsonObject showJson(TileModel model, String svgPath) {
+        Layout l = model.layout();
+        JsonObject o = new JsonObject();
+        o.addProperty("layout", l.toString());
+        o.add("shape", Json.longs(model.shape().dims()));
+        o.addProperty("size", l.size());
+        JsonObject spans = new JsonObject();
+        l.spans().forEach((a, v) -> spans.addProperty(a.name(), v));
+        o.add("spans", spans);
+        o.addProperty("rows", model.rows());
+        o.addProperty("cols", model.cols());
+        o.addProperty("capped", model.capped());
+        JsonArray cells = new JsonArray();
+        for (TileModel.Cell c : model.cells()) {
+            JsonObject cell = new JsonObject();
+            cell.add("coord", Json.longs(c.coord()));
+            cell.add("points", Json.points(c.points()));
+            cells.add(cell);
+        }
+        o.add("cells", cells);
+        if (svgPath != null) {
+            o.addProperty("svg", svgPath);
+        }
+        return o;
+    }
+
+    static String pointLine(List<Point> points) {
+        StringBuilder sb = new StringBuilder();
+        for (Point p : points) {
+            sb.append(sb.length() > 0 ? " and " : "").append(p);
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,170 @@
+package org.axe4j.cli;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.Equivalence;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Region;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.Tile;
+
+/**
+ * The operations of the tool as JSON request to JSON answer, shared by {@code axe layout batch} and the
+ * single commands' {@code --json}:
+ *
+ * <pre>
+ *   apply   {layout, shape, coord}                       -> {points: [{axis: v, ...}, ...]}
+ *   inverse {layout, shape, point: {axis: v}}            -> {coord: [..]} or {coord: null}
+ *   iters   {layout}                                     -> {shard: [[e,s,axis]..], replica: [..], offset: {axis: v}}
+ *   group   {layout, shape}                              -> {layout, seps: [0, .., n]}
+ *   canon   {layout}                                     -> {layout}
+ *   equiv   {a, b}                                       -> {equivalent: true|false}
+ *   tile    {outer, outer_shape, inner, inner_shape}     -> {layout, shape}   (shape = T_A ⊙ T_B)
+ *   slice   {layout, shape, region: [[b, e], ..]}        -> {layout, shape}   (shape = e - b)
+ * </pre>
+ *
+ * Failures are AxeExceptions whose message starts with the operation and shows the request.
+ */
+final class Operations {
+    /** The operations this build answers, in the order help lists them. */
+    static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv");
+
+    private Operations() {}
+
+    static JsonObject answer(JsonObject json) {
+        JsonElement opField = json.get("op");
+        if (opField == null || !opField.isJsonPrimitive() || !opField.getAsJsonPrimitive().isString()) {
+            throw new AxeException(AxeException.Kind.INVALID,
+                    "request needs a string field 'op' (one of " + String.join(", ", OPS) + "): " + Json.write(json));
+        }
+        Request r = new Request(json, opField.getAsString());
+        return switch (r.op()) {
+            case "apply" -> apply(r);
+            case "inverse" -> inverse(r);
+            case "iters" -> iters(r);
+            case "group" -> group(r);
+            case "canon" -> canon(r);
+            case "equiv" -> equiv(r);
+            case "tile" -> tile(r);
+            case "slice" -> slice(r);
+            default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
+                    + String.join(", ", OPS) + ") in request " + Json.write(json));
+        };
+    }
+
+    /** Runs an operation, prefixing any failure with the operation and its operands. */
+    private static <T> T run(Request r, Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (AxeException e) {
+            JsonObject operands = r.json().deepCopy();
+            operands.remove("op");
+            throw new AxeException(e.kind(), r.op() + " " + Json.write(operands) + ": " + e.getMessage(), e);
+        }
+    }
+
+    static JsonObject apply(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        long[] coord = r.longs("coord");
+        List<Point> points = run(r, () -> l.apply(s, coord));
+        JsonObject out = new JsonObject();
+        out.add("points", Json.points(points));
+        return out;
+    }
+
+    static JsonObject inverse(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        JsonElement pe = r.json().get("point");
+        if (pe == null || !pe.isJsonObject()) {
+            throw r.invalid("field 'point' must be an object of axis coordinates, e.g. {\"laneid\":8}");
+        }
+        TreeMap<Axis, Long> coords = new TreeMap<>();
+        for (Map.Entry<String, JsonElement> e : pe.getAsJsonObject().entrySet()) {
+            OptionalLong v = Json.integer(e.getValue());
+            if (v.isEmpty()) {
+                throw r.invalid("point coordinate '" + e.getKey() + "' must be an integer, got " + e.getValue());
+            }
+            Axis a = run(r, () -> Axis.of(e.getKey()));
+            coords.put(a, v.getAsLong());
+        }
+        Point p = new Point(coords);
+        java.util.Optional<long[]> c = run(r, () -> l.inverse(s, p));
+        JsonObject out = new JsonObject();
+        out.add("coord", c.isPresent() ? Json.longs(c.get()) : com.google.gson.JsonNull.INSTANCE);
+        return out;
+    }
+
+    static JsonObject iters(Request r) {
+        Layout l = r.layout("layout");
+        JsonObject out = new JsonObject();
+        out.add("shard", Json.iters(l.shard()));
+        out.add("replica", Json.iters(l.replica()));
+        out.add("offset", Json.offset(l));
+        return out;
+    }
+
+    static JsonObject group(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        Grouped g = run(r, () -> Group.group(l, s));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", g.layout().toString());
+        out.add("seps", Json.longs(g.seps()));
+        return out;
+    }
+
+    static JsonObject canon(Request r) {
+        Layout l = r.layout("layout");
+        Layout c = run(r, () -> Canonicalize.canonicalize(l));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", c.toString());
+        return out;
+    }
+
+    static JsonObject equiv(Request r) {
+        Layout a = r.layout("a");
+        Layout b = r.layout("b");
+        boolean same = run(r, () -> Equivalence.equivalent(a, b));
+        JsonObject out = new JsonObject();
+        out.addProperty("equivalent", same);
+        return out;
+    }
+
+    static JsonObject tile(Request r) {
+        Layout outer = r.layout("outer");
+        Shape outerShape = r.shape("outer_shape");
+        Layout inner = r.layout("inner");
+        Shape innerShape = r.shape("inner_shape");
+        Layout t = run(r, () -> Tile.tile(outer, outerShape, inner, innerShape));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", t.toString());
+        out.add("shape", Json.longs(run(r, () -> Tile.tiledShape(outerShape, innerShape)).dims()));
+        return out;
+    }
+
+    static JsonObject slice(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        List<long[]> intervals = r.intervals("region");
+        Region region = run(r, () -> Region.of(intervals.toArray(new long[0][])));
+        Layout sliced = run(r, () -> Slice.slice(l, s, region));
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", sliced.toString());
+        out.add("shape", Json.longs(region.extents().dims()));
+        return out;
+    }
+}

@@ -1,0 +1,105 @@
+package org.axe4j.cli;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Shape;
+
+/**
+ * One request of the tool ({@code {"op":"apply","layout":...}}) with typed, checked access to its
+ * fields. Every error names the operation and the field, and is INVALID (PARSE for layout text).
+ */
+final class Request {
+    private final JsonObject json;
+    private final String op;
+
+    Request(JsonObject json, String op) {
+        this.json = json;
+        this.op = op;
+    }
+
+    String op() {
+        return op;
+    }
+
+    JsonObject json() {
+        return json;
+    }
+
+    private JsonElement field(String name) {
+        JsonElement e = json.get(name);
+        if (e == null || e.isJsonNull()) {
+            throw invalid("missing field '" + name + "'");
+        }
+        return e;
+    }
+
+    AxeException invalid(String what) {
+        return new AxeException(AxeException.Kind.INVALID, op + ": " + what + " in request " + Json.write(json));
+    }
+
+    /** A layout in text form. */
+    Layout layout(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonPrimitive() || !e.getAsJsonPrimitive().isString()) {
+            throw invalid("field '" + name + "' must be a layout in text form, e.g. \"S[(8,16):(16,1)]\", got " + e);
+        }
+        try {
+            return Layout.parse(e.getAsString());
+        } catch (AxeException ex) {
+            throw new AxeException(ex.kind(), op + ": field '" + name + "': " + ex.getMessage(), ex);
+        }
+    }
+
+    /** An array of integers. */
+    long[] longs(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonArray()) {
+            throw invalid("field '" + name + "' must be an array of integers, got " + e);
+        }
+        JsonArray a = e.getAsJsonArray();
+        long[] out = new long[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            OptionalLong v = Json.integer(a.get(i));
+            if (v.isEmpty()) {
+                throw invalid("field '" + name + "' element " + i + " must be a 64-bit integer, got " + a.get(i));
+            }
+            out[i] = v.getAsLong();
+        }
+        return out;
+    }
+
+    Shape shape(String name) {
+        long[] dims = longs(name);
+        try {
+            return Shape.of(dims);
+        } catch (AxeException ex) {
+            throw new AxeException(ex.kind(), op + ": field '" + name + "': " + ex.getMessage(), ex);
+        }
+    }
+
+    /** {@code [[begin,end],...]}: half-open intervals, one per dimension. */
+    List<long[]> intervals(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonArray()) {
+            throw invalid("field '" + name + "' must be an array of [begin,end] pairs, got " + e);
+        }
+        List<long[]> out = new ArrayList<>();
+        for (JsonElement pair : e.getAsJsonArray()) {
+            OptionalLong b = pair.isJsonArray() && pair.getAsJsonArray().size() == 2
+                    ? Json.integer(pair.getAsJsonArray().get(0)) : OptionalLong.empty();
+            OptionalLong en = pair.isJsonArray() && pair.getAsJsonArray().size() == 2
+                    ? Json.integer(pair.getAsJsonArray().get(1)) : OptionalLong.empty();
+            if (b.isEmpty() || en.isEmpty()) {
+                throw invalid("field '" + name + "' must hold [begin,end] integer pairs, got " + pair);
+            }
+            out.add(new long[] {b.getAsLong(), en.getAsLong()});
+        }
+        return out;
+    }
+}
