@@ -43,6 +43,10 @@ and where it looked, with the Java exception and its stack trace when Java faile
 ``version()`` returns the version Java answers through the TVM global ``axe4j.version``.
 ``installed()`` returns the ``InstallInfo`` of this process, or None before ``install()``.
 
+CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-cuda-nvcc`` wheel
+(puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
+unless it is set) and returns nvcc's path. It changes this process's environment and needs no JVM.
+
 Environment: ``AXE4J_CLASSPATH`` (classpath override), ``AXE4J_JVM_OPTS`` (extra JVM options,
 e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts).
 """
@@ -56,9 +60,10 @@ import threading
 from dataclasses import dataclass
 
 from . import _classpath, _signals, _tvm
+from ._cuda import use_pip_nvcc
 from ._errors import SetupError
 
-__all__ = ["InstallInfo", "SetupError", "install", "installed", "version", "__version__"]
+__all__ = ["InstallInfo", "SetupError", "install", "installed", "use_pip_nvcc", "version", "__version__"]
 
 __version__ = "0.1.0.dev0"
 
