@@ -132,3 +132,30 @@ def test_jvm_started_before_tvm_is_refused_without_loading_tvm():
     assert result.returncode == 0, result.stderr
     assert "Import tvm (and axe4j) before anything starts the JVM" in result.stdout
     assert "tvm loaded: False" in result.stdout
+
+
+# Warm a JDK method up until the JIT compiles it, then take its null path: compiled Java code
+# relies on SIGSEGV there, so the process survives only if the JVM's handler is the one installed.
+JIT_NULL_PATH_WORKLOAD = """
+    import jpype
+    arrays = jpype.JClass("java.util.Arrays")
+    ints = jpype.JArray(jpype.JInt)([1, 2, 3])
+    nothing = jpype.JObject(None, jpype.JArray(jpype.JInt))
+    for _ in range(5):
+        for _ in range(60000):
+            arrays.hashCode(ints)
+        assert arrays.hashCode(nothing) == 0
+    print("survived")
+"""
+
+
+def test_compiled_java_survives_its_null_paths_after_install():
+    result = run_python("import tvm, axe4j\naxe4j.install()\n" + textwrap.dedent(JIT_NULL_PATH_WORKLOAD))
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr[-2000:]}"
+    assert "survived" in result.stdout
+
+
+def test_the_null_path_workload_detects_tvm_loaded_after_the_jvm():
+    result = run_python("import jpype\njpype.startJVM()\nimport tvm\n" + textwrap.dedent(JIT_NULL_PATH_WORKLOAD))
+    assert result.returncode != 0 and "survived" not in result.stdout, \
+        "TVM loaded after the JVM no longer breaks the JVM: the load-order rule may be obsolete"
