@@ -3,3 +3,5 @@
 
 class SetupError(RuntimeError):
     """``axe4j.install()`` could not bring the Java side into this TVM process; the message says why."""
+
+    __module__ = "axe4j"
