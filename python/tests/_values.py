@@ -1,9 +1,11 @@
 """One sample of every value kind the tvm-ffi ABI carries, and what "came back intact" means for each.
 
-Values (None, int, bool, float, str, bytes, DataType, Device) come back equal and of the same
-Python kind; objects (IR nodes, functions, tvm_ffi Array/Map, Tensor) come back as the very same
-object (``same_as``: one handle, reference passed through); Python containers (list, dict) are
-converted to tvm_ffi Array/Map on the way in and come back as those, element by element equal.
+Values (None, int, bool, float, str, bytes, DataType, Device, Shape) come back equal and of the
+same Python kind; objects (IR nodes, functions, Tensor) come back as the very same object
+(``same_as``: one handle, reference passed through). Containers are values: a tvm_ffi Array or
+Map, or a Python list or dict (converted to Array/Map on the way in), comes back as an Array or
+Map whose elements come back intact by these same rules, recursively. (Java decodes a container
+into a Java collection, so the container returned is a new one holding the same elements.)
 """
 
 from __future__ import annotations
@@ -105,13 +107,13 @@ def assert_intact(original, returned) -> None:
         assert (returned.dlpack_device_type(), returned.index) == (original.dlpack_device_type(), original.index)
     elif isinstance(original, tvm_ffi.Shape):
         assert isinstance(returned, tvm_ffi.Shape) and tuple(returned) == tuple(original)
-    elif isinstance(original, list):
-        assert isinstance(returned, tvm_ffi.Array), f"list came back as {type(returned).__name__}"
+    elif isinstance(original, (list, tvm_ffi.Array)):
+        assert isinstance(returned, tvm_ffi.Array), f"{type(original).__name__} came back as {type(returned).__name__}"
         assert len(returned) == len(original)
         for item, back in zip(original, returned):
             assert_intact(item, back)
-    elif isinstance(original, dict):
-        assert isinstance(returned, tvm_ffi.Map), f"dict came back as {type(returned).__name__}"
+    elif isinstance(original, (dict, tvm_ffi.Map)):
+        assert isinstance(returned, tvm_ffi.Map), f"{type(original).__name__} came back as {type(returned).__name__}"
         assert len(returned) == len(original)
         for key, item in original.items():
             assert key in returned, f"key {key!r} lost"

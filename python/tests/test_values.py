@@ -50,22 +50,29 @@ def test_tensor_comes_back_as_a_view_of_the_same_memory(java):
     np.testing.assert_array_equal(back.numpy(), np.full((2, 3), 7.0, dtype="float32"))
 
 
-def test_type_keys_reports_one_entry_per_argument_naming_object_types(java):
+def test_type_keys_names_the_kind_java_decoded_for_each_argument(java):
     import numpy as np
 
-    objects = [
+    arguments = [
+        (None, "None"),
+        (-5, "Int"),
+        (True, "Bool"),
+        (1.5, "Float"),
+        ("text", "String"),
+        ("long text " * 20, "String"),
+        (b"\x00bytes", "Bytes"),
+        (tvm_ffi.dtype("float16x4"), "DataType"),
+        (tvm.cpu(0), "Device"),
+        ([1, 2], "Array"),
+        (tvm_ffi.Array(["a"]), "Array"),
+        ({"k": 1}, "Map"),
         (tvm.tirx.IntImm("int32", 3), "ir.IntImm"),
         (tvm.tirx.Var("n", "int64"), "ir.Var"),
-        (tvm_ffi.Array([1]), "ffi.Array"),
-        (tvm_ffi.Map({"k": 1}), "ffi.Map"),
         (tvm.runtime.tensor(np.zeros(2, dtype="float32")), "ffi.Tensor"),
         (tvm_ffi.convert(lambda: None), "ffi.Function"),
     ]
-    keys = java.type_keys(*[obj for obj, _ in objects])
-    assert len(keys) == len(objects)
-    for (obj, expected), key in zip(objects, keys):
-        assert isinstance(key, str)
-        assert expected in key, f"Java decoded {obj!r} as {key!r}, expected the type key {expected!r}"
+    keys = java.type_keys(*[value for value, _ in arguments])
+    assert [str(key) for key in keys] == [expected for _, expected in arguments]
 
 
 def test_echo_leaves_no_reference_behind(java):
