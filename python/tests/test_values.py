@@ -70,6 +70,7 @@ def test_type_keys_names_the_kind_java_decoded_for_each_argument(java):
         (tvm.tirx.Var("n", "int64"), "ir.Var"),
         (tvm.runtime.tensor(np.zeros(2, dtype="float32")), "ffi.Tensor"),
         (tvm_ffi.convert(lambda: None), "ffi.Function"),
+        (tvm_ffi.Shape((2, 3)), "ffi.Shape"),
     ]
     keys = java.type_keys(*[value for value, _ in arguments])
     assert [str(key) for key in keys] == [expected for _, expected in arguments]
