@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
-# All tests, as `make test` and CI run them.
+# All tests, as `make test` and CI run them: the Python environment (idempotent), every Java module's
+# JUnit tests (the TVM bridge tests load the venv's TVM), then the Python tests of the axe4j package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
+bash ci/setup-python.sh
 mvn -B --no-transfer-progress verify
+if [ -f ci/test-python.sh ]; then
+  bash ci/test-python.sh -q
+fi
+echo "[test] all tests passed in $(( $(date +%s) - start )) s"

@@ -1,7 +1,6 @@
 package org.axe4j.layout;
 
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -85,23 +84,18 @@ public record Point(SortedMap<Axis, Long> coords) implements Comparable<Point> {
         return coords.isEmpty();
     }
 
+    /** Lexicographic over all axes in name order, a missing component reading as 0: {@code {m:-1} < {} < {m:1}}. */
     @Override
     public int compareTo(Point o) {
-        Iterator<Map.Entry<Axis, Long>> a = coords.entrySet().iterator();
-        Iterator<Map.Entry<Axis, Long>> b = o.coords.entrySet().iterator();
-        while (a.hasNext() && b.hasNext()) {
-            Map.Entry<Axis, Long> x = a.next();
-            Map.Entry<Axis, Long> y = b.next();
-            int c = x.getKey().compareTo(y.getKey());
-            if (c != 0) {
-                return -c; // the point that has the smaller axis has a non-zero there: compare as vectors
-            }
-            c = Long.compare(x.getValue(), y.getValue());
+        java.util.TreeSet<Axis> axes = new java.util.TreeSet<>(coords.keySet());
+        axes.addAll(o.coords.keySet());
+        for (Axis a : axes) {
+            int c = Long.compare(get(a), o.get(a));
             if (c != 0) {
                 return c;
             }
         }
-        return Boolean.compare(a.hasNext(), b.hasNext());
+        return 0;
     }
 
     /** {@code {laneid:8, reg:1, warpid:6}}; the origin prints as {@code {}}. */

@@ -1,0 +1,80 @@
+package org.axe4j.layout;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Group (paper Appendix B): refine the shard of {@code L} so that consecutive blocks have extent
+ * products {@code S_0, S_1, ...}, without reordering and without changing the map.
+ *
+ * <pre>
+ *   split (Lemma B.1):  (e, s@a)  ==  (e/c, s*c@a), (c, s@a)      for c | e
+ *   fuse  (rule D1):    (e1, s1@a), (e2, s2@a)  ==  (e1*e2, s2@a)  when s1 = e2*s2
+ *   zero strides:       (e, 0@a)                ==  (e, 0@m)       (the axis of a zero stride is irrelevant)
+ * </pre>
+ *
+ * Algorithm: fuse the whole shard and drop extent-1 iters (fusing never removes a split point, since
+ * a fused iter splits anywhere its factors did); then fill dimension 0, 1, ... from the front: an iter
+ * whose extent divides what the dimension still needs is taken whole, an iter whose extent is a multiple
+ * of it is split and its outer part taken; otherwise no refinement exists, because the dimension would
+ * have to end strictly inside a digit. Finally fuse within each block. The result has the fewest iters:
+ * every block is fully fused and no iter of extent 1 remains.
+ *
+ * Example: {@code S[(2,4):(4,1)]} grouped by (4,2) is {@code S[(4,2):(2,1)]} with seps [0,1,2].
+ */
+public final class Group {
+    private Group() {}
+
+    /** Groups {@code l} by {@code shape}; NOT_REPRESENTABLE with the reason if no refinement exists. */
+    public static Grouped group(Layout l, Shape shape) {
+        l.requireAdmits(shape);
+        List<Iter> fused = fuse(l.shard());
+        Deque<Iter> queue = new ArrayDeque<>(fused);
+        List<Iter> out = new ArrayList<>();
+        List<Integer> seps = new ArrayList<>(List.of(0));
+        for (int k = 0; k < shape.rank(); k++) {
+            long need = shape.dim(k);
+            List<Iter> block = new ArrayList<>();
+            while (need > 1) {
+                Iter it = queue.removeFirst(); // sizes agree, so iters remain while a dimension needs more
+                long e = it.extent();
+                if (need % e == 0) {
+                    block.add(it);
+                    need /= e;
+                } else if (e % need == 0) {
+                    block.add(new Iter(need, it.stride() * (e / need), it.axis()));
+                    queue.addFirst(new Iter(e / need, it.stride(), it.axis()));
+                    need = 1;
+                } else {
+                    throw AxeException.notRepresentable(
+                            "layout %s cannot be grouped by shape %s: dimension %d (extent %d) would end inside iter %s,"
+                                    + " whose extent %d is neither a divisor nor a multiple of the %d still needed",
+                            l, shape, k, shape.dim(k), it, e, need);
+                }
+            }
+            out.addAll(fuse(block));
+            seps.add(out.size());
+        }
+        return new Grouped(new Layout(out, l.replica(), l.offset()), shape, seps);
+    }
+
+    /** {@link #group}, or empty where no refinement exists (the shape must still be admitted). */
+    public static Optional<Grouped> tryGroup(Layout l, Shape shape) {
+        try {
+            return Optional.of(group(l, shape));
+        } catch (AxeException e) {
+            if (e.kind() == AxeException.Kind.NOT_REPRESENTABLE) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** Drops extent-1 iters, puts zero strides on m and fuses neighbours by D1 (the canonical shard). */
+    static List<Iter> fuse(List<Iter> iters) {
+        return Canonicalize.canonicalShard(iters);
+    }
+}

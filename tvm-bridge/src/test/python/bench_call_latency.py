@@ -1,0 +1,89 @@
+"""Times TVM's C++ no-op packed function ``testing.nop`` from Python's tvm_ffi and from Java.
+
+Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R]
+
+Both sides call the same function with no argument, one int and one short string; each figure is
+the best round's mean in ns per call. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
+fresh JVM; CP defaults to tvm-bridge/target/classes plus tvm-bridge/target/lib/* (run
+``mvn -o package -pl tvm-bridge -DskipTests`` first). Prints both figures and the ratio Java/Python.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tvm_ffi
+
+
+def best_ns_per_call(body, iterations, rounds):
+    body(max(10_000, iterations // 4))
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        body(iterations)
+        best = min(best, (time.perf_counter_ns() - start) / iterations)
+    return best
+
+
+def python_figures(iterations, rounds):
+    nop = tvm_ffi.get_global_func("testing.nop")
+
+    def nop0(n):
+        for _ in range(n):
+            nop()
+
+    def nop1_int(n):
+        for _ in range(n):
+            nop(1)
+
+    def nop1_str(n):
+        for _ in range(n):
+            nop("short")
+
+    return {
+        "python_nop0_ns": best_ns_per_call(nop0, iterations, rounds),
+        "python_nop1_int_ns": best_ns_per_call(nop1_int, iterations, rounds),
+        "python_nop1_str_ns": best_ns_per_call(nop1_str, iterations, rounds),
+    }
+
+
+def default_classpath():
+    module = Path(__file__).resolve().parents[3]
+    classes = module / "target" / "classes"
+    lib = module / "target" / "lib"
+    if not (classes / "org" / "axe4j" / "tvm" / "bench" / "CallLatency.class").is_file() or not lib.is_dir():
+        sys.exit(f"no compiled tvm-bridge under {module / 'target'}: run `mvn -B -o package -pl tvm-bridge "
+                 f"-DskipTests` or pass --classpath")
+    return f"{classes}{os.pathsep}{lib}{os.sep}*"
+
+
+def java_figures(classpath, iterations, rounds):
+    java = Path(os.environ.get("JAVA_HOME", "")) / "bin" / "java" if os.environ.get("JAVA_HOME") else "java"
+    out = subprocess.run(
+        [str(java), "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations), str(rounds)],
+        check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--classpath")
+    parser.add_argument("--iterations", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    py = python_figures(args.iterations, args.rounds)
+    jv = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds)
+    print(f"{'case':<12} {'python ns':>10} {'java ns':>10} {'java/python':>12}")
+    for case in ("nop0", "nop1_int", "nop1_str"):
+        p, j = py[f"python_{case}_ns"], jv[f"java_{case}_ns"]
+        print(f"{case:<12} {p:>10.1f} {j:>10.1f} {j / p:>12.2f}")
+    print(f"java->TVM->java no-op: {jv['java_to_java_nop0_ns']:.1f} ns/call")
+    print(json.dumps({**py, **jv}))
+
+
+if __name__ == "__main__":
+    main()
