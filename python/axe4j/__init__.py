@@ -1,0 +1,221 @@
+"""axe4j in a Python TVM process: start the JVM in-process and let Java join TVM's function registry.
+
+Usage::
+
+    import tvm
+    import axe4j
+
+    info = axe4j.install()            # starts the JVM, runs org.axe4j.tvm.Axe4jGlobals.install()
+    tvm.get_global_func("axe4j.version")()   # answered by Java
+    lib = tvm.compile(mod, target, tir_pipeline="tirx")   # Java dispatch cases take part
+
+What ``install()`` does, in order:
+
+1. ``import tvm``. This loads ``libtvm_ffi.so``, ``libtvm_runtime.so`` and ``libtvm_compiler.so``
+   before any JVM exists. ``libtvm_ffi.so`` installs a SIGSEGV handler when it loads; the JVM
+   uses SIGSEGV for its own null checks, so TVM must come first: the JVM then installs its
+   handler last and passes foreign faults on. If a JVM is already running and ``tvm`` was not
+   imported before it, ``install()`` refuses (``SetupError``) instead of loading TVM under it.
+2. Finds the folders of the ``libtvm_ffi.so`` and ``libtvm_runtime.so`` files this process has
+   loaded and passes them to Java as the system property ``axe4j.tvm.libdir`` (folders joined
+   with ``os.pathsep``, the ``tvm_ffi`` one first), so that Java opens the very same files and
+   sees the same global function table.
+3. Starts the JVM with JPype: the JVM library JPype finds (``JAVA_HOME`` decides, else the
+   system default), the options of ``$AXE4J_JVM_OPTS`` (split like a shell command line) followed
+   by ``install(jvm_options=...)``, and the classpath below.
+4. Checks that the JVM, not TVM, now owns the SIGSEGV handler.
+5. Calls the Java static method ``org.axe4j.tvm.Axe4jGlobals.install()``, which registers
+   Java's packed functions as TVM globals (``axe4j.version``, ``axe4j.testing.*``, ...).
+6. Checks that ``axe4j.version`` is visible from Python and returns an ``InstallInfo``.
+
+Classpath: ``install(classpath=[...])`` if given, else ``$AXE4J_CLASSPATH`` (entries separated by
+``os.pathsep``; jars, class folders or globs such as ``/opt/axe4j/lib/*.jar``), else the jars of
+the repository checkout this package lives in: ``tvm-bridge/target/tvm-bridge-*.jar``, every
+other module's ``<module>/target/<module>-*.jar``, then ``<module>/target/lib/*.jar``. When the
+bridge jar is missing, ``SetupError`` says where it looked and to run ``make build``.
+
+Calling ``install()`` again returns the same ``InstallInfo`` and does nothing else; a JVM cannot be
+restarted, so a later call that passes a different ``classpath`` or ``jvm_options`` raises
+``SetupError``. ``install()`` is safe to call from several threads. It prints nothing; every
+failure is a ``SetupError`` (a ``RuntimeError``) whose message names what was missing or wrong
+and where it looked, with the Java exception and its stack trace when Java failed.
+
+``version()`` returns the version Java answers through the TVM global ``axe4j.version``.
+``installed()`` returns the ``InstallInfo`` of this process, or None before ``install()``.
+
+CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-cuda-nvcc`` wheel
+(puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
+unless it is set) and returns nvcc's path. It changes this process's environment and needs no JVM.
+
+Environment: ``AXE4J_CLASSPATH`` (classpath override), ``AXE4J_JVM_OPTS`` (extra JVM options,
+e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import threading
+from dataclasses import dataclass
+
+from . import _classpath, _signals, _tvm
+from ._cuda import use_pip_nvcc
+from ._errors import SetupError
+
+__all__ = ["InstallInfo", "SetupError", "install", "installed", "use_pip_nvcc", "version", "__version__"]
+
+__version__ = "0.1.0.dev0"
+
+JAVA_ENTRY_CLASS = "org.axe4j.tvm.Axe4jGlobals"
+LIBDIR_PROPERTY = "axe4j.tvm.libdir"
+JVM_OPTIONS_ENV = "AXE4J_JVM_OPTS"
+VERSION_GLOBAL = "axe4j.version"
+
+
+@dataclass(frozen=True)
+class InstallInfo:
+    """What ``install()`` set up in this process."""
+
+    version: str
+    """The answer of the TVM global ``axe4j.version`` (registered by Java)."""
+    java_version: str
+    """``System.getProperty("java.version")`` of the running JVM."""
+    jvm_path: str
+    """The JVM shared library; empty if the JVM was already running before ``install()``."""
+    classpath: tuple[str, ...]
+    """The classpath the JVM was started with (``java.class.path``)."""
+    jvm_options: tuple[str, ...]
+    """The JVM options ``install()`` started the JVM with, the library-folder property included."""
+    tvm_libdirs: tuple[str, ...]
+    """Folders of the loaded ``libtvm_ffi.so`` and ``libtvm_runtime.so``, as handed to Java."""
+
+
+_lock = threading.Lock()
+_info: InstallInfo | None = None
+_requested: tuple[tuple[str, ...] | None, tuple[str, ...] | None] = (None, None)
+
+
+def install(*, classpath: list[str] | None = None, jvm_options: list[str] | None = None) -> InstallInfo:
+    """Starts the JVM in this process and registers axe4j's Java functions with TVM (see the module docstring)."""
+    global _info, _requested
+    requested = (None if classpath is None else tuple(map(str, classpath)),
+                 None if jvm_options is None else tuple(map(str, jvm_options)))
+    with _lock:
+        if _info is not None:
+            _check_same_request(requested)
+            return _info
+        _info = _install(classpath, jvm_options)
+        _requested = requested
+        return _info
+
+
+def installed() -> InstallInfo | None:
+    """The ``InstallInfo`` of this process, or None if ``install()`` has not succeeded yet."""
+    return _info
+
+
+def version() -> str:
+    """The version the Java side answers through the TVM global ``axe4j.version``."""
+    if _info is None:
+        raise SetupError("axe4j.version() needs the Java side: call axe4j.install() first")
+    import tvm
+
+    return str(tvm.get_global_func(VERSION_GLOBAL)())
+
+
+def _check_same_request(requested) -> None:
+    for label, now, first in zip(("classpath", "jvm_options"), requested, _requested):
+        if now is not None and now != first:
+            raise SetupError(f"axe4j.install() already started the JVM; a JVM cannot be restarted, "
+                             f"so {label}={list(now)} cannot take effect (in effect: "
+                             f"{list(first) if first is not None else 'the default'})")
+
+
+def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> InstallInfo:
+    jvm_was_running = _jvm_running()
+    if jvm_was_running and "tvm" not in sys.modules:
+        raise SetupError(
+            "a JVM is already running in this process and TVM is not loaded yet: loading TVM now would "
+            "replace the JVM's SIGSEGV handler and crash the JVM at its first null check. "
+            "Import tvm (and axe4j) before anything starts the JVM.")
+    import tvm  # noqa: F401  (loads the TVM libraries before the JVM; see the module docstring)
+    import jpype
+
+    libdirs = _tvm.loaded_library_dirs()
+    libdir_value = os.pathsep.join(libdirs)
+    if jvm_was_running:
+        if classpath is not None or jvm_options is not None:
+            raise SetupError("a JVM is already running in this process: install() cannot apply "
+                             "classpath or jvm_options to it")
+        jvm_path = ""
+        options: list[str] = []
+        jpype.JClass("java.lang.System").setProperty(LIBDIR_PROPERTY, libdir_value)
+    else:
+        resolved_classpath = _classpath.resolve(classpath)
+        options = _jvm_options(jvm_options) + [f"-D{LIBDIR_PROPERTY}={libdir_value}"]
+        jvm_path = _jvm_path(jpype)
+        try:
+            jpype.startJVM(*options, jvmpath=jvm_path, classpath=resolved_classpath, convertStrings=False)
+        except Exception as error:
+            raise SetupError(f"the JVM at {jvm_path} did not start with options {options} and classpath "
+                             f"{resolved_classpath}: {type(error).__name__}: {error}") from error
+    _require_jvm_owns_segv()
+    system = jpype.JClass("java.lang.System")
+    java_classpath = str(system.getProperty("java.class.path"))
+    _call_java_install(jpype, java_classpath)
+    return InstallInfo(
+        version=_version_from_registry(tvm, libdirs),
+        java_version=str(system.getProperty("java.version")),
+        jvm_path=jvm_path,
+        classpath=tuple(java_classpath.split(os.pathsep)),
+        jvm_options=tuple(options),
+        tvm_libdirs=tuple(libdirs),
+    )
+
+
+def _jvm_running() -> bool:
+    jpype = sys.modules.get("jpype")
+    return bool(jpype is not None and jpype.isJVMStarted())
+
+
+def _jvm_options(explicit: list[str] | None) -> list[str]:
+    from_env = shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
+    return from_env + [str(option) for option in (explicit or [])]
+
+
+def _jvm_path(jpype) -> str:
+    try:
+        return jpype.getDefaultJVMPath()
+    except Exception as error:
+        raise SetupError(f"no JVM found ({error}); install a JDK 17 or newer, or set JAVA_HOME") from error
+
+
+def _require_jvm_owns_segv() -> None:
+    owner = _signals.segv_handler_owner()
+    if owner is not None and "libtvm" in os.path.basename(owner):
+        raise SetupError(f"the SIGSEGV handler belongs to {owner}, not to the JVM: TVM was loaded after "
+                         f"the JVM started, and the JVM would die at its first null check. "
+                         f"Import tvm before anything starts the JVM.")
+
+
+def _call_java_install(jpype, java_classpath: str) -> None:
+    try:
+        entry = jpype.JClass(JAVA_ENTRY_CLASS)
+    except Exception as error:
+        raise SetupError(f"Java class {JAVA_ENTRY_CLASS} not found on the classpath {java_classpath} "
+                         f"({type(error).__name__}: {error}); build the jars with `make build`") from error
+    try:
+        entry.install()
+    except jpype.JException as error:
+        raise SetupError(f"{JAVA_ENTRY_CLASS}.install() failed: {error.getClass().getName()}: "
+                         f"{error.getMessage()}\n{error.stacktrace()}") from error
+
+
+def _version_from_registry(tvm, libdirs: list[str]) -> str:
+    function = tvm.get_global_func(VERSION_GLOBAL, allow_missing=True)
+    if function is None:
+        raise SetupError(f"{JAVA_ENTRY_CLASS}.install() returned, but the TVM global {VERSION_GLOBAL} is not "
+                         f"visible from Python: Java must load libtvm_ffi.so from {libdirs[0]} "
+                         f"(system property {LIBDIR_PROPERTY}) to share this process's function table")
+    return str(function())
