@@ -224,7 +224,7 @@ class EquivalenceTest {
             check(tally, c, d);
         });
         System.out.println("independent: " + tally);
-        assertTrue(tally.same.get() > Property.CASES / 100 && tally.different.get() > 0, tally.toString());
+        assertTrue(tally.same.get() > Property.CASES / 200 && tally.different.get() > 0, tally.toString());
     }
 
     private static Layout smallOfExtents(Random r, List<Long> extents) {
