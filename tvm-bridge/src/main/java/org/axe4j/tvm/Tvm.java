@@ -46,12 +46,21 @@ public final class Tvm {
                 () -> new NoSuchElementException("no TVM global function named '" + name + "'"));
     }
 
-    /** Calls the global {@code name}; see {@link TvmFunction#call}. */
+    /**
+     * Calls the global {@code name} as registered now (a fresh look-up, so a global replaced later
+     * by C++, Python or Java is seen); hold a {@link TvmFunction} to skip the look-up on hot paths.
+     * See {@link TvmFunction#call}.
+     */
     public static Object call(String name, Object... args) {
-        return cached(name).call(args);
+        try (TvmFunction function = function(name)) {
+            return function.call(args);
+        }
     }
 
-    /** A global looked up once and kept for the life of the process (for frequently used globals). */
+    /**
+     * A global looked up once and kept for the life of the process: only for the built-in
+     * {@code ffi.*} and {@code runtime.*} globals this package uses, which nobody replaces.
+     */
     static TvmFunction cached(String name) {
         TvmFunction f = CACHED.get(name);
         if (f == null) {
