@@ -35,38 +35,32 @@ public record DataType(int code, int bits, int lanes) {
         return (bits * lanes + 7) / 8;
     }
 
+    private static final java.util.regex.Pattern TEXT =
+            java.util.regex.Pattern.compile("(uint|int|bfloat|float|complex|bool|handle)([0-9]*)(?:x([0-9]+))?");
+
     /** Parses {@code int|uint|float|bfloat|complex<bits>[x<lanes>]}, {@code bool[x<lanes>]} or {@code handle}. */
     public static DataType parse(String text) {
-        String s = text.trim();
-        int lanes = 1;
-        int x = s.indexOf('x');
-        if (x >= 0) {
-            lanes = parseNumber(text, s.substring(x + 1));
-            s = s.substring(0, x);
+        java.util.regex.Matcher m = TEXT.matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("DataType.parse(\"" + text
+                    + "\"): expected int|uint|float|bfloat|complex<bits>[x<lanes>], bool or handle");
         }
-        if (s.equals("bool")) {
-            return new DataType(BOOL, 8, lanes);
+        String name = m.group(1);
+        boolean fixedBits = name.equals("bool") || name.equals("handle");
+        if (fixedBits != m.group(2).isEmpty()) {
+            throw new IllegalArgumentException("DataType.parse(\"" + text + "\"): " + (fixedBits
+                    ? name + " takes no bit width" : name + " needs a bit width, e.g. " + name + "32"));
         }
-        if (s.equals("handle")) {
-            return new DataType(HANDLE, 64, lanes);
+        int lanes = m.group(3) == null ? 1 : Integer.parseInt(m.group(3));
+        switch (name) {
+            case "bool": return new DataType(BOOL, 8, lanes);
+            case "handle": return new DataType(HANDLE, 64, lanes);
+            default: break;
         }
-        String[] prefixes = {"uint", "int", "bfloat", "float", "complex"};
-        int[] codes = {UINT, INT, BFLOAT, FLOAT, COMPLEX};
-        for (int i = 0; i < prefixes.length; i++) {
-            if (s.startsWith(prefixes[i]) && s.length() > prefixes[i].length()) {
-                return new DataType(codes[i], parseNumber(text, s.substring(prefixes[i].length())), lanes);
-            }
-        }
-        throw new IllegalArgumentException("DataType.parse(\"" + text
-                + "\"): expected int|uint|float|bfloat|complex<bits>[x<lanes>], bool or handle");
-    }
-
-    private static int parseNumber(String text, String digits) {
-        try {
-            return Integer.parseInt(digits);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("DataType.parse(\"" + text + "\"): '" + digits + "' is not a number");
-        }
+        int bits = Integer.parseInt(m.group(2));
+        int code = name.equals("int") ? INT : name.equals("uint") ? UINT : name.equals("float") ? FLOAT
+                : name.equals("bfloat") ? BFLOAT : COMPLEX;
+        return new DataType(code, bits, lanes);
     }
 
     @Override

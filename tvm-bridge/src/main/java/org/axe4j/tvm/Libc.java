@@ -38,6 +38,9 @@ final class Libc {
 
     static native Pointer dlopen(String path, int flags);
 
+    /** Returns free heap pages to the system, so resident size reflects live allocations. */
+    static native int malloc_trim(long pad);
+
     /** The installed action of {@code signal}, as raw bytes of {@code struct sigaction}. */
     static Memory currentAction(int signal) {
         ensureRegistered();

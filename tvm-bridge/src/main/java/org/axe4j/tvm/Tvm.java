@@ -30,9 +30,7 @@ public final class Tvm {
         try (CallFrame frame = CallFrame.acquire(0)) {
             long key = Values.byteArray(frame, name.getBytes(StandardCharsets.UTF_8));
             frame.buffer.putLong(CallFrame.OUT_HANDLE, 0L);
-            if (Ffi.TVMFFIFunctionGetGlobal(key, frame.address + CallFrame.OUT_HANDLE) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFIFunctionGetGlobal(key, frame.address + CallFrame.OUT_HANDLE));
             long handle = frame.buffer.getLong(CallFrame.OUT_HANDLE);
             return handle == 0 ? Optional.empty() : Optional.of(new TvmFunction(handle));
         }
@@ -48,12 +46,21 @@ public final class Tvm {
                 () -> new NoSuchElementException("no TVM global function named '" + name + "'"));
     }
 
-    /** Calls the global {@code name}; see {@link TvmFunction#call}. */
+    /**
+     * Calls the global {@code name} as registered now (a fresh look-up, so a global replaced later
+     * by C++, Python or Java is seen); hold a {@link TvmFunction} to skip the look-up on hot paths.
+     * See {@link TvmFunction#call}.
+     */
     public static Object call(String name, Object... args) {
-        return cached(name).call(args);
+        try (TvmFunction function = function(name)) {
+            return function.call(args);
+        }
     }
 
-    /** A global looked up once and kept for the life of the process (for frequently used globals). */
+    /**
+     * A global looked up once and kept for the life of the process: only for the built-in
+     * {@code ffi.*} and {@code runtime.*} globals this package uses, which nobody replaces.
+     */
     static TvmFunction cached(String name) {
         TvmFunction f = CACHED.get(name);
         if (f == null) {
@@ -100,9 +107,7 @@ public final class Tvm {
         load();
         try (CallFrame frame = CallFrame.acquire(0)) {
             long key = Values.byteArray(frame, text.getBytes(StandardCharsets.UTF_8));
-            if (Ffi.TVMFFIDataTypeFromString(key, frame.address + CallFrame.OUT_HANDLE) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFIDataTypeFromString(key, frame.address + CallFrame.OUT_HANDLE));
             var b = frame.buffer;
             int o = CallFrame.OUT_HANDLE;
             return new DataType(b.get(o) & 0xff, b.get(o + 1) & 0xff, b.getShort(o + 2) & 0xffff);
@@ -118,9 +123,7 @@ public final class Tvm {
             b.put(o, (byte) type.code());
             b.put(o + 1, (byte) type.bits());
             b.putShort(o + 2, (short) type.lanes());
-            if (Ffi.TVMFFIDataTypeToString(frame.address + o, frame.address + CallFrame.RESULT) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFIDataTypeToString(frame.address + o, frame.address + CallFrame.RESULT));
             return (String) Values.decode(b, CallFrame.RESULT, true);
         }
     }

@@ -13,6 +13,13 @@ import java.nio.charset.StandardCharsets;
 final class TvmErrors {
     private TvmErrors() {}
 
+    /** Throws the raised TVM error when a C call returned non-zero. */
+    static void check(int returnCode) {
+        if (returnCode != 0) {
+            throw fromRaised();
+        }
+    }
+
     static TvmException fromRaised() {
         try (CallFrame frame = CallFrame.acquire(0)) {
             frame.buffer.putLong(CallFrame.OUT_HANDLE, 0L);

@@ -173,9 +173,7 @@ public final class TvmTensor extends TvmObject {
      */
     public long toDLPack() {
         try (CallFrame frame = CallFrame.acquire(0)) {
-            if (Ffi.TVMFFITensorToDLPack(handle(), frame.address + CallFrame.OUT_HANDLE) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFITensorToDLPack(handle(), frame.address + CallFrame.OUT_HANDLE));
             return frame.buffer.getLong(CallFrame.OUT_HANDLE);
         }
     }
@@ -184,9 +182,7 @@ public final class TvmTensor extends TvmObject {
     public static TvmTensor fromDLPack(long managedTensor) {
         Tvm.load();
         try (CallFrame frame = CallFrame.acquire(0)) {
-            if (Ffi.TVMFFITensorFromDLPack(managedTensor, 0, 0, frame.address + CallFrame.OUT_HANDLE) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFITensorFromDLPack(managedTensor, 0, 0, frame.address + CallFrame.OUT_HANDLE));
             return new TvmTensor(frame.buffer.getLong(CallFrame.OUT_HANDLE));
         }
     }

@@ -76,9 +76,7 @@ final class TypeInfo {
     static int indexOf(String typeKey) {
         try (CallFrame frame = CallFrame.acquire(0)) {
             long key = Values.byteArray(frame, typeKey.getBytes(StandardCharsets.UTF_8));
-            if (Ffi.TVMFFITypeKeyToIndex(key, frame.address + CallFrame.OUT_HANDLE) != 0) {
-                throw TvmErrors.fromRaised();
-            }
+            TvmErrors.check(Ffi.TVMFFITypeKeyToIndex(key, frame.address + CallFrame.OUT_HANDLE));
             return frame.buffer.getInt(CallFrame.OUT_HANDLE);
         }
     }

@@ -39,12 +39,14 @@ class GlobalsAndErrorsTest {
     @Test
     void registerWithAndWithoutOverride() {
         Tvm.register("axe4j.test.answer", args -> 41L, true);
+        assertEquals(41L, Tvm.call("axe4j.test.answer"));
         assertEquals(41L, Tvm.call("axe4j.testing.call_global", "axe4j.test.answer"));
         TvmException clash = assertThrows(TvmException.class,
                 () -> Tvm.register("axe4j.test.answer", args -> 0L, false));
         assertTrue(clash.getMessage().contains("axe4j.test.answer"), clash.getMessage());
         Tvm.register("axe4j.test.answer", args -> 42L, true);
         assertEquals(42L, Tvm.function("axe4j.test.answer").call());
+        assertEquals(42L, Tvm.call("axe4j.test.answer"));
         // C++ calls the Java global: testing.apply(f, *args)
         assertEquals(42L, Tvm.call("testing.apply", Tvm.function("axe4j.test.answer")));
     }

@@ -1,6 +1,5 @@
 package org.axe4j.tvm;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -72,9 +71,5 @@ final class TestSupport {
         command.add(mainClass);
         command.addAll(List.of(args));
         return command;
-    }
-
-    static String classPath() {
-        return System.getProperty("java.class.path").replace(File.pathSeparatorChar, File.pathSeparatorChar);
     }
 }
