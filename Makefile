@@ -16,6 +16,7 @@ python:
 ## Set up everything from a fresh clone, then run the paper's examples.
 demo: python build
 	bin/axe demo
+	.venv/bin/python examples/bridge_demo.py
 
 ## Every test: Java (JUnit) and Python.
 test:
