@@ -35,9 +35,11 @@ import org.junit.jupiter.api.Test;
  *       TIRx {@code span()} is {@code spanOn(m)}, {@code span("F")} and {@code size("P")} are
  *       {@code spanOn(F)} and {@code sizeOn(P)}.</li>
  * </ul>
- * By design TIRx counts the offset into its span and sorts replica iters in hash order; none of the
- * examples below carries an offset into a span or more than one replica iter on distinct axes, so
- * the stated values hold unchanged.
+ * By design TIRx counts the offset into its span, sorts replica iters in hash order and does not merge
+ * replica iters in its canonical form; no stated span below has an offset, and the one example with two
+ * replica iters ({@link #replicaOrderDoesNotMatterToTheCanonicalForm}) asserts axe4j's merged form.
+ * One TIRx result is wrong by enumeration and is kept as a test of axe4j's right answer
+ * ({@link #sliceWhereTirxAnswersWrongly}).
  */
 class TirxExamplesTest {
     static final Axis LANEID = new Axis("laneid");
@@ -315,5 +317,100 @@ class TirxExamplesTest {
                 assertApply(mixed, s, new long[] {i0, i1}, List.of(Point.of("m", m)));
             }
         }
+    }
+
+    @Test
+    void trainiumExamples() {
+        Layout l = l("S[(2,6,4,2,2):(1@F,1@P,12@F,6@P,48@F)]");
+        Shape s = Shape.of(12, 16);
+        for (long i0 = 0; i0 < 12; i0++) {
+            for (long i1 = 0; i1 < 16; i1++) {
+                long p = i0 % 6 + ((i1 % 4) / 2) * 6;
+                long f = i0 / 6 + (i1 / 4) * 12 + (i1 % 2) * 48;
+                assertApply(l, s, new long[] {i0, i1}, List.of(Point.of("P", p, "F", f)));
+            }
+        }
+        // test_normalize_trainium_layout.
+        assertCanonical("S[(8,8):(8@P,1@F)]", "S[(8,8):(8@P,1@F)]");
+        assertCanonical("S[(8,1,8):(8@F,1@P,1@F)]", "S[64:1@F]");
+        assertCanonical("S[(8,8,8):(8@F,1@P,1@F)]", "S[(8,8,8):(8@F,1@P,1@F)]");
+    }
+
+    // ---- tests/python/tirx/test_layout.py, test_direct_sum, test_group_by_logical_shape, test_tile_to ----
+
+    @Test
+    void directSumOfQuadrantOriginsAndBlockIsContiguous() {
+        Layout a = l("S[(2,2):(8,2)]");
+        Layout b = l("S[(2,2):(4,1)]");
+        Layout sum = DirectSum.directSum(a, Shape.of(2, 2), b, Shape.of(2, 2));
+        assertEquals(l("S[16:1]"), Canonicalize.canonicalize(sum));
+        // m(p, q, i, j) over the interleaved shape (2,2,2,2) is A(p, i) + B(q, j) = 8p + 2i + 4q + j.
+        Shape interleaved = Shape.of(2, 2, 2, 2);
+        List<TreeSet<Point>> table = Oracle.table(sum);
+        for (long p = 0; p < 2; p++) {
+            for (long q = 0; q < 2; q++) {
+                for (long i = 0; i < 2; i++) {
+                    for (long j = 0; j < 2; j++) {
+                        Point want = Point.of("m", 8 * p + 2 * i + 4 * q + j);
+                        // Interleaved (p,q,i,j) is the coordinate (2p+q, 2i+j) of the summed (4,4).
+                        assertEquals(List.of(want), sum.apply(Shape.of(4, 4), 2 * p + q, 2 * i + j));
+                        assertEquals(new TreeSet<>(List.of(want)), table.get((int) interleaved.flatten(p, q, i, j)));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void groupingATiledLayoutByItsLogicalShape() {
+        Layout rowMajor = l("S[(8,8):(8,1)]");
+        Layout tiled = Tile.tile(rowMajor, Shape.of(8, 8), rowMajor, Shape.of(8, 8));
+        Grouped g = Group.group(tiled, Shape.of(64, 64));
+        assertEquals(tiled, g.layout());
+        assertEquals(List.of(0, 2, 4), g.seps());
+        assertTrue(Oracle.sameMap(tiled, g.layout()));
+        // tile_to([64,64], [8,8]) tiles the layout by the row-major 8x8 grid of tiles: S[(8,8,8,8):(512,8,64,1)].
+        assertEquals(l("S[(8,8,8,8):(512,8,64,1)]"), tiled);
+    }
+
+    // ---- tests/python/tirx/test_layout.py, test_slice; docs/algebra.md, observed TIRx behaviour ----
+
+    /** TIRx states a slice exists and agrees with the layout on the box; axe4j's does, enumerated. */
+    static Layout assertSlice(String layout, Shape shape, Region box) {
+        Layout whole = l(layout);
+        Optional<Layout> sliced = Slice.trySlice(whole, shape, box);
+        assertTrue(sliced.isPresent(), layout + " on " + box);
+        SliceTest.assertAgreesOnBox(whole, shape, box, sliced.get());
+        return Canonicalize.canonicalize(sliced.get());
+    }
+
+    @Test
+    void sliceExamples() {
+        // The canonical forms on the right are TIRx's own results for these calls (tvm.tirx.layout, run
+        // from Python); axe4j finds the same layouts.
+        assertEquals(l("S[3:1] + 5"), assertSlice("S[(8,8):(8,1)]", Shape.of(64), Region.of(new long[] {5, 8})));
+        assertEquals(l("S[(2,2):(14,1)] + 26"), assertSlice("S[(4,4,4,4):(64,4,16,1)]", Shape.of(16, 16),
+                Region.of(new long[] {2, 3}, new long[] {6, 10})));
+        assertEquals(l("S[(4,2,4):(8,60,1)] + 20"), assertSlice("S[(2,8,3,8):(192,8,64,1)]", Shape.of(16, 24),
+                Region.of(new long[] {2, 6}, new long[] {4, 12})));
+        assertEquals(l("S[(128,2,32):(64,8160,1)] + 32"), assertSlice("S[(128,2,64):(64,8192,1)]",
+                Shape.of(128, 128), Region.of(new long[] {0, 128}, new long[] {32, 96})));
+    }
+
+    @Test
+    void sliceWhereTirxAnswersWrongly() {
+        // TIRx: TileLayout(S[(4,4,4):(1,100,10)]).slice([64], [(30, 34)]) returns S[(2,2):(80,10)] + 321,
+        // which sends y = 2 (element 32) to 401; the layout sends element 32 to 2. axe4j's slice is right.
+        Shape s = Shape.of(64);
+        Region box = Region.of(new long[] {30, 34});
+        Layout axe = assertSlice("S[(4,4,4):(1,100,10)]", s, box);
+        assertEquals(l("S[(2,2):(-319,10)] + 321"), axe);
+        Layout tirx = l("S[(2,2):(80,10)] + 321");
+        assertEquals(List.of(Point.of("m", 401)), tirx.apply(2));
+        assertEquals(new TreeSet<>(List.of(Point.of("m", 2))), Oracle.table(l("S[(4,4,4):(1,100,10)]")).get(32));
+        assertEquals(List.of(Point.of("m", 2)), axe.apply(2));
+        // TIRx: TileLayout(S[(8,8):(1,8)]).slice([64], [(4, 20)]) returns None; a slice exists.
+        assertEquals(l("S[(2,2,4):(1,-31,8)] + 32"),
+                assertSlice("S[(8,8):(1,8)]", s, Region.of(new long[] {4, 20})));
     }
 }
