@@ -7,7 +7,6 @@ Usage::
 
     info = axe4j.install()            # starts the JVM, runs org.axe4j.tvm.Axe4jGlobals.install()
     tvm.get_global_func("axe4j.version")()   # answered by Java
-    lib = tvm.compile(mod, target, tir_pipeline="tirx")   # Java dispatch cases take part
 
 What ``install()`` does, in order:
 

@@ -78,47 +78,42 @@ public final class LayoutText {
 
     /** Recursive-descent parser over the characters of one layout. */
     private static final class Parser {
-        private final String s;
-        private int pos;
+        private final TextCursor c;
 
         Parser(String s) {
-            this.s = s;
+            this.c = new TextCursor("layout", s);
         }
 
         Layout layout() {
-            skip();
-            expect('S');
-            expect('[');
+            c.expect('S');
+            c.expect('[');
             List<Iter> shard = iters(true);
-            expect(']');
+            c.expect(']');
             List<Iter> replica = new ArrayList<>();
             TreeMap<Axis, Long> offset = new TreeMap<>();
-            while (true) {
-                skip();
-                if (pos == s.length()) {
-                    break;
-                }
-                char op = peek();
+            while (!c.atEnd()) {
+                char op = c.peek();
                 if (op != '+' && op != '-') {
-                    throw error("expected '+', '-' or end of layout");
+                    throw c.error("expected '+', '-' or end of layout");
                 }
-                pos++;
-                skip();
-                if (peek() == 'R') {
+                c.advance();
+                c.skip();
+                if (c.peek() == 'R') {
                     if (op == '-') {
-                        throw error("a replica term cannot be subtracted");
+                        throw c.error("a replica term cannot be subtracted");
                     }
-                    pos++;
-                    expect('[');
+                    c.advance();
+                    c.expect('[');
                     replica.addAll(iters(false));
-                    expect(']');
+                    c.expect(']');
                 } else {
-                    int at = pos;
-                    long v = integer();
+                    c.skip();
+                    int at = c.position();
+                    long v = c.integer("expected an integer");
                     if (op == '-') {
                         if (v == Long.MIN_VALUE) {
-                            pos = at;
-                            throw error("offset is out of range");
+                            c.moveTo(at);
+                            throw c.error("offset is out of range");
                         }
                         v = -v;
                     }
@@ -127,56 +122,50 @@ public final class LayoutText {
                     try {
                         offset.put(axis, Math.addExact(prev, v));
                     } catch (ArithmeticException e) {
-                        pos = at;
-                        throw error("offsets on axis " + axis + " overflow 64 bits");
+                        c.moveTo(at);
+                        throw c.error("offsets on axis " + axis + " overflow 64 bits");
                     }
                 }
             }
             try {
                 return new Layout(shard, replica, offset);
             } catch (AxeException e) {
-                throw new AxeException(AxeException.Kind.INVALID, e.getMessage() + " in layout '" + s + "'", e);
+                throw new AxeException(AxeException.Kind.INVALID, e.getMessage() + " in layout '" + c.text() + "'", e);
             }
         }
 
         /** {@code (e,...):(s,...)} or {@code e:s}; in a shard the bare {@code 1:1} is the empty shard. */
         private List<Iter> iters(boolean shard) {
-            skip();
             List<Long> extents = new ArrayList<>();
             List<Integer> extentPos = new ArrayList<>();
             List<Long> strides = new ArrayList<>();
             List<Axis> axes = new ArrayList<>();
-            boolean parens = peek() == '(';
-            if (parens) {
-                pos++;
+            if (c.accept('(')) {
                 do {
-                    skip();
-                    extentPos.add(pos);
-                    extents.add(integer());
-                    skip();
-                } while (accept(','));
-                expect(')');
-                expect(':');
-                expect('(');
+                    c.skip();
+                    extentPos.add(c.position());
+                    extents.add(c.integer("expected an integer"));
+                } while (c.accept(','));
+                c.expect(')');
+                c.expect(':');
+                c.expect('(');
                 do {
-                    skip();
-                    strides.add(integer());
+                    strides.add(c.integer("expected an integer"));
                     axes.add(optionalAxis());
-                    skip();
-                } while (accept(','));
-                int close = pos;
-                expect(')');
+                } while (c.accept(','));
+                c.skip();
+                int close = c.position();
+                c.expect(')');
                 if (strides.size() != extents.size()) {
-                    pos = close;
-                    throw new AxeException(AxeException.Kind.PARSE, "cannot parse layout: "
-                            + extents.size() + " extents but " + strides.size() + " strides" + where());
+                    c.moveTo(close);
+                    throw c.errorHere(extents.size() + " extents but " + strides.size() + " strides");
                 }
             } else {
-                extentPos.add(pos);
-                extents.add(integer());
-                expect(':');
-                skip();
-                strides.add(integer());
+                c.skip();
+                extentPos.add(c.position());
+                extents.add(c.integer("expected an integer"));
+                c.expect(':');
+                strides.add(c.integer("expected an integer"));
                 axes.add(optionalAxis());
                 if (shard && extents.get(0) == 1 && strides.get(0) == 1 && axes.get(0).isMemory()) {
                     return List.of();
@@ -184,94 +173,21 @@ public final class LayoutText {
             }
             List<Iter> out = new ArrayList<>();
             for (int i = 0; i < extents.size(); i++) {
-                if (extents.get(i) < 1) {
-                    pos = extentPos.get(i);
-                    throw new AxeException(AxeException.Kind.INVALID,
-                            "extent (" + extents.get(i) + ") must be >= 1" + where());
-                }
                 try {
                     out.add(new Iter(extents.get(i), strides.get(i), axes.get(i)));
                 } catch (AxeException e) {
-                    pos = extentPos.get(i);
-                    throw new AxeException(AxeException.Kind.INVALID, e.getMessage() + where());
+                    c.moveTo(extentPos.get(i));
+                    throw new AxeException(AxeException.Kind.INVALID, e.getMessage() + c.where());
                 }
             }
             return out;
         }
 
         private Axis optionalAxis() {
-            skip();
-            if (!accept('@')) {
+            if (!c.accept('@')) {
                 return Axis.M;
             }
-            skip();
-            int start = pos;
-            if (pos < s.length() && (Character.isLetter(peek()) || peek() == '_')) {
-                pos++;
-                while (pos < s.length() && (Character.isLetterOrDigit(peek()) || peek() == '_' || peek() == '.')) {
-                    pos++;
-                }
-                return Axis.of(s.substring(start, pos));
-            }
-            throw error("expected an axis name after '@'");
-        }
-
-        private long integer() {
-            skip();
-            int start = pos;
-            if (pos < s.length() && (peek() == '-' || peek() == '+')) {
-                pos++;
-            }
-            int digits = pos;
-            while (pos < s.length() && Character.isDigit(peek())) {
-                pos++;
-            }
-            if (pos == digits) {
-                pos = start;
-                throw error("expected an integer");
-            }
-            try {
-                return Long.parseLong(s.substring(start, pos));
-            } catch (NumberFormatException e) {
-                pos = start;
-                throw error("integer does not fit in 64 bits");
-            }
-        }
-
-        private void expect(char c) {
-            skip();
-            if (pos >= s.length() || s.charAt(pos) != c) {
-                throw error("expected '" + c + "'");
-            }
-            pos++;
-        }
-
-        private boolean accept(char c) {
-            skip();
-            if (pos < s.length() && s.charAt(pos) == c) {
-                pos++;
-                return true;
-            }
-            return false;
-        }
-
-        private char peek() {
-            return pos < s.length() ? s.charAt(pos) : '\0';
-        }
-
-        private void skip() {
-            while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
-                pos++;
-            }
-        }
-
-        private String where() {
-            return " at column " + (pos + 1) + "\n  " + s + "\n  " + " ".repeat(pos) + "^";
-        }
-
-        private AxeException error(String what) {
-            String found = pos < s.length() ? "'" + s.charAt(pos) + "'" : "end of text";
-            return new AxeException(AxeException.Kind.PARSE, "cannot parse layout: " + what + " but found " + found + where());
+            return Axis.of(c.identifier("expected an axis name after '@'"));
         }
     }
 }

@@ -3,6 +3,7 @@ package org.axe4j.layout.interop;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.AxeException;
+import org.axe4j.layout.TextCursor;
 
 /**
  * Reads CuTe's text form:
@@ -31,32 +32,30 @@ final class CuteText {
         }
         Reader r = new Reader(text);
         Tree shape = r.tree();
-        r.expect(':');
+        r.c.expect(':');
         Tree stride = r.tree();
-        r.skip();
-        if (r.pos < text.length()) {
-            throw r.error("expected end of layout");
+        if (!r.c.atEnd()) {
+            throw r.c.error("expected end of layout");
         }
         return r.build(shape, stride);
     }
 
     private static final class Reader {
-        private final String s;
-        private int pos;
+        private final TextCursor c;
 
         Reader(String s) {
-            this.s = s;
+            this.c = new TextCursor("CuTe layout", s);
         }
 
         Tree tree() {
-            skip();
-            int at = pos;
-            if (accept('(')) {
+            c.skip();
+            int at = c.position();
+            if (c.accept('(')) {
                 List<Tree> children = new ArrayList<>();
                 do {
                     children.add(tree());
-                } while (accept(','));
-                expect(')');
+                } while (c.accept(','));
+                c.expect(')');
                 return new Tree(0, children, at);
             }
             return new Tree(integer(), null, at);
@@ -66,19 +65,19 @@ final class CuteText {
         CuteLayout build(Tree shape, Tree stride) {
             if (shape.isLeaf() != stride.isLeaf()
                     || (!shape.isLeaf() && shape.children().size() != stride.children().size())) {
-                pos = stride.column();
-                throw error("stride is not congruent with shape " + describe(shape));
+                c.moveTo(stride.column());
+                throw c.error("stride is not congruent with shape " + describe(shape));
             }
             if (shape.isLeaf()) {
                 if (shape.value() < 1) {
-                    pos = shape.column();
-                    throw error("mode size (" + shape.value() + ") must be >= 1");
+                    c.moveTo(shape.column());
+                    throw c.error("mode size (" + shape.value() + ") must be >= 1");
                 }
                 try {
                     return new CuteLayout.Leaf(shape.value(), stride.value());
                 } catch (AxeException e) {
-                    pos = stride.column();
-                    throw error(e.getMessage());
+                    c.moveTo(stride.column());
+                    throw c.error(e.getMessage());
                 }
             }
             List<CuteLayout> modes = new ArrayList<>();
@@ -88,8 +87,8 @@ final class CuteText {
             try {
                 return new CuteLayout.Tuple(modes);
             } catch (AxeException e) {
-                pos = shape.column();
-                throw error(e.getMessage());
+                c.moveTo(shape.column());
+                throw c.error(e.getMessage());
             }
         }
 
@@ -101,56 +100,8 @@ final class CuteText {
         }
 
         private long integer() {
-            skip();
-            int start = pos;
-            accept('_');
-            int sign = pos;
-            if (pos < s.length() && s.charAt(pos) == '-') {
-                pos++;
-            }
-            int digits = pos;
-            while (pos < s.length() && Character.isDigit(s.charAt(pos))) {
-                pos++;
-            }
-            if (pos == digits) {
-                pos = start;
-                throw error("expected an integer or '('");
-            }
-            try {
-                return Long.parseLong(s.substring(sign, pos));
-            } catch (NumberFormatException e) {
-                pos = start;
-                throw error("integer does not fit in 64 bits");
-            }
-        }
-
-        void expect(char c) {
-            skip();
-            if (pos >= s.length() || s.charAt(pos) != c) {
-                throw error("expected '" + c + "'");
-            }
-            pos++;
-        }
-
-        private boolean accept(char c) {
-            skip();
-            if (pos < s.length() && s.charAt(pos) == c) {
-                pos++;
-                return true;
-            }
-            return false;
-        }
-
-        void skip() {
-            while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
-                pos++;
-            }
-        }
-
-        AxeException error(String what) {
-            String found = pos < s.length() ? "'" + s.charAt(pos) + "'" : "end of text";
-            return new AxeException(AxeException.Kind.PARSE, "cannot parse CuTe layout: " + what + " (found " + found
-                    + ") at column " + (pos + 1) + "\n  " + s + "\n  " + " ".repeat(pos) + "^");
+            c.accept('_'); // CuTe prints static integers as _4
+            return c.integer("expected an integer or '('");
         }
     }
 }
