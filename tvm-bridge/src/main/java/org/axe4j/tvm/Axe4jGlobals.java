@@ -2,7 +2,9 @@ package org.axe4j.tvm;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
+import java.util.ServiceLoader;
 
 /**
  * The TVM globals axe4j contributes from Java, for the Python package and for tests of the
@@ -13,13 +15,16 @@ import java.util.List;
  *   <li>{@code axe4j.testing.echo_all(*args)} - an Array of the arguments;</li>
  *   <li>{@code axe4j.testing.raise(msg)} - throws {@code IllegalStateException(msg)} (a TVM RuntimeError);</li>
  *   <li>{@code axe4j.testing.call_global(name, *args)} - calls TVM global {@code name} from Java;</li>
- *   <li>{@code axe4j.testing.type_keys(*args)} - the kind Java decoded for each argument.</li>
+ *   <li>{@code axe4j.testing.type_keys(*args)} - the kind Java decoded for each argument;</li>
+ *   <li>{@code axe4j.providers()} - the names of the installed {@link GlobalsProvider}s.</li>
  * </ul>
- * {@link #install()} loads the libraries (reusing those already in the process) and registers all
- * of them; calling it again does nothing.
+ * {@link #install()} loads the libraries (reusing those already in the process), registers all of
+ * them, then the globals of every {@link GlobalsProvider} on the classpath (e.g. {@code axe4j.layout.*}
+ * from axe-passes); calling it again does nothing. {@link #providers()} names the providers installed.
  */
 public final class Axe4jGlobals {
     public static final String VERSION = "0.1.0";
+    private static final List<String> PROVIDERS = new java.util.concurrent.CopyOnWriteArrayList<>();
     private static volatile boolean installed;
 
     private Axe4jGlobals() {}
@@ -55,8 +60,23 @@ public final class Axe4jGlobals {
                 }
                 return kinds;
             }, true);
+            List<String> names = new ArrayList<>();
+            ServiceLoader.load(GlobalsProvider.class, Axe4jGlobals.class.getClassLoader()).stream()
+                    .map(ServiceLoader.Provider::get)
+                    .sorted(Comparator.comparing(GlobalsProvider::name))
+                    .forEach(p -> {
+                        p.register();
+                        names.add(p.name());
+                    });
+            Tvm.register("axe4j.providers", args -> List.copyOf(PROVIDERS), true);
+            PROVIDERS.addAll(names);
             installed = true;
         }
+    }
+
+    /** The names of the {@link GlobalsProvider}s whose globals {@link #install()} registered. */
+    public static List<String> providers() {
+        return List.copyOf(PROVIDERS);
     }
 
     /** The kind name Java reports for a decoded value: TVM's type key for objects. */
