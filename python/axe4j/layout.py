@@ -43,13 +43,19 @@ __all__ = [
 ]
 
 
+_FUNCTIONS: dict = {}
+
+
 def _call(name: str, *args: Any) -> Any:
-    import tvm_ffi
+    function = _FUNCTIONS.get(name)
+    if function is None:
+        import tvm_ffi
 
-    from . import install
+        from . import install
 
-    install()
-    return tvm_ffi.get_global_func("axe4j.layout." + name)(*args)
+        install()
+        function = _FUNCTIONS[name] = tvm_ffi.get_global_func("axe4j.layout." + name)
+    return function(*args)
 
 
 def _ints(values: Sequence[Any]) -> list:

@@ -57,18 +57,60 @@ public final class TirxLayouts {
         return new Layout(shard, replica, offset);
     }
 
+    /**
+     * Layouts read recently, by object address. Each entry holds a reference to its TVM object, so the
+     * address cannot be reused by another object while the entry lives; TVM layouts are immutable. A
+     * pipeline asks many questions about the same few buffer layouts, and reading one field by field
+     * costs dozens of foreign calls.
+     */
+    private static final int READ_CACHE_ENTRIES = 1024;
+
+    private record Cached(TvmObject keepAlive, TirxLayout value) {}
+
+    private static final Map<Long, Cached> READ_CACHE = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Cached> eldest) {
+            if (size() > READ_CACHE_ENTRIES) {
+                eldest.getValue().keepAlive().close();
+                return true;
+            }
+            return false;
+        }
+    };
+
+    /** TIRx axes are registered singletons: look each up once. */
+    private static final Map<Axis, TvmObject> AXES = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** Reads any TVM layout axe4j can express: integer or affine-symbolic offsets, optionally swizzled. */
     public static TirxLayout read(TvmObject layout) {
         if (layout == null) {
             throw new AxeException(AxeException.Kind.INVALID, "read: the TVM layout is null");
         }
+        long address = layout.handle();
+        synchronized (READ_CACHE) {
+            Cached hit = READ_CACHE.get(address);
+            if (hit != null) {
+                return hit.value();
+            }
+        }
+        TirxLayout value = readFields(layout);
+        synchronized (READ_CACHE) {
+            READ_CACHE.putIfAbsent(address, new Cached(layout.share(), value));
+        }
+        return value;
+    }
+
+    private static TirxLayout readFields(TvmObject layout) {
         String type = layout.typeKey();
         if (COMPOSE_LAYOUT.equals(type)) {
             int base = Math.toIntExact(integer(layout.get("per_element"), layout, "per_element"));
             int bits = Math.toIntExact(integer(layout.get("swizzle_len"), layout, "swizzle_len"));
             int atom = Math.toIntExact(integer(layout.get("atom_len"), layout, "atom_len"));
             boolean inner = (Boolean) layout.get("swizzle_inner");
-            TirxLayout tile = read((TvmObject) layout.get("tile_layout"));
+            TirxLayout tile;
+            try (TvmObject tileObject = (TvmObject) layout.get("tile_layout")) {
+                tile = readFields(tileObject);
+            }
             if (tile.composed()) {
                 throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "read: " + layout.repr()
                         + " swizzles a swizzled layout; axe4j composes one swizzle with a tile layout");
@@ -98,7 +140,7 @@ public final class TirxLayouts {
         java.util.TreeSet<Axis> axes = new java.util.TreeSet<>(l.offset().keySet());
         axes.addAll(layout.symbolic().terms().keySet());
         for (Axis a : axes) {
-            offset.put(tvmAxis(a), AffineExprs.write(l.offsetOn(a), layout.symbolic().on(a)));
+            offset.put(axisObject(a), AffineExprs.write(l.offsetOn(a), layout.symbolic().on(a)));
         }
         TvmObject tile = (TvmObject) Tvm.call(TILE_LAYOUT, tvmIters(l.shard()), tvmIters(l.replica()), offset);
         if (!layout.composed()) {
@@ -120,14 +162,19 @@ public final class TirxLayouts {
     public static TvmObject toTvm(Layout layout) {
         Map<Object, Object> offset = new LinkedHashMap<>();
         for (Map.Entry<Axis, Long> e : layout.offset().entrySet()) {
-            offset.put(tvmAxis(e.getKey()), e.getValue());
+            offset.put(axisObject(e.getKey()), e.getValue());
         }
         return (TvmObject) Tvm.call(TILE_LAYOUT, tvmIters(layout.shard()), tvmIters(layout.replica()), offset);
     }
 
     /** The TVM object for an axis: {@code tirx.AxisGet(name)}. */
     public static TvmObject tvmAxis(Axis axis) {
-        return (TvmObject) Tvm.call("tirx.AxisGet", axis.name());
+        return axisObject(axis).share();
+    }
+
+    /** The cached axis object itself, for passing as an argument (the cache keeps it alive). */
+    private static TvmObject axisObject(Axis axis) {
+        return AXES.computeIfAbsent(axis, a -> (TvmObject) Tvm.call("tirx.AxisGet", a.name()));
     }
 
     /**
@@ -183,7 +230,7 @@ public final class TirxLayouts {
     private static List<Object> tvmIters(List<Iter> iters) {
         List<Object> out = new ArrayList<>();
         for (Iter it : iters) {
-            out.add(Tvm.call("tirx.Iter", it.extent(), it.stride(), tvmAxis(it.axis())));
+            out.add(Tvm.call("tirx.Iter", it.extent(), it.stride(), axisObject(it.axis())));
         }
         return out;
     }

@@ -138,4 +138,20 @@ class TirxLayoutsTest {
             }
         });
     }
+
+    /**
+     * read() caches by object address: across more layouts than the cache holds, each created and closed
+     * at once (so TVM could reuse addresses), every read still returns its own layout.
+     */
+    @Test
+    void readCacheNeverAnswersForAnotherObject() {
+        java.util.Random r = new java.util.Random(7);
+        for (int i = 0; i < 3000; i++) {
+            Layout l = RandomLayouts.layout(r);
+            try (TvmObject t = TirxLayouts.toTvm(l)) {
+                assertEquals(TirxLayout.of(l), TirxLayouts.read(t));
+                assertEquals(TirxLayout.of(l), TirxLayouts.read(t), "second read of " + l);
+            }
+        }
+    }
 }
