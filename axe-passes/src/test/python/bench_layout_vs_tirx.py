@@ -7,7 +7,8 @@ Usage: python bench_layout_vs_tirx.py [--rounds R] [--batch-ms MS] [--json FILE]
   TIRx from Python  the same C++ through TVM's Python methods (layout.slice(...), ...)
   axe4j from Python axe4j.layout.<op> (Python -> TVM FFI -> Java -> back), TVM objects in and out
 
-Inputs are TirxComparison.CASES. Figures are medians of R batches of about MS milliseconds each, in
+Inputs are TirxComparison.CASES. After a warm-up (>= 20,000 calls and >= 1 s), figures are medians of
+R batches of about MS milliseconds each, in
 ns per operation; the ratios divide TIRx's time by axe4j's (above 1: axe4j is faster). Run
 ``make build`` first (the harness starts the JVM in this process through ``axe4j.install()``).
 """
@@ -24,8 +25,14 @@ import axe4j
 
 
 def median_ns(body, rounds: int, batch_ms: float) -> float:
+    # Warm-up as on the Java side: >= 20,000 calls and >= 1 s (at most 10 s), so that the Java code
+    # behind axe4j's globals is compiled by the JIT.
+    start, n = time.perf_counter_ns(), 0
+    while (n < 20_000 or time.perf_counter_ns() - start < 1e9) and time.perf_counter_ns() - start < 1e10:
+        body()
+        n += 1
     calls, start = 0, time.perf_counter_ns()
-    while time.perf_counter_ns() - start < batch_ms * 1e6:  # warm-up, and the batch size
+    while time.perf_counter_ns() - start < batch_ms * 1e6:  # the batch size
         body()
         calls += 1
     figures = []

@@ -25,11 +25,14 @@ import org.axe4j.tvm.TvmObject;
  * via tvm-bridge, on the same inputs ({@link #CASES}); the Python harness
  * {@code axe-passes/src/test/python/bench_layout_vs_tirx.py} adds TIRx and axe4j called from Python in the
  * same process and prints the ratios. Each figure is the median of {@code rounds} timed batches after a
- * warm-up, in nanoseconds per operation.
+ * warm-up (at least 20,000 calls and one second), in nanoseconds per operation.
  */
 public final class TirxComparison {
     /** Operation name to its inputs, in axe4j text; the Python harness builds the same TIRx objects. */
     public static final Map<String, List<String>> CASES = cases();
+
+    private static final long WARM_UP_CALLS = 20_000;
+    private static final long WARM_UP_NANOS = 1_000_000_000L;
 
     private TirxComparison() {}
 
@@ -136,9 +139,16 @@ public final class TirxComparison {
 
     /** Median over rounds of the mean time per call in a batch of about {@code batchNanos}. */
     private static double time(Supplier<Object> body, int rounds, long batchNanos) {
-        long calls = 1;
+        // Warm-up: at least 20,000 calls (the JIT compiles hot code after about 10,000) and one second,
+        // at most ten seconds.
         long start = System.nanoTime();
-        while (System.nanoTime() - start < batchNanos) { // warm-up, and the batch size
+        for (long n = 0; (n < WARM_UP_CALLS || System.nanoTime() - start < WARM_UP_NANOS)
+                && System.nanoTime() - start < 10 * WARM_UP_NANOS; n++) {
+            release(body.get());
+        }
+        long calls = 0;
+        start = System.nanoTime();
+        while (System.nanoTime() - start < batchNanos) { // the batch size
             release(body.get());
             calls++;
         }
