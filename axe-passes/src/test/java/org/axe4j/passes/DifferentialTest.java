@@ -1,0 +1,520 @@
+package org.axe4j.passes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.DirectSum;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
+import org.axe4j.layout.Iter;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Oracle;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Property;
+import org.axe4j.layout.RandomLayouts;
+import org.axe4j.layout.Region;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.Tile;
+import org.axe4j.layout.TileOf;
+import org.axe4j.passes.DivergenceLedger.Example;
+import org.axe4j.passes.DivergenceLedger.Outcome;
+import org.axe4j.passes.TirxCalls.Answer;
+import org.axe4j.passes.TirxCalls.GroupAnswer;
+import org.axe4j.tvm.Tvm;
+import org.axe4j.tvm.TvmObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Differential test of axe4j's layout algebra against TIRx's (the C++ {@code tirx.*} globals) on the same
+ * seeded random operands ({@link Property#CASES} per operation), every answer of both sides checked by
+ * enumeration ({@link Oracle}, {@link DifferentialCases}). Outcomes are counted in a {@link DivergenceLedger}:
+ * agree, differ-by-design (both correct; the reason is named and explained), only-axe4j (TIRx refuses),
+ * only-TIRx (TIRx answers correctly where axe4j refuses: the test fails) and TIRx-wrong (an upstream defect,
+ * reported with its smallest reproduction). A wrong axe4j answer fails the test at once with the seed.
+ * The table is printed at the end, and a run with the default seed and case count writes
+ * {@code docs/divergences.md}.
+ */
+class DifferentialTest {
+    private static final DivergenceLedger LEDGER = new DivergenceLedger();
+    private static long startNanos;
+
+    private static final String SAME_MAP_OTHER_FORM = "same map, other iters";
+
+    @BeforeAll
+    static void load() {
+        Tvm.load();
+        startNanos = System.nanoTime();
+    }
+
+    @AfterAll
+    static void report() throws Exception {
+        double seconds = (System.nanoTime() - startNanos) / 1e9;
+        System.out.print(LEDGER.consoleTable());
+        System.out.printf("differential suite: %d cases per operation, base seed %d, %.1f s%n", Property.CASES,
+                Property.BASE_SEED, seconds);
+        String root = System.getProperty("axe4j.repo.root");
+        boolean fullRun = Property.CASES == 10_000 && System.getProperty("axe4j.seed") == null && root != null;
+        if (fullRun) {
+            Path file = Path.of(root, "docs", "divergences.md");
+            LEDGER.write(file, Property.BASE_SEED, Property.CASES, seconds);
+            System.out.println("wrote " + file.normalize());
+        }
+    }
+
+    // ---- apply ----------------------------------------------------------------------------------------
+
+    /** TIRx's {@code LayoutApplyLinear(L, x)} returns the base point {@code D(x) + O}: compared with that. */
+    @Test
+    void apply() {
+        Property.forAll("differential apply", r -> {
+            Layout l = DifferentialCases.layout(r);
+            List<TreeSet<Point>> table = Oracle.table(l);
+            List<TreeSet<Point>> bases = Oracle.table(l.withReplica(List.of()));
+            try (TvmObject t = TirxLayouts.toTvm(l)) {
+                for (long x = 0; x < l.size(); x++) {
+                    Point required = bases.get((int) x).first();
+                    Point ours = l.base(x);
+                    assertEquals(required, ours, "axe4j base of " + l + " at " + x);
+                    assertTrue(table.get((int) x).contains(ours), "axe4j base of " + l + " at " + x + " not in L(x)");
+                    Answer<Point> theirs = TirxCalls.applyLinear(t, x);
+                    if (!theirs.answered()) {
+                        record("apply", Outcome.ONLY_AXE4J, theirs.refusal(), "TIRx raises where D(x)+O exists.",
+                                example(l + " at " + x, theirs.shown(), ours.toString(),
+                                        TirxCalls.python(l) + ".apply(" + x + ")", DifferentialCases.weight(l)));
+                    } else if (theirs.value().equals(required)) {
+                        LEDGER.record("apply", Outcome.AGREE);
+                    } else {
+                        record("apply", Outcome.TIRX_WRONG, "base point differs from D(x)+O",
+                                "TIRx's apply returns a point other than D(x)+O.",
+                                example(l + " at " + x, theirs.shown(), ours.toString(),
+                                        TirxCalls.python(l) + ".apply(" + x + ")", DifferentialCases.weight(l)));
+                    }
+                }
+            }
+        });
+    }
+
+    // ---- canonicalize ---------------------------------------------------------------------------------
+
+    @Test
+    void canonicalize() {
+        Property.forAll("differential canonicalize", r -> {
+            Layout l = DifferentialCases.layout(r);
+            List<TreeSet<Point>> required = Oracle.table(l);
+            Layout ours = Canonicalize.canonicalize(l);
+            compare("canonicalize", l.toString(), TirxCalls.python(l) + ".canonicalize()", DifferentialCases.weight(l),
+                    Optional.of(ours), TirxCalls.canonicalize(l), c -> DifferentialCases.induces(c, required),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> canonicalReason(ours, theirs));
+        });
+    }
+
+    private static String[] canonicalReason(Layout ours, Layout theirs) {
+        if (DifferentialCases.withoutUnitIters(theirs).equals(DifferentialCases.withoutUnitIters(ours))) {
+            return sameMapReason(ours, theirs, "canonical");
+        }
+        if (ours.shard().equals(theirs.shard())) {
+            return new String[] {"replicas and offset written differently",
+                "Both canonical forms have the same shard; the replica set (and the offset that goes with it) is "
+                        + "written with other iters. axe4j's canonical replicas are sorted by axis and stride with "
+                        + "negative strides folded into the offset; TIRx keeps another form of the same set."};
+        }
+        long ourIters = ours.shard().size() + ours.replica().size();
+        long theirIters = theirs.shard().size() + theirs.replica().size();
+        if (ourIters < theirIters) {
+            return new String[] {"shard: axe4j's form is shorter",
+                "Both forms induce the same map; axe4j fuses iters TIRx leaves apart (e.g. extent-1 iters, zero "
+                        + "strides on different axes, iters whose strides chain: (e1, e2*s), (e2, s) = (e1*e2, s))."};
+        }
+        if (ourIters > theirIters) {
+            return new String[] {"shard: TIRx's form is shorter",
+                "Both forms induce the same map; TIRx's form has fewer iters."};
+        }
+        return new String[] {"shard: same length, other iters",
+            "Both forms induce the same map with as many iters, written differently (e.g. the axis of a "
+                    + "zero-stride iter, or the order in which equivalent iters are kept)."};
+    }
+
+    // ---- span -----------------------------------------------------------------------------------------
+
+    /** span_a: axe4j {@code max - min + 1} of the image on a; TIRx adds the offset on a (documented). */
+    @Test
+    void span() {
+        Property.forAll("differential span", r -> {
+            Layout l = DifferentialCases.layout(r);
+            Map<Axis, Long> required = DifferentialCases.enumeratedSpan(l);
+            try (TvmObject t = TirxLayouts.toTvm(l)) {
+                for (Axis a : l.axes()) {
+                    long ours = l.spanOn(a);
+                    assertEquals(required.get(a), ours, "axe4j span on " + a + " of " + l);
+                    Answer<Long> theirs = TirxCalls.span(t, a);
+                    String input = l + " on " + a.name();
+                    String python = TirxCalls.python(l) + ".span(\"" + a.name() + "\")";
+                    long w = DifferentialCases.weight(l);
+                    if (!theirs.answered()) {
+                        record("span", Outcome.ONLY_AXE4J, theirs.refusal(), "TIRx raises on this layout and axis.",
+                                example(input, theirs.shown(), "" + ours, python, w));
+                        continue;
+                    }
+                    long v = theirs.value();
+                    long offset = l.offsetOn(a);
+                    if (v == ours) {
+                        LEDGER.record("span", Outcome.AGREE);
+                    } else if (v == ours + offset) {
+                        record("span", Outcome.BY_DESIGN, offset > 0 ? "TIRx adds the offset" : "TIRx adds a negative offset",
+                                offset > 0
+                                        ? "TIRx's span on an axis is the extent of the image plus the offset on that "
+                                        + "axis: the size of the range [0, max] that holds the image when every "
+                                        + "stride is non-negative. axe4j's span (paper, Appendix C) is "
+                                        + "max - min + 1 = 1 + sum (e-1)|s| over the iters on the axis, independent "
+                                        + "of the offset, which is what tile scales the outer layout by."
+                                        : "TIRx adds the offset on the axis to the extent of the image, also when "
+                                        + "the offset is negative, so its span can be smaller than the image's "
+                                        + "extent (or not positive). axe4j's span is max - min + 1, independent of "
+                                        + "the offset.",
+                                example(input, "" + v, "" + ours, python, w));
+                    } else {
+                        record("span", Outcome.TIRX_WRONG, spanDefect(l, a, v),
+                                "TIRx's span is neither the extent of the image (max - min + 1) nor that plus the "
+                                        + "offset: it sums (e-1)*s with the sign of each stride, so a negative "
+                                        + "stride shrinks the span (down to zero or negative values) instead of "
+                                        + "widening it. Tile, which scales the outer layout by the inner span, "
+                                        + "inherits the error.",
+                                example(input, "" + v, "" + ours + " (enumerated max - min + 1)", python, w));
+                    }
+                }
+            }
+        });
+    }
+
+    private static String spanDefect(Layout l, Axis a, long tirx) {
+        long signed = 1 + l.offsetOn(a);
+        for (List<Iter> part : List.of(l.shard(), l.replica())) {
+            for (Iter it : part) {
+                if (it.axis().equals(a)) {
+                    signed += (it.extent() - 1) * it.stride();
+                }
+            }
+        }
+        return signed == tirx ? "negative strides counted with their sign" : "span differs otherwise";
+    }
+
+    // ---- group ----------------------------------------------------------------------------------------
+
+    /** Group by a factorisation of the size; half the layouts are grouped by the shape by construction. */
+    @Test
+    void group() {
+        Property.forAll("differential group", r -> {
+            Layout l;
+            Shape shape;
+            if (r.nextBoolean()) {
+                l = DifferentialCases.layout(r);
+                shape = RandomLayouts.shapeOf(r, l.size(), 3);
+            } else {
+                shape = DifferentialCases.shape(r, 1 + r.nextInt(3), 64);
+                l = DifferentialCases.grouped(r, shape);
+            }
+            Optional<Grouped> ours = Group.tryGroup(l, shape);
+            ours.ifPresent(g -> assertTrue(groupedCorrectly(l, shape, g.layout(), g.seps()),
+                    () -> "axe4j group of " + l + " by " + shape + ": " + g));
+            Answer<GroupAnswer> theirs = TirxCalls.group(l, shape);
+            String input = l + " by " + shape;
+            String python = TirxCalls.python(l) + ".group(" + TirxCalls.python(shape) + ")";
+            long w = DifferentialCases.weight(l);
+            String oursText = ours.map(g -> g.layout() + " seps " + g.seps()).orElse("refuses");
+            if (!theirs.answered()) {
+                if (ours.isPresent()) {
+                    record("group", Outcome.ONLY_AXE4J, theirs.refusal(), groupRefusal(shape),
+                            example(input, theirs.shown(), oursText, python, w));
+                } else {
+                    LEDGER.record("group", Outcome.AGREE);
+                }
+                return;
+            }
+            GroupAnswer g = theirs.value();
+            if (!groupedCorrectly(l, shape, g.layout(), g.seps())) {
+                record("group", Outcome.TIRX_WRONG, "grouped layout wrong",
+                        "TIRx's grouped layout does not induce the map of the layout, or its blocks do not multiply "
+                                + "to the shape.", example(input, theirs.shown(), oursText, python, w));
+            } else if (ours.isEmpty()) {
+                fail("group: TIRx answers correctly where axe4j refuses: " + input + " -> " + g);
+            } else if (ours.get().layout().equals(g.layout()) && ours.get().seps().equals(g.seps())) {
+                LEDGER.record("group", Outcome.AGREE);
+            } else {
+                record("group", Outcome.BY_DESIGN, SAME_MAP_OTHER_FORM,
+                        "Both refinements induce the map and split at the shape. axe4j fuses the whole shard first and "
+                                + "each block after, so its answer has the fewest iters (no extent-1 iters, chained "
+                                + "strides fused); TIRx only splits the iters it is given.",
+                        example(input, theirs.shown(), oursText, python, w));
+            }
+        });
+    }
+
+    private static String groupRefusal(Shape shape) {
+        return shape.dims().contains(1L)
+                ? "TIRx refuses to group by a shape with a dimension of extent 1 when no iter of extent 1 is there "
+                + "to stand for it; axe4j gives such a dimension an empty block."
+                : "TIRx refuses a grouping that exists: the refinement needs the shard fused (or unit iters dropped) "
+                + "first, which TIRx's grouping does not do.";
+    }
+
+    /** Same map as {@code l}, and block k (between seps k and k+1) multiplies to dimension k. */
+    static boolean groupedCorrectly(Layout l, Shape shape, Layout grouped, List<Integer> seps) {
+        if (!Oracle.sameMap(l, grouped) || seps.size() != shape.rank() + 1 || seps.get(0) != 0
+                || seps.get(shape.rank()) != grouped.shard().size()) {
+            return false;
+        }
+        for (int k = 0; k < shape.rank(); k++) {
+            long product = 1;
+            for (int i = seps.get(k); i < seps.get(k + 1); i++) {
+                product *= grouped.shard().get(i).extent();
+            }
+            if (product != shape.dim(k)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ---- tile and direct sum --------------------------------------------------------------------------
+
+    @Test
+    void tile() {
+        Property.forAll("differential tile", r -> {
+            int rank = 1 + r.nextInt(3);
+            Shape ta = DifferentialCases.shape(r, rank, 24);
+            Shape tb = DifferentialCases.shape(r, rank, 24);
+            Layout a = DifferentialCases.grouped(r, ta);
+            Layout b = DifferentialCases.grouped(r, tb);
+            List<TreeSet<Point>> required = DifferentialCases.interleavedMap(a, ta, b, tb,
+                    DifferentialCases.enumeratedSpan(b));
+            Layout ours = Tile.tile(a, ta, b, tb);
+            String input = "tile(" + a + " by " + ta + ", " + b + " by " + tb + ")";
+            String python = TirxCalls.python(b) + ".tile(" + TirxCalls.python(a) + ", " + TirxCalls.python(ta) + ", "
+                    + TirxCalls.python(tb) + ")";
+            compare("tile", input, python, DifferentialCases.weight(a, b), Optional.of(ours),
+                    TirxCalls.tile(a, ta, b, tb), c -> DifferentialCases.induces(c, required),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(ours, theirs, "tile"),
+                    theirs -> tileDefect(a, ta, b, tb, theirs));
+        });
+    }
+
+    /** TIRx's convention, in words: what its tile computes instead of A (x) B. */
+    static final String TIRX_TILE_CONVENTION = "TIRx's tile scales the outer layout by its own span of the inner "
+            + "layout, 1 + sum (e-1)*s + O_a: strides are summed with their sign (a negative stride shrinks the "
+            + "factor, down to zero or below) and the inner offset is counted; and it adds the outer offset "
+            + "unscaled (O_A + O_B instead of O_A * span(B) + O_B). A (x) B scales the outer image, offset included, "
+            + "by the extent of the inner image, max - min + 1, so that tiles neither overlap nor leave gaps. "
+            + "Each case of this kind was checked to be exactly TIRx's convention applied to these operands.";
+
+    private static String[] tileDefect(Layout a, Shape ta, Layout b, Shape tb, Layout theirs) {
+        String features = DifferentialCases.tileFeatures(a, b);
+        if (DifferentialCases.induces(theirs, DifferentialCases.tirxTileModel(a, ta, b, tb))) {
+            return new String[] {"tile convention: " + features, TIRX_TILE_CONVENTION};
+        }
+        return new String[] {"tile map differs: " + features,
+            "TIRx's tile does not induce A (x) B, nor TIRx's own convention applied to these operands."};
+    }
+
+    @Test
+    void directSum() {
+        Property.forAll("differential direct sum", r -> {
+            int rank = 1 + r.nextInt(3);
+            Shape ta = DifferentialCases.shape(r, rank, 24);
+            Shape tb = DifferentialCases.shape(r, rank, 24);
+            Layout a = DifferentialCases.grouped(r, ta);
+            Layout b = DifferentialCases.grouped(r, tb);
+            List<TreeSet<Point>> required = DifferentialCases.interleavedMap(a, ta, b, tb, Map.of());
+            Layout ours = DirectSum.directSum(a, ta, b, tb);
+            String input = "directSum(" + a + " by " + ta + ", " + b + " by " + tb + ")";
+            String python = TirxCalls.python(b) + ".direct_sum(" + TirxCalls.python(a) + ", " + TirxCalls.python(ta)
+                    + ", " + TirxCalls.python(tb) + ")";
+            compare("direct-sum", input, python, DifferentialCases.weight(a, b), Optional.of(ours),
+                    TirxCalls.directSum(a, ta, b, tb), c -> DifferentialCases.induces(c, required),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(ours, theirs, "direct sum"));
+        });
+    }
+
+    /** Why two correct answers differ: TIRx keeps extent-1 iters, or the iters differ otherwise. */
+    private static String[] sameMapReason(Layout ours, Layout theirs, String op) {
+        if (DifferentialCases.withoutUnitIters(theirs).equals(DifferentialCases.withoutUnitIters(ours))) {
+            return new String[] {"TIRx keeps extent-1 iters", "Both answers induce the required " + op + " map and "
+                    + "are equal once iters of extent 1 (which contribute nothing) are dropped: TIRx keeps them, in "
+                    + "the shard and in the replicas; axe4j drops them."};
+        }
+        return new String[] {SAME_MAP_OTHER_FORM, "Both answers induce the required " + op + " map; the iters "
+                + "differ (axe4j groups and fuses its operands first, so chained iters are fused and the axis of "
+                + "a zero-stride iter may differ; replicas may be written in another order or form)."};
+    }
+
+    /** A wrong tile-of answer, named by whether TIRx's own tile convention explains it. */
+    private static String[] tileOfDefect(boolean byTirxConvention, Layout outer, Layout inner) {
+        String features = DifferentialCases.tileFeatures(outer, inner);
+        if (byTirxConvention) {
+            return new String[] {"inverts TIRx's tile convention: " + features,
+                "TIRx's answer is a factor under TIRx's own tile convention, not under A (x) B: " + TIRX_TILE_CONVENTION};
+        }
+        return new String[] {"wrong factor: " + features,
+            "TIRx's factor does not rebuild the tiled layout, neither as A (x) B nor under TIRx's tile convention."};
+    }
+
+    // ---- tile-of --------------------------------------------------------------------------------------
+
+    /** A tiled layout, or (one case in four) a random layout of the same shape that is rarely one. */
+    private record TileCase(Layout a, Shape ta, Layout b, Shape tb, Shape t, Layout l, boolean isTile) {}
+
+    private static TileCase tileCase(Random r) {
+        int rank = 1 + r.nextInt(3);
+        Shape ta = DifferentialCases.shape(r, rank, 24);
+        Shape tb = DifferentialCases.shape(r, rank, 24);
+        Layout a = DifferentialCases.grouped(r, ta);
+        Layout b = DifferentialCases.grouped(r, tb);
+        Shape t = Tile.tiledShape(ta, tb);
+        int form = r.nextInt(4);
+        Layout l = switch (form) {
+            case 0 -> DifferentialCases.grouped(r, t);
+            case 1 -> Canonicalize.canonicalize(Tile.tile(a, ta, b, tb));
+            default -> Tile.tile(a, ta, b, tb);
+        };
+        return new TileCase(a, ta, b, tb, t, l, form != 0);
+    }
+
+    /** Given the inner layout, find the outer: axe4j {@link TileOf#outer}, TIRx {@code inner.is_tile_inner}. */
+    @Test
+    void tileOuter() {
+        Property.forAll("differential tile-outer", r -> {
+            TileCase c = tileCase(r);
+            List<TreeSet<Point>> tiled = Oracle.table(c.l());
+            Map<Axis, Long> span = DifferentialCases.enumeratedSpan(c.b());
+            Predicate<Layout> correct = x -> x.size() == c.ta().size()
+                    && DifferentialCases.interleavedMap(x, c.ta(), c.b(), c.tb(), span).equals(tiled);
+            Optional<Layout> ours = TileOf.outer(c.l(), c.t(), c.b(), c.tb());
+            assertTrue(ours.isPresent() || !c.isTile(), () -> "axe4j finds no outer layout of the tile " + c);
+            String input = "outer of " + c.l() + " by " + c.t() + " over inner " + c.b() + " by " + c.tb();
+            String python = TirxCalls.python(c.b()) + ".is_tile_inner(" + TirxCalls.python(c.l()) + ", "
+                    + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.tb()) + ")";
+            compare("tile-outer", input, python, DifferentialCases.weight(c.l(), c.b()), ours,
+                    TirxCalls.outerOf(c.l(), c.t(), c.b(), c.tb()), correct,
+                    x -> "A (x) B with this A differs from L", theirs -> sameMapReason(ours.get(), theirs, "outer"),
+                    theirs -> tileOfDefect(theirs.size() == c.ta().size() && DifferentialCases.induces(c.l(),
+                            DifferentialCases.tirxTileModel(theirs, c.ta(), c.b(), c.tb())), theirs, c.b()));
+        });
+    }
+
+    /** Given the outer layout, find the inner: axe4j {@link TileOf#inner}, TIRx {@code outer.is_tile_outer}. */
+    @Test
+    void tileInner() {
+        Property.forAll("differential tile-inner", r -> {
+            TileCase c = tileCase(r);
+            List<TreeSet<Point>> tiled = Oracle.table(c.l());
+            Predicate<Layout> correct = x -> x.size() == c.tb().size()
+                    && DifferentialCases.interleavedMap(c.a(), c.ta(), x, c.tb(), DifferentialCases.enumeratedSpan(x))
+                    .equals(tiled);
+            Optional<Layout> ours = TileOf.inner(c.l(), c.t(), c.a(), c.ta());
+            assertTrue(ours.isPresent() || !c.isTile(), () -> "axe4j finds no inner layout of the tile " + c);
+            String input = "inner of " + c.l() + " by " + c.t() + " under outer " + c.a() + " by " + c.ta();
+            String python = TirxCalls.python(c.a()) + ".is_tile_outer(" + TirxCalls.python(c.l()) + ", "
+                    + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.ta()) + ")";
+            compare("tile-inner", input, python, DifferentialCases.weight(c.l(), c.a()), ours,
+                    TirxCalls.innerOf(c.l(), c.t(), c.a(), c.ta()), correct,
+                    x -> "A (x) B with this B differs from L", theirs -> sameMapReason(ours.get(), theirs, "inner"),
+                    theirs -> tileOfDefect(theirs.size() == c.tb().size() && DifferentialCases.induces(c.l(),
+                            DifferentialCases.tirxTileModel(c.a(), c.ta(), theirs, c.tb())), c.a(), theirs));
+        });
+    }
+
+    // ---- slice ----------------------------------------------------------------------------------------
+
+    @Test
+    void slice() {
+        Property.forAll("differential slice", r -> {
+            Layout l;
+            Shape shape;
+            if (r.nextBoolean()) {
+                l = DifferentialCases.layout(r);
+                shape = RandomLayouts.shapeOf(r, l.size(), 3);
+            } else {
+                shape = DifferentialCases.shape(r, 1 + r.nextInt(3), 96);
+                l = DifferentialCases.grouped(r, shape);
+            }
+            Region region = DifferentialCases.region(r, shape);
+            List<TreeSet<Point>> required = DifferentialCases.sliceMap(l, shape, region);
+            String input = l + " by " + shape + " on " + region;
+            String python = TirxCalls.python(l) + ".slice(" + TirxCalls.python(shape) + ", "
+                    + TirxCalls.python(region) + ")";
+            Optional<Layout> oursSlice = Slice.trySlice(l, shape, region);
+            compare("slice", input, python, DifferentialCases.weight(l), oursSlice,
+                    TirxCalls.slice(l, shape, region), c -> DifferentialCases.induces(c, required),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(oursSlice.get(), theirs, "slice"),
+                    theirs -> sliceDefect(l, shape, region, theirs));
+        });
+    }
+
+    private static String[] sliceDefect(Layout l, Shape shape, Region region, Layout theirs) {
+        return new String[] {"slice map differs", "TIRx's slice does not induce y -> L(begin + y) on the box."};
+    }
+
+    // ---- comparison -----------------------------------------------------------------------------------
+
+    private static void compare(String op, String input, String python, long weight, Optional<Layout> ours,
+                                Answer<Layout> theirs, Predicate<Layout> correct, Function<Layout, String> difference,
+                                Function<Layout, String[]> byDesign) {
+        compare(op, input, python, weight, ours, theirs, correct, difference, byDesign,
+                x -> new String[] {op + " answer wrong", "TIRx's " + op + " answer does not induce the required map."});
+    }
+
+    /**
+     * The common verdict: axe4j's answer must be correct (else the test fails); TIRx's is checked by the same
+     * predicate; then agree / by-design / only-axe4j / only-TIRx / TIRx-wrong as the ledger defines them.
+     */
+    private static void compare(String op, String input, String python, long weight, Optional<Layout> ours,
+                                Answer<Layout> theirs, Predicate<Layout> correct, Function<Layout, String> difference,
+                                Function<Layout, String[]> byDesign, Function<Layout, String[]> defect) {
+        ours.ifPresent(o -> assertTrue(correct.test(o),
+                () -> op + ": axe4j's answer " + o + " to " + input + " is wrong: " + difference.apply(o)));
+        String oursText = ours.map(Layout::toString).orElse("refuses");
+        if (!theirs.answered()) {
+            if (ours.isPresent()) {
+                record(op, Outcome.ONLY_AXE4J, theirs.refusal(), "TIRx does not answer where a correct answer exists.",
+                        example(input, theirs.shown(), oursText, python, weight));
+            } else {
+                LEDGER.record(op, Outcome.AGREE);
+            }
+            return;
+        }
+        Layout t = theirs.value();
+        if (!correct.test(t)) {
+            String[] kind = defect.apply(t);
+            record(op, Outcome.TIRX_WRONG, kind[0], kind[1],
+                    example(input, t + " (" + difference.apply(t) + ")", oursText, python, weight));
+        } else if (ours.isEmpty()) {
+            fail(op + ": TIRx answers correctly where axe4j refuses: " + input + " -> " + t);
+        } else if (ours.get().equals(t)) {
+            LEDGER.record(op, Outcome.AGREE);
+        } else {
+            String[] reason = byDesign.apply(t);
+            record(op, Outcome.BY_DESIGN, reason[0], reason[1], example(input, t.toString(), oursText, python, weight));
+        }
+    }
+
+    private static void record(String op, Outcome outcome, String reason, String explanation, Example example) {
+        LEDGER.record(op, outcome, reason, explanation, example);
+    }
+
+    private static Example example(String input, String tirx, String axe4j, String python, long weight) {
+        return new Example(input, tirx, axe4j, TirxCalls.PYTHON_PRELUDE + "print(" + python + ")", weight);
+    }
+}
