@@ -1,9 +1,12 @@
 package org.axe4j.passes;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.axe4j.layout.Axis;
@@ -155,8 +158,35 @@ final class DifferentialCases {
 
     /** The tile map with the outer images scaled by {@code scale} per axis (1 where absent); no scale is a direct sum. */
     static List<TreeSet<Point>> interleavedMap(Layout a, Shape ta, Layout b, Shape tb, Map<Axis, Long> scale) {
+        List<TreeSet<Point>> out = new ArrayList<>();
+        interleaved(a, ta, b, tb, scale, (z, set) -> out.add(set));
+        return out;
+    }
+
+    /** Whether the interleaved map equals {@code target}, stopping at the first index where it does not. */
+    static boolean interleavedMatches(Layout a, Shape ta, Layout b, Shape tb, Map<Axis, Long> scale,
+                                      List<TreeSet<Point>> target) {
+        return target.size() == ta.size() * tb.size()
+                && interleaved(a, ta, b, tb, scale, (z, set) -> set.equals(target.get((int) z)));
+    }
+
+    /** Receives the set at each flat index in turn; returning false stops the enumeration. */
+    @FunctionalInterface
+    interface SetVisitor {
+        boolean visit(long z, TreeSet<Point> set);
+    }
+
+    /**
+     * Enumerates {@code L(z) = { a ⊙ scale + b : a in A(x), b in B(y) }} over {@code T = T_A * T_B} in row-major
+     * order, {@code z_k = x_k * T_B[k] + y_k}; true iff the visitor accepted every set.
+     */
+    static boolean interleaved(Layout a, Shape ta, Layout b, Shape tb, Map<Axis, Long> scale, SetVisitor visitor) {
         List<TreeSet<Point>> tableA = Oracle.table(a);
         List<TreeSet<Point>> tableB = Oracle.table(b);
+        List<List<Point>> scaledA = new ArrayList<>();
+        for (TreeSet<Point> set : tableA) {
+            scaledA.add(set.stream().map(p -> scaled(p, scale)).toList());
+        }
         long[] t = new long[ta.rank()];
         for (int k = 0; k < t.length; k++) {
             t[k] = ta.dim(k) * tb.dim(k);
@@ -164,7 +194,6 @@ final class DifferentialCases {
         long[] ya = ta.toArray();
         long[] yb = tb.toArray();
         long size = ta.size() * tb.size();
-        List<TreeSet<Point>> out = new ArrayList<>();
         long[] z = new long[t.length];
         for (long flat = 0; flat < size; flat++) {
             long[] x = new long[t.length];
@@ -174,12 +203,14 @@ final class DifferentialCases {
                 y[k] = z[k] % tb.dim(k);
             }
             TreeSet<Point> set = new TreeSet<>();
-            for (Point p : tableA.get((int) Oracle.flat(ya, x))) {
+            for (Point p : scaledA.get((int) Oracle.flat(ya, x))) {
                 for (Point q : tableB.get((int) Oracle.flat(yb, y))) {
-                    set.add(scaled(p, scale).plus(q));
+                    set.add(p.plus(q));
                 }
             }
-            out.add(set);
+            if (!visitor.visit(flat, set)) {
+                return false;
+            }
             for (int k = t.length - 1; k >= 0; k--) { // row-major odometer over T
                 if (++z[k] < t[k]) {
                     break;
@@ -187,7 +218,7 @@ final class DifferentialCases {
                 z[k] = 0;
             }
         }
-        return out;
+        return true;
     }
 
     static Point scaled(Point p, Map<Axis, Long> scale) {
@@ -196,48 +227,88 @@ final class DifferentialCases {
         return new Point(m);
     }
 
-    /**
-     * The map TIRx's tile is observed to build: the outer shard and replicas scaled by TIRx's span of the inner
-     * layout ({@code 1 + sum (e-1)*s + O_a}, strides with their sign, offset counted), the outer offset added
-     * unscaled. Used to name the cause of a wrong tile answer, never as the required map.
-     */
-    static List<TreeSet<Point>> tirxTileModel(Layout a, Shape ta, Layout b, Shape tb) {
-        Map<Axis, Long> scale = new TreeMap<>();
-        for (Axis axis : b.axes()) {
-            scale.put(axis, signedSpan(b, axis));
+    /** The ways TIRx's tile departs from {@code A (x) B}, each observed on TIRx and named here. */
+    enum TileDeviation {
+        SIGNED_SPAN("strides counted with their sign in the span"),
+        OFFSET_IN_SPAN("inner offset counted in the span"),
+        SHARD_AXES_ONLY("axes without an inner shard iter not scaled"),
+        OUTER_REPLICAS_UNSCALED("outer replicas not scaled"),
+        OUTER_OFFSET_UNSCALED("outer offset not scaled");
+
+        final String words;
+
+        TileDeviation(String words) {
+            this.words = words;
         }
-        TreeMap<Axis, Long> offset = new TreeMap<>(b.offset());
-        a.offset().forEach((axis, v) -> offset.merge(axis, v, Long::sum));
-        return interleavedMap(a.withOffset(Map.of()), ta, b.withOffset(offset), tb, scale);
     }
 
-    /** {@code 1 + sum (e-1)*s + O_a} over the shard and replica iters on {@code a}, with the sign of each stride. */
-    static long signedSpan(Layout l, Axis a) {
-        long span = 1 + l.offsetOn(a);
-        for (List<Iter> part : List.of(l.shard(), l.replica())) {
-            for (Iter it : part) {
-                if (it.axis().equals(a)) {
-                    span += (it.extent() - 1) * it.stride();
+    /**
+     * Whether {@code tiled} is the tile map with some of TIRx's deviations: with none it is {@code A (x) B}; with all it is what TIRx's
+     * {@code LayoutTile} is observed to build: the outer shard scaled, only on the axes of inner shard iters of extent above 1, by TIRx's span
+     * of the inner layout {@code 1 + sum (e-1)*s + O_a} (signed strides, offset counted), the outer replicas and
+     * offset added unscaled. Used to name the cause of a wrong answer, never as the required map.
+     */
+    static boolean tileModelMatches(Layout a, Shape ta, Layout b, Shape tb, Set<TileDeviation> on,
+                                    List<TreeSet<Point>> tiled) {
+        TreeSet<Axis> axes = new TreeSet<>(a.axes());
+        axes.addAll(b.axes());
+        Set<Axis> innerShardAxes = new TreeSet<>();
+        b.shard().stream().filter(it -> it.extent() > 1).forEach(it -> innerShardAxes.add(it.axis()));
+        Map<Axis, Long> scale = new TreeMap<>();
+        for (Axis axis : axes) {
+            long span = 1 + (on.contains(TileDeviation.OFFSET_IN_SPAN) ? b.offsetOn(axis) : 0);
+            for (List<Iter> part : List.of(b.shard(), b.replica())) {
+                for (Iter it : part) {
+                    if (it.axis().equals(axis)) {
+                        span += (it.extent() - 1)
+                                * (on.contains(TileDeviation.SIGNED_SPAN) ? it.stride() : Math.abs(it.stride()));
+                    }
+                }
+            }
+            boolean scaled = !on.contains(TileDeviation.SHARD_AXES_ONLY) || innerShardAxes.contains(axis);
+            scale.put(axis, scaled ? span : 1);
+        }
+        boolean replicasAside = on.contains(TileDeviation.OUTER_REPLICAS_UNSCALED);
+        boolean offsetAside = on.contains(TileDeviation.OUTER_OFFSET_UNSCALED);
+        Layout outer = new Layout(a.shard(), replicasAside ? List.of() : a.replica(),
+                offsetAside ? new TreeMap<>() : a.offset());
+        List<Iter> innerReplica = new ArrayList<>(b.replica());
+        if (replicasAside) {
+            innerReplica.addAll(a.replica());
+        }
+        TreeMap<Axis, Long> innerOffset = new TreeMap<>(b.offset());
+        if (offsetAside) {
+            a.offset().forEach((axis, v) -> innerOffset.merge(axis, v, Long::sum));
+        }
+        return interleavedMatches(outer, ta, new Layout(b.shard(), innerReplica, innerOffset), tb, scale, tiled);
+    }
+
+    /**
+     * The fewest deviations ({@link #tileModelMatches}) that turn {@code A (x) B} into {@code tiled}: one, or two; an
+     * empty list when only three or more do; empty (no list) when not even all of them explain it.
+     */
+    static Optional<List<TileDeviation>> tirxTileDeviations(Layout a, Shape ta, Layout b, Shape tb,
+                                                            List<TreeSet<Point>> tiled) {
+        if (a.size() != ta.size() || b.size() != tb.size()) {
+            return Optional.empty();
+        }
+        if (!tileModelMatches(a, ta, b, tb, EnumSet.allOf(TileDeviation.class), tiled)) {
+            return Optional.empty();
+        }
+        TileDeviation[] all = TileDeviation.values();
+        for (TileDeviation d : all) {
+            if (tileModelMatches(a, ta, b, tb, EnumSet.of(d), tiled)) {
+                return Optional.of(List.of(d));
+            }
+        }
+        for (int i = 0; i < all.length; i++) {
+            for (int j = i + 1; j < all.length; j++) {
+                if (tileModelMatches(a, ta, b, tb, EnumSet.of(all[i], all[j]), tiled)) {
+                    return Optional.of(List.of(all[i], all[j]));
                 }
             }
         }
-        return span;
-    }
-
-    /** The features of tile operands that TIRx's tile convention treats differently, in words. */
-    static String tileFeatures(Layout outer, Layout inner) {
-        List<String> f = new ArrayList<>();
-        if (inner.shard().stream().anyMatch(it -> it.stride() < 0 && it.extent() > 1)
-                || inner.replica().stream().anyMatch(it -> it.stride() < 0 && it.extent() > 1)) {
-            f.add("inner has a negative stride");
-        }
-        if (!inner.offset().isEmpty()) {
-            f.add("inner has an offset");
-        }
-        if (!outer.offset().isEmpty()) {
-            f.add("outer has an offset");
-        }
-        return f.isEmpty() ? "no offset, no negative inner stride" : String.join(", ", f);
+        return Optional.of(List.of());
     }
 
     /** {@code L'(y) = L(begin + y)} over the widths of the region, row-major. */

@@ -72,6 +72,18 @@ final class DivergenceLedger {
         }
     }
 
+    /** Whether an example of this weight would replace the one kept (so that costly example text is made only then). */
+    synchronized boolean wouldKeep(String op, Outcome outcome, String reason, long weight) {
+        Map<String, Map<String, Entry>> book = switch (outcome) {
+            case BY_DESIGN -> byDesign;
+            case TIRX_WRONG -> tirxWrong;
+            case ONLY_AXE4J -> onlyAxe4j;
+            default -> Map.of();
+        };
+        Entry e = book.getOrDefault(op, Map.of()).get(reason);
+        return e == null || weight < e.smallest.weight();
+    }
+
     synchronized long count(String op, Outcome outcome) {
         long[] c = counts.get(op);
         return c == null ? 0 : c[outcome.ordinal()];
