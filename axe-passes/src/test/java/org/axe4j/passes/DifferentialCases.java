@@ -346,12 +346,6 @@ final class DifferentialCases {
         return "no difference";
     }
 
-    /** The layout without its extent-1 iters (shard and replica), which change nothing in the map. */
-    static Layout withoutUnitIters(Layout l) {
-        return new Layout(l.shard().stream().filter(it -> it.extent() != 1).toList(),
-                l.replica().stream().filter(it -> it.extent() != 1).toList(), l.offset());
-    }
-
     /** Weight of an example: iters first, then domain size, summed over the operands. */
     static long weight(Layout... layouts) {
         long w = 0;

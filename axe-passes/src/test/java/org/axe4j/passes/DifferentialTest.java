@@ -52,8 +52,6 @@ class DifferentialTest {
     private static final DivergenceLedger LEDGER = new DivergenceLedger();
     private static long startNanos;
 
-    private static final String SAME_MAP_OTHER_FORM = "same map, other iters";
-
     @BeforeAll
     static void load() {
         Tvm.load();
@@ -137,34 +135,8 @@ class DifferentialTest {
             Layout ours = Canonicalize.canonicalize(l);
             compare("canonicalize", l.toString(), TirxCalls.python(l) + ".canonicalize()", DifferentialCases.weight(l),
                     Optional.of(ours), TirxCalls.canonicalize(l), c -> DifferentialCases.induces(c, required),
-                    c -> DifferentialCases.firstDifference(c, required), theirs -> canonicalReason(ours, theirs));
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> FormDifferences.reason(ours, theirs));
         });
-    }
-
-    private static String[] canonicalReason(Layout ours, Layout theirs) {
-        if (DifferentialCases.withoutUnitIters(theirs).equals(DifferentialCases.withoutUnitIters(ours))) {
-            return sameMapReason(ours, theirs, "canonical");
-        }
-        if (ours.shard().equals(theirs.shard())) {
-            return new String[] {"replicas and offset written differently",
-                "Both canonical forms have the same shard; the replica set (and the offset that goes with it) is "
-                        + "written with other iters. axe4j's canonical replicas are sorted by axis and stride with "
-                        + "negative strides folded into the offset; TIRx keeps another form of the same set."};
-        }
-        long ourIters = ours.shard().size() + ours.replica().size();
-        long theirIters = theirs.shard().size() + theirs.replica().size();
-        if (ourIters < theirIters) {
-            return new String[] {"shard: axe4j's form is shorter",
-                "Both forms induce the same map; axe4j fuses iters TIRx leaves apart (e.g. extent-1 iters, zero "
-                        + "strides on different axes, iters whose strides chain: (e1, e2*s), (e2, s) = (e1*e2, s))."};
-        }
-        if (ourIters > theirIters) {
-            return new String[] {"shard: TIRx's form is shorter",
-                "Both forms induce the same map; TIRx's form has fewer iters."};
-        }
-        return new String[] {"shard: same length, other iters",
-            "Both forms induce the same map with as many iters, written differently (e.g. the axis of a "
-                    + "zero-stride iter, or the order in which equivalent iters are kept)."};
     }
 
     // ---- span -----------------------------------------------------------------------------------------
@@ -256,7 +228,7 @@ class DifferentialTest {
             String oursText = ours.map(g -> g.layout() + " seps " + g.seps()).orElse("refuses");
             if (!theirs.answered()) {
                 if (ours.isPresent()) {
-                    record("group", Outcome.ONLY_AXE4J, theirs.refusal(), groupRefusal(shape),
+                    record("group", Outcome.ONLY_AXE4J, theirs.refusal(), FormDifferences.refusal(theirs.refusal()),
                             example(input, theirs.shown(), oursText, python, w));
                 } else {
                     LEDGER.record("group", Outcome.AGREE);
@@ -273,21 +245,13 @@ class DifferentialTest {
             } else if (ours.isEmpty()) {
                 fail("group: TIRx answers correctly where axe4j refuses: " + input + " -> " + g);
             } else {
-                record("group", Outcome.BY_DESIGN, SAME_MAP_OTHER_FORM,
-                        "Both refinements induce the map and split at the shape. axe4j fuses the whole shard first and "
-                                + "each block after, so its answer has the fewest iters (no extent-1 iters, chained "
-                                + "strides fused); TIRx only splits the iters it is given.",
+                String[] reason = ours.get().layout().equals(g.layout())
+                        ? new String[] {"separators differ", "The same grouped layout, split at other separators."}
+                        : FormDifferences.reason(ours.get().layout(), g.layout());
+                record("group", Outcome.BY_DESIGN, reason[0], reason[1],
                         example(input, theirs.shown(), oursText, python, w));
             }
         });
-    }
-
-    private static String groupRefusal(Shape shape) {
-        return shape.dims().contains(1L)
-                ? "TIRx refuses to group by a shape with a dimension of extent 1 when no iter of extent 1 is there "
-                + "to stand for it; axe4j gives such a dimension an empty block."
-                : "TIRx refuses a grouping that exists: the refinement needs the shard fused (or unit iters dropped) "
-                + "first, which TIRx's grouping does not do.";
     }
 
     /** Same map as {@code l}, and block k (between seps k and k+1) multiplies to dimension k. */
@@ -326,7 +290,7 @@ class DifferentialTest {
                     + TirxCalls.python(tb) + ")";
             compare("tile", input, python, DifferentialCases.weight(a, b), Optional.of(ours),
                     TirxCalls.tile(a, ta, b, tb), c -> DifferentialCases.induces(c, required),
-                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(ours, theirs, "tile"),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> FormDifferences.reason(ours, theirs),
                     theirs -> tileDefect(a, ta, b, tb, theirs));
         });
     }
@@ -371,20 +335,8 @@ class DifferentialTest {
                     + ", " + TirxCalls.python(tb) + ")";
             compare("direct-sum", input, python, DifferentialCases.weight(a, b), Optional.of(ours),
                     TirxCalls.directSum(a, ta, b, tb), c -> DifferentialCases.induces(c, required),
-                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(ours, theirs, "direct sum"));
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> FormDifferences.reason(ours, theirs));
         });
-    }
-
-    /** Why two correct answers differ: TIRx keeps extent-1 iters, or the iters differ otherwise. */
-    private static String[] sameMapReason(Layout ours, Layout theirs, String op) {
-        if (DifferentialCases.withoutUnitIters(theirs).equals(DifferentialCases.withoutUnitIters(ours))) {
-            return new String[] {"TIRx keeps extent-1 iters", "Both answers induce the required " + op + " map and "
-                    + "are equal once iters of extent 1 (which contribute nothing) are dropped: TIRx keeps them, in "
-                    + "the shard and in the replicas; axe4j drops them."};
-        }
-        return new String[] {SAME_MAP_OTHER_FORM, "Both answers induce the required " + op + " map; the iters "
-                + "differ (axe4j groups and fuses its operands first, so chained iters are fused and the axis of "
-                + "a zero-stride iter may differ; replicas may be written in another order or form)."};
     }
 
     private static final String FACTOR_UNEXPLAINED = "TIRx's factor does not rebuild the tiled layout, neither "
@@ -427,7 +379,7 @@ class DifferentialTest {
                     + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.tb()) + ")";
             compare("tile-outer", input, python, DifferentialCases.weight(c.l(), c.b()), ours,
                     TirxCalls.outerOf(c.l(), c.t(), c.b(), c.tb()), correct,
-                    x -> "A (x) B with this A differs from L", theirs -> sameMapReason(ours.get(), theirs, "outer"),
+                    x -> "A (x) B with this A differs from L", theirs -> FormDifferences.reason(ours.get(), theirs),
                     theirs -> tileKind(DifferentialCases.tirxTileDeviations(theirs, c.ta(), c.b(), c.tb(), tiled),
                             FACTOR_UNEXPLAINED));
         });
@@ -449,7 +401,7 @@ class DifferentialTest {
                     + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.ta()) + ")";
             compare("tile-inner", input, python, DifferentialCases.weight(c.l(), c.a()), ours,
                     TirxCalls.innerOf(c.l(), c.t(), c.a(), c.ta()), correct,
-                    x -> "A (x) B with this B differs from L", theirs -> sameMapReason(ours.get(), theirs, "inner"),
+                    x -> "A (x) B with this B differs from L", theirs -> FormDifferences.reason(ours.get(), theirs),
                     theirs -> tileKind(DifferentialCases.tirxTileDeviations(c.a(), c.ta(), theirs, c.tb(), tiled),
                             FACTOR_UNEXPLAINED));
         });
@@ -477,7 +429,7 @@ class DifferentialTest {
             Optional<Layout> oursSlice = Slice.trySlice(l, shape, region);
             compare("slice", input, python, DifferentialCases.weight(l), oursSlice,
                     TirxCalls.slice(l, shape, region), c -> DifferentialCases.induces(c, required),
-                    c -> DifferentialCases.firstDifference(c, required), theirs -> sameMapReason(oursSlice.get(), theirs, "slice"),
+                    c -> DifferentialCases.firstDifference(c, required), theirs -> FormDifferences.reason(oursSlice.get(), theirs),
                     theirs -> sliceDefect(l, shape, region, theirs));
         });
     }
@@ -507,7 +459,7 @@ class DifferentialTest {
         String oursText = ours.map(Layout::toString).orElse("refuses");
         if (!theirs.answered()) {
             if (ours.isPresent()) {
-                record(op, Outcome.ONLY_AXE4J, theirs.refusal(), "TIRx does not answer where a correct answer exists.",
+                record(op, Outcome.ONLY_AXE4J, theirs.refusal(), FormDifferences.refusal(theirs.refusal()),
                         example(input, theirs.shown(), oursText, python, weight));
             } else {
                 LEDGER.record(op, Outcome.AGREE);
