@@ -134,6 +134,27 @@ final class DifferentialCases {
         return Region.at(begin, widths);
     }
 
+    /**
+     * A box of a one-dimensional shape that wraps the fastest digit once: it starts {@code beta} into a run of
+     * the fastest iter (extent {@code e}) and is {@code 2(e - beta)} wide, so the carry between its two halves
+     * may ripple through several slower digits. Empty when the layout has no iter of extent above 2.
+     */
+    static Optional<Region> oneWrapRegion(Random r, Layout l) {
+        List<Iter> shard = l.shard().stream().filter(it -> it.extent() > 1).toList();
+        if (shard.isEmpty() || shard.get(shard.size() - 1).extent() < 3) {
+            return Optional.empty();
+        }
+        long e = shard.get(shard.size() - 1).extent();
+        long beta = 1 + r.nextInt((int) e - 1);
+        long width = 2 * (e - beta);
+        long runs = l.size() / e;
+        if (runs < 2) {
+            return Optional.empty();
+        }
+        long begin = r.nextInt((int) runs - 1) * e + beta;
+        return Optional.of(Region.at(new long[] {begin}, new long[] {width}));
+    }
+
     // ---- required maps ---------------------------------------------------------------------------------
 
     /** {@code max - min + 1} of the image on every axis that occurs in it or in the layout's iters. */

@@ -414,14 +414,20 @@ class DifferentialTest {
         Property.forAll("differential slice", r -> {
             Layout l;
             Shape shape;
-            if (r.nextBoolean()) {
+            Optional<Region> box = Optional.empty();
+            int family = r.nextInt(3);
+            if (family == 0) {
                 l = DifferentialCases.layout(r);
                 shape = RandomLayouts.shapeOf(r, l.size(), 3);
-            } else {
+            } else if (family == 1) {
                 shape = DifferentialCases.shape(r, 1 + r.nextInt(3), 96);
                 l = DifferentialCases.grouped(r, shape);
+            } else { // a flat box that wraps the fastest digit once
+                l = DifferentialCases.layout(r);
+                shape = Shape.of(l.size());
+                box = DifferentialCases.oneWrapRegion(r, l);
             }
-            Region region = DifferentialCases.region(r, shape);
+            Region region = box.isPresent() ? box.get() : DifferentialCases.region(r, shape);
             List<TreeSet<Point>> required = DifferentialCases.sliceMap(l, shape, region);
             String input = l + " by " + shape + " on " + region;
             String python = TirxCalls.python(l) + ".slice(" + TirxCalls.python(shape) + ", "
@@ -435,7 +441,32 @@ class DifferentialTest {
     }
 
     private static String[] sliceDefect(Layout l, Shape shape, Region region, Layout theirs) {
+        if (shape.rank() == 1 && carriesThroughSeveralDigits(l, region.begin(0), region.end(0))) {
+            return new String[] {"carry through several digits",
+                "The box crosses a carry that moves two or more slower digits at once (the index goes from "
+                        + "(.., d, e'-1, e-1) to (.., d+1, 0, 0)). TIRx's slice writes the jump across the carry as "
+                        + "s' - (e-1)*s (the next digit's stride minus the fastest digit's reach), which is right only "
+                        + "when the carry stops at the next digit; axe4j reads the jump off the block, "
+                        + "f(lo + n) - f(lo), so a rippling carry is exact. The slice TIRx returns maps part of the "
+                        + "box to points outside L."};
+        }
         return new String[] {"slice map differs", "TIRx's slice does not induce y -> L(begin + y) on the box."};
+    }
+
+    /** Whether some step x -> x+1 inside [begin, end) changes three or more digits (fastest included). */
+    private static boolean carriesThroughSeveralDigits(Layout l, long begin, long end) {
+        for (long x = begin; x + 1 < end; x++) {
+            long[] a = l.digits(x);
+            long[] b = l.digits(x + 1);
+            int changed = 0;
+            for (int k = 0; k < a.length; k++) {
+                changed += a[k] != b[k] ? 1 : 0;
+            }
+            if (changed >= 3) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---- comparison -----------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -93,8 +95,10 @@ final class DivergenceLedger {
     synchronized String consoleTable() {
         StringBuilder sb = new StringBuilder(String.format("%n%-14s %9s %17s %11s %10s %11s%n", "operation",
                 "agree", "differ-by-design", "only-axe4j", "only-TIRx", "TIRx-wrong"));
-        counts.forEach((op, c) -> sb.append(String.format("%-14s %9d %17d %11d %10d %11d%n", op, c[0], c[1], c[2],
-                c[3], c[4])));
+        for (String op : ordered(counts.keySet())) {
+            long[] c = counts.get(op);
+            sb.append(String.format("%-14s %9d %17d %11d %10d %11d%n", op, c[0], c[1], c[2], c[3], c[4]));
+        }
         appendConsole(sb, "differ-by-design", byDesign);
         appendConsole(sb, "TIRx defect", tirxWrong);
         appendConsole(sb, "only-axe4j", onlyAxe4j);
@@ -134,31 +138,36 @@ final class DivergenceLedger {
         md.append("## Counts per operation\n\n");
         md.append("| operation | agree | differ-by-design | only-axe4j | only-TIRx | TIRx-wrong |\n");
         md.append("|---|---:|---:|---:|---:|---:|\n");
-        counts.forEach((op, c) -> md.append(String.format("| %s | %d | %d | %d | %d | %d |%n", op, c[0], c[1], c[2],
-                c[3], c[4])));
+        for (String op : ordered(counts.keySet())) {
+            long[] c = counts.get(op);
+            md.append(String.format("| %s | %d | %d | %d | %d | %d |%n", op, c[0], c[1], c[2], c[3], c[4]));
+        }
         md.append("\nOperations compared: `apply` (TIRx's `LayoutApplyLinear` returns the base point `D(x) + O`; "
                 + "compared with it), `canonicalize`, `group` (`TileLayoutGroup`), `tile` (`LayoutTile`), `tile-outer` "
                 + "(`LayoutIsTileInner`: find the outer layout from the inner one), `tile-inner` (`LayoutIsTileOuter`: "
                 + "find the inner layout from the outer one), `direct-sum` (`LayoutDirectSum`), `slice` "
                 + "(`LayoutSlice`), `span` (`LayoutGetSpan`, per axis).\n\n");
-        section(md, "Differences by design", "reason", byDesign, false);
-        section(md, "TIRx defects (upstream; axe4j does not copy them)", "kind", tirxWrong, true);
-        section(md, "Answered by axe4j only", "TIRx's refusal", onlyAxe4j, false);
+        section(md, "Differences by design", byDesign, false);
+        section(md, "TIRx defects (upstream; axe4j does not copy them)", tirxWrong, true);
+        section(md, "Answered by axe4j only (TIRx refuses)", onlyAxe4j, false);
         return md.toString();
     }
 
-    private static void section(StringBuilder md, String title, String what, Map<String, Map<String, Entry>> book,
-                                boolean python) {
+    private static void section(StringBuilder md, String title, Map<String, Map<String, Entry>> book, boolean python) {
         md.append("## ").append(title).append("\n\n");
         if (book.isEmpty()) {
             md.append("None.\n\n");
             return;
         }
-        book.forEach((op, reasons) -> reasons.forEach((reason, e) -> {
-            md.append("### ").append(op).append(": ").append(reason).append(" (").append(e.count)
+        Map<String, String> explainedAt = new LinkedHashMap<>();
+        for (String op : ordered(book.keySet())) {
+            book.get(op).forEach((reason, e) -> {
+            String heading = op + ": " + reason;
+            md.append("### ").append(heading).append(" (").append(e.count)
                     .append(e.count == 1 ? " case" : " cases").append(")\n\n");
-            md.append(e.explanation).append("\n\n");
-            md.append("Smallest example (").append(what).append("):\n\n");
+            String first = explainedAt.putIfAbsent(e.explanation, heading);
+            md.append(first == null ? e.explanation : "Cause: as in \"" + first + "\" above.").append("\n\n");
+            md.append("Smallest example:\n\n");
             md.append("- input: `").append(e.smallest.input()).append("`\n");
             md.append("- TIRx: `").append(e.smallest.tirx()).append("`\n");
             md.append("- axe4j: `").append(e.smallest.axe4j()).append("`\n");
@@ -167,7 +176,18 @@ final class DivergenceLedger {
                         .append("\n```\n");
             }
             md.append('\n');
-        }));
+            });
+        }
+    }
+
+    /** Operations in the order of the table: the map first, then the operations on layouts. */
+    private static final List<String> ORDER = List.of("apply", "span", "canonicalize", "group", "tile", "tile-outer",
+            "tile-inner", "direct-sum", "slice");
+
+    private static List<String> ordered(java.util.Collection<String> ops) {
+        List<String> out = new ArrayList<>(ops);
+        out.sort(java.util.Comparator.comparingInt(op -> ORDER.indexOf(op) < 0 ? ORDER.size() : ORDER.indexOf(op)));
+        return out;
     }
 
     void write(Path file, long seed, int cases, double seconds) throws IOException {
