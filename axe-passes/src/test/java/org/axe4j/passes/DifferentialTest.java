@@ -68,7 +68,7 @@ class DifferentialTest {
         boolean fullRun = Property.CASES == 10_000 && System.getProperty("axe4j.seed") == null && root != null;
         if (fullRun) {
             Path file = Path.of(root, "docs", "divergences.md");
-            LEDGER.write(file, Property.BASE_SEED, Property.CASES, seconds);
+            LEDGER.write(file, Property.BASE_SEED, Property.CASES);
             System.out.println("wrote " + file.normalize());
         }
     }

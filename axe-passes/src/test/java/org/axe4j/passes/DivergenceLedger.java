@@ -112,14 +112,13 @@ final class DivergenceLedger {
     }
 
     /** The whole report in Markdown. */
-    synchronized String markdown(long seed, int cases, double seconds) {
+    synchronized String markdown(long seed, int cases) {
         StringBuilder md = new StringBuilder();
         md.append("# axe4j and TIRx: differential results\n\n");
         md.append("Written by `DifferentialTest` (axe-passes/src/test/java/org/axe4j/passes/), which `make test` runs;\n"
                 + "regenerate with `mvn -B -o verify -pl axe-passes -am` (the file is written only by a run with the\n"
                 + "default seed and case count). Every operation ran on ").append(String.format("%,d", cases))
-                .append(" seeded random cases (base seed ").append(seed).append(String.format(
-                        ", %.0f s on the build machine).%n%n", seconds));
+                .append(" seeded random cases (base seed ").append(seed).append(").\n\n");
         md.append("Each case builds operands with `RandomLayouts` (shapes, replicas, offsets, negative and zero strides,\n"
                 + "the axes `m`, `TLane`, `TCol` (memory) and `laneid`, `warpid` (threads)), asks axe4j and TIRx's C++\n"
                 + "globals (`tirx.*`, through the Java bridge) the same question, and checks every answer of both\n"
@@ -143,10 +142,11 @@ final class DivergenceLedger {
             md.append(String.format("| %s | %d | %d | %d | %d | %d |%n", op, c[0], c[1], c[2], c[3], c[4]));
         }
         md.append("\nOperations compared: `apply` (TIRx's `LayoutApplyLinear` returns the base point `D(x) + O`; "
-                + "compared with it), `canonicalize`, `group` (`TileLayoutGroup`), `tile` (`LayoutTile`), `tile-outer` "
+                + "compared with it at every index of layouts up to 32 elements and at 32 indices of larger ones, so "
+                + "its counts are indices), `canonicalize`, `group` (`TileLayoutGroup`), `tile` (`LayoutTile`), `tile-outer` "
                 + "(`LayoutIsTileInner`: find the outer layout from the inner one), `tile-inner` (`LayoutIsTileOuter`: "
                 + "find the inner layout from the outer one), `direct-sum` (`LayoutDirectSum`), `slice` "
-                + "(`LayoutSlice`), `span` (`LayoutGetSpan`, per axis).\n\n");
+                + "(`LayoutSlice`), `span` (`LayoutGetSpan`, per axis, so its counts are axes).\n\n");
         section(md, "Differences by design", byDesign, false);
         section(md, "TIRx defects (upstream; axe4j does not copy them)", tirxWrong, true);
         section(md, "Answered by axe4j only (TIRx refuses)", onlyAxe4j, false);
@@ -190,8 +190,8 @@ final class DivergenceLedger {
         return out;
     }
 
-    void write(Path file, long seed, int cases, double seconds) throws IOException {
+    void write(Path file, long seed, int cases) throws IOException {
         Files.createDirectories(file.getParent());
-        Files.writeString(file, markdown(seed, cases, seconds), StandardCharsets.UTF_8);
+        Files.writeString(file, markdown(seed, cases), StandardCharsets.UTF_8);
     }
 }

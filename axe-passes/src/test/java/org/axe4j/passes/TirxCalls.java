@@ -128,9 +128,13 @@ final class TirxCalls {
     static final String PYTHON_PRELUDE = "from tvm.tirx.layout import S, R, TileLayout, Axis\n"
             + "laneid, warpid, TLane, TCol = (Axis.get(n) for n in (\"laneid\", \"warpid\", \"TLane\", \"TCol\"))\n";
 
-    /** axe4j's text is TIRx's {@code S[...] + R[...] + o@axis} syntax once the axes are Python names. */
+    /**
+     * axe4j's text is TIRx's {@code S[...] + R[...] + o@axis} syntax once the axes are Python names, except that
+     * TIRx's builder has no subtraction: a negative offset term {@code - 7@laneid} is written {@code + -7@laneid}.
+     * (axe4j prints " - " only between offset terms; strides inside brackets carry their sign without spaces.)
+     */
     static String python(Layout l) {
-        return "TileLayout(" + l + ")";
+        return "TileLayout(" + l.toString().replace(" - ", " + -") + ")";
     }
 
     static String python(Shape s) {
