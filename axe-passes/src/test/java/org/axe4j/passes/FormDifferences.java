@@ -59,10 +59,15 @@ final class FormDifferences {
         if (Canonicalize.canonicalize(ours).equals(Canonicalize.canonicalize(theirs))) {
             int ourIters = ours.shard().size() + ours.replica().size();
             int theirIters = theirs.shard().size() + theirs.replica().size();
-            return ourIters <= theirIters
+            if (ourIters == theirIters) {
+                return new String[] {"same canonical form, iters split differently", "Both answers induce the "
+                        + "required map, have the same canonical form and as many iters, split at other places."};
+            }
+            return ourIters < theirIters
                     ? new String[] {"axe4j fuses iters TIRx keeps apart", "Both answers induce the required map and "
-                    + "have the same canonical form; axe4j's has no more iters (it fuses chained iters "
-                    + "(e1, e2*s), (e2, s) = (e1*e2, s) that TIRx leaves apart)."}
+                    + "have the same canonical form; axe4j's has fewer iters: it fuses what TIRx leaves apart (in "
+                    + "the shard, chained iters (e1, e2*s), (e2, s) = (e1*e2, s); in the replicas, progressions "
+                    + "whose sum is one progression, e.g. R[(3,2):(1,-2)] = R[5:1] - 2)."}
                     : new String[] {"TIRx fuses iters axe4j keeps apart", "Both answers induce the required map and "
                     + "have the same canonical form; TIRx's has fewer iters: it fuses chained iters of the two "
                     + "operands, while axe4j keeps the blocks of its grouping apart (the result stays grouped by "
