@@ -61,8 +61,10 @@ from dataclasses import dataclass
 from . import _classpath, _signals, _tvm
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
+from .compile import compile, explain
 
-__all__ = ["InstallInfo", "SetupError", "install", "installed", "use_pip_nvcc", "version", "__version__"]
+__all__ = ["InstallInfo", "SetupError", "compile", "explain", "install", "installed", "use_pip_nvcc", "version",
+           "__version__"]
 
 __version__ = "0.1.0.dev0"
 
@@ -106,7 +108,18 @@ def install(*, classpath: list[str] | None = None, jvm_options: list[str] | None
             return _info
         _info = _install(classpath, jvm_options)
         _requested = requested
-        return _info
+    _register_cpu_dispatch()
+    return _info
+
+
+def _register_cpu_dispatch() -> None:
+    """Adds the Java CPU dispatch cases to TVM's table when the schedules jar is on the classpath."""
+    import tvm
+
+    if tvm.get_global_func("axe4j.schedules.table", allow_missing=True) is not None:
+        from . import dispatch
+
+        dispatch.register()
 
 
 def installed() -> InstallInfo | None:

@@ -1,0 +1,92 @@
+"""``compile(mod, target)`` and ``explain(mod, target)``: TVM's TIRx pipeline with the Java CPU rules installed."""
+
+from __future__ import annotations
+
+
+def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
+    """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases."""
+    import tvm
+
+    from . import dispatch, install
+
+    install()
+    dispatch.register()
+    kwargs.setdefault("tir_pipeline", "tirx")
+    return tvm.compile(mod, target=target, **kwargs)
+
+
+def _tile_calls(node, out):
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    if isinstance(node, TilePrimitiveCall):
+        out.append(node)
+        return
+    for field in ("body", "then_case", "else_case", "block", "seq"):
+        child = getattr(node, field, None)
+        if child is None:
+            continue
+        if isinstance(child, (list, tuple)) or type(child).__name__ == "Array":
+            for c in child:
+                _tile_calls(c, out)
+        else:
+            _tile_calls(child, out)
+
+
+def explain(mod, target="llvm", *, file=None) -> str:
+    """For every tile call of ``mod`` (a PrimFunc or IRModule), every Java rule's decision with its reason.
+
+    Returns the report and prints it (to ``file`` if given, else stdout).
+    """
+    import sys
+
+    import tvm
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    from . import dispatch, install
+
+    install()
+    dispatch.register()
+    target = tvm.target.Target(target) if isinstance(target, str) else target
+    funcs = [("main", mod)] if not hasattr(mod, "functions") else [(str(g.name_hint), f) for g, f in mod.functions.items()]
+    lines = []
+    for name, func in funcs:
+        calls = []
+        _tile_calls(func.body, calls)
+        for n, call in enumerate(calls):
+            call = TilePrimitiveCall.downcast(call)
+            scope = call.scope.name if call.scope is not None else "thread"
+            lines.append(f"{name} #{n}: {str(call.script()).strip().splitlines()[-1].strip()}")
+            forced = call.dispatch
+            if forced is not None:
+                lines.append(f"  forced dispatch={forced}")
+            try:
+                request = dispatch.describe(call, dispatch._kind_name(target), str(scope))
+            except dispatch._NotDescribable as error:
+                lines.append(f"  not describable: {error}")
+                continue
+            chosen = None
+            for d in dispatch.explain_call(request):
+                if forced is not None and d["variant"] != forced:
+                    status = "skipped (not the forced variant)"
+                elif d["accepted"]:
+                    status = "accepted" + (" <- chosen" if chosen is None else " (lower priority)")
+                    chosen = chosen or d["variant"]
+                else:
+                    status = "declined: " + d["reason"]
+                lines.append(f"  {d['variant']} (prio={d['priority']}): {status}")
+                if d["accepted"]:
+                    lines.append("    plan: " + _plan_summary(d["plan"]))
+    report = "\n".join(lines)
+    print(report, file=file or sys.stdout)
+    return report
+
+
+def _plan_summary(plan) -> str:
+    if "loops" in plan:
+        loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
+        notes = "; ".join(plan.get("notes", []))
+        return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
+    if plan["kind"] == "gemm-blocked":
+        return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "
+                f"vector dim {plan['vector_dim']}, parallel={plan['parallel']}")
+    return f"{plan['kind']} M={plan['M']} N={plan['N']} K={plan['K']}"

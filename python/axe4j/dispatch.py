@@ -1,0 +1,457 @@
+"""Java dispatch rules for TIRx tile primitives on the CPU (target kind ``llvm``).
+
+``register()`` adds one case to TVM's dispatch table (``tvm.tirx.operator.tile_primitive.dispatcher``)
+for every (op, variant, priority) that Java lists through the global ``axe4j.schedules.table``; the
+upstream cases and their priorities stay as they are. Each case:
+
+1. describes the call (op, target kind, scope, tensor operands with their regions, the op's
+   parameters) as JSON, with the operands' ``tirx.TileLayout`` objects alongside;
+2. asks Java ``axe4j.schedules.decide(variant, json, layouts)``; Java checks the rule's applicability
+   from the layouts and answers a loop plan or a reason to decline;
+3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
+   the call (``emit``). The emitter makes no decision of its own: loop order, loop kinds, strides,
+   bases and replica displacements all come from the plan.
+
+A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+TARGET_KIND = "llvm"
+_lock = threading.Lock()
+_registered: list[tuple[str, str, int]] = []
+
+_MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
+            "add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_REDUCE_OPS = {"sum", "max", "min"}
+
+
+def register() -> list[tuple[str, str, int]]:
+    """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows."""
+    import tvm
+    from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
+
+    with _lock:
+        if _registered:
+            return list(_registered)
+        table = tvm.get_global_func("axe4j.schedules.table", allow_missing=True)
+        if table is None:
+            raise RuntimeError("the Java global axe4j.schedules.table is missing: build the schedules jar "
+                               "(mvn -B -o -q package -DskipTests) and call axe4j.install()")
+        for row in table():
+            op, variant, priority = str(row["op"]), str(row["variant"]), int(row["priority"])
+            register_dispatch(op, TARGET_KIND, variant=variant, priority=priority)(_case(variant))
+            _registered.append((op, variant, priority))
+        return list(_registered)
+
+
+def registered() -> list[tuple[str, str, int]]:
+    return list(_registered)
+
+
+def _case(variant: str):
+    def impl(op_call, sctx):
+        from tvm.tirx.operator.tile_primitive.dispatcher import DispatchFail
+        from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+        call = TilePrimitiveCall.downcast(op_call)
+        try:
+            request = describe(call, _kind_name(sctx.target), str(sctx.scope_kind))
+        except _NotDescribable as error:
+            raise DispatchFail(str(error)) from None
+        decision = decide(variant, request)
+        if not decision["accepted"]:
+            raise DispatchFail(decision["reason"])
+        return emit(request, decision["plan"])
+
+    impl.__name__ = "axe4j_" + variant.replace("-", "_")
+    return impl
+
+
+def decide(variant: str, request: "Described") -> dict:
+    import tvm
+
+    answer = tvm.get_global_func("axe4j.schedules.decide")(variant, request.json, request.layouts)
+    return json.loads(str(answer))
+
+
+def explain_call(request: "Described") -> list[dict]:
+    import tvm
+
+    return [json.loads(str(d)) for d in tvm.get_global_func("axe4j.schedules.explain")(request.json, request.layouts)]
+
+
+def _kind_name(target) -> str:
+    kind = getattr(target, "kind", None)
+    return str(getattr(kind, "name", kind))
+
+
+class _NotDescribable(Exception):
+    pass
+
+
+class Described:
+    """A call as Java sees it (``json``, ``layouts``) plus what the emitter needs (buffers, scalars)."""
+
+    def __init__(self, op, call, json_text, layouts, buffers, regions, scalars, params):
+        self.op = op
+        self.call = call
+        self.json = json_text
+        self.layouts = layouts
+        self.buffers = buffers      # role -> buffer
+        self.regions = regions      # role -> (start list, extent list)
+        self.scalars = scalars      # position -> scalar PrimExpr (non-tensor sources)
+        self.params = params
+
+
+def _is_region(x) -> bool:
+    from tvm.ir import TensorRegion
+
+    return isinstance(x, TensorRegion)
+
+
+def _ints(values, what):
+    out = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except (TypeError, ValueError):
+            raise _NotDescribable(f"{what} {v} is symbolic; CPU rules need constant regions") from None
+    return out
+
+
+def _layout_of(buffer):
+    from tvm.tirx.layout import S, TileLayout
+
+    layout = buffer.layout
+    if layout is None:
+        return TileLayout(S[tuple(_ints(buffer.shape, "shape"))])
+    return layout
+
+
+def describe(call, target_kind: str, scope_kind: str) -> Described:
+    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast)."""
+    op = call.op.name.split(".")[-1]
+    args = list(call.args)
+    roles: list[tuple[str, object]] = []
+    scalars: dict[int, object] = {}
+    params: dict[str, object] = {}
+    if op in _MAP_OPS:
+        srcs = args[1:2] if op in {"copy", "cast", "zero", "fill"} else args[1:3] if op in {
+            "add", "sub", "mul", "fdiv", "maximum", "minimum"} else args[1:2]
+        if op not in {"copy", "cast", "zero", "fill", "add", "sub", "mul", "fdiv", "maximum", "minimum"}:
+            params["bias_scale"] = any(a is not None for a in args[2:4])
+        roles.append(("dst", args[0]))
+        for i, s in enumerate(srcs):
+            if _is_region(s):
+                roles.append((f"src{i}", s))
+            else:
+                scalars[i] = s
+    elif op in _REDUCE_OPS:
+        roles += [("dst", args[0]), ("src0", args[1])]
+        rank = len(args[1].source.shape)
+        params["axes"] = sorted({a % rank for a in _ints(args[2], "axis")})
+        params["accum"] = bool(int(args[3]))
+    elif op == "gemm":
+        roles += [("D", args[0]), ("A", args[1]), ("B", args[2]), ("C", args[3])]
+        params["trans_a"] = bool(int(args[4]))
+        params["trans_b"] = bool(int(args[5]))
+        scalars["alpha"], scalars["beta"] = args[6], args[7]
+    else:
+        raise _NotDescribable(f"op {op} has no CPU description")
+    operands, layouts, buffers, regions = [], [], {}, {}
+    for role, region in roles:
+        if not _is_region(region):
+            raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
+        buffer = region.source
+        start = _ints([r.min for r in region.region], "region start")
+        extent = _ints([r.extent for r in region.region], "region extent")
+        operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
+                         "shape": _ints(buffer.shape, "shape"), "start": start, "extent": extent})
+        layouts.append(_layout_of(buffer))
+        buffers[role] = buffer
+        regions[role] = (start, extent)
+    text = json.dumps({"op": op, "target": target_kind, "scope": scope_kind, "operands": operands,
+                       "params": params})
+    return Described(op, call, text, layouts, buffers, regions, scalars, params)
+
+
+# ---- emission: plan -> PrimFunc ----------------------------------------------------------------
+
+def emit(request: Described, plan: dict):
+    kind = plan["kind"]
+    if kind == "affine":
+        return _emit_affine(request, plan)
+    if kind == "logical":
+        return _emit_logical(request, plan)
+    if kind == "reduce":
+        return _emit_reduce(request, plan)
+    if kind in ("gemm-blocked", "gemm-naive"):
+        return _emit_gemm(request, plan)
+    raise ValueError(f"unknown plan kind {kind}")
+
+
+def _loop_frame(kind, extent):
+
+    return {"serial": T.serial, "parallel": T.parallel, "vectorized": T.vectorized,
+            "unroll": T.unroll}[kind](int(extent))
+
+
+def _nest(loops, body, counters=()):
+    if not loops:
+        body(list(counters))
+        return
+    with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
+        _nest(loops[1:], body, counters + (v,))
+
+
+def _span(access, loops, role):
+    reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+    return int(access["base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
+
+
+def _flat_views(request, plan, loops, extra_span=None):
+
+    views = {}
+    for role, buffer in request.buffers.items():
+        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role)
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, layout=None)
+    return views
+
+
+def _address(access, loops, role, counters):
+    addr = int(access["base"])
+    for loop, c in zip(loops, counters):
+        stride = int(loop["strides"][role])
+        if stride != 0:
+            addr = addr + c * stride
+    return addr
+
+
+def _value(op, dtype, sources):
+    """The element expression of a map op from its source values (already loaded or scalar)."""
+
+    def as_dtype(v):
+        return v if str(v.dtype) == dtype else tirx.Cast(dtype, v)
+
+    if op in ("copy",):
+        return sources[0]
+    if op in ("cast",):
+        return tirx.Cast(dtype, sources[0])
+    if op == "fill":
+        return as_dtype(tirx.const(sources[0], dtype) if isinstance(sources[0], (int, float)) else sources[0])
+    if op == "zero":
+        return tirx.const(0, dtype)
+    x = [as_dtype(s if not isinstance(s, (int, float)) else tirx.const(s, dtype)) for s in sources]
+    unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
+             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
+    if op in unary:
+        return unary[op](x[0])
+    binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+              "fdiv": lambda a, b: a / b, "maximum": tirx.max, "minimum": tirx.min}
+    return binary[op](x[0], x[1])
+
+
+def _sources(request, n):
+    """Source slots in order: ('tensor', role) or ('scalar', expr)."""
+    out = []
+    for i in range(n):
+        out.append(("scalar", request.scalars[i]) if i in request.scalars else ("tensor", f"src{i}"))
+    return out
+
+
+def _source_count(op):
+    if op in ("zero",):
+        return 0
+    if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):
+        return 2
+    return 1
+
+
+def _emit_affine(request, plan):
+
+    loops = plan["loops"]
+    access = plan["access"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def body(counters, views):
+        values = []
+        for kind, what in slots:
+            if kind == "scalar":
+                values.append(what)
+            else:
+                values.append(views[what][_address(access[what], loops, what, counters)])
+        value = _value(request.op, str(dst.dtype), values)
+        addr = _address(access["dst"], loops, "dst", counters)
+        for r in access["dst"]["replicas"]:
+            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        views = _flat_views(request, plan, loops)
+        _nest(loops, lambda c: body(c, views))
+
+    return impl
+
+
+def _emit_logical(request, plan):
+
+    loops = plan["loops"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def index(role, counters):
+        start, _ = request.regions[role]
+        idx = list(start)
+        for loop, c in zip(loops, counters):
+            d = int(loop["dims"][role])
+            idx[d] = idx[d] + c
+        return idx
+
+    def body(counters):
+        values = [what if kind == "scalar" else request.buffers[what][tuple(index(what, counters))]
+                  for kind, what in slots]
+        T.buffer_store(dst, _value(request.op, str(dst.dtype), values), index("dst", counters))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        _nest(loops, body)
+
+    return impl
+
+
+def _emit_reduce(request, plan):
+
+    loops = plan["loops"]
+    access = plan["access"]
+    dtype = str(request.buffers["dst"].dtype)
+    combine = plan["combine"]
+    spatial = [l for l in loops if not l["reduces"]]
+    identity = {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[combine]
+
+    def init(counters, views):
+        T.buffer_store(views["dst"], identity, [_address(access["dst"], spatial, "dst", counters)])
+
+    def body(counters, views):
+        addr = _address(access["dst"], loops, "dst", counters)
+        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
+        if str(x.dtype) != dtype:
+            x = tirx.Cast(dtype, x)
+        old = views["dst"][addr]
+        new = {"sum": lambda: old + x, "max": lambda: tirx.max(old, x), "min": lambda: tirx.min(old, x)}[combine]()
+        T.buffer_store(views["dst"], new, [addr])
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        views = _flat_views(request, plan, loops)
+        if plan["init"]:
+            _nest(spatial, lambda c: init(c, views))
+        _nest(loops, lambda c: body(c, views))
+
+    return impl
+
+
+def _is_zero(expr) -> bool:
+    try:
+        return float(expr.value) == 0.0
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _emit_gemm(request, plan):
+
+    access = plan["access"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+    use_c = not _is_zero(beta)
+
+    def cast(v):
+        return v if str(v.dtype) == dtype else tirx.Cast(dtype, v)
+
+    def const(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def addr(role, **coords):
+        a = access[role]
+        out = int(a["base"])
+        for name, value in coords.items():
+            stride = int(a[name])
+            if stride:
+                out = out + value * stride
+        return out
+
+    spans = {}
+    for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
+        ext = {"m": M, "n": N, "k": K}
+        spans[role] = int(access[role]["base"]) + sum((ext[d] - 1) * abs(int(access[role][d])) for d in dims) \
+            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
+
+    def store(views, value, m, n):
+        a = addr("D", m=m, n=n)
+        for r in access["D"]["replicas"]:
+            T.buffer_store(views["D"], value, [a + int(r) if int(r) else a])
+
+    def result(views, acc_value, m, n):
+        value = const(alpha) * acc_value
+        if use_c:
+            value = value + const(beta) * cast(views["C"][addr("C", m=m, n=n)])
+        store(views, value, m, n)
+
+    def naive(views):
+        with T.serial(M) as m:
+            with T.serial(N) as n:
+                acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+                T.buffer_store(acc, tirx.const(0, dtype), [0])
+                with T.serial(K) as k:
+                    T.buffer_store(acc, acc[0] + cast(views["A"][addr("A", m=m, k=k)])
+                                   * cast(views["B"][addr("B", k=k, n=n)]), [0])
+                result(views, acc[0], m, n)
+
+    v_dim = plan.get("vector_dim", "n")
+
+    def mn(u, v):
+        return (u, v) if v_dim == "n" else (v, u)
+
+    def tile(views, u_seg, v_seg):
+        u_start, u_count, mu = (int(x) for x in u_seg)
+        v_start, v_count, nv = (int(x) for x in v_seg)
+        outer = "parallel" if plan["parallel"] and u_count >= 2 else "serial"
+        with _loop_frame(outer, u_count) as ub:
+            with T.serial(v_count) as vb:
+                u0 = u_start + ub * mu
+                v0 = v_start + vb * nv
+                acc = T.decl_buffer((mu * nv,), dtype, scope="local", layout=None)
+                with T.unroll(mu) as i:
+                    with T.vectorized(nv) as j:
+                        T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
+                with T.serial(K) as k:
+                    with T.unroll(mu) as i:
+                        with T.vectorized(nv) as j:
+                            m, n = mn(u0 + i, v0 + j)
+                            T.buffer_store(acc, acc[i * nv + j] + cast(views["A"][addr("A", m=m, k=k)])
+                                           * cast(views["B"][addr("B", k=k, n=n)]), [i * nv + j])
+                with T.unroll(mu) as i:
+                    with T.vectorized(nv) as j:
+                        m, n = mn(u0 + i, v0 + j)
+                        result(views, acc[i * nv + j], m, n)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
+                                     data=request.buffers[role].data, layout=None) for role in ("D", "A", "B", "C")}
+        if plan["kind"] == "gemm-naive":
+            naive(views)
+        else:
+            for u_seg in plan["segments"]["u"]:
+                for v_seg in plan["segments"]["v"]:
+                    tile(views, u_seg, v_seg)
+
+    return impl

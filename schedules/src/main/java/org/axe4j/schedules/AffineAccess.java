@@ -1,0 +1,139 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Iter;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+
+/**
+ * The memory address of a region element as an affine function of loop counters.
+ *
+ * <p>For a layout L = S[(e_0..e_k):(s_0..s_k)] + R + O over a buffer of shape (n_0..n_r), the row-major flat
+ * index x of a coordinate c is split into the digits of the shard iters, so
+ * {@code addr(c) = sum_k digit_k(x) * s_k + r + O_m}. The shard iters are first grouped by buffer dimension
+ * (an iter that spans two dimensions is split, which needs divisibility), giving for dimension d a mixed radix
+ * {@code (a_0, p_0), (a_1, p_1), ...} (innermost first) with {@code prod a_j = n_d}. For the region
+ * {@code [b, b + e)} of that dimension the index {@code b + i} is then affine in counters
+ * {@code i = i_0 + a_0 * i_1 + ...} when each digit either starts at 0 and runs over its full radix or keeps
+ * the index inside one digit: {@code addr = base + sum_j i_j * p_j}. Anything else (the region crosses a digit
+ * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
+ */
+public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas) {
+
+    /** A loop of {@code extent} counters moving the address by {@code stride} each. */
+    public record Piece(long extent, long stride) {}
+
+    /** Decomposes {@code op}'s region over the memory axis, or declines with the reason. */
+    public static AffineAccess of(Operand op) {
+        Layout layout = op.layout();
+        requireMemoryOnly(op);
+        long size = 1;
+        for (long n : op.shape()) {
+            size *= n;
+        }
+        if (layout.size() != size) {
+            throw Declined.of("%s: layout %s maps %d elements, the buffer shape has %d", op, layout, layout.size(),
+                    size);
+        }
+        List<List<Piece>> radix = groupByDim(op);
+        long base = layout.offsetOn(Axis.M);
+        List<List<Piece>> dims = new ArrayList<>();
+        for (int d = 0; d < op.shape().length; d++) {
+            List<Piece> loops = new ArrayList<>();
+            long pos = op.start()[d];
+            long count = op.extent()[d];
+            for (Piece digit : radix.get(d)) {
+                long a = digit.extent();
+                long low = pos % a;
+                if (count == 1) {
+                    base += low * digit.stride();
+                } else if (low == 0 && count % a == 0) {
+                    loops.add(digit);
+                    count /= a;
+                } else if (low + count <= a) {
+                    loops.add(new Piece(count, digit.stride()));
+                    base += low * digit.stride();
+                    count = 1;
+                } else {
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way",
+                            op, op.start()[d], op.start()[d] + op.extent()[d], d, a, digit.stride());
+                }
+                pos /= a;
+            }
+            dims.add(merge(loops));
+        }
+        List<Long> replicas = new ArrayList<>();
+        for (Point r : layout.replicaSet()) {
+            replicas.add(r.get(Axis.M));
+        }
+        return new AffineAccess(base, dims, replicas);
+    }
+
+    /** Only memory iters address CPU memory; any other axis names hardware a CPU thread does not have. */
+    static void requireMemoryOnly(Operand op) {
+        for (Axis axis : op.layout().axes()) {
+            if (!axis.isMemory()) {
+                throw Declined.of("%s: layout axis %s is not the CPU memory axis m", op, axis);
+            }
+        }
+    }
+
+    /** The shard iters regrouped per buffer dim, innermost first; splits an iter across dims when divisible. */
+    static List<List<Piece>> groupByDim(Operand op) {
+        Deque<Piece> iters = new ArrayDeque<>();
+        for (Iter it : op.layout().shard()) {
+            if (it.extent() != 1) {
+                iters.addLast(new Piece(it.extent(), it.stride()));
+            }
+        }
+        List<List<Piece>> out = new ArrayList<>();
+        for (int d = op.shape().length - 1; d >= 0; d--) {
+            List<Piece> dim = new ArrayList<>();
+            long rest = op.shape()[d];
+            while (rest > 1) {
+                Piece inner = iters.pollLast();
+                if (inner == null) {
+                    throw Declined.of("%s: layout iters run out before dim %d", op, d);
+                }
+                if (inner.extent() <= rest) {
+                    if (rest % inner.extent() != 0) {
+                        throw Declined.of("%s: iter extent %d does not divide the remaining extent %d of dim %d", op,
+                                inner.extent(), rest, d);
+                    }
+                    dim.add(inner);
+                    rest /= inner.extent();
+                } else {
+                    if (inner.extent() % rest != 0) {
+                        throw Declined.of("%s: dim %d (remaining extent %d) does not divide iter extent %d", op, d,
+                                rest, inner.extent());
+                    }
+                    dim.add(new Piece(rest, inner.stride()));
+                    iters.addLast(new Piece(inner.extent() / rest, inner.stride() * rest));
+                    rest = 1;
+                }
+            }
+            out.add(0, dim);
+        }
+        return out;
+    }
+
+    /** Joins adjacent pieces (inner first) where the outer stride continues the inner one: a*p == q. */
+    static List<Piece> merge(List<Piece> inner) {
+        List<Piece> out = new ArrayList<>();
+        for (Piece p : inner) {
+            if (!out.isEmpty()) {
+                Piece last = out.get(out.size() - 1);
+                if (last.extent() * last.stride() == p.stride()) {
+                    out.set(out.size() - 1, new Piece(last.extent() * p.extent(), last.stride()));
+                    continue;
+                }
+            }
+            out.add(p);
+        }
+        return out;
+    }
+}

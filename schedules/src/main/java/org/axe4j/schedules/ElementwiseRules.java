@@ -1,0 +1,154 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rules for element-wise tile ops (copy, cast, fill, zero, unary math, binary arithmetic): {@code dst[c] = f(src_i[c])}
+ * over a region whose non-unit extents agree for every tensor operand.
+ *
+ * <p>{@link #VECTOR}: every operand's address must be affine in a common loop nest ({@link AffineAccess},
+ * {@link LoopNest}); the destination must be written once per element (no stride-0 loop on it); every replica
+ * point of the destination is stored. {@link #SCALAR}: a serial nest over the region's logical dims that leaves
+ * address computation to TVM's buffer flattening; it declines a destination layout with replicas (flattening
+ * stores only the base point) or with a non-memory axis.
+ */
+public final class ElementwiseRules {
+    private ElementwiseRules() {}
+
+    public static final Rule VECTOR = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-vector";
+        }
+
+        public int priority() {
+            return 10;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            List<AffineAccess> access = new ArrayList<>();
+            for (Operand o : ops) {
+                access.add(AffineAccess.of(o));
+            }
+            List<LoopNest.Loop> loops = new ArrayList<>();
+            int[][] dims = new int[ops.size()][];
+            for (int o = 0; o < ops.size(); o++) {
+                dims[o] = ops.get(o).loopDims();
+            }
+            long[] extents = ops.get(0).loopExtents();
+            for (int k = 0; k < extents.length; k++) {
+                List<List<AffineAccess.Piece>> pieces = new ArrayList<>();
+                for (int o = 0; o < ops.size(); o++) {
+                    pieces.add(access.get(o).dims().get(dims[o][k]));
+                }
+                loops.addAll(LoopNest.refine(pieces, extents[k], false, call.op() + " dim " + k));
+            }
+            for (LoopNest.Loop l : loops) {
+                if (l.strides()[0] == 0 && l.extent() > 1) {
+                    throw Declined.of("%s: destination layout %s maps %d region elements to one address",
+                            call.op(), ops.get(0).layout(), l.extent());
+                }
+            }
+            boolean[] vectorOperands = new boolean[ops.size()];
+            Arrays.fill(vectorOperands, true);
+            LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
+            List<String> roles = ops.stream().map(Operand::role).toList();
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "affine");
+            plan.put("loops", nest.describe(roles));
+            plan.put("access", accessMap(ops, access));
+            plan.put("notes", nest.notes());
+            return plan;
+        }
+    };
+
+    public static final Rule SCALAR = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-scalar";
+        }
+
+        public int priority() {
+            return 0;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            for (Operand o : ops) {
+                AffineAccess.requireMemoryOnly(o);
+            }
+            Operand dst = ops.get(0);
+            if (!dst.layout().replica().isEmpty()) {
+                throw Declined.of("%s: destination layout %s has replicas; TVM's buffer flattening stores only the "
+                        + "base point", call.op(), dst.layout());
+            }
+            List<Map<String, Object>> loops = new ArrayList<>();
+            long[] extents = dst.loopExtents();
+            for (int k = 0; k < extents.length; k++) {
+                Map<String, Object> loop = new LinkedHashMap<>();
+                loop.put("extent", extents[k]);
+                loop.put("kind", "serial");
+                Map<String, Integer> dims = new LinkedHashMap<>();
+                for (Operand o : ops) {
+                    dims.put(o.role(), o.loopDims()[k]);
+                }
+                loop.put("dims", dims);
+                loops.add(loop);
+            }
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "logical");
+            plan.put("loops", loops);
+            plan.put("notes", List.of("serial logical loops; addresses from TVM's layout flattening"));
+            return plan;
+        }
+    };
+
+    /** The tensor operands, destination first, after the op-specific checks shared by both rules. */
+    static List<Operand> checkedOperands(Request call) {
+        if (call.flag("bias_scale")) {
+            throw Declined.of("%s with bias/scale operands is not an element-wise CPU op", call.op());
+        }
+        List<Operand> ops = call.operands();
+        if (ops.isEmpty() || !ops.get(0).role().equals("dst")) {
+            throw Declined.of("%s: the first operand must be the destination", call.op());
+        }
+        Operand dst = ops.get(0);
+        long[] extents = dst.loopExtents();
+        for (Operand o : ops.subList(1, ops.size())) {
+            if (!Arrays.equals(o.loopExtents(), extents)) {
+                throw Declined.of("%s: region extents %s of %s differ from %s of the destination (unit dims dropped)",
+                        call.op(), Arrays.toString(o.loopExtents()), o.role(), Arrays.toString(extents));
+            }
+            if (call.op().equals("copy") && !o.dtype().equals(dst.dtype())) {
+                throw Declined.of("copy: dtypes %s -> %s differ; cast converts", o.dtype(), dst.dtype());
+            }
+        }
+        return ops;
+    }
+
+    /** Vector width in elements: 64 bytes (an AVX-512 register, or two AVX2 ones) of the widest element. */
+    static int lanes(List<Operand> ops) {
+        int bytes = 1;
+        for (Operand o : ops) {
+            bytes = Math.max(bytes, o.elementBytes());
+        }
+        return Math.max(2, 64 / bytes);
+    }
+
+    static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (int o = 0; o < ops.size(); o++) {
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("base", access.get(o).base());
+            a.put("replicas", access.get(o).replicas());
+            a.put("layout", ops.get(o).layout().toString());
+            out.put(ops.get(o).role(), a);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,187 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A loop nest shared by several operands, each addressed affinely: {@code addr_o = base_o + sum_l i_l * stride_o,l}.
+ *
+ * <p>Built by the common refinement of the operands' per-dimension radices: when one operand walks a dimension
+ * as (4, p)(8, q) and another as (32, 1), the nest runs (4: p, 1)(8: q, 4). A radix pair that does not divide
+ * (3 against 4) has no common refinement and is declined. Order: the loop where the destination moves by 1
+ * goes innermost, the others by decreasing destination stride (then source stride), so memory is walked
+ * forwards. The innermost loop is vectorized when the destination and every tensor source move by 0 or 1
+ * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes]. The outermost
+ * loop is parallel when the nest does at least {@link #PARALLEL_MIN_ELEMENTS} elements, has extent at least 2,
+ * and does not carry a reduction.
+ */
+public final class LoopNest {
+    public static final long PARALLEL_MIN_ELEMENTS = 1L << 15;
+
+    /** One loop: extent, kind (serial, parallel, vectorized), what it iterates (a dim or "reduce"), strides per operand. */
+    public record Loop(long extent, String kind, boolean reduces, long[] strides) {
+        Loop withKind(String k) {
+            return new Loop(extent, k, reduces, strides);
+        }
+    }
+
+    private final List<Loop> loops;
+    private final List<String> notes;
+
+    private LoopNest(List<Loop> loops, List<String> notes) {
+        this.loops = loops;
+        this.notes = notes;
+    }
+
+    public List<Loop> loops() {
+        return loops;
+    }
+
+    public List<String> notes() {
+        return notes;
+    }
+
+    /**
+     * The common refinement of one dimension walked by several operands: {@code dims.get(o)} is operand o's
+     * pieces for that dimension (innermost first, product = the dimension's extent; an empty list for an
+     * operand that does not move along it, i.e. stride 0).
+     */
+    static List<Loop> refine(List<List<AffineAccess.Piece>> dims, long extent, boolean reduces, String what) {
+        int n = dims.size();
+        List<Deque<AffineAccess.Piece>> queues = new ArrayList<>();
+        for (List<AffineAccess.Piece> d : dims) {
+            Deque<AffineAccess.Piece> q = new ArrayDeque<>(d.isEmpty() ? List.of(new AffineAccess.Piece(extent, 0)) : d);
+            queues.add(q);
+        }
+        List<Loop> out = new ArrayList<>();
+        while (!queues.get(0).isEmpty()) {
+            long m = Long.MAX_VALUE;
+            for (Deque<AffineAccess.Piece> q : queues) {
+                if (q.isEmpty()) {
+                    throw Declined.of("%s: operands disagree on the extent", what);
+                }
+                m = Math.min(m, q.peekFirst().extent());
+            }
+            long[] strides = new long[n];
+            for (int o = 0; o < n; o++) {
+                AffineAccess.Piece head = queues.get(o).pollFirst();
+                if (head.extent() % m != 0) {
+                    throw Declined.of("%s: radix %d of one operand and %d of another have no common refinement",
+                            what, head.extent(), m);
+                }
+                strides[o] = head.stride();
+                if (head.extent() != m) {
+                    queues.get(o).addFirst(new AffineAccess.Piece(head.extent() / m, head.stride() * m));
+                }
+            }
+            out.add(new Loop(m, "serial", reduces, strides));
+        }
+        for (Deque<AffineAccess.Piece> q : queues) {
+            if (!q.isEmpty()) {
+                throw Declined.of("%s: operands disagree on the extent", what);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Orders, vectorizes and parallelizes {@code loops} (operand 0 is the destination); {@code vectorOperands}
+     * are the operands whose stride must be 0 or 1 on a vector loop; {@code lanes} the vector width in elements.
+     */
+    static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
+        List<String> notes = new ArrayList<>();
+        List<Loop> order = new ArrayList<>(loops);
+        Comparator<Loop> byStride = Comparator.comparingLong((Loop l) -> Math.abs(l.strides()[0]));
+        for (int o = 1; o < vectorOperands.length; o++) {
+            final int k = o;
+            byStride = byStride.thenComparingLong(l -> Math.abs(l.strides()[k]));
+        }
+        // spatial loops outside reductions, then by decreasing stride.
+        order.sort(Comparator.comparing((Loop l) -> l.reduces()).thenComparing(byStride.reversed()));
+        Loop unit = pickVectorLoop(order, vectorOperands);
+        if (unit != null) {
+            order.remove(unit);
+            long vl = vectorSplit(unit.extent(), lanes);
+            if (vl == 0) {
+                notes.add("innermost loop of extent " + unit.extent() + " has no divisor in [" + Math.max(2, lanes / 4)
+                        + ", " + lanes + "]: left serial");
+                order.add(unit);
+            } else if (vl == unit.extent()) {
+                order.add(unit.withKind("vectorized"));
+            } else {
+                long[] outer = unit.strides().clone();
+                for (int o = 0; o < outer.length; o++) {
+                    outer[o] *= vl;
+                }
+                order.add(new Loop(unit.extent() / vl, "serial", unit.reduces(), outer));
+                order.add(new Loop(vl, "vectorized", unit.reduces(), unit.strides()));
+            }
+        } else if (!order.isEmpty()) {
+            notes.add("no loop moves every operand by 0 or 1 with the destination moving by 1: no vector loop");
+        }
+        if (elements >= PARALLEL_MIN_ELEMENTS && !order.isEmpty()) {
+            Loop first = order.get(0);
+            if (first.extent() >= 2 && !first.reduces() && !"vectorized".equals(first.kind())) {
+                order.set(0, first.withKind("parallel"));
+            } else {
+                notes.add("outermost loop cannot be parallel (extent " + first.extent()
+                        + (first.reduces() ? ", carries a reduction" : "") + ")");
+            }
+        }
+        return new LoopNest(List.copyOf(order), List.copyOf(notes));
+    }
+
+    /** A spatial loop where the destination moves by exactly 1 and each vector operand by 0 or 1. */
+    private static Loop pickVectorLoop(List<Loop> loops, boolean[] vectorOperands) {
+        for (Loop l : loops) {
+            if (l.reduces() || l.strides()[0] != 1 || l.extent() < 2) {
+                continue;
+            }
+            boolean ok = true;
+            for (int o = 1; o < vectorOperands.length; o++) {
+                long s = l.strides()[o];
+                ok &= !vectorOperands[o] || s == 0 || s == 1;
+            }
+            if (ok) {
+                return l;
+            }
+        }
+        return null;
+    }
+
+    /** The vector length for a loop: the extent itself when within {@code lanes}, else its largest divisor in [lanes/4, lanes], else 0. */
+    static long vectorSplit(long extent, int lanes) {
+        if (extent <= lanes) {
+            return extent;
+        }
+        for (long v = lanes; v >= Math.max(2, lanes / 4); v--) {
+            if (extent % v == 0) {
+                return v;
+            }
+        }
+        return 0;
+    }
+
+    /** The nest as JSON-ready maps: loops outer first with their kind, extent and per-operand strides. */
+    List<Map<String, Object>> describe(List<String> roles) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Loop l : loops) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("extent", l.extent());
+            m.put("kind", l.kind());
+            m.put("reduces", l.reduces());
+            Map<String, Long> strides = new LinkedHashMap<>();
+            for (int o = 0; o < roles.size(); o++) {
+                strides.put(roles.get(o), l.strides()[o]);
+            }
+            m.put("strides", strides);
+            out.add(m);
+        }
+        return out;
+    }
+}
