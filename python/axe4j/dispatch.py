@@ -234,11 +234,15 @@ def _address(access, loops, role, counters):
     return addr
 
 
+def _dtype(expr) -> str:
+    return str(expr.ty)
+
+
 def _value(op, dtype, sources):
     """The element expression of a map op from its source values (already loaded or scalar)."""
 
     def as_dtype(v):
-        return v if str(v.dtype) == dtype else tirx.Cast(dtype, v)
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
 
     if op in ("copy",):
         return sources[0]
@@ -293,10 +297,13 @@ def _emit_affine(request, plan):
         for r in access["dst"]["replicas"]:
             T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
 
-    @T.prim_func(check_well_formed=False)
-    def impl():
+    def whole():
         views = _flat_views(request, plan, loops)
         _nest(loops, lambda c: body(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
 
     return impl
 
@@ -342,18 +349,21 @@ def _emit_reduce(request, plan):
     def body(counters, views):
         addr = _address(access["dst"], loops, "dst", counters)
         x = views["src0"][_address(access["src0"], loops, "src0", counters)]
-        if str(x.dtype) != dtype:
+        if _dtype(x) != dtype:
             x = tirx.Cast(dtype, x)
         old = views["dst"][addr]
         new = {"sum": lambda: old + x, "max": lambda: tirx.max(old, x), "min": lambda: tirx.min(old, x)}[combine]()
         T.buffer_store(views["dst"], new, [addr])
 
-    @T.prim_func(check_well_formed=False)
-    def impl():
+    def whole():
         views = _flat_views(request, plan, loops)
         if plan["init"]:
             _nest(spatial, lambda c: init(c, views))
         _nest(loops, lambda c: body(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
 
     return impl
 
@@ -374,7 +384,7 @@ def _emit_gemm(request, plan):
     use_c = not _is_zero(beta)
 
     def cast(v):
-        return v if str(v.dtype) == dtype else tirx.Cast(dtype, v)
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
 
     def const(v):
         return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
@@ -443,8 +453,7 @@ def _emit_gemm(request, plan):
                         m, n = mn(u0 + i, v0 + j)
                         result(views, acc[i * nv + j], m, n)
 
-    @T.prim_func(check_well_formed=False)
-    def impl():
+    def whole():
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=request.buffers[role].data, layout=None) for role in ("D", "A", "B", "C")}
         if plan["kind"] == "gemm-naive":
@@ -453,5 +462,9 @@ def _emit_gemm(request, plan):
             for u_seg in plan["segments"]["u"]:
                 for v_seg in plan["segments"]["v"]:
                     tile(views, u_seg, v_seg)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
 
     return impl
