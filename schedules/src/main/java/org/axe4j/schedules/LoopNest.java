@@ -55,7 +55,12 @@ public final class LoopNest {
         int n = dims.size();
         List<Deque<AffineAccess.Piece>> queues = new ArrayList<>();
         for (List<AffineAccess.Piece> d : dims) {
-            Deque<AffineAccess.Piece> q = new ArrayDeque<>(d.isEmpty() ? List.of(new AffineAccess.Piece(extent, 0)) : d);
+            // extent-1 pieces move nothing; an operand without pieces does not move along the dim (stride 0).
+            Deque<AffineAccess.Piece> q = new ArrayDeque<>();
+            d.stream().filter(p -> p.extent() != 1).forEach(q::addLast);
+            if (q.isEmpty() && extent != 1) {
+                q.add(new AffineAccess.Piece(extent, 0));
+            }
             queues.add(q);
         }
         List<Loop> out = new ArrayList<>();
