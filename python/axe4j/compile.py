@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases."""
@@ -65,6 +67,9 @@ def explain(mod, target="llvm", *, file=None) -> str:
                 lines.append(f"  not describable: {error}")
                 continue
             chosen = None
+            for variant, priority in _other_cases(call.op, request):
+                lines.append(f"  {variant} (prio={priority}): not an axe4j rule; its predicates need the pipeline's "
+                             f"dispatch context and are evaluated only during compilation")
             for d in dispatch.explain_call(request):
                 if forced is not None and d["variant"] != forced:
                     status = "skipped (not the forced variant)"
@@ -81,6 +86,23 @@ def explain(mod, target="llvm", *, file=None) -> str:
     return report
 
 
+def _other_cases(op, request):
+    """Cases in TVM's table for this op and target kind that axe4j did not register (upstream or third-party)."""
+    from tvm.tirx.operator.tile_primitive import dispatcher as table
+
+    ours = {(o, v) for o, v, _ in dispatch_rows()}
+    kind = json.loads(request.json)["target"]
+    cases = table._DISPATCH_TABLE.get((op, kind), [])
+    return [(c.variant, c.priority) for c in sorted(cases, key=lambda c: (-c.priority, c.variant))
+            if (request.op, c.variant) not in ours]
+
+
+def dispatch_rows():
+    from . import dispatch
+
+    return dispatch.registered()
+
+
 def _plan_summary(plan) -> str:
     if "loops" in plan:
         loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
@@ -88,5 +110,6 @@ def _plan_summary(plan) -> str:
         return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
     if plan["kind"] == "gemm-blocked":
         return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "
-                f"vector dim {plan['vector_dim']}, parallel={plan['parallel']}")
+                f"vector dim {plan['vector_dim']}, parallel={plan['parallel']}, packed={plan.get('pack') or 'none'}"
+                + "".join(f"; {n}" for n in plan.get("notes", [])))
     return f"{plan['kind']} M={plan['M']} N={plan['N']} K={plan['K']}"

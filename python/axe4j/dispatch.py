@@ -439,6 +439,16 @@ def _emit_gemm(request, plan):
                 u0 = u_start + ub * mu
                 v0 = v_start + vb * nv
                 acc = T.decl_buffer((mu * nv,), dtype, scope="local", layout=None)
+                packed = plan.get("pack")
+                panel = None
+                if packed:
+                    # the operand that moves along the vector dim, copied into a contiguous K x nv panel
+                    panel = T.decl_buffer((K * nv,), dtype, scope="global", layout=None)
+                    with T.serial(K) as k:
+                        with T.vectorized(nv) as j:
+                            m, n = mn(u0, v0 + j)
+                            T.buffer_store(panel, cast(views["B"][addr("B", k=k, n=n)]) if v_dim == "n"
+                                           else cast(views["A"][addr("A", m=m, k=k)]), [k * nv + j])
                 with T.unroll(mu) as i:
                     with T.vectorized(nv) as j:
                         T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
@@ -446,8 +456,14 @@ def _emit_gemm(request, plan):
                     with T.unroll(mu) as i:
                         with T.vectorized(nv) as j:
                             m, n = mn(u0 + i, v0 + j)
-                            T.buffer_store(acc, acc[i * nv + j] + cast(views["A"][addr("A", m=m, k=k)])
-                                           * cast(views["B"][addr("B", k=k, n=n)]), [i * nv + j])
+                            a_val = cast(views["A"][addr("A", m=m, k=k)])
+                            b_val = cast(views["B"][addr("B", k=k, n=n)])
+                            if panel is not None:
+                                if v_dim == "n":
+                                    b_val = panel[k * nv + j]
+                                else:
+                                    a_val = panel[k * nv + j]
+                            T.buffer_store(acc, acc[i * nv + j] + a_val * b_val, [i * nv + j])
                 with T.unroll(mu) as i:
                     with T.vectorized(nv) as j:
                         m, n = mn(u0 + i, v0 + j)

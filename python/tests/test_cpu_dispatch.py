@@ -493,3 +493,34 @@ def test_gemm_declines_a_dim_that_is_not_one_affine_loop():
     assert report.count("not one affine loop") == 2
     with pytest.raises(Exception, match="TIRx schedule dispatch failed"):
         axe4j.compile(kernel, "llvm")
+
+
+def test_gemm_packs_a_strided_vector_operand():
+    """With B transposed, B moves by K along n: the blocked rule packs it into a contiguous panel per tile."""
+    kernel, a_shape, b_shape = _gemm_kernel(10, 20, 9, trans_b=True, beta=1.0)
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "packed=B; B moves by 9 along n: packed into a contiguous K x 16 panel per tile" in report
+    kernel, _, _ = _gemm_kernel(10, 20, 9, beta=1.0)
+    assert "packed=none" in axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+
+
+def test_explain_shows_cases_registered_by_others():
+    from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
+
+    @register_dispatch("fill", "llvm", variant="third-party-fill", priority=5)
+    def other(op_call, sctx):  # pragma: no cover - declines inside the pipeline
+        from tvm.tirx.operator.tile_primitive.dispatcher import fail
+
+        fail("never applies")
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 4), "float32")):
+        Tx.fill(A[:, :], T.float32(2.0))
+
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "third-party-fill (prio=5): not an axe4j rule" in report
+    assert "axe4j-cpu-vector (prio=10): accepted <- chosen" in report
+    lib = axe4j.compile(kernel, "llvm")
+    t = tvm.runtime.tensor(np.zeros((4, 4), "float32"))
+    lib(t)
+    np.testing.assert_array_equal(t.numpy(), np.full((4, 4), 2.0))

@@ -73,10 +73,13 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         return new AffineAccess(base, dims, replicas);
     }
 
-    /** Only memory iters address CPU memory; any other axis names hardware a CPU thread does not have. */
+    /**
+     * Only axis m addresses CPU memory; a thread axis names hardware a CPU thread does not have, and another memory
+     * axis (reg, P, TCol, ...) is storage a CPU does not have.
+     */
     static void requireMemoryOnly(Operand op) {
         for (Axis axis : op.layout().axes()) {
-            if (!axis.isMemory()) {
+            if (!axis.equals(Axis.M)) {
                 throw Declined.of("%s: layout axis %s is not the CPU memory axis m", op, axis);
             }
         }

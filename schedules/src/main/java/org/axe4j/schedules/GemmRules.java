@@ -13,7 +13,8 @@ import java.util.Map;
  * accumulator D's layout: the D dim with stride 1 is the vector dim v (tile width {@code nv = min(lanes, extent)}),
  * the other is u (tile height {@code mu = min(4, extent)}); each tile keeps {@code mu x nv} accumulators in
  * registers over the whole K loop (an unrolled u loop around a vectorized v loop), and ragged edges get their own
- * smaller tiles (segments). The loop over u tiles is parallel when {@code M*N*K >= }{@link LoopNest#PARALLEL_MIN_ELEMENTS}.
+ * smaller tiles (segments). When the operand moving along v (B for v = n, A for v = m) does not move by 1 there, each
+ * tile first packs its K x nv strip into a contiguous panel, so the inner loop reads vectors. The loop over u tiles is parallel when {@code M*N*K >= }{@link LoopNest#PARALLEL_MIN_ELEMENTS}.
  * It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for any affine matrices.
  */
 public final class GemmRules {
@@ -57,6 +58,15 @@ public final class GemmRules {
             plan.put("segments", Map.of("u", segments(eu, mu), "v", segments(ev, nv)));
             long work = (Long) plan.get("M") * (Long) plan.get("N") * (Long) plan.get("K");
             plan.put("parallel", work >= LoopNest.PARALLEL_MIN_ELEMENTS && eu / mu >= 2);
+            // The operand that moves along v (B for v = n, A for v = m) feeds the vector loop; when it does not
+            // move by 1 there, each tile copies its K x nv strip into a contiguous panel first.
+            String moving = v.equals("n") ? "B" : "A";
+            long movingStride = (Long) access.get(moving).get(v);
+            plan.put("pack", movingStride == 1 ? null : moving);
+            if (movingStride != 1) {
+                plan.put("notes", List.of(moving + " moves by " + movingStride + " along " + v
+                        + ": packed into a contiguous K x " + nv + " panel per tile"));
+            }
             return plan;
         }
     };
