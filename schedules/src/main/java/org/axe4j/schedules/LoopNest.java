@@ -13,7 +13,8 @@ import java.util.Map;
  *
  * <p>Built by the common refinement of the operands' per-dimension radices: when one operand walks a dimension
  * as (4, p)(8, q) and another as (32, 1), the nest runs (4: p, 1)(8: q, 4). A radix pair that does not divide
- * (3 against 4) has no common refinement and is declined. Order: the loop where the destination moves by 1
+ * (3 against 4) has no common refinement and is declined. Loops that continue each other for every operand are
+ * then joined ({@link #coalesce}). Order: the loop where the destination moves by 1
  * goes innermost, the others by decreasing destination stride (then source stride), so memory is walked
  * forwards. The innermost loop is vectorized when the destination and every tensor source move by 0 or 1
  * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes]. The outermost
@@ -100,7 +101,7 @@ public final class LoopNest {
      */
     static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
         List<String> notes = new ArrayList<>();
-        List<Loop> order = new ArrayList<>(loops);
+        List<Loop> order = coalesce(loops);
         Comparator<Loop> byStride = Comparator.comparingLong((Loop l) -> Math.abs(l.strides()[0]));
         for (int o = 1; o < vectorOperands.length; o++) {
             final int k = o;
@@ -139,6 +140,41 @@ public final class LoopNest {
             }
         }
         return new LoopNest(List.copyOf(order), List.copyOf(notes));
+    }
+
+    /**
+     * Joins two loops into one where, for every operand, the outer stride is the inner extent times the inner
+     * stride ({@code s_outer = e_inner * s_inner}), so the pair walks like a single loop of the product extent.
+     */
+    static List<Loop> coalesce(List<Loop> loops) {
+        List<Loop> out = new ArrayList<>(loops);
+        boolean joined = true;
+        while (joined) {
+            joined = false;
+            search:
+            for (int a = 0; a < out.size(); a++) {
+                for (int b = 0; b < out.size(); b++) {
+                    Loop outer = out.get(a);
+                    Loop inner = out.get(b);
+                    if (a == b || outer.reduces() != inner.reduces()) {
+                        continue;
+                    }
+                    boolean continues = true;
+                    for (int o = 0; o < outer.strides().length; o++) {
+                        continues &= outer.strides()[o] == inner.extent() * inner.strides()[o];
+                    }
+                    if (continues) {
+                        Loop merged = new Loop(outer.extent() * inner.extent(), inner.kind(), inner.reduces(),
+                                inner.strides());
+                        out.set(b, merged);
+                        out.remove(a);
+                        joined = true;
+                        break search;
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** A spatial loop where the destination moves by exactly 1 and each vector operand by 0 or 1. */

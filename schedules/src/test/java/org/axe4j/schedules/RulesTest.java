@@ -66,4 +66,79 @@ class RulesTest {
         assertFalse(d.accepted());
         assertTrue(d.reason().contains("maps 4 region elements to one address"), d.reason());
     }
+
+    @Test
+    void contiguousDimsAreJoinedIntoOneVectorizedLoop() {
+        // 6x8 row-major on both sides walks like one loop of 48: split as 3 x 16 lanes, not 6 x 8.
+        Request call = Request.fromJson(request("copy", "thread", operand("dst", 6, 8) + "," + operand("src0", 6, 8), ""),
+                List.of(Layout.parse("S[(6,8):(8,1)]"), Layout.parse("S[(6,8):(8,1)]")));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", call).plan()
+                .get("loops");
+        assertEquals(2, loops.size());
+        assertEquals(3L, loops.get(0).get("extent"));
+        assertEquals(16L, loops.get(1).get("extent"));
+        assertEquals("vectorized", loops.get(1).get("kind"));
+        Request transposing = Request.fromJson(request("copy", "thread", operand("dst", 7, 13) + "," + operand("src0", 7, 13), ""),
+                List.of(Layout.parse("S[(7,13):(13,1)]"), Layout.parse("S[(7,13):(1,7)]")));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> two = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", transposing)
+                .plan().get("loops");
+        assertEquals(2, two.size(), "a transposing copy keeps both loops");
+    }
+
+    @Test
+    void coalescingKeepsEveryOperandsAddresses() {
+        org.axe4j.layout.Property.forAll("coalesce", r -> {
+            int n = 1 + r.nextInt(4);
+            List<LoopNest.Loop> loops = new java.util.ArrayList<>();
+            for (int k = 0; k < n; k++) {
+                long e = 1 + r.nextInt(5);
+                long[] s = {r.nextInt(3) == 0 ? 0 : 1 + r.nextInt(30), 1 + r.nextInt(30)};
+                loops.add(new LoopNest.Loop(e, "serial", false, s));
+            }
+            if (n >= 2 && r.nextBoolean()) { // make loop 0 continue loop 1 for both operands
+                LoopNest.Loop inner = loops.get(1);
+                loops.set(0, new LoopNest.Loop(loops.get(0).extent(), "serial", false,
+                        new long[] {inner.extent() * inner.strides()[0], inner.extent() * inner.strides()[1]}));
+            }
+            List<LoopNest.Loop> joined = LoopNest.coalesce(loops);
+            assertEquals(addresses(loops), addresses(joined));
+        });
+    }
+
+    /** The sorted multiset of (dst, src) address pairs a nest visits. */
+    static List<String> addresses(List<LoopNest.Loop> loops) {
+        List<String> out = new java.util.ArrayList<>();
+        long total = 1;
+        for (LoopNest.Loop l : loops) {
+            total *= l.extent();
+        }
+        for (long i = 0; i < total; i++) {
+            long rest = i;
+            long a = 0;
+            long b = 0;
+            for (LoopNest.Loop l : loops) {
+                long c = rest % l.extent();
+                rest /= l.extent();
+                a += c * l.strides()[0];
+                b += c * l.strides()[1];
+            }
+            out.add(a + "," + b);
+        }
+        java.util.Collections.sort(out);
+        return out;
+    }
+
+    @Test
+    void gemmPacksTheVectorOperandWhenItIsStrided() {
+        String ops = operand("D", 8, 16) + "," + operand("A", 8, 4) + "," + operand("B", 16, 4) + "," + operand("C", 8, 16);
+        Request call = Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":true"),
+                List.of(Layout.parse("S[(8,16):(16,1)]"), Layout.parse("S[(8,4):(4,1)]"), Layout.parse("S[(16,4):(4,1)]"),
+                        Layout.parse("S[(8,16):(16,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-gemm-blocked", call);
+        assertTrue(d.accepted(), d.reason());
+        assertEquals("B", d.plan().get("pack"));
+        assertEquals(Map.of("u", 4L, "v", 16L), d.plan().get("tile"));
+    }
 }
