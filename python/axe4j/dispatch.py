@@ -203,16 +203,28 @@ def _loop_frame(kind, extent):
             "unroll": T.unroll}[kind](int(extent))
 
 
-def _nest(loops, body, counters=()):
+def _nest(loops, body, counters=(), tail=0):
+    """Emits ``loops`` (outer first) around ``body(counters)``; with a ``tail``, the last two loops are
+    serial(q), vectorized(lanes) and are followed by vectorized(tail) with the serial counter at q."""
     if not loops:
         body(list(counters))
         return
+    if tail and len(loops) == 2:
+        with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as outer:
+            with _loop_frame(loops[1]["kind"], loops[1]["extent"]) as inner:
+                body(list(counters) + [outer, inner])
+        with T.vectorized(int(tail)) as rest:
+            body(list(counters) + [int(loops[0]["extent"]), rest])
+        return
     with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
-        _nest(loops[1:], body, counters + (v,))
+        _nest(loops[1:], body, counters + (v,), tail)
 
 
-def _span(access, loops, role):
+def _span(access, loops, role, tail=0):
     reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+    if tail:
+        reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
+            - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
     return int(access["base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
 
 
@@ -220,7 +232,7 @@ def _flat_views(request, plan, loops, extra_span=None):
 
     views = {}
     for role, buffer in request.buffers.items():
-        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role)
+        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
         views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, layout=None)
     return views
 
@@ -299,7 +311,7 @@ def _emit_affine(request, plan):
 
     def whole():
         views = _flat_views(request, plan, loops)
-        _nest(loops, lambda c: body(c, views))
+        _nest(loops, lambda c: body(c, views), tail=int(plan.get("tail", 0)))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -357,9 +369,10 @@ def _emit_reduce(request, plan):
 
     def whole():
         views = _flat_views(request, plan, loops)
+        tail = int(plan.get("tail", 0))
         if plan["init"]:
-            _nest(spatial, lambda c: init(c, views))
-        _nest(loops, lambda c: body(c, views))
+            _nest(spatial, lambda c: init(c, views), tail=tail)
+        _nest(loops, lambda c: body(c, views), tail=tail)
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -108,6 +108,8 @@ COPY_CASES = {
     "tiled_both_6x9": ((6, 9), TileLayout(S[(2, 3, 3, 3):(27, 3, 9, 1)]), 54,
                        TileLayout(S[(3, 2, 9):(2, 1, 6)]), 54),
     "large_parallel_256x160": ((256, 160), row(256, 160), 40960, row(256, 160), 40960),
+    "prime_tail_3x37": ((3, 37), row(3, 37), 111, TileLayout(S[(3, 37):(37, 1)] + 4), 120),
+    "prime_parallel_tail_181x191": ((181, 191), row(181, 191), 34571, row(181, 191), 34571),
 }
 
 
@@ -524,3 +526,22 @@ def test_explain_shows_cases_registered_by_others():
     t = tvm.runtime.tensor(np.zeros((4, 4), "float32"))
     lib(t)
     np.testing.assert_array_equal(t.numpy(), np.full((4, 4), 2.0))
+
+
+def test_vector_tail_for_extents_without_a_lane_divisor():
+    shape, sl, ss, dl, ds = COPY_CASES["prime_tail_3x37"]
+    report = axe4j.explain(_copy_kernel(shape, sl, ss, dl, ds), "llvm", file=open("/dev/null", "w"))
+    assert "serial(6) vectorized(16); vector loop of extent 111 has no divisor in [4, 16]: 6 x 16 lanes, then a tail of 15" \
+        in report
+
+    @T.prim_func
+    def kernel(A: T.Buffer((5, 37), "float32"), B: T.Buffer((37,), "float32")):
+        Tx.sum(B[:], A[:, :], axes=0)
+
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "then a tail of 5" in report
+    a = RNG.standard_normal((5, 37)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.full(37, SENTINEL, "float32"))
+    lib(ta, tb)
+    np.testing.assert_allclose(tb.numpy(), a.sum(axis=0), rtol=1e-5, atol=1e-5)

@@ -62,7 +62,8 @@ public final class ElementwiseRules {
             plan.put("kind", "affine");
             plan.put("loops", nest.describe(roles));
             plan.put("access", accessMap(ops, access));
-            plan.put("notes", nest.notes());
+            plan.put("tail", nest.tail());
+        plan.put("notes", nest.notes());
             return plan;
         }
     };

@@ -17,7 +17,8 @@ import java.util.Map;
  * then joined ({@link #coalesce}). Order: the loop where the destination moves by 1
  * goes innermost, the others by decreasing destination stride (then source stride), so memory is walked
  * forwards. The innermost loop is vectorized when the destination and every tensor source move by 0 or 1
- * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes]. The outermost
+ * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes], else into
+ * {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}). The outermost
  * loop is parallel when the nest does at least {@link #PARALLEL_MIN_ELEMENTS} elements, has extent at least 2,
  * and does not carry a reduction.
  */
@@ -33,8 +34,10 @@ public final class LoopNest {
 
     private final List<Loop> loops;
     private final List<String> notes;
+    private final long tail;
 
-    private LoopNest(List<Loop> loops, List<String> notes) {
+    private LoopNest(List<Loop> loops, List<String> notes, long tail) {
+        this.tail = tail;
         this.loops = loops;
         this.notes = notes;
     }
@@ -45,6 +48,15 @@ public final class LoopNest {
 
     public List<String> notes() {
         return notes;
+    }
+
+    /**
+     * Elements left after the vector loop when its extent E has no divisor in [lanes/4, lanes]: the last two
+     * loops are then serial(E / lanes) and vectorized(lanes), followed by one vectorized loop of {@code E % lanes}
+     * with the serial counter at E / lanes. 0 when there is no such remainder.
+     */
+    public long tail() {
+        return tail;
     }
 
     /**
@@ -101,6 +113,7 @@ public final class LoopNest {
      */
     static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
         List<String> notes = new ArrayList<>();
+        long tail = 0;
         List<Loop> order = coalesce(loops);
         Comparator<Loop> byStride = Comparator.comparingLong((Loop l) -> Math.abs(l.strides()[0]));
         for (int o = 1; o < vectorOperands.length; o++) {
@@ -114,10 +127,13 @@ public final class LoopNest {
             order.remove(unit);
             long vl = vectorSplit(unit.extent(), lanes);
             if (vl == 0) {
-                notes.add("innermost loop of extent " + unit.extent() + " has no divisor in [" + Math.max(2, lanes / 4)
-                        + ", " + lanes + "]: left serial");
-                order.add(unit);
-            } else if (vl == unit.extent()) {
+                vl = lanes;
+                tail = unit.extent() % lanes;
+                notes.add("vector loop of extent " + unit.extent() + " has no divisor in [" + Math.max(2, lanes / 4)
+                        + ", " + lanes + "]: " + unit.extent() / lanes + " x " + lanes + " lanes, then a tail of "
+                        + tail);
+            }
+            if (vl == unit.extent()) {
                 order.add(unit.withKind("vectorized"));
             } else {
                 long[] outer = unit.strides().clone();
@@ -139,7 +155,7 @@ public final class LoopNest {
                         + (first.reduces() ? ", carries a reduction" : "") + ")");
             }
         }
-        return new LoopNest(List.copyOf(order), List.copyOf(notes));
+        return new LoopNest(List.copyOf(order), List.copyOf(notes), tail);
     }
 
     /**

@@ -73,6 +73,7 @@ public final class ReduceRule implements Rule {
         plan.put("init", !call.flag("accum"));
         plan.put("loops", nest.describe(List.of("dst", "src0")));
         plan.put("access", ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)));
+        plan.put("tail", nest.tail());
         plan.put("notes", nest.notes());
         return plan;
     }
