@@ -14,7 +14,60 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     install()
     dispatch.register()
     kwargs.setdefault("tir_pipeline", "tirx")
+    if kwargs["tir_pipeline"] == "tirx":
+        mod = _dispatch_worker_layouts(mod, target)
     return tvm.compile(mod, target=target, **kwargs)
+
+
+def _has_worker_axis(layout) -> bool:
+    try:
+        return any(str(it.axis.name) == "cpu" for it in layout.shard)
+    except AttributeError:
+        return False
+
+
+def _dispatch_worker_layouts(mod, target):
+    """Worker layouts: a buffer view whose layout has a ``cpu`` iter cannot pass TVM's TIRx cleanup, which asks
+    every layout axis whether it is a thread axis and knows no ``cpu`` axis (it cannot be registered from Python).
+    For a function with such top-level views, run the tile dispatch here (the Java rules address those views
+    through flat views of the data they alias), then drop the views' declarations, which nothing uses any more,
+    and hand the result to the ordinary pipeline (whose dispatch then finds no tile call left)."""
+    import tvm
+    from tvm import tirx
+
+    from . import dispatch
+
+    single = isinstance(mod, tirx.PrimFunc)
+    module = tvm.IRModule({_symbol(mod): mod}) if single else mod
+    target = tvm.target.Target(target) if isinstance(target, str) else target
+    changed = {}
+    for gvar, func in module.functions.items():
+        if not isinstance(func, tirx.PrimFunc) or not isinstance(func.body, tirx.SeqStmt):
+            continue
+        workers = [s for s in func.body.seq
+                   if isinstance(s, tirx.DeclBuffer) and s.data is not None and _has_worker_axis(s.buffer.layout)]
+        if not workers:
+            continue
+        with_target = func if func.attrs is not None and "target" in func.attrs else func.with_attr("target", target)
+        dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
+        try:
+            lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
+        finally:
+            dispatch._worker_buffers[:] = []
+        kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
+        changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
+    if not changed:
+        return mod
+    for gvar, func in changed.items():
+        module[gvar] = func
+    return module
+
+
+def _symbol(func) -> str:
+    attrs = func.attrs
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return "main"
 
 
 def _tile_calls(node, out):

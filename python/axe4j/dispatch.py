@@ -198,7 +198,6 @@ def emit(request: Described, plan: dict):
 
 
 def _loop_frame(kind, extent):
-
     return {"serial": T.serial, "parallel": T.parallel, "vectorized": T.vectorized,
             "unroll": T.unroll}[kind](int(extent))
 
@@ -228,12 +227,25 @@ def _span(access, loops, role, tail=0):
     return int(access["base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
 
 
-def _flat_views(request, plan, loops, extra_span=None):
+# Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
+# axe4j.compile while it dispatches such kernels itself (see compile.py, "worker layouts").
+_worker_buffers: list = []
 
+
+def data_of(buffer):
+    """The data a flat view of ``buffer`` should alias: the declared data of a worker-layout view (whose own
+    declaration is dropped after dispatch), else ``buffer.data``."""
+    for declared, data in _worker_buffers:
+        if declared.same_as(buffer):
+            return data
+    return buffer.data
+
+
+def _flat_views(request, plan, loops, extra_span=None):
     views = {}
     for role, buffer in request.buffers.items():
         span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, layout=None)
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
     return views
 
 
@@ -291,7 +303,6 @@ def _source_count(op):
 
 
 def _emit_affine(request, plan):
-
     loops = plan["loops"]
     access = plan["access"]
     dst = request.buffers["dst"]
@@ -321,7 +332,6 @@ def _emit_affine(request, plan):
 
 
 def _emit_logical(request, plan):
-
     loops = plan["loops"]
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
@@ -347,7 +357,6 @@ def _emit_logical(request, plan):
 
 
 def _emit_reduce(request, plan):
-
     loops = plan["loops"]
     access = plan["access"]
     dtype = str(request.buffers["dst"].dtype)
@@ -389,7 +398,6 @@ def _is_zero(expr) -> bool:
 
 
 def _emit_gemm(request, plan):
-
     access = plan["access"]
     M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
     dtype = str(request.buffers["D"].dtype)
@@ -484,7 +492,7 @@ def _emit_gemm(request, plan):
 
     def whole():
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
-                                     data=request.buffers[role].data, layout=None) for role in ("D", "A", "B", "C")}
+                                     data=data_of(request.buffers[role]), layout=None) for role in ("D", "A", "B", "C")}
         if plan["kind"] == "gemm-naive":
             naive(views)
         else:

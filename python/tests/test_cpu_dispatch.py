@@ -11,12 +11,13 @@ import tvm  # noqa: F401  (before the JVM)
 import numpy as np
 import pytest
 from tvm.script import tirx as T
-from tvm.tirx.layout import R, S, TileLayout
+from tvm.tirx.layout import R, S, Axis, TileLayout
 from tvm.tirx.script import tile as Tx
 
 import axe4j
 
 SENTINEL = -7.0
+CPU = Axis.get("cpu")
 RNG = np.random.default_rng(20261122)
 
 
@@ -46,8 +47,17 @@ class Mem:
 
 
 def _addresses(shape, layout):
-    """addr[c..., r]: memory address of logical coordinate c at replica r, by enumerating the layout in numpy."""
-    shard = [(int(it.extent), int(it.stride)) for it in layout.shard]
+    """addr[c..., r]: memory address of logical coordinate c at replica r, by enumerating the layout in numpy.
+
+    A shard iter on the worker axis ``cpu`` places worker w's slab of span_m elements after the slabs of workers
+    0..w-1: the point (m, cpu=w) is the address m + w * span_m.
+    """
+    def axis(it):
+        return str(it.axis.name)
+
+    span_m = 1 + sum((int(it.extent) - 1) * abs(int(it.stride))
+                     for it in list(layout.shard) + list(layout.replica) if axis(it) == "m")
+    shard = [(int(it.extent), int(it.stride) * (span_m if axis(it) == "cpu" else 1)) for it in layout.shard]
     replica = [(int(it.extent), int(it.stride)) for it in layout.replica]
     offset = sum(int(v) for v in layout.offset.values())
     n = int(np.prod(shape))
@@ -545,3 +555,51 @@ def test_vector_tail_for_extents_without_a_lane_divisor():
     ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.full(37, SENTINEL, "float32"))
     lib(ta, tb)
     np.testing.assert_allclose(tb.numpy(), a.sum(axis=0), rtol=1e-5, atol=1e-5)
+
+
+# ---- the worker axis cpu ----------------------------------------------------------------------------
+
+def test_copy_from_rows_spread_over_workers_runs_a_parallel_loop():
+    src_layout = TileLayout(S[(2, 4, 8):(1 @ CPU, 8, 1)])  # row-major 8x8, row halves on two workers
+    kernel = _copy_kernel((8, 8), src_layout, 64, col(8, 8), 64)
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "parallel(2)" in report and "parallel loop from the layout's cpu axis" in report
+    assert "axe4j-cpu-scalar (prio=0): declined: copy: layout S[(2,4,8):(1@cpu,8,1)] has a cpu iter" in report
+    src = random_mem((8, 8), src_layout, 64)
+    dst = Mem((8, 8), col(8, 8), 64)
+    _, out = run(kernel, src, dst)
+    expect(out, dst, src.logical())
+    assert "TVMBackendParallelLaunch" in axe4j.compile(kernel, "llvm").mod.inspect_source("ll")
+
+
+def test_add_into_a_destination_spread_over_three_workers_with_padding():
+    dl = TileLayout(S[(3, 5, 7):(1 @ CPU, 8, 1)] + 2)  # 15x7, 5 rows per worker, rows padded to 8
+    span = 2 + 3 * (1 + 4 * 8 + 6)
+
+    @T.prim_func
+    def kernel(A: T.Buffer((15, 7), "float32"), B: T.Buffer((15, 7), "float32"), Cf: T.Buffer((span,), "float32")):
+        C = T.decl_buffer((15, 7), "float32", data=Cf.data, layout=dl)
+        Tx.add(C[:, :], A[:, :], B[:, :])
+
+    a = RNG.standard_normal((15, 7)).astype("float32")
+    b = RNG.standard_normal((15, 7)).astype("float32")
+    c = Mem((15, 7), dl, span)
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, c.data)]
+    lib(*ts)
+    expect(ts[2].numpy(), c, a + b)
+
+
+def test_sum_over_a_source_whose_kept_rows_are_spread_over_workers():
+    sl = TileLayout(S[(4, 3, 10):(1 @ CPU, 10, 1)])
+
+    @T.prim_func
+    def kernel(Af: T.Buffer((120,), "float32"), B: T.Buffer((12,), "float32")):
+        A = T.decl_buffer((12, 10), "float32", data=Af.data, layout=sl)
+        Tx.sum(B[:], A[:, :], axes=1)
+
+    a = random_mem((12, 10), sl, 120)
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros(12, "float32"))
+    lib(ta, tb)
+    np.testing.assert_allclose(tb.numpy(), a.logical().sum(axis=1), rtol=1e-5, atol=1e-5)

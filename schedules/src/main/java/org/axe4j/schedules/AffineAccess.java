@@ -21,11 +21,31 @@ import org.axe4j.layout.Point;
  * {@code i = i_0 + a_0 * i_1 + ...} when each digit either starts at 0 and runs over its full radix or keeps
  * the index inside one digit: {@code addr = base + sum_j i_j * p_j}. Anything else (the region crosses a digit
  * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
+ *
+ * <p>The worker axis {@code cpu}: a shard iter (e, s@cpu) spreads its digit over e parallel workers. CPU workers
+ * share one memory, so worker w's part of the buffer is a slab of {@code span_m(L)} elements placed after the
+ * slabs of workers 0..w-1: the point (m, cpu = w) is the address {@code m + w * span_m(L)}, i.e. the iter walks
+ * memory with stride {@code s * span_m(L)}. {@code S[(2,4,8):(1@cpu,8,1)]} is row-major 8x8 memory whose two row
+ * halves go to two workers. Such pieces are marked {@code distributed}; the loops they become run in parallel.
  */
 public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas) {
 
-    /** A loop of {@code extent} counters moving the address by {@code stride} each. */
-    public record Piece(long extent, long stride) {}
+    /** The axis whose iters spread a digit over parallel CPU workers (see the class comment). */
+    public static final Axis CPU = Axis.of("cpu");
+
+    /**
+     * A loop of {@code extent} counters moving the address by {@code stride} each; {@code distributed} when the
+     * digit comes from a {@link #CPU} iter, i.e. is spread over parallel workers.
+     */
+    public record Piece(long extent, long stride, boolean distributed) {
+        public Piece(long extent, long stride) {
+            this(extent, stride, false);
+        }
+
+        Piece withExtentStride(long e, long s) {
+            return new Piece(e, s, distributed);
+        }
+    }
 
     /** Decomposes {@code op}'s region over the memory axis, or declines with the reason. */
     public static AffineAccess of(Operand op) {
@@ -55,7 +75,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     loops.add(digit);
                     count /= a;
                 } else if (low + count <= a) {
-                    loops.add(new Piece(count, digit.stride()));
+                    loops.add(digit.withExtentStride(count, digit.stride()));
                     base += low * digit.stride();
                     count = 1;
                 } else {
@@ -74,23 +94,34 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
     }
 
     /**
-     * Only axis m addresses CPU memory; a thread axis names hardware a CPU thread does not have, and another memory
-     * axis (reg, P, TCol, ...) is storage a CPU does not have.
+     * Only axes m and cpu describe a CPU: a thread axis names hardware a CPU thread does not have, and another
+     * memory axis (reg, P, TCol, ...) is storage a CPU does not have. The cpu axis carries shard iters only.
      */
     static void requireMemoryOnly(Operand op) {
         for (Axis axis : op.layout().axes()) {
-            if (!axis.equals(Axis.M)) {
-                throw Declined.of("%s: layout axis %s is not the CPU memory axis m", op, axis);
+            if (!axis.equals(Axis.M) && !axis.equals(CPU)) {
+                throw Declined.of("%s: layout axis %s is neither the CPU memory axis m nor the worker axis cpu", op,
+                        axis);
             }
         }
+        if (op.layout().offsetOn(CPU) != 0 || op.layout().replica().stream().anyMatch(it -> it.axis().equals(CPU))) {
+            throw Declined.of("%s: the cpu axis takes shard iters only (no replica or offset on cpu)", op);
+        }
+    }
+
+    /** True when a shard iter of {@code op}'s layout is on the {@link #CPU} axis. */
+    static boolean distributed(Operand op) {
+        return op.layout().shard().stream().anyMatch(it -> it.axis().equals(CPU) && it.extent() > 1);
     }
 
     /** The shard iters regrouped per buffer dim, innermost first; splits an iter across dims when divisible. */
     static List<List<Piece>> groupByDim(Operand op) {
         Deque<Piece> iters = new ArrayDeque<>();
+        long slab = op.layout().spanOn(Axis.M);
         for (Iter it : op.layout().shard()) {
             if (it.extent() != 1) {
-                iters.addLast(new Piece(it.extent(), it.stride()));
+                boolean cpu = it.axis().equals(CPU);
+                iters.addLast(new Piece(it.extent(), cpu ? it.stride() * slab : it.stride(), cpu));
             }
         }
         List<List<Piece>> out = new ArrayList<>();
@@ -114,8 +145,8 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                         throw Declined.of("%s: dim %d (remaining extent %d) does not divide iter extent %d", op, d,
                                 rest, inner.extent());
                     }
-                    dim.add(new Piece(rest, inner.stride()));
-                    iters.addLast(new Piece(inner.extent() / rest, inner.stride() * rest));
+                    dim.add(inner.withExtentStride(rest, inner.stride()));
+                    iters.addLast(inner.withExtentStride(inner.extent() / rest, inner.stride() * rest));
                     rest = 1;
                 }
             }
@@ -130,8 +161,8 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         for (Piece p : inner) {
             if (!out.isEmpty()) {
                 Piece last = out.get(out.size() - 1);
-                if (last.extent() * last.stride() == p.stride()) {
-                    out.set(out.size() - 1, new Piece(last.extent() * p.extent(), last.stride()));
+                if (last.extent() * last.stride() == p.stride() && last.distributed() == p.distributed()) {
+                    out.set(out.size() - 1, last.withExtentStride(last.extent() * p.extent(), last.stride()));
                     continue;
                 }
             }

@@ -14,7 +14,7 @@ import java.util.Map;
  * {@link LoopNest}); the destination must be written once per element (no stride-0 loop on it); every replica
  * point of the destination is stored. {@link #SCALAR}: a serial nest over the region's logical dims that leaves
  * address computation to TVM's buffer flattening; it declines a destination layout with replicas (flattening
- * stores only the base point) or with a non-memory axis.
+ * stores only the base point), an axis other than m, or a cpu iter (TVM cannot flatten it).
  */
 public final class ElementwiseRules {
     private ElementwiseRules() {}
@@ -82,6 +82,10 @@ public final class ElementwiseRules {
             List<Operand> ops = checkedOperands(call);
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
+                if (AffineAccess.distributed(o)) {
+                    throw Declined.of("%s: layout %s has a cpu iter; TVM's buffer flattening has no cpu axis",
+                            call.op(), o.layout());
+                }
             }
             Operand dst = ops.get(0);
             if (!dst.layout().replica().isEmpty()) {

@@ -155,6 +155,10 @@ public final class GemmRules {
 
     private static long single(Operand o, AffineAccess acc, int dim) {
         List<AffineAccess.Piece> p = acc.dims().get(dim);
+        if (p.stream().anyMatch(AffineAccess.Piece::distributed)) {
+            throw Declined.of("gemm: dim %d of %s is spread over cpu workers; gemm parallelizes its own u tiles",
+                    dim, o);
+        }
         if (p.size() != 1) {
             throw Declined.of("gemm: dim %d of %s is walked by %d strided pieces %s, not one affine loop", dim, o,
                     p.size(), p);

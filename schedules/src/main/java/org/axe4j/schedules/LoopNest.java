@@ -20,7 +20,8 @@ import java.util.Map;
  * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes], else into
  * {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}). The outermost
  * loop is parallel when the nest does at least {@link #PARALLEL_MIN_ELEMENTS} elements, has extent at least 2,
- * and does not carry a reduction.
+ * and does not carry a reduction. A loop that walks a digit of a {@code cpu} iter ({@link AffineAccess}) is
+ * parallel whatever the size, and goes outermost; it may not carry a reduction.
  */
 public final class LoopNest {
     public static final long PARALLEL_MIN_ELEMENTS = 1L << 15;
@@ -86,18 +87,24 @@ public final class LoopNest {
                 m = Math.min(m, q.peekFirst().extent());
             }
             long[] strides = new long[n];
+            boolean distributed = false;
             for (int o = 0; o < n; o++) {
                 AffineAccess.Piece head = queues.get(o).pollFirst();
+                distributed |= head.distributed();
                 if (head.extent() % m != 0) {
                     throw Declined.of("%s: radix %d of one operand and %d of another have no common refinement",
                             what, head.extent(), m);
                 }
                 strides[o] = head.stride();
                 if (head.extent() != m) {
-                    queues.get(o).addFirst(new AffineAccess.Piece(head.extent() / m, head.stride() * m));
+                    queues.get(o).addFirst(head.withExtentStride(head.extent() / m, head.stride() * m));
                 }
             }
-            out.add(new Loop(m, "serial", reduces, strides));
+            if (distributed && reduces) {
+                throw Declined.of("%s: a cpu iter spreads a reduced digit over workers; their partial results "
+                        + "would race on the destination", what);
+            }
+            out.add(new Loop(m, distributed ? "parallel" : "serial", reduces, strides));
         }
         for (Deque<AffineAccess.Piece> q : queues) {
             if (!q.isEmpty()) {
@@ -120,8 +127,17 @@ public final class LoopNest {
             final int k = o;
             byStride = byStride.thenComparingLong(l -> Math.abs(l.strides()[k]));
         }
-        // spatial loops outside reductions, then by decreasing stride.
-        order.sort(Comparator.comparing((Loop l) -> l.reduces()).thenComparing(byStride.reversed()));
+        // loops of cpu iters (parallel) outermost, spatial loops outside reductions, then by decreasing stride.
+        order.sort(Comparator.comparing((Loop l) -> !l.kind().equals("parallel"))
+                .thenComparing((Loop l) -> l.reduces()).thenComparing(byStride.reversed()));
+        long distributed = order.stream().filter(l -> l.kind().equals("parallel")).count();
+        for (int k = 1; k < order.size(); k++) {
+            if (order.get(k).kind().equals("parallel")) {
+                // one parallel region: the outermost cpu loop runs on workers, further cpu loops inside each worker
+                order.set(k, order.get(k).withKind("serial"));
+                notes.add("cpu loop of extent " + order.get(k).extent() + " runs serially inside the outer parallel loop");
+            }
+        }
         Loop unit = pickVectorLoop(order, vectorOperands);
         if (unit != null) {
             order.remove(unit);
@@ -146,7 +162,9 @@ public final class LoopNest {
         } else if (!order.isEmpty()) {
             notes.add("no loop moves every operand by 0 or 1 with the destination moving by 1: no vector loop");
         }
-        if (elements >= PARALLEL_MIN_ELEMENTS && !order.isEmpty()) {
+        if (distributed > 0) {
+            notes.add("parallel loop from the layout's cpu axis");
+        } else if (elements >= PARALLEL_MIN_ELEMENTS && !order.isEmpty()) {
             Loop first = order.get(0);
             if (first.extent() >= 2 && !first.reduces() && !"vectorized".equals(first.kind())) {
                 order.set(0, first.withKind("parallel"));
@@ -172,7 +190,7 @@ public final class LoopNest {
                 for (int b = 0; b < out.size(); b++) {
                     Loop outer = out.get(a);
                     Loop inner = out.get(b);
-                    if (a == b || outer.reduces() != inner.reduces()) {
+                    if (a == b || outer.reduces() != inner.reduces() || !outer.kind().equals(inner.kind())) {
                         continue;
                     }
                     boolean continues = true;
@@ -196,7 +214,7 @@ public final class LoopNest {
     /** A spatial loop where the destination moves by exactly 1 and each vector operand by 0 or 1. */
     private static Loop pickVectorLoop(List<Loop> loops, boolean[] vectorOperands) {
         for (Loop l : loops) {
-            if (l.reduces() || l.strides()[0] != 1 || l.extent() < 2) {
+            if (l.reduces() || l.strides()[0] != 1 || l.extent() < 2 || l.kind().equals("parallel")) {
                 continue;
             }
             boolean ok = true;

@@ -141,4 +141,26 @@ class RulesTest {
         assertEquals("B", d.plan().get("pack"));
         assertEquals(Map.of("u", 4L, "v", 16L), d.plan().get("tile"));
     }
+
+    @Test
+    void aCpuIterBecomesTheParallelLoopAndIsRefusedOnAReduction() {
+        String ops = operand("dst", 8, 8) + "," + operand("src0", 8, 8);
+        Request call = Request.fromJson(request("copy", "thread", ops, ""),
+                List.of(Layout.parse("S[(8,8):(8,1)]"), Layout.parse("S[(2,4,8):(1@cpu,8,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.plan().get("loops");
+        assertEquals("parallel", loops.get(0).get("kind"));
+        assertEquals(2L, loops.get(0).get("extent"));
+        assertFalse(CpuDispatch.decide("axe4j-cpu-scalar", call).accepted());
+
+        String reduce = "{\"role\":\"dst\",\"name\":\"d\",\"dtype\":\"float32\",\"shape\":[8],\"start\":[0],"
+                + "\"extent\":[8]}," + operand("src0", 8, 8);
+        Request sum = Request.fromJson(request("sum", "thread", reduce, "\"axes\":[1]"),
+                List.of(Layout.parse("S[8:1]"), Layout.parse("S[(8,2,4):(4,1@cpu,1)]")));
+        Decision declined = CpuDispatch.decide("axe4j-cpu-reduce", sum);
+        assertFalse(declined.accepted());
+        assertTrue(declined.reason().contains("spreads a reduced digit over workers"), declined.reason());
+    }
 }
