@@ -188,7 +188,6 @@ def test_copy_sliced_tiled_layout_region_inside_one_tile_row():
 def test_copy_region_crossing_a_digit_falls_back_to_the_scalar_rule():
     """Columns 2:6 of a 4x4-tiled 8x8 buffer cross a tile edge: the vector rule declines, the scalar one runs."""
     layout = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
-    kernel = None
 
     @T.prim_func
     def kernel(Sf: T.Buffer((64,), "float32"), Df: T.Buffer((32,), "float32")):
