@@ -117,9 +117,9 @@ COPY_CASES = {
     "tiled_8x8_4x4": ((8, 8), TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)]), 64, row(8, 8), 64),
     "tiled_both_6x9": ((6, 9), TileLayout(S[(2, 3, 3, 3):(27, 3, 9, 1)]), 54,
                        TileLayout(S[(3, 2, 9):(2, 1, 6)]), 54),
-    "large_parallel_256x160": ((256, 160), row(256, 160), 40960, row(256, 160), 40960),
+    "large_parallel_1024x1040": ((1024, 1040), row(1024, 1040), 1064960, row(1024, 1040), 1064960),
     "prime_tail_3x37": ((3, 37), row(3, 37), 111, TileLayout(S[(3, 37):(37, 1)] + 4), 120),
-    "prime_parallel_tail_181x191": ((181, 191), row(181, 191), 34571, row(181, 191), 34571),
+    "prime_parallel_tail_1031x1033": ((1031, 1033), row(1031, 1033), 1065023, row(1031, 1033), 1065023),
 }
 
 
@@ -223,7 +223,7 @@ def test_unknown_forced_variant_is_reported():
 
 
 def test_generated_code_is_vectorized_and_parallel():
-    shape, sl, ss, dl, ds = COPY_CASES["large_parallel_256x160"]
+    shape, sl, ss, dl, ds = COPY_CASES["large_parallel_1024x1040"]
     lib = axe4j.compile(_copy_kernel(shape, sl, ss, dl, ds), "llvm")
     ll = lib.mod.inspect_source("ll")
     assert "<16 x float>" in ll

@@ -23,8 +23,8 @@ class RulesTest {
 
     @Test
     void copyOfRowMajorIsVectorizedAndLargeCopiesParallel() {
-        Request call = Request.fromJson(request("copy", "thread", operand("dst", 256, 160) + "," + operand("src0", 256, 160), ""),
-                List.of(Layout.parse("S[(256,160):(160,1)]"), Layout.parse("S[(256,160):(160,1)]")));
+        Request call = Request.fromJson(request("copy", "thread", operand("dst", 1024, 1040) + "," + operand("src0", 1024, 1040), ""),
+                List.of(Layout.parse("S[(1024,1040):(1040,1)]"), Layout.parse("S[(1024,1040):(1040,1)]")));
         Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
         assertTrue(d.accepted(), d.reason());
         @SuppressWarnings("unchecked")
