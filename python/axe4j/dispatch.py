@@ -367,18 +367,47 @@ def _emit_reduce(request, plan):
     def init(counters, views):
         T.buffer_store(views["dst"], identity, [_address(access["dst"], spatial, "dst", counters)])
 
+    def op(a, b):
+        return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[combine]()
+
+    def load_src(counters, views):
+        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
+        return x if _dtype(x) == dtype else tirx.Cast(dtype, x)
+
     def body(counters, views):
         addr = _address(access["dst"], loops, "dst", counters)
-        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
-        if _dtype(x) != dtype:
-            x = tirx.Cast(dtype, x)
-        old = views["dst"][addr]
-        new = {"sum": lambda: old + x, "max": lambda: tirx.max(old, x), "min": lambda: tirx.min(old, x)}[combine]()
-        T.buffer_store(views["dst"], new, [addr])
+        T.buffer_store(views["dst"], op(views["dst"][addr], load_src(counters, views)), [addr])
+
+    def lanes_tree(acc, lo, hi):
+        """combine(acc[lo], ..., acc[hi - 1]) as a balanced tree."""
+        if hi - lo == 1:
+            return acc[lo]
+        mid = (lo + hi) // 2
+        return op(lanes_tree(acc, lo, mid), lanes_tree(acc, mid, hi))
+
+    def vector_body(spatial_counters, views, reduced, lanes, tail):
+        # one partial result per lane over the reduced loops, then the lanes combined into the destination
+        acc = T.decl_buffer((lanes,), dtype, scope="local", layout=None)
+        with T.vectorized(lanes) as j:
+            T.buffer_store(acc, identity, [j])
+
+        def accumulate(counters):
+            lane = counters[-1]
+            T.buffer_store(acc, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)), [lane])
+
+        _nest(reduced, accumulate, tail=tail)
+        addr = _address(access["dst"], spatial, "dst", spatial_counters)
+        T.buffer_store(views["dst"], op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
 
     def whole():
         views = _flat_views(request, plan, loops)
         tail = int(plan.get("tail", 0))
+        if plan.get("vector_reduce"):
+            reduced = loops[len(spatial):]
+            if plan["init"]:
+                _nest(spatial, lambda c: init(c, views))
+            _nest(spatial, lambda c: vector_body(c, views, reduced, int(reduced[-1]["extent"]), tail))
+            return
         if plan["init"]:
             _nest(spatial, lambda c: init(c, views), tail=tail)
         _nest(loops, lambda c: body(c, views), tail=tail)

@@ -602,3 +602,20 @@ def test_sum_over_a_source_whose_kept_rows_are_spread_over_workers():
     ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros(12, "float32"))
     lib(ta, tb)
     np.testing.assert_allclose(tb.numpy(), a.logical().sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min"])
+def test_reduce_along_a_contiguous_row_keeps_one_partial_result_per_lane(name):
+    tile_op, ref = REDUCE[name]
+
+    @T.prim_func
+    def kernel(A: T.Buffer((6, 37), "float32"), B: T.Buffer((6,), "float32")):
+        tile_op(B[:], A[:, :], axes=-1)
+
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "vector lanes keep partial results" in report and "then a tail of 5" in report
+    a = RNG.standard_normal((6, 37)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.full(6, SENTINEL, "float32"))
+    lib(ta, tb)
+    np.testing.assert_allclose(tb.numpy(), ref(a, axis=1), rtol=1e-5, atol=1e-5)

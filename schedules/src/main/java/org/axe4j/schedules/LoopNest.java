@@ -123,6 +123,16 @@ public final class LoopNest {
      * are the operands whose stride must be 0 or 1 on a vector loop; {@code lanes} the vector width in elements.
      */
     static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
+        return schedule(loops, vectorOperands, lanes, elements, false);
+    }
+
+    /**
+     * As {@link #schedule(List, boolean[], int, long)}; with {@code vectorReductions}, when no spatial loop can be
+     * the vector loop, a reduced loop where the destination stays (stride 0) and the source moves by 1 becomes it:
+     * the emitter then keeps one partial result per lane and combines the lanes at the end.
+     */
+    static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements,
+            boolean vectorReductions) {
         List<String> notes = new ArrayList<>();
         long tail = 0;
         List<Loop> order = coalesce(loops);
@@ -143,6 +153,14 @@ public final class LoopNest {
             }
         }
         Loop unit = pickVectorLoop(order, vectorOperands);
+        if (unit == null && vectorReductions) {
+            unit = order.stream().filter(l -> l.reduces() && l.strides()[0] == 0 && l.strides()[1] == 1
+                    && l.extent() >= 2 && !l.kind().equals("parallel")).findFirst().orElse(null);
+            if (unit != null) {
+                notes.add("reduced loop of extent " + unit.extent() + " is contiguous in the source: vector lanes "
+                        + "keep partial results, combined after the loop");
+            }
+        }
         if (unit != null) {
             order.remove(unit);
             long vl = vectorSplit(unit.extent(), lanes);

@@ -11,7 +11,9 @@ import java.util.Map;
  *
  * <p>The source's non-reduced non-unit extents must equal the destination's non-unit extents. Spatial loops are
  * refined jointly for destination and source; reduced loops move the destination by 0 and are marked as
- * reductions, so they are never parallel and never vector loops. A destination with replicas is declined (an
+ * reductions, so they are never parallel. The vector loop is a spatial one where both move by 0 or 1; failing
+ * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: one partial result per lane,
+ * combined after the reduced loops). A destination with replicas is declined (an
  * accumulator read-modify-write would have to keep every copy in step).
  */
 public final class ReduceRule implements Rule {
@@ -66,11 +68,14 @@ public final class ReduceRule implements Rule {
             }
         }
         LoopNest nest = LoopNest.schedule(loops, new boolean[] {true, true},
-                ElementwiseRules.lanes(List.of(dst, src)), src.elements());
+                ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
+        List<LoopNest.Loop> planned = nest.loops();
+        LoopNest.Loop last = planned.isEmpty() ? null : planned.get(planned.size() - 1);
         Map<String, Object> plan = new LinkedHashMap<>();
         plan.put("kind", "reduce");
         plan.put("combine", call.op());
         plan.put("init", !call.flag("accum"));
+        plan.put("vector_reduce", last != null && last.reduces() && last.kind().equals("vectorized"));
         plan.put("loops", nest.describe(List.of("dst", "src0")));
         plan.put("access", ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)));
         plan.put("tail", nest.tail());
