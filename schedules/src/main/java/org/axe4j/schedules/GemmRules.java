@@ -13,9 +13,9 @@ import java.util.Map;
  * accumulator D's layout: the D dim with stride 1 is the vector dim v (tile width {@code nv = min(lanes, extent)}),
  * the other is u (tile height {@code mu = min(4, extent)}); each tile keeps {@code mu x nv} accumulators in
  * registers over the whole K loop (an unrolled u loop around a vectorized v loop), and ragged edges get their own
- * smaller tiles (segments). When the operand moving along v (B for v = n, A for v = m) does not move by 1 there, each
- * tile first packs its K x nv strip into a contiguous panel, so the inner loop reads vectors. The loop over u tiles is parallel when {@code M*N*K >= }{@link #PARALLEL_MIN_WORK}.
- * It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for any affine matrices.
+ * smaller tiles (segments). When the operand moving along v (B for v = n, A for v = m) does not move by 1 there,
+ * each tile first packs its K x nv strip into a contiguous panel, so the inner loop reads vectors. The loop over
+ * u tiles is parallel when {@code M*N*K >= }{@link #PARALLEL_MIN_WORK}. It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for any affine matrices.
  */
 public final class GemmRules {
     private GemmRules() {}

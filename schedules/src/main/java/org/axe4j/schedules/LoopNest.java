@@ -251,7 +251,10 @@ public final class LoopNest {
         return null;
     }
 
-    /** The vector length for a loop: the extent itself when within {@code lanes}, else its largest divisor in [lanes/4, lanes], else 0. */
+    /**
+     * The vector length for a loop: the extent itself when within {@code lanes}, else its largest divisor in
+     * [lanes/4, lanes], else 0 (the caller then uses {@code lanes} and a tail).
+     */
     static long vectorSplit(long extent, int lanes) {
         if (extent <= lanes) {
             return extent;

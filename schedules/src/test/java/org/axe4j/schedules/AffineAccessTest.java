@@ -169,4 +169,15 @@ class AffineAccessTest {
             assertEquals(extent, seen.size());
         });
     }
+
+    @Test
+    void tiledRegionExampleOfThePackageDocumentation() {
+        Layout tiled = Layout.parse("S[(2,4,2,4):(32,4,16,1)]");
+        AffineAccess a = AffineAccess.of(new Operand("src0", "A", "float32", new long[] {8, 8}, new long[] {1, 4},
+                new long[] {2, 4}, tiled));
+        assertEquals(20, a.base());
+        assertEquals(List.of(new AffineAccess.Piece(2, 4)), a.dims().get(0));
+        assertEquals(List.of(new AffineAccess.Piece(4, 1)), a.dims().get(1));
+        assertEquals(List.of(0L), a.replicas());
+    }
 }
