@@ -29,6 +29,8 @@ _registered: list[tuple[str, str, int]] = []
 
 _MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
             "add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_BINARY_OPS = {"add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale); bias/scale are trn-only
 _REDUCE_OPS = {"sum", "max", "min"}
 
 
@@ -143,9 +145,8 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
     scalars: dict[int, object] = {}
     params: dict[str, object] = {}
     if op in _MAP_OPS:
-        srcs = args[1:2] if op in {"copy", "cast", "zero", "fill"} else args[1:3] if op in {
-            "add", "sub", "mul", "fdiv", "maximum", "minimum"} else args[1:2]
-        if op not in {"copy", "cast", "zero", "fill", "add", "sub", "mul", "fdiv", "maximum", "minimum"}:
+        srcs = args[1:3] if op in _BINARY_OPS else args[1:2]
+        if op in _UNARY_WITH_BIAS_SCALE:
             params["bias_scale"] = any(a is not None for a in args[2:4])
         roles.append(("dst", args[0]))
         for i, s in enumerate(srcs):
@@ -172,8 +173,10 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
         buffer = region.source
         start = _ints([r.min for r in region.region], "region start")
         extent = _ints([r.extent for r in region.region], "region extent")
+        (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
         operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
-                         "shape": _ints(buffer.shape, "shape"), "start": start, "extent": extent})
+                         "shape": _ints(buffer.shape, "shape"), "start": start, "extent": extent,
+                         "elem_offset": elem_offset})
         layouts.append(_layout_of(buffer))
         buffers[role] = buffer
         regions[role] = (start, extent)

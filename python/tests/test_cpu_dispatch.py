@@ -619,3 +619,40 @@ def test_reduce_along_a_contiguous_row_keeps_one_partial_result_per_lane(name):
     ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.full(6, SENTINEL, "float32"))
     lib(ta, tb)
     np.testing.assert_allclose(tb.numpy(), ref(a, axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dispatch", ["axe4j-cpu-vector", "axe4j-cpu-scalar"])
+def test_views_with_an_element_offset(dispatch):
+    """A view declared ``elem_offset`` elements into its data: both rules address from there."""
+    @T.prim_func
+    def kernel(Af: T.Buffer((40,), "float32"), Bf: T.Buffer((40,), "float32")):
+        A = T.decl_buffer((3, 7), "float32", data=Af.data, elem_offset=11)
+        B = T.decl_buffer((3, 7), "float32", data=Bf.data, elem_offset=4, layout=col(3, 7))
+        Tx.exp(B[:, :], A[:, :], dispatch=dispatch)
+
+    a = RNG.standard_normal(40).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.full(40, SENTINEL, "float32"))
+    lib(ta, tb)
+    expected = np.full(40, SENTINEL, "float32")
+    logical = np.exp(a[11:32].reshape(3, 7))
+    expected[4:25] = logical.T.reshape(-1)
+    np.testing.assert_allclose(tb.numpy(), expected, rtol=1e-6)
+
+
+def test_gemm_on_views_with_element_offsets():
+    @T.prim_func
+    def kernel(Af: T.Buffer((64,), "float32"), Bf: T.Buffer((64,), "float32"), Df: T.Buffer((64,), "float32")):
+        A = T.decl_buffer((5, 6), "float32", data=Af.data, elem_offset=3)
+        B = T.decl_buffer((6, 7), "float32", data=Bf.data, elem_offset=9)
+        D = T.decl_buffer((5, 7), "float32", data=Df.data, elem_offset=20)
+        Tx.gemm(D[:, :], A[:, :], B[:, :], D[:, :], False, False, T.float32(1.0), T.float32(0.0))
+
+    a = RNG.standard_normal(64).astype("float32")
+    b = RNG.standard_normal(64).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, np.full(64, SENTINEL, "float32"))]
+    lib(*ts)
+    expected = np.full(64, SENTINEL, "float32")
+    expected[20:55] = (a[3:33].reshape(5, 6).astype("float64") @ b[9:51].reshape(6, 7)).reshape(-1)
+    np.testing.assert_allclose(ts[2].numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -12,9 +12,9 @@ import org.axe4j.layout.Point;
 /**
  * The memory address of a region element as an affine function of loop counters.
  *
- * <p>For a layout L = S[(e_0..e_k):(s_0..s_k)] + R + O over a buffer of shape (n_0..n_r), the row-major flat
- * index x of a coordinate c is split into the digits of the shard iters, so
- * {@code addr(c) = sum_k digit_k(x) * s_k + r + O_m}. The shard iters are first grouped by buffer dimension
+ * <p>For a layout L = S[(e_0..e_k):(s_0..s_k)] + R + O over a buffer of shape (n_0..n_r) starting
+ * {@code elem_offset} elements into its data, the row-major flat index x of a coordinate c is split into the
+ * digits of the shard iters, so {@code addr(c) = elem_offset + sum_k digit_k(x) * s_k + r + O_m}. The shard iters are first grouped by buffer dimension
  * (an iter that spans two dimensions is split, which needs divisibility), giving for dimension d a mixed radix
  * {@code (a_0, p_0), (a_1, p_1), ...} (innermost first) with {@code prod a_j = n_d}. For the region
  * {@code [b, b + e)} of that dimension the index {@code b + i} is then affine in counters
@@ -60,7 +60,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     size);
         }
         List<List<Piece>> radix = groupByDim(op);
-        long base = layout.offsetOn(Axis.M);
+        long base = op.elemOffset() + layout.offsetOn(Axis.M);
         List<List<Piece>> dims = new ArrayList<>();
         for (int d = 0; d < op.shape().length; d++) {
             List<Piece> loops = new ArrayList<>();

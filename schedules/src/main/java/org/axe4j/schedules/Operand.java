@@ -8,9 +8,14 @@ import org.axe4j.layout.Layout;
 /**
  * One tensor operand of a tile call: the region {@code [start_d, start_d + extent_d)} of a buffer of
  * {@code shape} whose element {@code x} (row-major flat index of the coordinate) lives at the points
- * {@code layout(x)}.
+ * {@code elemOffset + layout(x)} of its data.
  */
-public record Operand(String role, String name, String dtype, long[] shape, long[] start, long[] extent, Layout layout) {
+public record Operand(String role, String name, String dtype, long[] shape, long[] start, long[] extent, Layout layout,
+        long elemOffset) {
+    public Operand(String role, String name, String dtype, long[] shape, long[] start, long[] extent, Layout layout) {
+        this(role, name, dtype, shape, start, extent, layout, 0);
+    }
+
     public Operand {
         if (shape.length != start.length || shape.length != extent.length) {
             throw Declined.of("%s (%s): region rank %d/%d differs from buffer rank %d", role, name, start.length,

@@ -29,7 +29,8 @@ public record Request(String op, String target, String scope, List<Operand> oper
             JsonObject p = ops.get(i).getAsJsonObject();
             operands.add(new Operand(p.get("role").getAsString(), p.get("name").getAsString(),
                     p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), longs(p.getAsJsonArray("start")),
-                    longs(p.getAsJsonArray("extent")), layouts.get(i)));
+                    longs(p.getAsJsonArray("extent")), layouts.get(i),
+                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0));
         }
         JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),
