@@ -128,6 +128,13 @@ def _ints(values, what):
     return out
 
 
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _layout_of(buffer):
     from tvm.tirx.layout import S, TileLayout
 
@@ -171,7 +178,7 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
         if not _is_region(region):
             raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
         buffer = region.source
-        start = _ints([r.min for r in region.region], "region start")
+        start = [_int_or_none(r.min) for r in region.region]   # None: a run-time start (a loop variable)
         extent = _ints([r.extent for r in region.region], "region extent")
         (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
         operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
@@ -179,7 +186,7 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
                          "elem_offset": elem_offset})
         layouts.append(_layout_of(buffer))
         buffers[role] = buffer
-        regions[role] = (start, extent)
+        regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     text = json.dumps({"op": op, "target": target_kind, "scope": scope_kind, "operands": operands,
                        "params": params})
     return Described(op, call, text, layouts, buffers, regions, scalars, params)
@@ -188,6 +195,8 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
 # ---- emission: plan -> PrimFunc ----------------------------------------------------------------
 
 def emit(request: Described, plan: dict):
+    for role, entry in plan.get("access", {}).items():
+        _bind_run_time_starts(request, role, entry)
     kind = plan["kind"]
     if kind == "affine":
         return _emit_affine(request, plan)
@@ -198,6 +207,22 @@ def emit(request: Described, plan: dict):
     if kind in ("gemm-blocked", "gemm-naive"):
         return _emit_gemm(request, plan)
     raise ValueError(f"unknown plan kind {kind}")
+
+
+def _bind_run_time_starts(request, role, entry):
+    """Adds ``start_d * stride_d`` of every run-time start to the operand's base (``base_expr``); ``span_base``
+    bounds the base over every start the dim allows, for the flat view's declared size."""
+    starts, extents = request.regions[role]
+    shape = [int(n) for n in request.buffers[role].shape]
+    base = int(entry["base"])
+    expr = base
+    for dim, stride in entry.get("start_strides", {}).items():
+        d, stride = int(dim), int(stride)
+        if stride:
+            expr = expr + starts[d] * stride
+            base += (shape[d] - extents[d]) * abs(stride)
+    entry["base_expr"] = expr
+    entry["span_base"] = base
 
 
 def _loop_frame(kind, extent):
@@ -227,7 +252,7 @@ def _span(access, loops, role, tail=0):
     if tail:
         reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
             - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
-    return int(access["base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
+    return int(access["span_base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
 
 
 # Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
@@ -253,7 +278,7 @@ def _flat_views(request, plan, loops, extra_span=None):
 
 
 def _address(access, loops, role, counters):
-    addr = int(access["base"])
+    addr = access["base_expr"]
     for loop, c in zip(loops, counters):
         stride = int(loop["strides"][role])
         if stride != 0:
@@ -444,7 +469,7 @@ def _emit_gemm(request, plan):
 
     def addr(role, **coords):
         a = access[role]
-        out = int(a["base"])
+        out = a["base_expr"]
         for name, value in coords.items():
             stride = int(a[name])
             if stride:
@@ -454,7 +479,7 @@ def _emit_gemm(request, plan):
     spans = {}
     for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
         ext = {"m": M, "n": N, "k": K}
-        spans[role] = int(access[role]["base"]) + sum((ext[d] - 1) * abs(int(access[role][d])) for d in dims) \
+        spans[role] = int(access[role]["span_base"]) + sum((ext[d] - 1) * abs(int(access[role][d])) for d in dims) \
             + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
 
     def store(views, value, m, n):

@@ -656,3 +656,83 @@ def test_gemm_on_views_with_element_offsets():
     expected = np.full(64, SENTINEL, "float32")
     expected[20:55] = (a[3:33].reshape(5, 6).astype("float64") @ b[9:51].reshape(6, 7)).reshape(-1)
     np.testing.assert_allclose(ts[2].numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+# ---- tile calls inside loops: regions that start at a loop variable ---------------------------------
+
+def test_row_by_row_unary_in_a_loop():
+    @T.prim_func
+    def kernel(A: T.Buffer((6, 40), "float32"), B: T.Buffer((6, 40), "float32")):
+        for i in range(6):
+            Tx.exp(B[i, 0:40], A[i, 0:40])
+
+    a = RNG.standard_normal((6, 40)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.zeros((6, 40), "float32"))
+    lib(ta, tb)
+    np.testing.assert_allclose(tb.numpy(), np.exp(a), rtol=1e-6)
+
+
+def test_column_tiles_of_a_binary_op_in_a_loop_with_a_column_major_operand():
+    @T.prim_func
+    def kernel(A: T.Buffer((5, 24), "float32"), Bf: T.Buffer((120,), "float32"), C: T.Buffer((5, 24), "float32")):
+        B = T.decl_buffer((5, 24), "float32", data=Bf.data, layout=col(5, 24))
+        for t in range(3):
+            Tx.sub(C[:, t * 8:t * 8 + 8], A[:, t * 8:t * 8 + 8], B[:, t * 8:t * 8 + 8])
+
+    a = RNG.standard_normal((5, 24)).astype("float32")
+    b = random_mem((5, 24), col(5, 24), 120)
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "axe4j-cpu-vector (prio=10): accepted <- chosen" in report
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b.data, np.zeros((5, 24), "float32"))]
+    lib(*ts)
+    np.testing.assert_allclose(ts[2].numpy(), a - b.logical(), rtol=1e-6)
+
+
+def test_run_time_start_in_a_split_dim_falls_back_to_the_scalar_rule():
+    tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
+
+    @T.prim_func
+    def kernel(Af: T.Buffer((64,), "float32"), B: T.Buffer((8, 8), "float32")):
+        A = T.decl_buffer((8, 8), "float32", data=Af.data, layout=tiled)
+        for i in range(4):
+            Tx.copy(B[i * 2:i * 2 + 2, :], A[i * 2:i * 2 + 2, :])
+
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "starts at a run-time index, but the layout walks it as" in report
+    assert "axe4j-cpu-scalar (prio=0): accepted <- chosen" in report
+    a = random_mem((8, 8), tiled, 64)
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros((8, 8), "float32"))
+    lib(ta, tb)
+    np.testing.assert_array_equal(tb.numpy(), a.logical())
+
+
+def test_row_maxima_one_call_per_row():
+    @T.prim_func
+    def kernel(A: T.Buffer((7, 33), "float32"), B: T.Buffer((7,), "float32")):
+        for i in range(7):
+            Tx.max(B[i:i + 1], A[i:i + 1, :], axes=1)
+
+    a = RNG.standard_normal((7, 33)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.zeros(7, "float32"))
+    lib(ta, tb)
+    np.testing.assert_array_equal(tb.numpy(), a.max(axis=1))
+
+
+def test_gemm_accumulating_over_k_blocks_in_a_loop():
+    @T.prim_func
+    def kernel(A: T.Buffer((9, 24), "float32"), B: T.Buffer((24, 20), "float32"), D: T.Buffer((9, 20), "float32")):
+        for kb in range(3):
+            Tx.gemm(D[:, :], A[:, kb * 8:kb * 8 + 8], B[kb * 8:kb * 8 + 8, :], D[:, :], False, False,
+                    T.float32(1.0), T.float32(1.0))
+
+    a = RNG.standard_normal((9, 24)).astype("float32")
+    b = RNG.standard_normal((24, 20)).astype("float32")
+    d0 = RNG.standard_normal((9, 20)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, d0.copy())]
+    lib(*ts)
+    np.testing.assert_allclose(ts[2].numpy(), d0 + a.astype("float64") @ b, rtol=1e-5, atol=1e-5)

@@ -4,6 +4,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
@@ -20,7 +22,9 @@ import org.axe4j.layout.Point;
  * {@code [b, b + e)} of that dimension the index {@code b + i} is then affine in counters
  * {@code i = i_0 + a_0 * i_1 + ...} when each digit either starts at 0 and runs over its full radix or keeps
  * the index inside one digit: {@code addr = base + sum_j i_j * p_j}. Anything else (the region crosses a digit
- * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
+ * boundary part way) is declined. Replica points give extra constant displacements {@code r}. A dim whose start
+ * is a run-time value s (a loop variable) must be walked by one stride p; it then adds {@code s * p} to the base
+ * ({@code startStrides}).
  *
  * <p>The worker axis {@code cpu}: a shard iter (e, s@cpu) spreads its digit over e parallel workers. CPU workers
  * share one memory, so worker w's part of the buffer is a slab of {@code span_m(L)} elements placed after the
@@ -28,7 +32,7 @@ import org.axe4j.layout.Point;
  * memory with stride {@code s * span_m(L)}. {@code S[(2,4,8):(1@cpu,8,1)]} is row-major 8x8 memory whose two row
  * halves go to two workers. Such pieces are marked {@code distributed}; the loops they become run in parallel.
  */
-public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas) {
+public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas, SortedMap<Integer, Long> startStrides) {
 
     /** The axis whose iters spread a digit over parallel CPU workers (see the class comment). */
     public static final Axis CPU = Axis.of("cpu");
@@ -62,7 +66,12 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         List<List<Piece>> radix = groupByDim(op);
         long base = op.elemOffset() + layout.offsetOn(Axis.M);
         List<List<Piece>> dims = new ArrayList<>();
+        TreeMap<Integer, Long> startStrides = new TreeMap<>();
         for (int d = 0; d < op.shape().length; d++) {
+            if (op.symbolic()[d]) {
+                dims.add(symbolicDim(op, d, radix.get(d), startStrides));
+                continue;
+            }
             List<Piece> loops = new ArrayList<>();
             long pos = op.start()[d];
             long count = op.extent()[d];
@@ -90,7 +99,23 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         for (Point r : layout.replicaSet()) {
             replicas.add(r.get(Axis.M));
         }
-        return new AffineAccess(base, dims, replicas);
+        return new AffineAccess(base, dims, replicas, startStrides);
+    }
+
+    /**
+     * A dim whose start s is known only at run time: affine when the layout walks the whole dim with one stride p
+     * (then the region is one loop and s adds {@code s * p} to the base); a dim split into digits is declined,
+     * since where s falls among the digits is unknown.
+     */
+    private static List<Piece> symbolicDim(Operand op, int d, List<Piece> radix, TreeMap<Integer, Long> startStrides) {
+        List<Piece> whole = merge(radix);
+        if (whole.size() > 1 || whole.stream().anyMatch(Piece::distributed)) {
+            throw Declined.of("%s: dim %d starts at a run-time index, but the layout walks it as %s; only a dim walked "
+                    + "by one memory stride can start anywhere", op, d, whole);
+        }
+        long stride = whole.isEmpty() ? 0 : whole.get(0).stride();
+        startStrides.put(d, stride);
+        return op.extent()[d] == 1 ? List.of() : List.of(new Piece(op.extent()[d], stride));
     }
 
     /**

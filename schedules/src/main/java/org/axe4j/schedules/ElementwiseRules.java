@@ -145,11 +145,19 @@ public final class ElementwiseRules {
         return Math.max(2, 64 / bytes);
     }
 
+    /** Run-time start strides keyed by dim as text (JSON object keys). */
+    static Map<String, Long> startStrides(AffineAccess access) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        access.startStrides().forEach((d, s) -> out.put(Integer.toString(d), s));
+        return out;
+    }
+
     static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (int o = 0; o < ops.size(); o++) {
             Map<String, Object> a = new LinkedHashMap<>();
             a.put("base", access.get(o).base());
+            a.put("start_strides", startStrides(access.get(o)));
             a.put("replicas", access.get(o).replicas());
             a.put("layout", ops.get(o).layout().toString());
             out.put(ops.get(o).role(), a);

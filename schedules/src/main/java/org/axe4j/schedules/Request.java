@@ -27,10 +27,17 @@ public record Request(String op, String target, String scope, List<Operand> oper
         List<Operand> operands = new ArrayList<>();
         for (int i = 0; i < ops.size(); i++) {
             JsonObject p = ops.get(i).getAsJsonObject();
+            JsonArray starts = p.getAsJsonArray("start");
+            long[] start = new long[starts.size()];
+            boolean[] symbolic = new boolean[starts.size()];
+            for (int d = 0; d < start.length; d++) {
+                symbolic[d] = starts.get(d).isJsonNull(); // null: a run-time start (a loop variable)
+                start[d] = symbolic[d] ? 0 : starts.get(d).getAsLong();
+            }
             operands.add(new Operand(p.get("role").getAsString(), p.get("name").getAsString(),
-                    p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), longs(p.getAsJsonArray("start")),
+                    p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), start,
                     longs(p.getAsJsonArray("extent")), layouts.get(i),
-                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0));
+                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, symbolic));
         }
         JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),

@@ -180,4 +180,30 @@ class AffineAccessTest {
         assertEquals(List.of(new AffineAccess.Piece(4, 1)), a.dims().get(1));
         assertEquals(List.of(0L), a.replicas());
     }
+
+    @Test
+    void runTimeStartsNeedADimWalkedByOneStride() {
+        Layout rowMajor = Layout.parse("S[(6,40):(40,1)]");
+        Operand row = new Operand("src0", "A", "float32", new long[] {6, 40}, new long[] {0, 0}, new long[] {1, 40},
+                rowMajor, 3, new boolean[] {true, false});
+        AffineAccess a = AffineAccess.of(row);
+        assertEquals(3, a.base());
+        assertEquals(java.util.Map.of(0, 40L), a.startStrides());
+        assertEquals(List.of(new AffineAccess.Piece(40, 1)), a.dims().get(1));
+
+        Layout tiled = Layout.parse("S[(2,4,2,4):(32,4,16,1)]");
+        Operand split = new Operand("src0", "A", "float32", new long[] {8, 8}, new long[] {0, 0}, new long[] {2, 8},
+                tiled, 0, new boolean[] {true, false});
+        Declined d = org.junit.jupiter.api.Assertions.assertThrows(Declined.class, () -> AffineAccess.of(split));
+        assertTrue(d.getMessage().contains("dim 0 starts at a run-time index"), d.getMessage());
+    }
+
+    @Test
+    void vectorLengthsPreferWholeRegisters() {
+        assertEquals(12, LoopNest.vectorSplit(12, 16));
+        assertEquals(8, LoopNest.vectorSplit(40, 16));
+        assertEquals(16, LoopNest.vectorSplit(96, 16));
+        assertEquals(7, LoopNest.vectorSplit(21, 16));
+        assertEquals(0, LoopNest.vectorSplit(37, 16));
+    }
 }
