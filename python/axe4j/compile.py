@@ -120,14 +120,21 @@ def explain(mod, target="llvm", *, file=None) -> str:
                 lines.append(f"  not describable: {error}")
                 continue
             chosen = None
-            for variant, priority in _other_cases(call.op, request):
+            others = _other_cases(call.op, request)
+            for variant, priority in others:
                 lines.append(f"  {variant} (prio={priority}): not an axe4j rule; its predicates need the pipeline's "
                              f"dispatch context and are evaluated only during compilation")
             for d in dispatch.explain_call(request):
                 if forced is not None and d["variant"] != forced:
                     status = "skipped (not the forced variant)"
                 elif d["accepted"]:
-                    status = "accepted" + (" <- chosen" if chosen is None else " (lower priority)")
+                    outranked = forced is None and any(p > d["priority"] for _, p in others)
+                    if chosen is not None:
+                        status = "accepted (lower priority)"
+                    elif outranked:
+                        status = "accepted <- chosen unless a higher-priority case above applies"
+                    else:
+                        status = "accepted <- chosen"
                     chosen = chosen or d["variant"]
                 else:
                     status = "declined: " + d["reason"]
@@ -143,17 +150,13 @@ def _other_cases(op, request):
     """Cases in TVM's table for this op and target kind that axe4j did not register (upstream or third-party)."""
     from tvm.tirx.operator.tile_primitive import dispatcher as table
 
-    ours = {(o, v) for o, v, _ in dispatch_rows()}
+    from . import dispatch
+
+    ours = {(o, v) for o, v, _ in dispatch.registered()}
     kind = json.loads(request.json)["target"]
     cases = table._DISPATCH_TABLE.get((op, kind), [])
     return [(c.variant, c.priority) for c in sorted(cases, key=lambda c: (-c.priority, c.variant))
             if (request.op, c.variant) not in ours]
-
-
-def dispatch_rows():
-    from . import dispatch
-
-    return dispatch.registered()
 
 
 def _plan_summary(plan) -> str:
