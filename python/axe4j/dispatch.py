@@ -202,6 +202,8 @@ def emit(request: Described, plan: dict):
         return _emit_affine(request, plan)
     if kind == "logical":
         return _emit_logical(request, plan)
+    if kind == "digits":
+        return _emit_digits(request, plan)
     if kind == "reduce":
         return _emit_reduce(request, plan)
     if kind in ("gemm-blocked", "gemm-naive"):
@@ -380,6 +382,55 @@ def _emit_logical(request, plan):
     @T.prim_func(check_well_formed=False)
     def impl():
         _nest(loops, body)
+
+    return impl
+
+
+def _emit_digits(request, plan):
+    loops = plan["loops"]
+    operands = plan["operands"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def coordinate(role, counters):
+        start, _ = request.regions[role]
+        idx = list(start)
+        for loop, c in zip(loops, counters):
+            d = int(loop["dims"][role])
+            idx[d] = idx[d] + c
+        return idx
+
+    def address(role, counters):
+        entry = operands[role]
+        flat = 0
+        for c, row_stride in zip(coordinate(role, counters), entry["row_strides"]):
+            flat = flat + c * int(row_stride)
+        addr = int(entry["base"])
+        for extent, stride, below in entry["iters"]:
+            if int(stride) != 0 and int(extent) != 1:
+                addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
+        return addr
+
+    def span(role):
+        entry = operands[role]
+        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
+        return int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+
+    def body(counters, views):
+        values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
+        value = _value(request.op, str(dst.dtype), values)
+        addr = address("dst", counters)
+        for r in operands["dst"]["replicas"]:
+            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+
+    def whole():
+        views = {role: T.decl_buffer((span(role),), buffer.dtype, data=data_of(buffer), layout=None)
+                 for role, buffer in request.buffers.items()}
+        _nest(loops, lambda c: body(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
 
     return impl
 

@@ -185,8 +185,8 @@ def test_copy_sliced_tiled_layout_region_inside_one_tile_row():
     expect(out, dst, src.logical()[1:3, 4:8])
 
 
-def test_copy_region_crossing_a_digit_falls_back_to_the_scalar_rule():
-    """Columns 2:6 of a 4x4-tiled 8x8 buffer cross a tile edge: the vector rule declines, the scalar one runs."""
+def test_copy_region_crossing_a_digit_falls_back_to_the_digits_rule():
+    """Columns 2:6 of a 4x4-tiled 8x8 buffer cross a tile edge: the vector rule declines, the digits one runs."""
     layout = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
 
     @T.prim_func
@@ -197,7 +197,7 @@ def test_copy_region_crossing_a_digit_falls_back_to_the_scalar_rule():
 
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
     assert "axe4j-cpu-vector (prio=10): declined:" in report and "crosses a digit of extent 4" in report
-    assert "axe4j-cpu-scalar (prio=0): accepted <- chosen" in report
+    assert "axe4j-cpu-digits (prio=5): accepted <- chosen" in report
     src = random_mem((8, 8), layout, 64)
     dst = Mem((8, 4), row(8, 4), 32)
     _, out = run(kernel, src, dst)
@@ -690,7 +690,7 @@ def test_column_tiles_of_a_binary_op_in_a_loop_with_a_column_major_operand():
     np.testing.assert_allclose(ts[2].numpy(), a - b.logical(), rtol=1e-6)
 
 
-def test_run_time_start_in_a_split_dim_falls_back_to_the_scalar_rule():
+def test_run_time_start_in_a_split_dim_falls_back_to_the_digits_rule():
     tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
 
     @T.prim_func
@@ -701,7 +701,7 @@ def test_run_time_start_in_a_split_dim_falls_back_to_the_scalar_rule():
 
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
     assert "starts at a run-time index, but the layout walks it as" in report
-    assert "axe4j-cpu-scalar (prio=0): accepted <- chosen" in report
+    assert "axe4j-cpu-digits (prio=5): accepted <- chosen" in report
     a = random_mem((8, 8), tiled, 64)
     lib = axe4j.compile(kernel, "llvm")
     ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros((8, 8), "float32"))

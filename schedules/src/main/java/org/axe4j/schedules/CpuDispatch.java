@@ -17,7 +17,8 @@ public final class CpuDispatch {
     private static final Map<String, List<Rule>> TABLE = new LinkedHashMap<>();
 
     static {
-        List<Rule> elementwise = List.of(ElementwiseRules.VECTOR, ElementwiseRules.SCALAR);
+        List<Rule> elementwise = List.of(ElementwiseRules.VECTOR, ElementwiseRules.DIGITS,
+                ElementwiseRules.SCALAR);
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
                 "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
             TABLE.put(op, elementwise);

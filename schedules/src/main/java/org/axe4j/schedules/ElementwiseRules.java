@@ -12,7 +12,9 @@ import java.util.Map;
  *
  * <p>{@link #VECTOR}: every operand's address must be affine in a common loop nest ({@link AffineAccess},
  * {@link LoopNest}); the destination must be written once per element (no stride-0 loop on it); every replica
- * point of the destination is stored. {@link #SCALAR}: a serial nest over the region's logical dims that leaves
+ * point of the destination is stored. {@link #DIGITS}: for any memory (and cpu) layouts, a serial nest over the
+ * region's logical dims that computes every address from the layout's digits with div/mod, replicas and cpu
+ * slabs included: slower, but it takes any region of any such layout. {@link #SCALAR}: a serial nest over the region's logical dims that leaves
  * address computation to TVM's buffer flattening; it declines a destination layout with replicas (flattening
  * stores only the base point), an axis other than m, or a cpu iter (TVM cannot flatten it).
  */
@@ -68,6 +70,85 @@ public final class ElementwiseRules {
         }
     };
 
+    public static final Rule DIGITS = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-digits";
+        }
+
+        public int priority() {
+            return 5;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            Map<String, Object> operands = new LinkedHashMap<>();
+            for (Operand o : ops) {
+                AffineAccess.requireMemoryOnly(o);
+                operands.put(o.role(), digitMap(o));
+            }
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "digits");
+            plan.put("loops", logicalLoops(ops));
+            plan.put("operands", operands);
+            plan.put("notes", List.of("serial logical loops; every address from the layout's digits "
+                    + "(div/mod per element), replicas and cpu slabs included"));
+            return plan;
+        }
+    };
+
+    /**
+     * What the digits rule needs to address any element of {@code o}: the flat index
+     * {@code x = sum_d c_d * rowStride_d} of coordinate c, then
+     * {@code addr = base + sum_k ((x / below_k) mod e_k) * s_k (+ r)} over the shard iters, where below_k is the
+     * product of the extents after iter k and a cpu iter's stride is scaled by the slab size span_m.
+     */
+    static Map<String, Object> digitMap(Operand o) {
+        long[] rowStrides = new long[o.shape().length];
+        long step = 1;
+        for (int d = o.shape().length - 1; d >= 0; d--) {
+            rowStrides[d] = step;
+            step *= o.shape()[d];
+        }
+        long slab = o.layout().spanOn(org.axe4j.layout.Axis.M);
+        List<List<Long>> iters = new ArrayList<>();
+        long below = 1;
+        for (int k = o.layout().shard().size() - 1; k >= 0; k--) {
+            org.axe4j.layout.Iter it = o.layout().shard().get(k);
+            long stride = it.axis().equals(AffineAccess.CPU) ? it.stride() * slab : it.stride();
+            iters.add(0, List.of(it.extent(), stride, below));
+            below *= it.extent();
+        }
+        List<Long> replicas = new ArrayList<>();
+        for (org.axe4j.layout.Point r : o.layout().replicaSet()) {
+            replicas.add(r.get(org.axe4j.layout.Axis.M));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("base", o.elemOffset() + o.layout().offsetOn(org.axe4j.layout.Axis.M));
+        out.put("row_strides", rowStrides);
+        out.put("iters", iters);
+        out.put("replicas", replicas);
+        return out;
+    }
+
+    /** Serial loops over the region's non-unit dims, each naming the dim it drives in every operand. */
+    static List<Map<String, Object>> logicalLoops(List<Operand> ops) {
+        List<Map<String, Object>> loops = new ArrayList<>();
+        long[] extents = ops.get(0).loopExtents();
+        for (int k = 0; k < extents.length; k++) {
+            Map<String, Object> loop = new LinkedHashMap<>();
+            loop.put("extent", extents[k]);
+            loop.put("kind", "serial");
+            Map<String, Integer> dims = new LinkedHashMap<>();
+            for (Operand o : ops) {
+                dims.put(o.role(), o.loopDims()[k]);
+            }
+            loop.put("dims", dims);
+            loops.add(loop);
+        }
+        return loops;
+    }
+
     public static final Rule SCALAR = new Rule() {
         public String variant() {
             return "axe4j-cpu-scalar";
@@ -92,22 +173,9 @@ public final class ElementwiseRules {
                 throw Declined.of("%s: destination layout %s has replicas; TVM's buffer flattening stores only the "
                         + "base point", call.op(), dst.layout());
             }
-            List<Map<String, Object>> loops = new ArrayList<>();
-            long[] extents = dst.loopExtents();
-            for (int k = 0; k < extents.length; k++) {
-                Map<String, Object> loop = new LinkedHashMap<>();
-                loop.put("extent", extents[k]);
-                loop.put("kind", "serial");
-                Map<String, Integer> dims = new LinkedHashMap<>();
-                for (Operand o : ops) {
-                    dims.put(o.role(), o.loopDims()[k]);
-                }
-                loop.put("dims", dims);
-                loops.add(loop);
-            }
             Map<String, Object> plan = new LinkedHashMap<>();
             plan.put("kind", "logical");
-            plan.put("loops", loops);
+            plan.put("loops", logicalLoops(ops));
             plan.put("notes", List.of("serial logical loops; addresses from TVM's layout flattening"));
             return plan;
         }

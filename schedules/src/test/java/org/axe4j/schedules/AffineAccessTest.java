@@ -206,4 +206,41 @@ class AffineAccessTest {
         assertEquals(7, LoopNest.vectorSplit(21, 16));
         assertEquals(0, LoopNest.vectorSplit(37, 16));
     }
+
+    @Test
+    void digitsMapEqualsTheLayoutMapEverywhere() {
+        Property.forAll("digits map = layout map", r -> {
+            Operand op = randomOperand(r, "dst");
+            java.util.Map<String, Object> digits = ElementwiseRules.digitMap(op);
+            long[] rowStrides = (long[]) digits.get("row_strides");
+            @SuppressWarnings("unchecked")
+            List<List<Long>> iters = (List<List<Long>>) digits.get("iters");
+            @SuppressWarnings("unchecked")
+            List<Long> replicas = (List<Long>) digits.get("replicas");
+            Shape shape = Shape.of(op.shape());
+            long slab = op.layout().spanOn(Axis.M);
+            for (long x = 0; x < shape.size(); x++) {
+                long[] coord = shape.unflatten(x);
+                long flat = 0;
+                for (int d = 0; d < coord.length; d++) {
+                    flat += coord[d] * rowStrides[d];
+                }
+                long addr = (Long) digits.get("base");
+                for (List<Long> it : iters) {
+                    addr += (flat / it.get(2)) % it.get(0) * it.get(1);
+                }
+                List<Long> got = new ArrayList<>();
+                for (long rep : replicas) {
+                    got.add(addr + rep);
+                }
+                got.sort(Long::compare);
+                List<Long> expected = new ArrayList<>();
+                for (Point p : op.layout().apply(shape, coord)) {
+                    expected.add(p.get(Axis.M) + p.get(AffineAccess.CPU) * slab);
+                }
+                expected.sort(Long::compare);
+                assertEquals(expected, got, op + " at " + java.util.Arrays.toString(coord));
+            }
+        });
+    }
 }

@@ -42,7 +42,11 @@ class SchedulesGlobalsTest {
         assertEquals("[0,64]", vector.getAsJsonObject("plan").getAsJsonObject("access").getAsJsonObject("dst")
                 .get("replicas").toString());
         List<?> all = (List<?>) Tvm.call("axe4j.schedules.explain", request, layouts);
-        JsonObject scalar = JsonParser.parseString((String) all.get(1)).getAsJsonObject();
+        assertEquals(3, all.size());
+        JsonObject digits = JsonParser.parseString((String) all.get(1)).getAsJsonObject();
+        assertEquals("axe4j-cpu-digits", digits.get("variant").getAsString());
+        assertTrue(digits.get("accepted").getAsBoolean(), digits.toString());
+        JsonObject scalar = JsonParser.parseString((String) all.get(2)).getAsJsonObject();
         assertEquals("axe4j-cpu-scalar", scalar.get("variant").getAsString());
         assertTrue(scalar.get("reason").getAsString().contains("has a cpu iter"), scalar.toString());
     }
