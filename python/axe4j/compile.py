@@ -160,6 +160,10 @@ def _other_cases(op, request):
 
 
 def _plan_summary(plan) -> str:
+    if plan["kind"] == "reduce-digits":
+        kept = " ".join(f"serial({l['extent']})" for l in plan["spatial"])
+        reduced = " ".join(f"serial({l['extent']})" for l in plan["reduced"])
+        return f"reduce-digits kept loops: {kept or '-'}; reduced loops: {reduced or '-'}; " + "; ".join(plan["notes"])
     if "loops" in plan:
         loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
         notes = "; ".join(plan.get("notes", []))

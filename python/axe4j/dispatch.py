@@ -206,8 +206,12 @@ def emit(request: Described, plan: dict):
         return _emit_digits(request, plan)
     if kind == "reduce":
         return _emit_reduce(request, plan)
-    if kind in ("gemm-blocked", "gemm-naive"):
+    if kind == "reduce-digits":
+        return _emit_reduce_digits(request, plan)
+    if kind == "gemm-blocked":
         return _emit_gemm(request, plan)
+    if kind == "gemm-naive":
+        return _emit_gemm_naive(request, plan)
     raise ValueError(f"unknown plan kind {kind}")
 
 
@@ -347,7 +351,7 @@ def _emit_affine(request, plan):
                 values.append(views[what][_address(access[what], loops, what, counters)])
         value = _value(request.op, str(dst.dtype), values)
         addr = _address(access["dst"], loops, "dst", counters)
-        for r in access["dst"]["replicas"]:
+        for r in _base_last(access["dst"]["replicas"]):
             T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
 
     def whole():
@@ -386,6 +390,39 @@ def _emit_logical(request, plan):
     return impl
 
 
+def _base_last(replicas):
+    """Replica displacements with 0 last: a stored value may read the base copy (an accumulation, an in-place op),
+    so the base is overwritten only after every other copy got the value."""
+    return sorted((int(r) for r in replicas), key=lambda r: r == 0)
+
+
+def _digit_address(entry, coordinate):
+    """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
+    flat = 0
+    for c, row_stride in zip(coordinate, entry["row_strides"]):
+        flat = flat + c * int(row_stride)
+    addr = int(entry["base"])
+    for extent, stride, below in entry["iters"]:
+        if int(stride) != 0 and int(extent) != 1:
+            addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
+    return addr
+
+
+def _digit_views(request, operands):
+    views = {}
+    for role, buffer in request.buffers.items():
+        entry = operands[role]
+        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
+        span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
+    return views
+
+
+def _store_replicas(view, entry, value, addr):
+    for r in _base_last(entry["replicas"]):
+        T.buffer_store(view, value, [addr + int(r) if int(r) else addr])
+
+
 def _emit_digits(request, plan):
     loops = plan["loops"]
     operands = plan["operands"]
@@ -401,31 +438,17 @@ def _emit_digits(request, plan):
         return idx
 
     def address(role, counters):
-        entry = operands[role]
-        flat = 0
-        for c, row_stride in zip(coordinate(role, counters), entry["row_strides"]):
-            flat = flat + c * int(row_stride)
-        addr = int(entry["base"])
-        for extent, stride, below in entry["iters"]:
-            if int(stride) != 0 and int(extent) != 1:
-                addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
-        return addr
-
-    def span(role):
-        entry = operands[role]
-        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
-        return int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        return _digit_address(operands[role], coordinate(role, counters))
 
     def body(counters, views):
         values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
         value = _value(request.op, str(dst.dtype), values)
         addr = address("dst", counters)
-        for r in operands["dst"]["replicas"]:
+        for r in _base_last(operands["dst"]["replicas"]):
             T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
 
     def whole():
-        views = {role: T.decl_buffer((span(role),), buffer.dtype, data=data_of(buffer), layout=None)
-                 for role, buffer in request.buffers.items()}
+        views = _digit_views(request, operands)
         _nest(loops, lambda c: body(c, views))
 
     @T.prim_func(check_well_formed=False)
@@ -498,6 +521,93 @@ def _emit_reduce(request, plan):
     return impl
 
 
+def _combine(name, a, b):
+    return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[name]()
+
+
+def _identity(name, dtype):
+    return {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[name]
+
+
+def _emit_reduce_digits(request, plan):
+    operands = plan["operands"]
+    dtype = str(request.buffers["dst"].dtype)
+    combine = plan["combine"]
+
+    def coordinate(role, loops, counters, base=None):
+        idx = list(base) if base is not None else list(request.regions[role][0])
+        for loop, c in zip(loops, counters):
+            if role in loop["dims"]:
+                d = int(loop["dims"][role])
+                idx[d] = idx[d] + c
+        return idx
+
+    def kept(spatial_counters, views):
+        dst_addr = _digit_address(operands["dst"], coordinate("dst", plan["spatial"], spatial_counters))
+        src_base = coordinate("src0", plan["spatial"], spatial_counters)
+        if plan["init"]:
+            _store_replicas(views["dst"], operands["dst"], _identity(combine, dtype), dst_addr)
+
+        def reduce(counters):
+            x = views["src0"][_digit_address(operands["src0"], coordinate("src0", plan["reduced"], counters,
+                                                                          src_base))]
+            x = x if _dtype(x) == dtype else tirx.Cast(dtype, x)
+            _store_replicas(views["dst"], operands["dst"], _combine(combine, views["dst"][dst_addr], x), dst_addr)
+
+        _nest([dict(l, kind="serial") for l in plan["reduced"]], reduce)
+
+    def whole():
+        views = _digit_views(request, operands)
+        _nest([dict(l, kind="serial") for l in plan["spatial"]], lambda c: kept(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_gemm_naive(request, plan):
+    operands = plan["operands"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+
+    def cast(v):
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
+
+    def scalar(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def address(role, **index):
+        entry = operands[role]
+        coord = list(request.regions[role][0])
+        for name, value in index.items():
+            d = int(entry["dims"][name])
+            coord[d] = coord[d] + value
+        return _digit_address(entry, coord)
+
+    def whole():
+        views = _digit_views(request, operands)
+        with T.serial(M) as m:
+            with T.serial(N) as n:
+                acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+                T.buffer_store(acc, tirx.const(0, dtype), [0])
+                with T.serial(K) as k:
+                    T.buffer_store(acc, acc[0] + cast(views["A"][address("A", m=m, k=k)])
+                                   * cast(views["B"][address("B", k=k, n=n)]), [0])
+                value = scalar(alpha) * acc[0]
+                if not _is_zero(beta):
+                    value = value + scalar(beta) * cast(views["C"][address("C", m=m, n=n)])
+                _store_replicas(views["D"], operands["D"], value, address("D", m=m, n=n))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
 def _is_zero(expr) -> bool:
     try:
         return float(expr.value) == 0.0
@@ -535,7 +645,7 @@ def _emit_gemm(request, plan):
 
     def store(views, value, m, n):
         a = addr("D", m=m, n=n)
-        for r in access["D"]["replicas"]:
+        for r in _base_last(access["D"]["replicas"]):
             T.buffer_store(views["D"], value, [a + int(r) if int(r) else a])
 
     def result(views, acc_value, m, n):
@@ -543,16 +653,6 @@ def _emit_gemm(request, plan):
         if use_c:
             value = value + const(beta) * cast(views["C"][addr("C", m=m, n=n)])
         store(views, value, m, n)
-
-    def naive(views):
-        with T.serial(M) as m:
-            with T.serial(N) as n:
-                acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
-                T.buffer_store(acc, tirx.const(0, dtype), [0])
-                with T.serial(K) as k:
-                    T.buffer_store(acc, acc[0] + cast(views["A"][addr("A", m=m, k=k)])
-                                   * cast(views["B"][addr("B", k=k, n=n)]), [0])
-                result(views, acc[0], m, n)
 
     v_dim = plan.get("vector_dim", "n")
 
@@ -601,12 +701,9 @@ def _emit_gemm(request, plan):
     def whole():
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=data_of(request.buffers[role]), layout=None) for role in ("D", "A", "B", "C")}
-        if plan["kind"] == "gemm-naive":
-            naive(views)
-        else:
-            for u_seg in plan["segments"]["u"]:
-                for v_seg in plan["segments"]["v"]:
-                    tile(views, u_seg, v_seg)
+        for u_seg in plan["segments"]["u"]:
+            for v_seg in plan["segments"]["v"]:
+                tile(views, u_seg, v_seg)
 
     @T.prim_func(check_well_formed=False)
     def impl():

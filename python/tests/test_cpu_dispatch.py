@@ -491,19 +491,48 @@ def test_blocked_gemm_plan_follows_the_accumulator_layout():
     assert "<16 x float>" in ll and "TVMBackendParallelLaunch" in ll
 
 
-def test_gemm_declines_a_dim_that_is_not_one_affine_loop():
+def test_gemm_into_a_tiled_accumulator_runs_the_digits_based_naive_rule():
+    """D in 4x4 tiles is not one affine loop per dim: the blocked rule declines, the naive one addresses by digits."""
     tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
 
     @T.prim_func
     def kernel(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"),
                Df: T.Buffer((64,), "float32")):
         D = T.decl_buffer((8, 8), "float32", data=Df.data, layout=tiled)
-        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.0), T.float32(0.0))
+        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.0), T.float32(0.5))
 
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
-    assert report.count("not one affine loop") == 2
-    with pytest.raises(Exception, match="TIRx schedule dispatch failed"):
-        axe4j.compile(kernel, "llvm")
+    assert "axe4j-cpu-gemm-blocked (prio=10): declined: gemm: dim 0 of D" in report
+    assert "not one affine loop" in report
+    assert "axe4j-cpu-gemm-naive (prio=0): accepted <- chosen" in report
+    a, b, c = (RNG.standard_normal((8, 8)).astype("float32") for _ in range(3))
+    d = Mem((8, 8), tiled, 64)
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, c, d.data)]
+    lib(*ts)
+    expect(ts[3].numpy(), d, a.astype("float64") @ b + 0.5 * c, rtol=1e-5, atol=1e-5)
+
+
+def test_reduction_over_a_region_crossing_tiles_runs_the_digits_rule():
+    tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)] + R[2:64])
+
+    @T.prim_func
+    def kernel(Af: T.Buffer((64,), "float32"), Bf: T.Buffer((128,), "float32")):
+        A = T.decl_buffer((8, 8), "float32", data=Af.data, layout=TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)]))
+        B = T.decl_buffer((8, 8), "float32", data=Bf.data, layout=tiled)
+        Tx.sum(B[1:7, 3], A[1:7, 2:7], axes=1)
+
+    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "axe4j-cpu-reduce (prio=10): declined:" in report
+    assert "axe4j-cpu-reduce-digits (prio=5): accepted <- chosen" in report
+    a = random_mem((8, 8), TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)]), 64)
+    b = random_mem((8, 8), tiled, 128)
+    expected = b.logical().copy()
+    expected[1:7, 3] = a.logical()[1:7, 2:7].sum(axis=1)
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(b.data)
+    lib(ta, tb)
+    expect(tb.numpy(), b, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_gemm_packs_a_strided_vector_operand():
@@ -736,3 +765,22 @@ def test_gemm_accumulating_over_k_blocks_in_a_loop():
     ts = [tvm.runtime.tensor(x) for x in (a, b, d0.copy())]
     lib(*ts)
     np.testing.assert_allclose(ts[2].numpy(), d0 + a.astype("float64") @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dispatch", ["axe4j-cpu-vector", "axe4j-cpu-digits"])
+def test_in_place_add_on_a_replicated_buffer_updates_every_copy_once(dispatch):
+    """A = A + B on a replicated A: each store reads the base copy, so the base must be written last."""
+    layout = TileLayout(S[(4, 6):(6, 1)] + R[3:24])
+
+    @T.prim_func
+    def kernel(Af: T.Buffer((72,), "float32"), B: T.Buffer((4, 6), "float32")):
+        A = T.decl_buffer((4, 6), "float32", data=Af.data, layout=layout)
+        Tx.add(A[:, :], A[:, :], B[:, :], dispatch=dispatch)
+
+    a = random_mem((4, 6), layout, 72)
+    b = RNG.standard_normal((4, 6)).astype("float32")
+    expected = a.logical() + b
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(b)
+    lib(ta, tb)
+    expect(ta.numpy(), a, expected)

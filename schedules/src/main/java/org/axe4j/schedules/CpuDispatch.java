@@ -24,7 +24,7 @@ public final class CpuDispatch {
             TABLE.put(op, elementwise);
         }
         for (String op : List.of("sum", "max", "min")) {
-            TABLE.put(op, List.of(ReduceRule.INSTANCE));
+            TABLE.put(op, List.of(ReduceRule.INSTANCE, ReduceRule.DIGITS));
         }
         TABLE.put("gemm", List.of(GemmRules.BLOCKED, GemmRules.NAIVE));
     }

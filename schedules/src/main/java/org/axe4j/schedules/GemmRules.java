@@ -83,12 +83,30 @@ public final class GemmRules {
             return 0;
         }
 
+        /** Any memory/cpu layouts: every element addressed from its layout's digits (see ElementwiseRules). */
         public Map<String, Object> plan(Request call) {
-            Map<String, Object> plan = common(call);
+            Map<String, Object> plan = shapes(call);
+            boolean ta = call.flag("trans_a");
+            boolean tb = call.flag("trans_b");
+            Map<String, Object> operands = new LinkedHashMap<>();
+            operands.put("D", digits(call.operand("D"), "m", "n"));
+            operands.put("A", digits(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
+            operands.put("B", digits(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
+            operands.put("C", digits(call.operand("C"), "m", "n"));
             plan.put("kind", "gemm-naive");
+            plan.put("operands", operands);
             return plan;
         }
     };
+
+    /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
+    private static Map<String, Object> digits(Operand o, String row, String col) {
+        AffineAccess.requireMemoryOnly(o);
+        Map<String, Object> out = ElementwiseRules.digitMap(o);
+        int[] dims = o.loopDims();
+        out.put("dims", Map.of(row, dims[0], col, dims[1]));
+        return out;
+    }
 
     /** Full tiles then one ragged tile: [[start, count, size], ...]. */
     static List<List<Long>> segments(long extent, long tile) {
@@ -104,6 +122,20 @@ public final class GemmRules {
 
     /** Shape checks and the (base, row stride, col stride) of every matrix, named by its logical dims. */
     static Map<String, Object> common(Request call) {
+        Map<String, Object> plan = shapes(call);
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        Map<String, Object> access = new LinkedHashMap<>();
+        access.put("D", strides(call.operand("D"), "m", "n"));
+        access.put("A", strides(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
+        access.put("B", strides(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
+        access.put("C", strides(call.operand("C"), "m", "n"));
+        plan.put("access", access);
+        return plan;
+    }
+
+    /** Target, scope and the shapes of D = op(A) op(B) (+ C): M, N, K. */
+    static Map<String, Object> shapes(Request call) {
         Rule.requireCpuThread(call);
         Operand d = call.operand("D");
         Operand a = call.operand("A");
@@ -123,16 +155,10 @@ public final class GemmRules {
             throw Declined.of("gemm: shapes D %dx%d, A %dx%d%s, B %dx%d%s, C %dx%d do not chain", de[0], de[1], ae[0],
                     ae[1], ta ? " (transposed)" : "", be[0], be[1], tb ? " (transposed)" : "", ce[0], ce[1]);
         }
-        Map<String, Object> access = new LinkedHashMap<>();
-        access.put("D", strides(d, "m", "n"));
-        access.put("A", strides(a, ta ? "k" : "m", ta ? "m" : "k"));
-        access.put("B", strides(b, tb ? "n" : "k", tb ? "k" : "n"));
-        access.put("C", strides(c, "m", "n"));
         Map<String, Object> plan = new LinkedHashMap<>();
         plan.put("M", m);
         plan.put("N", n);
         plan.put("K", k);
-        plan.put("access", access);
         return plan;
     }
 

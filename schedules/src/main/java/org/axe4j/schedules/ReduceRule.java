@@ -32,30 +32,15 @@ public final class ReduceRule implements Rule {
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
         int rank = src.shape().length;
-        boolean[] reduced = new boolean[rank];
-        for (long a : call.longsParam("axes")) {
-            if (a < 0 || a >= rank) {
-                throw Declined.of("%s: axis %d outside the source rank %d", call.op(), a, rank);
-            }
-            reduced[(int) a] = true;
-        }
+        boolean[] reduced = reducedDims(call, src);
         if (!dst.layout().replica().isEmpty()) {
             throw Declined.of("%s: destination layout %s has replicas", call.op(), dst.layout());
         }
         AffineAccess da = AffineAccess.of(dst);
         AffineAccess sa = AffineAccess.of(src);
         int[] dstDims = dst.loopDims();
-        List<Integer> spatial = new ArrayList<>();
-        for (int d = 0; d < rank; d++) {
-            if (!reduced[d] && src.extent()[d] != 1) {
-                spatial.add(d);
-            }
-        }
+        List<Integer> spatial = keptDims(call, src, dst, reduced);
         long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
-        if (!Arrays.equals(spatialExtents, dst.loopExtents())) {
-            throw Declined.of("%s: kept source extents %s differ from destination extents %s", call.op(),
-                    Arrays.toString(spatialExtents), Arrays.toString(dst.loopExtents()));
-        }
         List<LoopNest.Loop> loops = new ArrayList<>();
         for (int k = 0; k < spatial.size(); k++) {
             loops.addAll(LoopNest.refine(List.of(da.dims().get(dstDims[k]), sa.dims().get(spatial.get(k))),
@@ -81,5 +66,82 @@ public final class ReduceRule implements Rule {
         plan.put("tail", nest.tail());
         plan.put("notes", nest.notes());
         return plan;
+    }
+
+    /**
+     * The reduction for any memory/cpu layouts and regions: serial loops over the kept dims, then over the reduced
+     * ones, every element addressed from its layout's digits; the destination's replicas are all stored.
+     */
+    public static final Rule DIGITS = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-reduce-digits";
+        }
+
+        public int priority() {
+            return 5;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            Operand dst = call.operand("dst");
+            Operand src = call.operand("src0");
+            AffineAccess.requireMemoryOnly(dst);
+            AffineAccess.requireMemoryOnly(src);
+            boolean[] reduced = reducedDims(call, src);
+            List<Integer> kept = keptDims(call, src, dst, reduced);
+            int[] dstDims = dst.loopDims();
+            List<Map<String, Object>> spatial = new ArrayList<>();
+            for (int k = 0; k < kept.size(); k++) {
+                spatial.add(Map.of("extent", src.extent()[kept.get(k)],
+                        "dims", Map.of("dst", dstDims[k], "src0", kept.get(k))));
+            }
+            List<Map<String, Object>> reducedLoops = new ArrayList<>();
+            for (int d = 0; d < reduced.length; d++) {
+                if (reduced[d] && src.extent()[d] != 1) {
+                    reducedLoops.add(Map.of("extent", src.extent()[d], "dims", Map.of("src0", d)));
+                }
+            }
+            Map<String, Object> operands = new LinkedHashMap<>();
+            operands.put("dst", ElementwiseRules.digitMap(dst));
+            operands.put("src0", ElementwiseRules.digitMap(src));
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "reduce-digits");
+            plan.put("combine", call.op());
+            plan.put("init", !call.flag("accum"));
+            plan.put("spatial", spatial);
+            plan.put("reduced", reducedLoops);
+            plan.put("operands", operands);
+            plan.put("notes", List.of("serial kept loops around serial reduced loops; addresses from the layouts' "
+                    + "digits"));
+            return plan;
+        }
+    };
+
+    static boolean[] reducedDims(Request call, Operand src) {
+        int rank = src.shape().length;
+        boolean[] reduced = new boolean[rank];
+        for (long a : call.longsParam("axes")) {
+            if (a < 0 || a >= rank) {
+                throw Declined.of("%s: axis %d outside the source rank %d", call.op(), a, rank);
+            }
+            reduced[(int) a] = true;
+        }
+        return reduced;
+    }
+
+    /** The source dims kept (not reduced, extent > 1); their extents must be the destination's non-unit extents. */
+    static List<Integer> keptDims(Request call, Operand src, Operand dst, boolean[] reduced) {
+        List<Integer> spatial = new ArrayList<>();
+        for (int d = 0; d < reduced.length; d++) {
+            if (!reduced[d] && src.extent()[d] != 1) {
+                spatial.add(d);
+            }
+        }
+        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
+        if (!Arrays.equals(spatialExtents, dst.loopExtents())) {
+            throw Declined.of("%s: kept source extents %s differ from destination extents %s", call.op(),
+                    Arrays.toString(spatialExtents), Arrays.toString(dst.loopExtents()));
+        }
+        return spatial;
     }
 }
