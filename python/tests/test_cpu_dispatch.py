@@ -784,3 +784,33 @@ def test_in_place_add_on_a_replicated_buffer_updates_every_copy_once(dispatch):
     ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(b)
     lib(ta, tb)
     expect(ta.numpy(), a, expected)
+
+
+def test_gemm_with_half_precision_inputs_accumulates_in_float32():
+    @T.prim_func
+    def kernel(A: T.Buffer((12, 20), "float16"), B: T.Buffer((20, 18), "float16"), C: T.Buffer((12, 18), "float32"),
+               D: T.Buffer((12, 18), "float32")):
+        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.0), T.float32(1.0))
+
+    a = RNG.standard_normal((12, 20)).astype("float16")
+    b = RNG.standard_normal((20, 18)).astype("float16")
+    c = RNG.standard_normal((12, 18)).astype("float32")
+    lib = axe4j.compile(kernel, "llvm")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, c, np.zeros((12, 18), "float32"))]
+    lib(*ts)
+    np.testing.assert_allclose(ts[3].numpy(), a.astype("float64") @ b.astype("float64") + c, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "sum"])
+def test_integer_reductions(name):
+    tile_op, ref = REDUCE[name]
+
+    @T.prim_func
+    def kernel(A: T.Buffer((9, 23), "int32"), B: T.Buffer((23,), "int32")):
+        tile_op(B[:], A[:, :], axes=0)
+
+    a = RNG.integers(-1000, 1000, size=(9, 23)).astype("int32")
+    lib = axe4j.compile(kernel, "llvm")
+    ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.zeros(23, "int32"))
+    lib(ta, tb)
+    np.testing.assert_array_equal(tb.numpy(), ref(a, axis=0))
