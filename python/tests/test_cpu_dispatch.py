@@ -1,9 +1,10 @@
 """TIRx kernels with tile ops on Axe layouts, compiled for llvm through the Java CPU rules, checked against numpy.
 
-Every kernel takes flat 1-D float/int tensors and declares layout views over their memory inside the kernel
-(``T.decl_buffer(shape, data=X.data, layout=...)``), so offset, replicated, tiled and column-major layouts
-address exactly the memory numpy prepares. Each case compares every element of every output buffer, untouched
-memory included (it must keep its sentinel).
+Kernels with non-row-major layouts take flat 1-D tensors and declare layout views over their memory inside the
+kernel (``T.decl_buffer(shape, data=X.data, layout=...)``), so offset, replicated, tiled, column-major and
+worker (cpu) layouts address exactly the memory numpy prepares (``Mem``); the others take ordinary tensors.
+Each case compares every element of the output, and where a layout leaves memory untouched, that memory must
+keep its sentinel.
 """
 
 import tvm  # noqa: F401  (before the JVM)
