@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+
+_worker_lock = threading.Lock()
 
 
 def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
@@ -49,11 +52,12 @@ def _dispatch_worker_layouts(mod, target):
         if not workers:
             continue
         with_target = func if func.attrs is not None and "target" in func.attrs else func.with_attr("target", target)
-        dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
-        try:
-            lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
-        finally:
-            dispatch._worker_buffers[:] = []
+        with _worker_lock:  # the emitter reads the views' data from this process-wide list
+            dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
+            try:
+                lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
+            finally:
+                dispatch._worker_buffers[:] = []
         kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
         changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
     if not changed:
