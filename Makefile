@@ -3,7 +3,7 @@ MVN ?= mvn
 MVNFLAGS ?= -B --no-transfer-progress
 SHELL := /bin/bash
 
-.PHONY: demo test build python bench-layout bench-call clean
+.PHONY: demo test build python bench-layout bench-call bench-tirx clean
 
 ## Build the jars (no tests).
 build:
@@ -32,3 +32,7 @@ clean:
 ## Latency of a no-op TVM packed function from Java and from Python, same run, as a ratio.
 bench-call: python build
 	.venv/bin/python tvm-bridge/src/test/python/bench_call_latency.py
+
+## Each layout operation through axe4j (JVM, and from Python) and TIRx's C++ (from Java, from Python), same run.
+bench-tirx: python build
+	.venv/bin/python axe-passes/src/test/python/bench_layout_vs_tirx.py

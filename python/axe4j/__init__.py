@@ -63,13 +63,23 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _signals, _tvm
+from . import _classpath, _signals, _tvm, layout
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
 from .compile import compile, explain
 
-__all__ = ["InstallInfo", "SetupError", "compile", "explain", "install", "installed", "use_pip_nvcc", "version",
-           "__version__"]
+__all__ = [
+    "InstallInfo",
+    "SetupError",
+    "compile",
+    "explain",
+    "install",
+    "installed",
+    "layout",
+    "use_pip_nvcc",
+    "version",
+    "__version__",
+]
 
 __version__ = "0.1.0.dev0"
 

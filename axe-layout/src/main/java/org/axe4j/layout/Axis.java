@@ -11,17 +11,35 @@ import java.util.regex.Pattern;
 public record Axis(String name) implements Comparable<Axis> {
     private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_.]*");
 
+    /** Axes by name, so that {@link #of} validates a name once (a regex match costs more than the lookup). */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Axis> INTERNED =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Interned names are bounded: a stream of distinct names must not grow the table without end. */
+    private static final int INTERNED_LIMIT = 4096;
+
     /** The default memory axis; a bare stride or offset in text means this axis. */
     public static final Axis M = new Axis("m");
 
     public Axis {
-        if (name == null || !IDENT.matcher(name).matches()) {
+        if (name == null || !(INTERNED.containsKey(name) || IDENT.matcher(name).matches())) {
             throw AxeException.invalid("axis name (%s) must be an identifier [A-Za-z_][A-Za-z0-9_.]*", name);
         }
     }
 
     public static Axis of(String name) {
-        return name.equals("m") ? M : new Axis(name);
+        if (name == null) {
+            return new Axis(null); // throws the validation error
+        }
+        Axis known = INTERNED.get(name);
+        if (known != null) {
+            return known;
+        }
+        Axis axis = new Axis(name);
+        if (INTERNED.size() < INTERNED_LIMIT) {
+            INTERNED.putIfAbsent(name, axis);
+        }
+        return axis;
     }
 
     /** The registry's kind for this axis, {@link AxisKind#UNKNOWN} if unregistered. */

@@ -120,7 +120,7 @@ public final class Canonicalize {
         if (outer.stride() != innerSpan) {
             return Optional.empty();
         }
-        long extent = Checks.mul("merged extent of " + outer + " and " + inner, outer.extent(), inner.extent());
+        long extent = Checks.mul(() -> "merged extent of " + outer + " and " + inner, outer.extent(), inner.extent());
         return Optional.of(new Iter(extent, inner.stride(), inner.axis()));
     }
 
@@ -143,7 +143,7 @@ public final class Canonicalize {
         for (Iter it : replica) {
             if (it.stride() < 0) {
                 long shift = (it.extent() - 1) * it.stride(); // fits: it is minus the iter's reach
-                offset.merge(it.axis(), shift, (o, s) -> Checks.add("offset on axis " + it.axis() + " after C1", o, s));
+                offset.merge(it.axis(), shift, (o, s) -> Checks.add(() -> "offset on axis " + it.axis() + " after C1", o, s));
                 out.add(new Iter(it.extent(), -it.stride(), it.axis()));
             } else {
                 out.add(it);
@@ -195,8 +195,8 @@ public final class Canonicalize {
             return Optional.empty();
         }
         // c*(f2-1) <= f1*(f2-1) < f1*f2, which fits because the replica count of the layout does.
-        long extent = Checks.add("merged replica extent of " + p + " and " + q, p.extent(),
-                Checks.mul("merged replica extent of " + p + " and " + q, c, q.extent() - 1));
+        long extent = Checks.add(() -> "merged replica extent of " + p + " and " + q, p.extent(),
+                Checks.mul(() -> "merged replica extent of " + p + " and " + q, c, q.extent() - 1));
         return Optional.of(new Iter(extent, p.stride(), p.axis()));
     }
 }

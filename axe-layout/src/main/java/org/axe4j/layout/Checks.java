@@ -41,6 +41,24 @@ public final class Checks {
         }
     }
 
+    /** {@link #mul(String, long, long)} with the description built only on overflow (hot paths). */
+    public static long mul(java.util.function.Supplier<String> what, long a, long b) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            throw AxeException.invalid("%s overflows 64 bits (%d * %d)", what.get(), a, b);
+        }
+    }
+
+    /** {@link #add(String, long, long)} with the description built only on overflow (hot paths). */
+    public static long add(java.util.function.Supplier<String> what, long a, long b) {
+        try {
+            return Math.addExact(a, b);
+        } catch (ArithmeticException e) {
+            throw AxeException.invalid("%s overflows 64 bits (%d + %d)", what.get(), a, b);
+        }
+    }
+
     /** Greatest common divisor of |a| and |b| (gcd(0, 0) = 0). */
     public static long gcd(long a, long b) {
         a = Math.abs(a);

@@ -43,24 +43,26 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
             }
         }
         offset = Collections.unmodifiableSortedMap(o);
+        List<Iter> d = shard;
+        List<Iter> r = replica;
         long size = 1;
-        for (Iter it : shard) {
-            size = Checks.mul("size of layout shard " + shard, size, it.extent());
+        for (Iter it : d) {
+            size = Checks.mul(() -> "size of layout shard " + d, size, it.extent());
         }
         long replicas = 1;
-        for (Iter it : replica) {
-            replicas = Checks.mul("replica count of " + replica, replicas, it.extent());
+        for (Iter it : r) {
+            replicas = Checks.mul(() -> "replica count of " + r, replicas, it.extent());
         }
         // Every coordinate of every image point must fit: sum of reaches plus |offset| per axis.
         Map<Axis, Long> reach = new TreeMap<>();
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
-                reach.merge(it.axis(), it.reach(), (a, b) -> Checks.add("reach of layout on axis " + it.axis(), a, b));
+                reach.merge(it.axis(), it.reach(), (a, b) -> Checks.add(() -> "reach of layout on axis " + it.axis(), a, b));
             }
         }
         for (Map.Entry<Axis, Long> e : o.entrySet()) {
             long abs = e.getValue() == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(e.getValue());
-            reach.merge(e.getKey(), abs, (a, b) -> Checks.add("reach of layout on axis " + e.getKey(), a, b));
+            reach.merge(e.getKey(), abs, (a, b) -> Checks.add(() -> "reach of layout on axis " + e.getKey(), a, b));
         }
     }
 
@@ -318,7 +320,7 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
 
     /** Distinct image points over the whole domain (all replicas), for small layouts. */
     public Set<Point> image() {
-        if (Checks.mul("image size of " + this, size(), replicaCount()) > ENUMERATION_LIMIT) {
+        if (Checks.mul(() -> "image size of " + this, size(), replicaCount()) > ENUMERATION_LIMIT) {
             throw AxeException.invalid("image of %s is larger than the enumeration limit %d", this, ENUMERATION_LIMIT);
         }
         Set<Point> out = new LinkedHashSet<>();

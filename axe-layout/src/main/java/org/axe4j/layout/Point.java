@@ -33,7 +33,7 @@ public record Point(SortedMap<Axis, Long> coords) implements Comparable<Point> {
             Object a = axisValuePairs[i];
             Axis axis = a instanceof Axis ax ? ax : Axis.of(a.toString());
             long v = ((Number) axisValuePairs[i + 1]).longValue();
-            m.merge(axis, v, (x, y) -> Checks.add("point coordinate on " + axis, x, y));
+            m.merge(axis, v, (x, y) -> Checks.add(() -> "point coordinate on " + axis, x, y));
         }
         return new Point(m);
     }
@@ -56,7 +56,7 @@ public record Point(SortedMap<Axis, Long> coords) implements Comparable<Point> {
     public Point plus(Point other) {
         TreeMap<Axis, Long> m = new TreeMap<>(coords);
         for (Map.Entry<Axis, Long> e : other.coords.entrySet()) {
-            m.merge(e.getKey(), e.getValue(), (x, y) -> Checks.add("point coordinate on " + e.getKey(), x, y));
+            m.merge(e.getKey(), e.getValue(), (x, y) -> Checks.add(() -> "point coordinate on " + e.getKey(), x, y));
         }
         return new Point(m);
     }
@@ -65,7 +65,7 @@ public record Point(SortedMap<Axis, Long> coords) implements Comparable<Point> {
         TreeMap<Axis, Long> m = new TreeMap<>(coords);
         for (Map.Entry<Axis, Long> e : other.coords.entrySet()) {
             m.merge(e.getKey(), Math.negateExact(e.getValue()),
-                    (x, y) -> Checks.add("point coordinate on " + e.getKey(), x, y));
+                    (x, y) -> Checks.add(() -> "point coordinate on " + e.getKey(), x, y));
         }
         return new Point(m);
     }
@@ -76,7 +76,7 @@ public record Point(SortedMap<Axis, Long> coords) implements Comparable<Point> {
             return this;
         }
         TreeMap<Axis, Long> m = new TreeMap<>(coords);
-        m.merge(axis, value, (x, y) -> Checks.add("point coordinate on " + axis, x, y));
+        m.merge(axis, value, (x, y) -> Checks.add(() -> "point coordinate on " + axis, x, y));
         return new Point(m);
     }
 

@@ -8,12 +8,15 @@ import java.util.List;
  */
 public record Shape(List<Long> dims) {
     public Shape {
-        dims = List.copyOf(dims);
+        List<Long> d = List.copyOf(dims);
         long size = 1;
-        for (int k = 0; k < dims.size(); k++) {
-            Checks.positive("shape " + dims + " dimension " + k, dims.get(k));
-            size = Checks.mul("size of shape " + dims, size, dims.get(k));
+        for (int k = 0; k < d.size(); k++) {
+            if (d.get(k) < 1) {
+                Checks.positive("shape " + d + " dimension " + k, d.get(k));
+            }
+            size = Checks.mul(() -> "size of shape " + d, size, d.get(k));
         }
+        dims = d;
     }
 
     public static Shape of(long... dims) {

@@ -135,7 +135,7 @@ public final class Slice {
         }
         TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
         for (Map.Entry<Axis, Long> e : origin.coords().entrySet()) {
-            offset.merge(e.getKey(), e.getValue(), (x, y) -> Checks.add("slice offset on " + e.getKey(), x, y));
+            offset.merge(e.getKey(), e.getValue(), (x, y) -> Checks.add(() -> "slice offset on " + e.getKey(), x, y));
         }
         return new Layout(shard, l.replica(), offset);
     }

@@ -42,7 +42,8 @@ public final class Tile {
         requireSameRank("tiledShape", outerShape, innerShape);
         List<Long> dims = new ArrayList<>();
         for (int k = 0; k < outerShape.rank(); k++) {
-            dims.add(Checks.mul("dimension " + k + " of the tiled shape", outerShape.dim(k), innerShape.dim(k)));
+            int dim = k;
+            dims.add(Checks.mul(() -> "dimension " + dim + " of the tiled shape", outerShape.dim(k), innerShape.dim(k)));
         }
         return new Shape(dims);
     }
@@ -63,7 +64,7 @@ public final class Tile {
         List<Iter> out = new ArrayList<>();
         for (Iter it : iters) {
             long s = span.getOrDefault(it.axis(), 1L);
-            out.add(it.withStride(Checks.mul("stride of " + it + " scaled by span " + s, it.stride(), s)));
+            out.add(it.withStride(Checks.mul(() -> "stride of " + it + " scaled by span " + s, it.stride(), s)));
         }
         return out;
     }
@@ -71,7 +72,7 @@ public final class Tile {
     /** {@code O ⊙ span}, axis by axis. */
     static TreeMap<Axis, Long> scale(Map<Axis, Long> offset, Map<Axis, Long> span) {
         TreeMap<Axis, Long> out = new TreeMap<>();
-        offset.forEach((a, v) -> out.put(a, Checks.mul("offset on " + a + " scaled by span", v, span.getOrDefault(a, 1L))));
+        offset.forEach((a, v) -> out.put(a, Checks.mul(() -> "offset on " + a + " scaled by span", v, span.getOrDefault(a, 1L))));
         return out;
     }
 

@@ -10,6 +10,8 @@ import org.axe4j.layout.Axis;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Swizzle;
+import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmObject;
 
@@ -21,11 +23,17 @@ import org.axe4j.tvm.TvmObject;
  * and {@code axis} (a {@code tirx.Axis} with field {@code name}). Both describe the same map
  * L(x) = {D(x) + r + O | r in R}, so the conversion is field by field:
  * iter (e, s, a) &lt;-&gt; tirx.Iter(e, s, tirx.AxisGet(a)), offset {a: o} &lt;-&gt; {tirx.AxisGet(a): o}.
- * Only integer extents, strides and offsets convert; a symbolic one, or a {@code tirx.ComposeLayout}
- * (a swizzle composed with a tile layout), is refused with {@link AxeException.Kind#NOT_REPRESENTABLE}.
+ *
+ * <p>{@link #fromTvm}/{@link #toTvm(Layout)} convert integer tile layouts to and from {@link Layout}.
+ * {@link #read}/{@link #write} convert every TVM layout axe4j can express, as a {@link TirxLayout}:
+ * offsets that are affine in TIR variables ({@code 2*n + 3}) keep their symbolic part, and a
+ * {@code tirx.ComposeLayout(per_element=M, swizzle_len=B, atom_len=A, tile_layout, swizzle_inner)} is the
+ * swizzle {@code Swizzle<B, M, inner ? A : -A>} after its tile layout. Symbolic extents or strides, and
+ * non-affine offsets, are refused with {@link AxeException.Kind#NOT_REPRESENTABLE}.
  */
 public final class TirxLayouts {
     public static final String TILE_LAYOUT = "tirx.TileLayout";
+    public static final String COMPOSE_LAYOUT = "tirx.ComposeLayout";
 
     private TirxLayouts() {}
 
@@ -37,7 +45,7 @@ public final class TirxLayouts {
         String type = layout.typeKey();
         if (!TILE_LAYOUT.equals(type)) {
             throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "fromTvm: " + layout.repr() + " is a " + type
-                    + "; only " + TILE_LAYOUT + " converts (a ComposeLayout's swizzle is not an Axe layout)");
+                    + "; only " + TILE_LAYOUT + " converts to a Layout (read() takes a ComposeLayout's swizzle too)");
         }
         List<Iter> shard = iters(layout, "shard");
         List<Iter> replica = iters(layout, "replica");
@@ -49,18 +57,124 @@ public final class TirxLayouts {
         return new Layout(shard, replica, offset);
     }
 
+    /**
+     * Layouts read recently, by object address. Each entry holds a reference to its TVM object, so the
+     * address cannot be reused by another object while the entry lives; TVM layouts are immutable. A
+     * pipeline asks many questions about the same few buffer layouts, and reading one field by field
+     * costs dozens of foreign calls.
+     */
+    private static final int READ_CACHE_ENTRIES = 1024;
+
+    private record Cached(TvmObject keepAlive, TirxLayout value) {}
+
+    private static final Map<Long, Cached> READ_CACHE = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Cached> eldest) {
+            if (size() > READ_CACHE_ENTRIES) {
+                eldest.getValue().keepAlive().close();
+                return true;
+            }
+            return false;
+        }
+    };
+
+    /** TIRx axes are registered singletons: look each up once. */
+    private static final Map<Axis, TvmObject> AXES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Reads any TVM layout axe4j can express: integer or affine-symbolic offsets, optionally swizzled. */
+    public static TirxLayout read(TvmObject layout) {
+        if (layout == null) {
+            throw new AxeException(AxeException.Kind.INVALID, "read: the TVM layout is null");
+        }
+        long address = layout.handle();
+        synchronized (READ_CACHE) {
+            Cached hit = READ_CACHE.get(address);
+            if (hit != null) {
+                return hit.value();
+            }
+        }
+        TirxLayout value = readFields(layout);
+        synchronized (READ_CACHE) {
+            READ_CACHE.putIfAbsent(address, new Cached(layout.share(), value));
+        }
+        return value;
+    }
+
+    private static TirxLayout readFields(TvmObject layout) {
+        String type = layout.typeKey();
+        if (COMPOSE_LAYOUT.equals(type)) {
+            int base = Math.toIntExact(integer(layout.get("per_element"), layout, "per_element"));
+            int bits = Math.toIntExact(integer(layout.get("swizzle_len"), layout, "swizzle_len"));
+            int atom = Math.toIntExact(integer(layout.get("atom_len"), layout, "atom_len"));
+            boolean inner = (Boolean) layout.get("swizzle_inner");
+            TirxLayout tile;
+            try (TvmObject tileObject = (TvmObject) layout.get("tile_layout")) {
+                tile = readFields(tileObject);
+            }
+            if (tile.composed()) {
+                throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "read: " + layout.repr()
+                        + " swizzles a swizzled layout; axe4j composes one swizzle with a tile layout");
+            }
+            return new TirxLayout(tile.layout(), tile.symbolic(), new Swizzle(bits, base, inner ? atom : -atom), true);
+        }
+        if (!TILE_LAYOUT.equals(type)) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "read: " + layout.repr() + " is a " + type
+                    + "; axe4j reads " + TILE_LAYOUT + " and " + COMPOSE_LAYOUT);
+        }
+        TreeMap<Axis, Long> offset = new TreeMap<>();
+        TreeMap<Axis, List<SymbolicOffset.Term>> symbolic = new TreeMap<>();
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) layout.get("offset")).entrySet()) {
+            Axis axis = axisOf(e.getKey());
+            AffineExprs.Affine a = AffineExprs.read(e.getValue(), "offset on axis " + axis.name() + " of " + layout.repr());
+            offset.merge(axis, a.constant(), Long::sum);
+            symbolic.computeIfAbsent(axis, k -> new ArrayList<>()).addAll(a.terms());
+        }
+        return new TirxLayout(new Layout(iters(layout, "shard"), iters(layout, "replica"), offset),
+                new SymbolicOffset(new TreeMap<>(symbolic)), Swizzle.IDENTITY, false);
+    }
+
+    /** Writes a {@link TirxLayout} as a {@code tirx.TileLayout}, or a {@code tirx.ComposeLayout} when composed. */
+    public static TvmObject write(TirxLayout layout) {
+        Layout l = layout.layout();
+        Map<Object, Object> offset = new LinkedHashMap<>();
+        java.util.TreeSet<Axis> axes = new java.util.TreeSet<>(l.offset().keySet());
+        axes.addAll(layout.symbolic().terms().keySet());
+        for (Axis a : axes) {
+            offset.put(axisObject(a), AffineExprs.write(l.offsetOn(a), layout.symbolic().on(a)));
+        }
+        TvmObject tile = (TvmObject) Tvm.call(TILE_LAYOUT, tvmIters(l.shard()), tvmIters(l.replica()), offset);
+        if (!layout.composed()) {
+            return tile;
+        }
+        Swizzle s = layout.swizzle();
+        try (tile) {
+            return (TvmObject) Tvm.call(COMPOSE_LAYOUT, (long) s.base(), (long) s.bits(), (long) Math.abs(s.shift()),
+                    tile, s.inner());
+        }
+    }
+
+    /** A swizzled layout as a {@code tirx.ComposeLayout}. */
+    public static TvmObject toTvm(SwizzledLayout layout) {
+        return write(TirxLayout.of(layout));
+    }
+
     /** Builds a {@code tirx.TileLayout} through the constructors {@code tirx.Iter}, {@code tirx.AxisGet}. */
     public static TvmObject toTvm(Layout layout) {
         Map<Object, Object> offset = new LinkedHashMap<>();
         for (Map.Entry<Axis, Long> e : layout.offset().entrySet()) {
-            offset.put(tvmAxis(e.getKey()), e.getValue());
+            offset.put(axisObject(e.getKey()), e.getValue());
         }
         return (TvmObject) Tvm.call(TILE_LAYOUT, tvmIters(layout.shard()), tvmIters(layout.replica()), offset);
     }
 
     /** The TVM object for an axis: {@code tirx.AxisGet(name)}. */
     public static TvmObject tvmAxis(Axis axis) {
-        return (TvmObject) Tvm.call("tirx.AxisGet", axis.name());
+        return axisObject(axis).share();
+    }
+
+    /** The cached axis object itself, for passing as an argument (the cache keeps it alive). */
+    private static TvmObject axisObject(Axis axis) {
+        return AXES.computeIfAbsent(axis, a -> (TvmObject) Tvm.call("tirx.AxisGet", a.name()));
     }
 
     /**
@@ -87,7 +201,8 @@ public final class TirxLayouts {
         String shown = value instanceof TvmObject o ? o.repr() : String.valueOf(value);
         throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "fromTvm: the " + what
                 + (owner == null ? "" : " of " + owner.repr()) + " is " + shown
-                + ", not an integer constant; symbolic extents, strides and offsets do not convert");
+                + ", not an integer constant; symbolic extents and strides do not convert"
+                + " (read() keeps affine symbolic offsets)");
     }
 
     private static List<Iter> iters(TvmObject layout, String field) {
@@ -115,7 +230,7 @@ public final class TirxLayouts {
     private static List<Object> tvmIters(List<Iter> iters) {
         List<Object> out = new ArrayList<>();
         for (Iter it : iters) {
-            out.add(Tvm.call("tirx.Iter", it.extent(), it.stride(), tvmAxis(it.axis())));
+            out.add(Tvm.call("tirx.Iter", it.extent(), it.stride(), axisObject(it.axis())));
         }
         return out;
     }

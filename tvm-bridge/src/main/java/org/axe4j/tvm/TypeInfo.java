@@ -23,7 +23,11 @@ final class TypeInfo {
     private static final int FIELD_INFO_BYTES = 120;
     private static final Map<Integer, TypeInfo> CACHE = new ConcurrentHashMap<>();
 
-    record Field(String name, long offset, long getter, int staticTypeIndex) {}
+    /** {@code function} is the getter as a JNA function, built once: building one per read costs more than the call. */
+    record Field(String name, long offset, long getter, int staticTypeIndex, Function function) {}
+
+    /** One result slot per thread for field reads (a TVMFFIAny), instead of a fresh native allocation per read. */
+    private static final ThreadLocal<Memory> RESULT = ThreadLocal.withInitial(() -> new Memory(CallFrame.ANY_BYTES));
 
     private final int index;
     private final String typeKey;
@@ -64,7 +68,9 @@ final class TypeInfo {
             long f = table + (long) i * FIELD_INFO_BYTES;
             Pointer fp = new Pointer(f);
             String name = readByteArrayString(f);
-            into.put(name, new Field(name, fp.getLong(72), fp.getLong(80), fp.getInt(112)));
+            long getter = fp.getLong(80);
+            into.put(name, new Field(name, fp.getLong(72), getter, fp.getInt(112),
+                    getter == 0 ? null : Function.getFunction(new Pointer(getter))));
         }
     }
 
@@ -135,10 +141,12 @@ final class TypeInfo {
             throw new IllegalArgumentException("TVM type " + typeKey + " has no field '" + name + "'; fields: "
                     + fields.keySet());
         }
-        Memory result = new Memory(CallFrame.ANY_BYTES);
+        if (field.function() == null) {
+            throw new IllegalArgumentException("TVM type " + typeKey + " field '" + name + "' has no getter");
+        }
+        Memory result = RESULT.get();
         result.clear();
-        int rc = Function.getFunction(new Pointer(field.getter())).invokeInt(
-                new Object[] {new Pointer(handle + field.offset()), result});
+        int rc = field.function().invokeInt(new Object[] {new Pointer(handle + field.offset()), result});
         if (rc != 0) {
             throw TvmErrors.fromRaised();
         }

@@ -1,0 +1,259 @@
+package org.axe4j.passes;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.DirectSum;
+import org.axe4j.layout.Equivalence;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Region;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.Slice;
+import org.axe4j.layout.SwizzledLayout;
+import org.axe4j.layout.Tile;
+import org.axe4j.layout.TileOf;
+import org.axe4j.tvm.GlobalsProvider;
+import org.axe4j.tvm.PackedFunction;
+import org.axe4j.tvm.Tvm;
+import org.axe4j.tvm.TvmObject;
+
+/**
+ * The layout algebra as TVM globals, so that a TVM pipeline can ask Java any layout question. Every
+ * layout argument is a TVM layout ({@code tirx.TileLayout}, {@code tirx.ComposeLayout}) or axe4j text;
+ * every layout result is a TVM layout. Shapes are arrays of integers; a region is an array of
+ * {@code ir.Range} or of {@code [begin, end)} pairs. Argument orders follow TIRx's methods.
+ * <ul>
+ *   <li>{@code parse(text)}, {@code to_text(layout)}</li>
+ *   <li>{@code canonicalize(layout)}: the canonical form (symbolic offset and swizzle kept)</li>
+ *   <li>{@code group(layout, shape)}: {@code [grouped, seps]}</li>
+ *   <li>{@code tile(inner, outer, outer_shape, inner_shape)}: {@code outer (x) inner}</li>
+ *   <li>{@code tile_of(part, tiled, tiled_shape, part_shape, role)}: role {@code "inner"} returns the
+ *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling</li>
+ *   <li>{@code direct_sum(right, left, left_shape, right_shape)}: {@code left + right}</li>
+ *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable</li>
+ *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
+ *       map from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic)</li>
+ *   <li>{@code equivalent(a, b)}: do the two layouts induce the same map</li>
+ *   <li>{@code size(layout[, axis])}, {@code span(layout[, axis])} (span excludes the offset)</li>
+ * </ul>
+ * Errors are TVM {@code ValueError}s whose message starts with the global's name.
+ */
+public final class LayoutGlobals implements GlobalsProvider {
+    public static final String PREFIX = "axe4j.layout.";
+
+    @Override
+    public String name() {
+        return "axe4j.layout";
+    }
+
+    @Override
+    public void register() {
+        def("parse", 1, 1, a -> TirxLayouts.write(readText(string(a[0], "text"))));
+        def("to_text", 1, 1, a -> layout(a[0], "layout").toString());
+        def("canonicalize", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(l.layout())));
+        });
+        def("group", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            Grouped g = Group.group(l.layout(), shape(a[1], "shape"));
+            List<Object> seps = new ArrayList<>();
+            g.seps().forEach(s -> seps.add((long) s));
+            return List.of(TirxLayouts.write(l.withLayout(g.layout())), seps);
+        });
+        def("tile", 4, 4, a -> TirxLayouts.toTvm(Tile.tile(plain(a[1], "outer", "tile"), shape(a[2], "outer_shape"),
+                plain(a[0], "inner", "tile"), shape(a[3], "inner_shape"))));
+        def("tile_of", 5, 5, a -> {
+            Layout part = plain(a[0], "part", "tile_of");
+            Layout tiled = plain(a[1], "tiled", "tile_of");
+            Shape tiledShape = shape(a[2], "tiled_shape");
+            Shape partShape = shape(a[3], "part_shape");
+            String role = string(a[4], "role");
+            Optional<Layout> other = switch (role) {
+                case "inner" -> TileOf.outer(tiled, tiledShape, part, partShape);
+                case "outer" -> TileOf.inner(tiled, tiledShape, part, partShape);
+                default -> throw new IllegalArgumentException("role must be \"inner\" or \"outer\", got \"" + role + "\"");
+            };
+            return other.map(TirxLayouts::toTvm).orElse(null);
+        });
+        def("direct_sum", 4, 4, a -> TirxLayouts.toTvm(DirectSum.directSum(plain(a[1], "left", "direct_sum"),
+                shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
+        def("slice", 3, 3, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            Optional<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
+            return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
+        });
+        def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
+        def("equivalent", 2, 2, a -> equivalent(layout(a[0], "a"), layout(a[1], "b")));
+        def("size", 1, 2, a -> {
+            Layout l = layout(a[0], "layout").layout();
+            return a.length == 1 || a[1] == null ? l.size() : l.sizeOn(Axis.of(string(a[1], "axis")));
+        });
+        def("span", 1, 2, a -> {
+            Layout l = layout(a[0], "layout").layout();
+            if (a.length == 1 || a[1] == null) {
+                Map<String, Object> spans = new LinkedHashMap<>();
+                l.spans().forEach((axis, v) -> spans.put(axis.name(), v));
+                return spans;
+            }
+            return l.spanOn(Axis.of(string(a[1], "axis")));
+        });
+    }
+
+    /** Registers {@code axe4j.layout.<name>}; wrong argument counts and axe4j errors become ValueErrors. */
+    private static void def(String name, int min, int max, PackedFunction body) {
+        String full = PREFIX + name;
+        Tvm.register(full, args -> {
+            if (args.length < min || args.length > max) {
+                throw new IllegalArgumentException(full + " takes " + (min == max ? min : min + " to " + max)
+                        + " arguments, got " + args.length);
+            }
+            try {
+                return body.apply(args);
+            } catch (AxeException | IllegalArgumentException | ClassCastException e) {
+                throw new IllegalArgumentException(full + ": " + e.getMessage(), e);
+            }
+        }, true);
+    }
+
+    /** A layout argument: a TVM layout object, or axe4j text (plain or {@code Swizzle<...> o ...}). */
+    static TirxLayout layout(Object arg, String role) {
+        if (arg instanceof TvmObject o) {
+            return TirxLayouts.read(o);
+        }
+        if (arg instanceof String text) {
+            return readText(text);
+        }
+        throw new IllegalArgumentException(role + " must be a TVM layout or layout text, got " + describe(arg));
+    }
+
+    private static Layout plain(Object arg, String role, String operation) {
+        return layout(arg, role).plain(operation + " (" + role + ")");
+    }
+
+    private static TirxLayout readText(String text) {
+        return SwizzledLayout.isSwizzledText(text) ? TirxLayout.of(SwizzledLayout.parse(text))
+                : TirxLayout.of(Layout.parse(text));
+    }
+
+    static Shape shape(Object arg, String role) {
+        return Shape.of(integers(arg, role));
+    }
+
+    static long[] integers(Object arg, String role) {
+        if (!(arg instanceof List<?> list)) {
+            throw new IllegalArgumentException(role + " must be an array of integers, got " + describe(arg));
+        }
+        long[] values = new long[list.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = TirxLayouts.integer(list.get(i), null, role + "[" + i + "]");
+        }
+        return values;
+    }
+
+    /** {@code [ir.Range(min, extent), ...]} or {@code [[begin, end], ...]}. */
+    static Region region(Object arg) {
+        if (!(arg instanceof List<?> list)) {
+            throw new IllegalArgumentException("region must be an array of ranges, got " + describe(arg));
+        }
+        long[][] pairs = new long[list.size()][];
+        for (int k = 0; k < pairs.length; k++) {
+            Object item = list.get(k);
+            String what = "region[" + k + "]";
+            if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
+                long begin = TirxLayouts.integer(r.get("min"), null, what + ".min");
+                pairs[k] = new long[] {begin, begin + TirxLayouts.integer(r.get("extent"), null, what + ".extent")};
+            } else if (item instanceof List<?> pair && pair.size() == 2) {
+                pairs[k] = new long[] {TirxLayouts.integer(pair.get(0), null, what + " begin"),
+                        TirxLayouts.integer(pair.get(1), null, what + " end")};
+            } else {
+                throw new IllegalArgumentException(what + " must be an ir.Range or a [begin, end] pair, got "
+                        + describe(item));
+            }
+        }
+        return Region.of(pairs);
+    }
+
+    private static List<Object> apply(TirxLayout l, Object[] a) {
+        long x;
+        if (a.length == 3 && a[2] != null) {
+            Shape shape = shape(a[2], "shape");
+            l.layout().requireAdmits(shape);
+            x = shape.flatten(integers(a[1], "coord"));
+        } else {
+            x = TirxLayouts.integer(a[1], null, "x");
+        }
+        if (x < 0 || x >= l.layout().size()) {
+            throw new IllegalArgumentException("x = " + x + " is outside [0, " + l.layout().size() + ") of " + l);
+        }
+        List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
+        List<Object> out = new ArrayList<>();
+        for (Point p : points) {
+            Map<String, Object> coords = new LinkedHashMap<>();
+            // Every axis of the layout appears, zero coordinates included (as in TIRx's apply).
+            TreeSet<Axis> axes = new TreeSet<>(l.layout().axes());
+            axes.addAll(p.coords().keySet());
+            axes.addAll(l.symbolic().terms().keySet());
+            for (Axis axis : axes) {
+                coords.put(axis.name(), AffineExprs.write(p.get(axis), l.symbolic().on(axis)));
+            }
+            out.add(coords);
+        }
+        return out;
+    }
+
+    /**
+     * Same map for every value of the variables: equal symbolic parts and, for the integer parts,
+     * {@link Equivalence}; with a swizzle, the enumerated maps are compared (up to 2^20 elements).
+     */
+    static boolean equivalent(TirxLayout a, TirxLayout b) {
+        if (!a.symbolic().equals(b.symbolic())) {
+            return false;
+        }
+        if (!a.composed() && !b.composed()) {
+            return Equivalence.equivalent(a.layout(), b.layout());
+        }
+        if (a.composed() && b.composed() && a.swizzle().equals(b.swizzle())
+                && Equivalence.equivalent(a.layout(), b.layout())) {
+            return true;
+        }
+        long size = a.layout().size();
+        if (size != b.layout().size()) {
+            return false;
+        }
+        if (size > Equivalence.RUN_LIMIT) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "equivalent: " + a + " and " + b
+                    + " are swizzled and have " + size + " elements, more than the " + Equivalence.RUN_LIMIT
+                    + " axe4j enumerates");
+        }
+        SwizzledLayout sa = new SwizzledLayout(a.swizzle(), a.layout());
+        SwizzledLayout sb = new SwizzledLayout(b.swizzle(), b.layout());
+        for (long x = 0; x < size; x++) {
+            if (!new TreeSet<>(sa.apply(x)).equals(new TreeSet<>(sb.apply(x)))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String string(Object arg, String role) {
+        if (arg instanceof String s) {
+            return s;
+        }
+        throw new IllegalArgumentException(role + " must be a string, got " + describe(arg));
+    }
+
+    private static String describe(Object arg) {
+        return arg == null ? "None" : arg instanceof TvmObject o ? o.typeKey() + " " + o.repr()
+                : arg.getClass().getSimpleName() + " " + arg;
+    }
+}

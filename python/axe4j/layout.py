@@ -1,0 +1,150 @@
+"""The axe4j layout algebra, answered by Java, on TVM's own layout objects.
+
+Every function takes TIRx layouts (``tvm.tirx.layout.TileLayout`` / ``ComposeLayout``) or axe4j layout
+text (``"S[(4,8):(8,1)] + R[2:4@warpid] + 5"``, ``"Swizzle<3,3,3> o S[(8,64):(64,1)]"``) and returns TIRx
+layouts, so it fits anywhere a TVM pipeline holds a layout::
+
+    import tvm
+    from tvm.tirx.layout import TileLayout, S
+    import axe4j
+
+    L = TileLayout(S[(4, 4, 4):(1, 100, 10)])
+    axe4j.layout.slice(L, [64], [(30, 34)])      # TileLayout(S[4:10] + 102)
+
+The first call starts the JVM (``axe4j.install()``). Each function calls the TVM global
+``axe4j.layout.<name>`` registered by Java (``org.axe4j.passes.LayoutGlobals``); errors are TVM
+``ValueError``s naming the function, the layout and the rule that failed.
+
+Argument orders follow TIRx's methods: ``tile(inner, outer, ...)`` is ``inner.tile(outer, ...)``,
+``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. Two differences from TIRx, both
+deliberate: ``span`` does not count the offset (it is the extent of the image, max - min + 1), and
+``apply`` returns every point of the set-valued map (all replicas), not only the base point.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = [
+    "apply",
+    "canonicalize",
+    "direct_sum",
+    "equivalent",
+    "group",
+    "is_tile_inner",
+    "is_tile_outer",
+    "parse",
+    "size",
+    "slice",
+    "span",
+    "tile",
+    "tile_of",
+    "to_text",
+]
+
+
+_FUNCTIONS: dict = {}
+
+
+def _call(name: str, *args: Any) -> Any:
+    function = _FUNCTIONS.get(name)
+    if function is None:
+        import tvm_ffi
+
+        from . import install
+
+        install()
+        function = _FUNCTIONS[name] = tvm_ffi.get_global_func("axe4j.layout." + name)
+    return function(*args)
+
+
+def _ints(values: Sequence[Any]) -> list:
+    return [int(v) for v in values]
+
+
+def _region(region: Sequence[Any]) -> list:
+    import tvm
+
+    out = []
+    for r in region:
+        out.append(r if isinstance(r, tvm.ir.Range) else [int(r[0]), int(r[1])])
+    return out
+
+
+def parse(text: str):
+    """The TIRx layout written by axe4j text."""
+    return _call("parse", text)
+
+
+def to_text(layout) -> str:
+    """axe4j text of a layout (``S[...] + R[...] + offset``, symbolic offsets as ``(2*n)@axis``)."""
+    return _call("to_text", layout)
+
+
+def canonicalize(layout):
+    """axe4j's canonical form: the same map, fewest iters; symbolic offsets and swizzles kept."""
+    return _call("canonicalize", layout)
+
+
+def group(layout, shape: Sequence[int]):
+    """``(grouped, seps)``: the shard split so that iters ``seps[k]:seps[k+1]`` multiply to ``shape[k]``."""
+    grouped, seps = _call("group", layout, _ints(shape))
+    return grouped, [int(s) for s in seps]
+
+
+def tile(inner, outer, outer_shape: Sequence[int], inner_shape: Sequence[int]):
+    """``outer (x) inner``: the tiled layout over the interleaved shape."""
+    return _call("tile", inner, outer, _ints(outer_shape), _ints(inner_shape))
+
+
+def tile_of(part, tiled, tiled_shape: Sequence[int], part_shape: Sequence[int], role: str):
+    """The other factor of ``tiled`` when ``part`` is its ``role`` (``"inner"`` or ``"outer"``) factor, else None."""
+    return _call("tile_of", part, tiled, _ints(tiled_shape), _ints(part_shape), role)
+
+
+def is_tile_inner(inner, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]):
+    """TIRx's ``inner.is_tile_inner(tiled, ...)``: the outer layout, or None."""
+    return tile_of(inner, tiled, tiled_shape, inner_shape, "inner")
+
+
+def is_tile_outer(outer, tiled, tiled_shape: Sequence[int], outer_shape: Sequence[int]):
+    """TIRx's ``outer.is_tile_outer(tiled, ...)``: the inner layout, or None."""
+    return tile_of(outer, tiled, tiled_shape, outer_shape, "outer")
+
+
+def direct_sum(right, left, left_shape: Sequence[int], right_shape: Sequence[int]):
+    """``left + right`` over the interleaved shape (TIRx's ``right.direct_sum(left, ...)``)."""
+    return _call("direct_sum", right, left, _ints(left_shape), _ints(right_shape))
+
+
+def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - TIRx's name
+    """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None."""
+    return _call("slice", layout, _ints(shape), _region(region))
+
+
+def apply(layout, x, shape: Sequence[int] | None = None) -> list[dict]:
+    """Every point of L(x) (all replicas), each ``{axis name: coordinate}``.
+
+    ``x`` is a flat index, or a coordinate of ``shape`` when ``shape`` is given.
+    """
+    if shape is None:
+        points = _call("apply", layout, int(x))
+    else:
+        points = _call("apply", layout, _ints(x), _ints(shape))
+    return [{str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()} for p in points]
+
+
+def equivalent(a, b) -> bool:
+    """True iff ``a`` and ``b`` induce the same set-valued map (exact)."""
+    return bool(_call("equivalent", a, b))
+
+
+def size(layout, axis: str | None = None) -> int:
+    """Number of logical elements, or the size on ``axis``."""
+    return int(_call("size", layout, axis))
+
+
+def span(layout, axis: str | None = None):
+    """Extent of the image on ``axis`` (max - min + 1, offset not counted), or all of them as a dict."""
+    result = _call("span", layout, axis)
+    return int(result) if axis is not None else {str(k): int(v) for k, v in result.items()}

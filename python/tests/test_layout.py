@@ -1,0 +1,161 @@
+"""axe4j.layout from Python: Java's algebra on TIRx layout objects, checked against TIRx and enumeration."""
+
+import itertools
+import random
+
+import pytest
+import tvm
+from tvm.tirx.layout import Axis, ComposeLayout, Iter, S, TileLayout
+
+import axe4j
+
+AXES = ["m", "m", "laneid", "warpid"]
+
+
+def random_layout(rng: random.Random) -> TileLayout:
+    """Up to 3 shard iters over m/laneid/warpid, sometimes a replica and an offset."""
+    shard = []
+    compact = 1
+    for _ in range(rng.randint(1, 3)):
+        extent = rng.choice([1, 2, 3, 4, 4, 5, 8])
+        stride = rng.choice([compact, compact, rng.randint(0, 9), 1 << rng.randint(0, 4)])
+        shard.insert(0, Iter(extent, stride, getattr(Axis, rng.choice(AXES))))
+        compact *= extent
+    replica = [Iter(rng.randint(2, 3), rng.randint(1, 8), Axis.warpid)] if rng.random() < 0.2 else []
+    offset = {Axis.m: rng.randint(0, 20)} if rng.random() < 0.3 else {}
+    return TileLayout.from_iters(shard, replica, offset)
+
+
+def base_points(layout, size: int) -> list:
+    """TIRx's apply on every flat index: the base point D(x) + O as {axis: int}, zeros dropped."""
+    out = []
+    for x in range(size):
+        point = {str(k): int(v) for k, v in layout.apply(x).items()}
+        out.append({k: v for k, v in point.items() if v != 0})
+    return out
+
+
+def random_box(rng: random.Random, shape: list) -> list:
+    box = []
+    for dim in shape:
+        begin = rng.randrange(dim)
+        box.append((begin, rng.randint(begin + 1, dim)))
+    return box
+
+
+def box_points(shape: list, box: list) -> list:
+    """Flat indices of the box's points in the box's own row-major order."""
+    out = []
+    for coord in itertools.product(*[range(b, e) for b, e in box]):
+        flat = 0
+        for c, dim in zip(coord, shape):
+            flat = flat * dim + c
+        out.append(flat)
+    return out
+
+
+def expected_slice(layout, shape, box) -> list:
+    """What a slice must map y to: the original's base point at the y-th point of the box."""
+    whole = base_points(layout, int(layout.size()))
+    return [whole[x] for x in box_points(shape, box)]
+
+
+def replica_set(layout) -> set:
+    return {(str(it.axis.name), int(it.extent), int(it.stride)) for it in layout.replica}
+
+
+def test_slice_matches_tirx_wherever_tirx_is_right(bridge):
+    """On 400 seeded layouts and boxes: where TIRx's slice is right, axe4j's induces the same map."""
+    rng = random.Random(20261122)
+    counts = {"both right": 0, "tirx wrong": 0, "tirx none": 0, "axe4j none": 0}
+    for _ in range(400):
+        layout = random_layout(rng)
+        size = int(layout.size())
+        shape = [size] if rng.random() < 0.4 or size < 4 else _factor(rng, size)
+        box = random_box(rng, shape)
+        expected = expected_slice(layout, shape, box)
+        try:
+            theirs = layout.slice(shape, box)
+        except tvm.error.InternalError:  # TIRx raises where the layout cannot be grouped by the shape
+            theirs = None
+        ours = axe4j.layout.slice(layout, shape, box)
+        if ours is None:
+            counts["axe4j none"] += 1
+        else:
+            assert isinstance(ours, TileLayout)
+            assert base_points(ours, int(ours.size())) == expected, (layout, shape, box, ours)
+            assert replica_set(ours) == replica_set(layout)
+        if theirs is None:
+            counts["tirx none"] += 1
+            continue
+        if base_points(theirs, int(theirs.size())) != expected:
+            counts["tirx wrong"] += 1
+            continue
+        assert ours is not None, f"TIRx slices {layout} by {box} of {shape} correctly, axe4j does not"
+        assert axe4j.layout.equivalent(ours, theirs), (layout, box, ours, theirs)
+        counts["both right"] += 1
+    print("slice vs TIRx:", counts)
+    assert counts["both right"] > 100
+
+
+def _factor(rng: random.Random, size: int) -> list:
+    divisors = [d for d in range(2, size) if size % d == 0]
+    if not divisors:
+        return [size]
+    d = rng.choice(divisors)
+    return [d, size // d]
+
+
+def test_the_tirx_slice_defect_is_not_copied(bridge):
+    """TIRx answers S[(2,2):(80,10)] + 321 for elements 30..33 of S[(4,4,4):(1,100,10)]; 32 is at 102."""
+    layout = TileLayout(S[(4, 4, 4):(1, 100, 10)])
+    ours = axe4j.layout.slice(layout, [64], [(30, 34)])
+    assert base_points(ours, 4) == expected_slice(layout, [64], [(30, 34)])
+    assert base_points(layout.slice([64], [(30, 34)]), 4) != expected_slice(layout, [64], [(30, 34)])
+
+
+def test_every_global_answers_on_tirx_objects(bridge):
+    tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])  # S[(2,2):(2,1)] tiled by S[(4,4):(4,1)]
+    outer = axe4j.layout.parse("S[(2,2):(2,1)]")
+    inner = axe4j.layout.parse("S[(4,4):(4,1)]")
+    assert axe4j.layout.equivalent(axe4j.layout.tile(inner, outer, [2, 2], [4, 4]), tiled)
+    found_outer = axe4j.layout.is_tile_inner(inner, tiled, [8, 8], [4, 4])
+    assert found_outer is not None and axe4j.layout.equivalent(found_outer, outer)
+    found_inner = axe4j.layout.is_tile_outer(outer, tiled, [8, 8], [2, 2])
+    assert found_inner is not None and axe4j.layout.equivalent(found_inner, inner)
+    assert axe4j.layout.is_tile_inner("S[(4,4):(1,4)]", tiled, [8, 8], [4, 4]) is None
+    grouped, seps = axe4j.layout.group(TileLayout(S[64:1]), [4, 16])
+    assert seps == [0, 1, 2] and [int(i.extent) for i in grouped.shard] == [4, 16]
+    summed = axe4j.layout.direct_sum("S[4:1@laneid]", "S[2:1]", [2], [4])
+    assert axe4j.layout.to_text(summed) == "S[(2,4):(1,1@laneid)]"
+    canon = axe4j.layout.canonicalize(TileLayout(S[(2, 4):(4, 1)]))
+    assert axe4j.layout.to_text(canon) == "S[8:1]"
+    assert axe4j.layout.apply("S[4:1] + R[2:4@warpid]", 3) == [{"m": 3, "warpid": 0}, {"m": 3, "warpid": 4}]
+    assert axe4j.layout.apply("S[(4,8):(8,1)]", [2, 3], [4, 8]) == [{"m": 19}]
+    assert axe4j.layout.size("S[(4,8):(8,1@laneid)]", "laneid") == 8
+    assert axe4j.layout.span("S[(4,8):(8,1)] + 5") == {"m": 32}
+
+
+def test_swizzled_and_symbolic_layouts_round_trip(bridge):
+    swizzled = ComposeLayout(3, 3, 3, TileLayout(S[(8, 64):(64, 1)]), True)
+    assert axe4j.layout.to_text(swizzled) == "Swizzle<3,3,3> o S[(8,64):(64,1)]"
+    for x in range(512):
+        assert axe4j.layout.apply(swizzled, x) == [{"m": int(swizzled.apply(x)["m"])}]
+    assert axe4j.layout.equivalent(axe4j.layout.parse(axe4j.layout.to_text(swizzled)), swizzled)
+    n = tvm.tirx.Var("n", "int32")
+    symbolic = TileLayout.from_iters([Iter(8, 1, Axis.m)], [], {Axis.m: n * 4 + 2})
+    sliced = axe4j.layout.slice(symbolic, [8], [(3, 6)])
+    assert axe4j.layout.to_text(sliced) == "S[3:1] + 5 + (4*n)"
+    point = axe4j.layout.apply(sliced, 1)[0]["m"]
+    assert str(point) == "n * 4 + 6" and point.a.a.same_as(n)
+
+
+def test_errors_name_the_function_and_the_layout(bridge):
+    with pytest.raises(ValueError, match=r"axe4j.layout.slice: cannot parse layout: expected '\)'"):
+        axe4j.layout.slice("S[(4,8):(8,1", [32], [(0, 3)])
+    with pytest.raises(ValueError, match=r"axe4j.layout.group: .*S\[\(4,8\):\(8,1\)\]"):
+        axe4j.layout.group("S[(4,8):(8,1)]", [5, 7])
+    with pytest.raises(ValueError, match=r"axe4j.layout.tile: .*swizzled"):
+        axe4j.layout.tile("Swizzle<1,0,1> o S[4:1]", "S[2:1]", [2], [4])
+    with pytest.raises(ValueError, match=r"role must be \"inner\" or \"outer\""):
+        axe4j.layout.tile_of("S[4:1]", "S[8:1]", [8], [4], "middle")
