@@ -42,6 +42,11 @@ and where it looked, with the Java exception and its stack trace when Java faile
 ``version()`` returns the version Java answers through the TVM global ``axe4j.version``.
 ``installed()`` returns the ``InstallInfo`` of this process, or None before ``install()``.
 
+CPU: when the ``schedules`` jar is on the classpath, ``install()`` also adds Java's dispatch cases for tile
+primitives on target kind ``llvm`` to TVM's dispatch table (``axe4j.dispatch``); ``compile(mod, "llvm")`` runs
+TVM's TIRx pipeline with them and ``explain(mod, "llvm")`` prints every rule's decision per tile call
+(docs/cpu-dispatch.md).
+
 CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-cuda-nvcc`` wheel
 (puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
 unless it is set) and returns nvcc's path. It changes this process's environment and needs no JVM.
@@ -61,10 +66,13 @@ from dataclasses import dataclass
 from . import _classpath, _signals, _tvm, layout
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
+from .compile import compile, explain
 
 __all__ = [
     "InstallInfo",
     "SetupError",
+    "compile",
+    "explain",
     "install",
     "installed",
     "layout",
@@ -115,7 +123,18 @@ def install(*, classpath: list[str] | None = None, jvm_options: list[str] | None
             return _info
         _info = _install(classpath, jvm_options)
         _requested = requested
-        return _info
+    _register_cpu_dispatch()
+    return _info
+
+
+def _register_cpu_dispatch() -> None:
+    """Adds the Java CPU dispatch cases to TVM's table when the schedules jar is on the classpath."""
+    import tvm
+
+    if tvm.get_global_func("axe4j.schedules.table", allow_missing=True) is not None:
+        from . import dispatch
+
+        dispatch.register()
 
 
 def installed() -> InstallInfo | None:

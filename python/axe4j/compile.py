@@ -1,0 +1,179 @@
+"""``compile(mod, target)`` and ``explain(mod, target)``: TVM's TIRx pipeline with the Java CPU rules installed."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+_worker_lock = threading.Lock()
+
+
+def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
+    """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases."""
+    import tvm
+
+    from . import dispatch, install
+
+    install()
+    dispatch.register()
+    kwargs.setdefault("tir_pipeline", "tirx")
+    if kwargs["tir_pipeline"] == "tirx":
+        mod = _dispatch_worker_layouts(mod, target)
+    return tvm.compile(mod, target=target, **kwargs)
+
+
+def _has_worker_axis(layout) -> bool:
+    try:
+        return any(str(it.axis.name) == "cpu" for it in layout.shard)
+    except AttributeError:
+        return False
+
+
+def _dispatch_worker_layouts(mod, target):
+    """Worker layouts: a buffer view whose layout has a ``cpu`` iter cannot pass TVM's TIRx cleanup, which asks
+    every layout axis whether it is a thread axis and knows no ``cpu`` axis (it cannot be registered from Python).
+    For a function with such top-level views, run the tile dispatch here (the Java rules address those views
+    through flat views of the data they alias), then drop the views' declarations, which nothing uses any more,
+    and hand the result to the ordinary pipeline (whose dispatch then finds no tile call left)."""
+    import tvm
+    from tvm import tirx
+
+    from . import dispatch
+
+    single = isinstance(mod, tirx.PrimFunc)
+    module = tvm.IRModule({_symbol(mod): mod}) if single else mod
+    target = tvm.target.Target(target) if isinstance(target, str) else target
+    changed = {}
+    for gvar, func in module.functions.items():
+        if not isinstance(func, tirx.PrimFunc) or not isinstance(func.body, tirx.SeqStmt):
+            continue
+        workers = [s for s in func.body.seq
+                   if isinstance(s, tirx.DeclBuffer) and s.data is not None and _has_worker_axis(s.buffer.layout)]
+        if not workers:
+            continue
+        with_target = func if func.attrs is not None and "target" in func.attrs else func.with_attr("target", target)
+        with _worker_lock:  # the emitter reads the views' data from this process-wide list
+            dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
+            try:
+                lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
+            finally:
+                dispatch._worker_buffers[:] = []
+        kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
+        changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
+    if not changed:
+        return mod
+    for gvar, func in changed.items():
+        module[gvar] = func
+    return module
+
+
+def _symbol(func) -> str:
+    attrs = func.attrs
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return "main"
+
+
+def _tile_calls(node, out):
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    if isinstance(node, TilePrimitiveCall):
+        out.append(node)
+        return
+    for field in ("body", "then_case", "else_case", "block", "seq"):
+        child = getattr(node, field, None)
+        if child is None:
+            continue
+        if isinstance(child, (list, tuple)) or type(child).__name__ == "Array":
+            for c in child:
+                _tile_calls(c, out)
+        else:
+            _tile_calls(child, out)
+
+
+def explain(mod, target="llvm", *, file=None) -> str:
+    """For every tile call of ``mod`` (a PrimFunc or IRModule), every Java rule's decision with its reason.
+
+    Returns the report and prints it (to ``file`` if given, else stdout).
+    """
+    import sys
+
+    import tvm
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    from . import dispatch, install
+
+    install()
+    dispatch.register()
+    target = tvm.target.Target(target) if isinstance(target, str) else target
+    funcs = [("main", mod)] if not hasattr(mod, "functions") else [(str(g.name_hint), f) for g, f in mod.functions.items()]
+    lines = []
+    for name, func in funcs:
+        calls = []
+        _tile_calls(func.body, calls)
+        for n, call in enumerate(calls):
+            call = TilePrimitiveCall.downcast(call)
+            scope = call.scope.name if call.scope is not None else "thread"
+            lines.append(f"{name} #{n}: {str(call.script()).strip().splitlines()[-1].strip()}")
+            forced = call.dispatch
+            if forced is not None:
+                lines.append(f"  forced dispatch={forced}")
+            try:
+                request = dispatch.describe(call, dispatch._kind_name(target), str(scope))
+            except dispatch._NotDescribable as error:
+                lines.append(f"  not describable: {error}")
+                continue
+            chosen = None
+            others = _other_cases(call.op, request)
+            for variant, priority in others:
+                lines.append(f"  {variant} (prio={priority}): not an axe4j rule; its predicates need the pipeline's "
+                             f"dispatch context and are evaluated only during compilation")
+            for d in dispatch.explain_call(request):
+                if forced is not None and d["variant"] != forced:
+                    status = "skipped (not the forced variant)"
+                elif d["accepted"]:
+                    outranked = forced is None and any(p > d["priority"] for _, p in others)
+                    if chosen is not None:
+                        status = "accepted (lower priority)"
+                    elif outranked:
+                        status = "accepted <- chosen unless a higher-priority case above applies"
+                    else:
+                        status = "accepted <- chosen"
+                    chosen = chosen or d["variant"]
+                else:
+                    status = "declined: " + d["reason"]
+                lines.append(f"  {d['variant']} (prio={d['priority']}): {status}")
+                if d["accepted"]:
+                    lines.append("    plan: " + _plan_summary(d["plan"]))
+    report = "\n".join(lines)
+    print(report, file=file or sys.stdout)
+    return report
+
+
+def _other_cases(op, request):
+    """Cases in TVM's table for this op and target kind that axe4j did not register (upstream or third-party)."""
+    from tvm.tirx.operator.tile_primitive import dispatcher as table
+
+    from . import dispatch
+
+    ours = {(o, v) for o, v, _ in dispatch.registered()}
+    kind = json.loads(request.json)["target"]
+    cases = table._DISPATCH_TABLE.get((op, kind), [])
+    return [(c.variant, c.priority) for c in sorted(cases, key=lambda c: (-c.priority, c.variant))
+            if (request.op, c.variant) not in ours]
+
+
+def _plan_summary(plan) -> str:
+    if plan["kind"] == "reduce-digits":
+        kept = " ".join(f"serial({l['extent']})" for l in plan["spatial"])
+        reduced = " ".join(f"serial({l['extent']})" for l in plan["reduced"])
+        return f"reduce-digits kept loops: {kept or '-'}; reduced loops: {reduced or '-'}; " + "; ".join(plan["notes"])
+    if "loops" in plan:
+        loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
+        notes = "; ".join(plan.get("notes", []))
+        return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
+    if plan["kind"] == "gemm-blocked":
+        return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "
+                f"vector dim {plan['vector_dim']}, parallel={plan['parallel']}, packed={plan.get('pack') or 'none'}"
+                + "".join(f"; {n}" for n in plan.get("notes", [])))
+    return f"{plan['kind']} M={plan['M']} N={plan['N']} K={plan['K']}"

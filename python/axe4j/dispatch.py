@@ -1,0 +1,712 @@
+"""Java dispatch rules for TIRx tile primitives on the CPU (target kind ``llvm``).
+
+``register()`` adds one case to TVM's dispatch table (``tvm.tirx.operator.tile_primitive.dispatcher``)
+for every (op, variant, priority) that Java lists through the global ``axe4j.schedules.table``; the
+upstream cases and their priorities stay as they are. Each case:
+
+1. describes the call (op, target kind, scope, tensor operands with their regions, the op's
+   parameters) as JSON, with the operands' ``tirx.TileLayout`` objects alongside;
+2. asks Java ``axe4j.schedules.decide(variant, json, layouts)``; Java checks the rule's applicability
+   from the layouts and answers a loop plan or a reason to decline;
+3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
+   the call (``emit``). The emitter makes no decision of its own: loop order, loop kinds, strides,
+   bases and replica displacements all come from the plan.
+
+A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+TARGET_KIND = "llvm"
+_lock = threading.Lock()
+_registered: list[tuple[str, str, int]] = []
+
+_MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
+            "add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_BINARY_OPS = {"add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale); bias/scale are trn-only
+_REDUCE_OPS = {"sum", "max", "min"}
+
+
+def register() -> list[tuple[str, str, int]]:
+    """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows."""
+    import tvm
+    from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
+
+    with _lock:
+        if _registered:
+            return list(_registered)
+        table = tvm.get_global_func("axe4j.schedules.table", allow_missing=True)
+        if table is None:
+            raise RuntimeError("the Java global axe4j.schedules.table is missing: build the schedules jar "
+                               "(mvn -B -o -q package -DskipTests) and call axe4j.install()")
+        for row in table():
+            op, variant, priority = str(row["op"]), str(row["variant"]), int(row["priority"])
+            register_dispatch(op, TARGET_KIND, variant=variant, priority=priority)(_case(variant))
+            _registered.append((op, variant, priority))
+        return list(_registered)
+
+
+def registered() -> list[tuple[str, str, int]]:
+    return list(_registered)
+
+
+def _case(variant: str):
+    def impl(op_call, sctx):
+        from tvm.tirx.operator.tile_primitive.dispatcher import DispatchFail
+        from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+        call = TilePrimitiveCall.downcast(op_call)
+        try:
+            request = describe(call, _kind_name(sctx.target), str(sctx.scope_kind))
+        except _NotDescribable as error:
+            raise DispatchFail(str(error)) from None
+        decision = decide(variant, request)
+        if not decision["accepted"]:
+            raise DispatchFail(decision["reason"])
+        return emit(request, decision["plan"])
+
+    impl.__name__ = "axe4j_" + variant.replace("-", "_")
+    return impl
+
+
+def decide(variant: str, request: "Described") -> dict:
+    import tvm
+
+    answer = tvm.get_global_func("axe4j.schedules.decide")(variant, request.json, request.layouts)
+    return json.loads(str(answer))
+
+
+def explain_call(request: "Described") -> list[dict]:
+    import tvm
+
+    return [json.loads(str(d)) for d in tvm.get_global_func("axe4j.schedules.explain")(request.json, request.layouts)]
+
+
+def _kind_name(target) -> str:
+    kind = getattr(target, "kind", None)
+    return str(getattr(kind, "name", kind))
+
+
+class _NotDescribable(Exception):
+    pass
+
+
+class Described:
+    """A call as Java sees it (``json``, ``layouts``) plus what the emitter needs (buffers, scalars)."""
+
+    def __init__(self, op, call, json_text, layouts, buffers, regions, scalars, params):
+        self.op = op
+        self.call = call
+        self.json = json_text
+        self.layouts = layouts
+        self.buffers = buffers      # role -> buffer
+        self.regions = regions      # role -> (start list, extent list)
+        self.scalars = scalars      # position -> scalar PrimExpr (non-tensor sources)
+        self.params = params
+
+
+def _is_region(x) -> bool:
+    from tvm.ir import TensorRegion
+
+    return isinstance(x, TensorRegion)
+
+
+def _ints(values, what):
+    out = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except (TypeError, ValueError):
+            raise _NotDescribable(f"{what} {v} is symbolic; CPU rules need constant regions") from None
+    return out
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _layout_of(buffer):
+    from tvm.tirx.layout import S, TileLayout
+
+    layout = buffer.layout
+    if layout is None:
+        return TileLayout(S[tuple(_ints(buffer.shape, "shape"))])
+    return layout
+
+
+def describe(call, target_kind: str, scope_kind: str) -> Described:
+    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast)."""
+    op = call.op.name.split(".")[-1]
+    args = list(call.args)
+    roles: list[tuple[str, object]] = []
+    scalars: dict[int, object] = {}
+    params: dict[str, object] = {}
+    if op in _MAP_OPS:
+        srcs = args[1:3] if op in _BINARY_OPS else args[1:2]
+        if op in _UNARY_WITH_BIAS_SCALE:
+            params["bias_scale"] = any(a is not None for a in args[2:4])
+        roles.append(("dst", args[0]))
+        for i, s in enumerate(srcs):
+            if _is_region(s):
+                roles.append((f"src{i}", s))
+            else:
+                scalars[i] = s
+    elif op in _REDUCE_OPS:
+        roles += [("dst", args[0]), ("src0", args[1])]
+        rank = len(args[1].source.shape)
+        params["axes"] = sorted({a % rank for a in _ints(args[2], "axis")})
+        params["accum"] = bool(int(args[3]))
+    elif op == "gemm":
+        roles += [("D", args[0]), ("A", args[1]), ("B", args[2]), ("C", args[3])]
+        params["trans_a"] = bool(int(args[4]))
+        params["trans_b"] = bool(int(args[5]))
+        scalars["alpha"], scalars["beta"] = args[6], args[7]
+    else:
+        raise _NotDescribable(f"op {op} has no CPU description")
+    operands, layouts, buffers, regions = [], [], {}, {}
+    for role, region in roles:
+        if not _is_region(region):
+            raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
+        buffer = region.source
+        start = [_int_or_none(r.min) for r in region.region]   # None: a run-time start (a loop variable)
+        extent = _ints([r.extent for r in region.region], "region extent")
+        (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
+        operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
+                         "shape": _ints(buffer.shape, "shape"), "start": start, "extent": extent,
+                         "elem_offset": elem_offset})
+        layouts.append(_layout_of(buffer))
+        buffers[role] = buffer
+        regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
+    text = json.dumps({"op": op, "target": target_kind, "scope": scope_kind, "operands": operands,
+                       "params": params})
+    return Described(op, call, text, layouts, buffers, regions, scalars, params)
+
+
+# ---- emission: plan -> PrimFunc ----------------------------------------------------------------
+
+def emit(request: Described, plan: dict):
+    for role, entry in plan.get("access", {}).items():
+        _bind_run_time_starts(request, role, entry)
+    kind = plan["kind"]
+    if kind == "affine":
+        return _emit_affine(request, plan)
+    if kind == "logical":
+        return _emit_logical(request, plan)
+    if kind == "digits":
+        return _emit_digits(request, plan)
+    if kind == "reduce":
+        return _emit_reduce(request, plan)
+    if kind == "reduce-digits":
+        return _emit_reduce_digits(request, plan)
+    if kind == "gemm-blocked":
+        return _emit_gemm(request, plan)
+    if kind == "gemm-naive":
+        return _emit_gemm_naive(request, plan)
+    raise ValueError(f"unknown plan kind {kind}")
+
+
+def _bind_run_time_starts(request, role, entry):
+    """Adds ``start_d * stride_d`` of every run-time start to the operand's base (``base_expr``); ``span_base``
+    bounds the base over every start the dim allows, for the flat view's declared size."""
+    starts, extents = request.regions[role]
+    shape = [int(n) for n in request.buffers[role].shape]
+    base = int(entry["base"])
+    expr = base
+    for dim, stride in entry.get("start_strides", {}).items():
+        d, stride = int(dim), int(stride)
+        if stride:
+            expr = expr + starts[d] * stride
+            base += (shape[d] - extents[d]) * abs(stride)
+    entry["base_expr"] = expr
+    entry["span_base"] = base
+
+
+def _loop_frame(kind, extent):
+    return {"serial": T.serial, "parallel": T.parallel, "vectorized": T.vectorized,
+            "unroll": T.unroll}[kind](int(extent))
+
+
+def _nest(loops, body, counters=(), tail=0):
+    """Emits ``loops`` (outer first) around ``body(counters)``; with a ``tail``, the last two loops are
+    serial(q), vectorized(lanes) and are followed by vectorized(tail) with the serial counter at q."""
+    if not loops:
+        body(list(counters))
+        return
+    if tail and len(loops) == 2:
+        with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as outer:
+            with _loop_frame(loops[1]["kind"], loops[1]["extent"]) as inner:
+                body(list(counters) + [outer, inner])
+        with T.vectorized(int(tail)) as rest:
+            body(list(counters) + [int(loops[0]["extent"]), rest])
+        return
+    with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
+        _nest(loops[1:], body, counters + (v,), tail)
+
+
+def _span(access, loops, role, tail=0):
+    reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+    if tail:
+        reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
+            - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
+    return int(access["span_base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
+
+
+# Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
+# axe4j.compile while it dispatches such kernels itself (see compile.py, "worker layouts").
+_worker_buffers: list = []
+
+
+def data_of(buffer):
+    """The data a flat view of ``buffer`` should alias: the declared data of a worker-layout view (whose own
+    declaration is dropped after dispatch), else ``buffer.data``."""
+    for declared, data in _worker_buffers:
+        if declared.same_as(buffer):
+            return data
+    return buffer.data
+
+
+def _flat_views(request, plan, loops, extra_span=None):
+    views = {}
+    for role, buffer in request.buffers.items():
+        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
+    return views
+
+
+def _address(access, loops, role, counters):
+    addr = access["base_expr"]
+    for loop, c in zip(loops, counters):
+        stride = int(loop["strides"][role])
+        if stride != 0:
+            addr = addr + c * stride
+    return addr
+
+
+def _dtype(expr) -> str:
+    return str(expr.ty)
+
+
+def _value(op, dtype, sources):
+    """The element expression of a map op from its source values (already loaded or scalar)."""
+
+    def as_dtype(v):
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
+
+    if op in ("copy",):
+        return sources[0]
+    if op in ("cast",):
+        return tirx.Cast(dtype, sources[0])
+    if op == "fill":
+        return as_dtype(tirx.const(sources[0], dtype) if isinstance(sources[0], (int, float)) else sources[0])
+    if op == "zero":
+        return tirx.const(0, dtype)
+    x = [as_dtype(s if not isinstance(s, (int, float)) else tirx.const(s, dtype)) for s in sources]
+    unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
+             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
+    if op in unary:
+        return unary[op](x[0])
+    binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+              "fdiv": lambda a, b: a / b, "maximum": tirx.max, "minimum": tirx.min}
+    return binary[op](x[0], x[1])
+
+
+def _sources(request, n):
+    """Source slots in order: ('tensor', role) or ('scalar', expr)."""
+    out = []
+    for i in range(n):
+        out.append(("scalar", request.scalars[i]) if i in request.scalars else ("tensor", f"src{i}"))
+    return out
+
+
+def _source_count(op):
+    if op in ("zero",):
+        return 0
+    if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):
+        return 2
+    return 1
+
+
+def _emit_affine(request, plan):
+    loops = plan["loops"]
+    access = plan["access"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def body(counters, views):
+        values = []
+        for kind, what in slots:
+            if kind == "scalar":
+                values.append(what)
+            else:
+                values.append(views[what][_address(access[what], loops, what, counters)])
+        value = _value(request.op, str(dst.dtype), values)
+        addr = _address(access["dst"], loops, "dst", counters)
+        for r in _base_last(access["dst"]["replicas"]):
+            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+
+    def whole():
+        views = _flat_views(request, plan, loops)
+        _nest(loops, lambda c: body(c, views), tail=int(plan.get("tail", 0)))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_logical(request, plan):
+    loops = plan["loops"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def index(role, counters):
+        start, _ = request.regions[role]
+        idx = list(start)
+        for loop, c in zip(loops, counters):
+            d = int(loop["dims"][role])
+            idx[d] = idx[d] + c
+        return idx
+
+    def body(counters):
+        values = [what if kind == "scalar" else request.buffers[what][tuple(index(what, counters))]
+                  for kind, what in slots]
+        T.buffer_store(dst, _value(request.op, str(dst.dtype), values), index("dst", counters))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        _nest(loops, body)
+
+    return impl
+
+
+def _base_last(replicas):
+    """Replica displacements with 0 last: a stored value may read the base copy (an accumulation, an in-place op),
+    so the base is overwritten only after every other copy got the value."""
+    return sorted((int(r) for r in replicas), key=lambda r: r == 0)
+
+
+def _digit_address(entry, coordinate):
+    """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
+    flat = 0
+    for c, row_stride in zip(coordinate, entry["row_strides"]):
+        flat = flat + c * int(row_stride)
+    addr = int(entry["base"])
+    for extent, stride, below in entry["iters"]:
+        if int(stride) != 0 and int(extent) != 1:
+            addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
+    return addr
+
+
+def _digit_views(request, operands):
+    views = {}
+    for role, buffer in request.buffers.items():
+        entry = operands[role]
+        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
+        span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
+    return views
+
+
+def _store_replicas(view, entry, value, addr):
+    for r in _base_last(entry["replicas"]):
+        T.buffer_store(view, value, [addr + int(r) if int(r) else addr])
+
+
+def _emit_digits(request, plan):
+    loops = plan["loops"]
+    operands = plan["operands"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+
+    def coordinate(role, counters):
+        start, _ = request.regions[role]
+        idx = list(start)
+        for loop, c in zip(loops, counters):
+            d = int(loop["dims"][role])
+            idx[d] = idx[d] + c
+        return idx
+
+    def address(role, counters):
+        return _digit_address(operands[role], coordinate(role, counters))
+
+    def body(counters, views):
+        values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
+        value = _value(request.op, str(dst.dtype), values)
+        addr = address("dst", counters)
+        for r in _base_last(operands["dst"]["replicas"]):
+            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+
+    def whole():
+        views = _digit_views(request, operands)
+        _nest(loops, lambda c: body(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_reduce(request, plan):
+    loops = plan["loops"]
+    access = plan["access"]
+    dtype = str(request.buffers["dst"].dtype)
+    combine = plan["combine"]
+    spatial = [l for l in loops if not l["reduces"]]
+    identity = {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[combine]
+
+    def init(counters, views):
+        T.buffer_store(views["dst"], identity, [_address(access["dst"], spatial, "dst", counters)])
+
+    def op(a, b):
+        return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[combine]()
+
+    def load_src(counters, views):
+        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
+        return x if _dtype(x) == dtype else tirx.Cast(dtype, x)
+
+    def body(counters, views):
+        addr = _address(access["dst"], loops, "dst", counters)
+        T.buffer_store(views["dst"], op(views["dst"][addr], load_src(counters, views)), [addr])
+
+    def lanes_tree(acc, lo, hi):
+        """combine(acc[lo], ..., acc[hi - 1]) as a balanced tree."""
+        if hi - lo == 1:
+            return acc[lo]
+        mid = (lo + hi) // 2
+        return op(lanes_tree(acc, lo, mid), lanes_tree(acc, mid, hi))
+
+    def vector_body(spatial_counters, views, reduced, lanes, tail):
+        # one partial result per lane over the reduced loops, then the lanes combined into the destination
+        acc = T.decl_buffer((lanes,), dtype, scope="local", layout=None)
+        with T.vectorized(lanes) as j:
+            T.buffer_store(acc, identity, [j])
+
+        def accumulate(counters):
+            lane = counters[-1]
+            T.buffer_store(acc, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)), [lane])
+
+        _nest(reduced, accumulate, tail=tail)
+        addr = _address(access["dst"], spatial, "dst", spatial_counters)
+        T.buffer_store(views["dst"], op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
+
+    def whole():
+        views = _flat_views(request, plan, loops)
+        tail = int(plan.get("tail", 0))
+        if plan.get("vector_reduce"):
+            reduced = loops[len(spatial):]
+            if plan["init"]:
+                _nest(spatial, lambda c: init(c, views))
+            _nest(spatial, lambda c: vector_body(c, views, reduced, int(reduced[-1]["extent"]), tail))
+            return
+        if plan["init"]:
+            _nest(spatial, lambda c: init(c, views), tail=tail)
+        _nest(loops, lambda c: body(c, views), tail=tail)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _combine(name, a, b):
+    return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[name]()
+
+
+def _identity(name, dtype):
+    return {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[name]
+
+
+def _emit_reduce_digits(request, plan):
+    operands = plan["operands"]
+    dtype = str(request.buffers["dst"].dtype)
+    combine = plan["combine"]
+
+    def coordinate(role, loops, counters, base=None):
+        idx = list(base) if base is not None else list(request.regions[role][0])
+        for loop, c in zip(loops, counters):
+            if role in loop["dims"]:
+                d = int(loop["dims"][role])
+                idx[d] = idx[d] + c
+        return idx
+
+    def kept(spatial_counters, views):
+        dst_addr = _digit_address(operands["dst"], coordinate("dst", plan["spatial"], spatial_counters))
+        src_base = coordinate("src0", plan["spatial"], spatial_counters)
+        if plan["init"]:
+            _store_replicas(views["dst"], operands["dst"], _identity(combine, dtype), dst_addr)
+
+        def reduce(counters):
+            x = views["src0"][_digit_address(operands["src0"], coordinate("src0", plan["reduced"], counters,
+                                                                          src_base))]
+            x = x if _dtype(x) == dtype else tirx.Cast(dtype, x)
+            _store_replicas(views["dst"], operands["dst"], _combine(combine, views["dst"][dst_addr], x), dst_addr)
+
+        _nest([dict(l, kind="serial") for l in plan["reduced"]], reduce)
+
+    def whole():
+        views = _digit_views(request, operands)
+        _nest([dict(l, kind="serial") for l in plan["spatial"]], lambda c: kept(c, views))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_gemm_naive(request, plan):
+    operands = plan["operands"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+
+    def cast(v):
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
+
+    def scalar(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def address(role, **index):
+        entry = operands[role]
+        coord = list(request.regions[role][0])
+        for name, value in index.items():
+            d = int(entry["dims"][name])
+            coord[d] = coord[d] + value
+        return _digit_address(entry, coord)
+
+    def whole():
+        views = _digit_views(request, operands)
+        with T.serial(M) as m:
+            with T.serial(N) as n:
+                acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+                T.buffer_store(acc, tirx.const(0, dtype), [0])
+                with T.serial(K) as k:
+                    T.buffer_store(acc, acc[0] + cast(views["A"][address("A", m=m, k=k)])
+                                   * cast(views["B"][address("B", k=k, n=n)]), [0])
+                value = scalar(alpha) * acc[0]
+                if not _is_zero(beta):
+                    value = value + scalar(beta) * cast(views["C"][address("C", m=m, n=n)])
+                _store_replicas(views["D"], operands["D"], value, address("D", m=m, n=n))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _is_zero(expr) -> bool:
+    try:
+        return float(expr.value) == 0.0
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _emit_gemm(request, plan):
+    access = plan["access"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+    use_c = not _is_zero(beta)
+
+    def cast(v):
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
+
+    def const(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def addr(role, **coords):
+        a = access[role]
+        out = a["base_expr"]
+        for name, value in coords.items():
+            stride = int(a[name])
+            if stride:
+                out = out + value * stride
+        return out
+
+    spans = {}
+    for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
+        ext = {"m": M, "n": N, "k": K}
+        spans[role] = int(access[role]["span_base"]) + sum((ext[d] - 1) * abs(int(access[role][d])) for d in dims) \
+            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
+
+    def store(views, value, m, n):
+        a = addr("D", m=m, n=n)
+        for r in _base_last(access["D"]["replicas"]):
+            T.buffer_store(views["D"], value, [a + int(r) if int(r) else a])
+
+    def result(views, acc_value, m, n):
+        value = const(alpha) * acc_value
+        if use_c:
+            value = value + const(beta) * cast(views["C"][addr("C", m=m, n=n)])
+        store(views, value, m, n)
+
+    v_dim = plan.get("vector_dim", "n")
+
+    def mn(u, v):
+        return (u, v) if v_dim == "n" else (v, u)
+
+    def tile(views, u_seg, v_seg):
+        u_start, u_count, mu = (int(x) for x in u_seg)
+        v_start, v_count, nv = (int(x) for x in v_seg)
+        outer = "parallel" if plan["parallel"] and u_count >= 2 else "serial"
+        with _loop_frame(outer, u_count) as ub:
+            with T.serial(v_count) as vb:
+                u0 = u_start + ub * mu
+                v0 = v_start + vb * nv
+                acc = T.decl_buffer((mu * nv,), dtype, scope="local", layout=None)
+                packed = plan.get("pack")
+                panel = None
+                if packed:
+                    # the operand that moves along the vector dim, copied into a contiguous K x nv panel
+                    panel = T.decl_buffer((K * nv,), dtype, scope="global", layout=None)
+                    with T.serial(K) as k:
+                        with T.vectorized(nv) as j:
+                            m, n = mn(u0, v0 + j)
+                            T.buffer_store(panel, cast(views["B"][addr("B", k=k, n=n)]) if v_dim == "n"
+                                           else cast(views["A"][addr("A", m=m, k=k)]), [k * nv + j])
+                with T.unroll(mu) as i:
+                    with T.vectorized(nv) as j:
+                        T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
+                with T.serial(K) as k:
+                    with T.unroll(mu) as i:
+                        with T.vectorized(nv) as j:
+                            m, n = mn(u0 + i, v0 + j)
+                            a_val = cast(views["A"][addr("A", m=m, k=k)])
+                            b_val = cast(views["B"][addr("B", k=k, n=n)])
+                            if panel is not None:
+                                if v_dim == "n":
+                                    b_val = panel[k * nv + j]
+                                else:
+                                    a_val = panel[k * nv + j]
+                            T.buffer_store(acc, acc[i * nv + j] + a_val * b_val, [i * nv + j])
+                with T.unroll(mu) as i:
+                    with T.vectorized(nv) as j:
+                        m, n = mn(u0 + i, v0 + j)
+                        result(views, acc[i * nv + j], m, n)
+
+    def whole():
+        views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
+                                     data=data_of(request.buffers[role]), layout=None) for role in ("D", "A", "B", "C")}
+        for u_seg in plan["segments"]["u"]:
+            for v_seg in plan["segments"]["v"]:
+                tile(views, u_seg, v_seg)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl

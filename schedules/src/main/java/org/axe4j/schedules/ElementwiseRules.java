@@ -1,0 +1,235 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rules for element-wise tile ops (copy, cast, fill, zero, unary math, binary arithmetic): {@code dst[c] = f(src_i[c])}
+ * over a region whose non-unit extents agree for every tensor operand.
+ *
+ * <p>{@link #VECTOR}: every operand's address must be affine in a common loop nest ({@link AffineAccess},
+ * {@link LoopNest}); the destination must be written once per element (no stride-0 loop on it); every replica
+ * point of the destination is stored. {@link #DIGITS}: for any memory (and cpu) layouts, a serial nest over the
+ * region's logical dims that computes every address from the layout's digits with div/mod, replicas and cpu
+ * slabs included: slower, but it takes any region of any such layout. {@link #SCALAR}: a serial nest over the region's logical dims that leaves
+ * address computation to TVM's buffer flattening; it declines a destination layout with replicas (flattening
+ * stores only the base point), an axis other than m, or a cpu iter (TVM cannot flatten it).
+ */
+public final class ElementwiseRules {
+    private ElementwiseRules() {}
+
+    public static final Rule VECTOR = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-vector";
+        }
+
+        public int priority() {
+            return 10;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            List<AffineAccess> access = new ArrayList<>();
+            for (Operand o : ops) {
+                access.add(AffineAccess.of(o));
+            }
+            List<LoopNest.Loop> loops = new ArrayList<>();
+            int[][] dims = new int[ops.size()][];
+            for (int o = 0; o < ops.size(); o++) {
+                dims[o] = ops.get(o).loopDims();
+            }
+            long[] extents = ops.get(0).loopExtents();
+            for (int k = 0; k < extents.length; k++) {
+                List<List<AffineAccess.Piece>> pieces = new ArrayList<>();
+                for (int o = 0; o < ops.size(); o++) {
+                    pieces.add(access.get(o).dims().get(dims[o][k]));
+                }
+                loops.addAll(LoopNest.refine(pieces, extents[k], false, call.op() + " dim " + k));
+            }
+            for (LoopNest.Loop l : loops) {
+                if (l.strides()[0] == 0 && l.extent() > 1) {
+                    throw Declined.of("%s: destination layout %s maps %d region elements to one address",
+                            call.op(), ops.get(0).layout(), l.extent());
+                }
+            }
+            boolean[] vectorOperands = new boolean[ops.size()];
+            Arrays.fill(vectorOperands, true);
+            LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
+            List<String> roles = ops.stream().map(Operand::role).toList();
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "affine");
+            plan.put("loops", nest.describe(roles));
+            plan.put("access", accessMap(ops, access));
+            plan.put("tail", nest.tail());
+        plan.put("notes", nest.notes());
+            return plan;
+        }
+    };
+
+    public static final Rule DIGITS = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-digits";
+        }
+
+        public int priority() {
+            return 5;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            Map<String, Object> operands = new LinkedHashMap<>();
+            for (Operand o : ops) {
+                AffineAccess.requireMemoryOnly(o);
+                operands.put(o.role(), digitMap(o));
+            }
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "digits");
+            plan.put("loops", logicalLoops(ops));
+            plan.put("operands", operands);
+            plan.put("notes", List.of("serial logical loops; every address from the layout's digits "
+                    + "(div/mod per element), replicas and cpu slabs included"));
+            return plan;
+        }
+    };
+
+    /**
+     * What the digits rule needs to address any element of {@code o}: the flat index
+     * {@code x = sum_d c_d * rowStride_d} of coordinate c, then
+     * {@code addr = base + sum_k ((x / below_k) mod e_k) * s_k (+ r)} over the shard iters, where below_k is the
+     * product of the extents after iter k and a cpu iter's stride is scaled by the slab size span_m.
+     */
+    static Map<String, Object> digitMap(Operand o) {
+        long[] rowStrides = new long[o.shape().length];
+        long step = 1;
+        for (int d = o.shape().length - 1; d >= 0; d--) {
+            rowStrides[d] = step;
+            step *= o.shape()[d];
+        }
+        long slab = o.layout().spanOn(org.axe4j.layout.Axis.M);
+        List<List<Long>> iters = new ArrayList<>();
+        long below = 1;
+        for (int k = o.layout().shard().size() - 1; k >= 0; k--) {
+            org.axe4j.layout.Iter it = o.layout().shard().get(k);
+            long stride = it.axis().equals(AffineAccess.CPU) ? it.stride() * slab : it.stride();
+            iters.add(0, List.of(it.extent(), stride, below));
+            below *= it.extent();
+        }
+        List<Long> replicas = new ArrayList<>();
+        for (org.axe4j.layout.Point r : o.layout().replicaSet()) {
+            replicas.add(r.get(org.axe4j.layout.Axis.M));
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("base", o.elemOffset() + o.layout().offsetOn(org.axe4j.layout.Axis.M));
+        out.put("row_strides", rowStrides);
+        out.put("iters", iters);
+        out.put("replicas", replicas);
+        return out;
+    }
+
+    /** Serial loops over the region's non-unit dims, each naming the dim it drives in every operand. */
+    static List<Map<String, Object>> logicalLoops(List<Operand> ops) {
+        List<Map<String, Object>> loops = new ArrayList<>();
+        long[] extents = ops.get(0).loopExtents();
+        for (int k = 0; k < extents.length; k++) {
+            Map<String, Object> loop = new LinkedHashMap<>();
+            loop.put("extent", extents[k]);
+            loop.put("kind", "serial");
+            Map<String, Integer> dims = new LinkedHashMap<>();
+            for (Operand o : ops) {
+                dims.put(o.role(), o.loopDims()[k]);
+            }
+            loop.put("dims", dims);
+            loops.add(loop);
+        }
+        return loops;
+    }
+
+    public static final Rule SCALAR = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-scalar";
+        }
+
+        public int priority() {
+            return 0;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            List<Operand> ops = checkedOperands(call);
+            for (Operand o : ops) {
+                AffineAccess.requireMemoryOnly(o);
+                if (AffineAccess.distributed(o)) {
+                    throw Declined.of("%s: layout %s has a cpu iter; TVM's buffer flattening has no cpu axis",
+                            call.op(), o.layout());
+                }
+            }
+            Operand dst = ops.get(0);
+            if (!dst.layout().replica().isEmpty()) {
+                throw Declined.of("%s: destination layout %s has replicas; TVM's buffer flattening stores only the "
+                        + "base point", call.op(), dst.layout());
+            }
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "logical");
+            plan.put("loops", logicalLoops(ops));
+            plan.put("notes", List.of("serial logical loops; addresses from TVM's layout flattening"));
+            return plan;
+        }
+    };
+
+    /** The tensor operands, destination first, after the op-specific checks shared by both rules. */
+    static List<Operand> checkedOperands(Request call) {
+        if (call.flag("bias_scale")) {
+            throw Declined.of("%s with bias/scale operands is not an element-wise CPU op", call.op());
+        }
+        List<Operand> ops = call.operands();
+        if (ops.isEmpty() || !ops.get(0).role().equals("dst")) {
+            throw Declined.of("%s: the first operand must be the destination", call.op());
+        }
+        Operand dst = ops.get(0);
+        long[] extents = dst.loopExtents();
+        for (Operand o : ops.subList(1, ops.size())) {
+            if (!Arrays.equals(o.loopExtents(), extents)) {
+                throw Declined.of("%s: region extents %s of %s differ from %s of the destination (unit dims dropped)",
+                        call.op(), Arrays.toString(o.loopExtents()), o.role(), Arrays.toString(extents));
+            }
+            if (call.op().equals("copy") && !o.dtype().equals(dst.dtype())) {
+                throw Declined.of("copy: dtypes %s -> %s differ; cast converts", o.dtype(), dst.dtype());
+            }
+        }
+        return ops;
+    }
+
+    /** Vector width in elements: 64 bytes (an AVX-512 register, or two AVX2 ones) of the widest element. */
+    static int lanes(List<Operand> ops) {
+        int bytes = 1;
+        for (Operand o : ops) {
+            bytes = Math.max(bytes, o.elementBytes());
+        }
+        return Math.max(2, 64 / bytes);
+    }
+
+    /** Run-time start strides keyed by dim as text (JSON object keys). */
+    static Map<String, Long> startStrides(AffineAccess access) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        access.startStrides().forEach((d, s) -> out.put(Integer.toString(d), s));
+        return out;
+    }
+
+    static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (int o = 0; o < ops.size(); o++) {
+            Map<String, Object> a = new LinkedHashMap<>();
+            a.put("base", access.get(o).base());
+            a.put("start_strides", startStrides(access.get(o)));
+            a.put("replicas", access.get(o).replicas());
+            a.put("layout", ops.get(o).layout().toString());
+            out.put(ops.get(o).role(), a);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,198 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code D = alpha * op(A) op(B) + beta * C} with op = transpose when {@code trans_a}/{@code trans_b}.
+ *
+ * <p>Each matrix region must have two non-unit dims, each a single affine loop ({@link AffineAccess}): the element
+ * (i, j) lives at {@code base + i * s_row + j * s_col}. {@link #BLOCKED}: the register tile follows the
+ * accumulator D's layout: the D dim with stride 1 is the vector dim v (tile width {@code nv = min(lanes, extent)}),
+ * the other is u (tile height {@code mu = min(4, extent)}); each tile keeps {@code mu x nv} accumulators in
+ * registers over the whole K loop (an unrolled u loop around a vectorized v loop), and ragged edges get their own
+ * smaller tiles (segments). When the operand moving along v (B for v = n, A for v = m) does not move by 1 there,
+ * each tile first packs its K x nv strip into a contiguous panel, so the inner loop reads vectors. The loop over
+ * u tiles is parallel when {@code M*N*K >= }{@link #PARALLEL_MIN_WORK}. It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for any affine matrices.
+ */
+public final class GemmRules {
+    private GemmRules() {}
+
+    static final int TILE_U = 4;
+
+    /** Multiply-adds from which the u-tile loop is parallel (256^3 ran 2.8 ms serial, 2.0 ms on 2 cores). */
+    public static final long PARALLEL_MIN_WORK = 1L << 18;
+
+    public static final Rule BLOCKED = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-gemm-blocked";
+        }
+
+        public int priority() {
+            return 10;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Map<String, Object> plan = common(call);
+            @SuppressWarnings("unchecked")
+            Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) plan.get("access");
+            long dm = (Long) access.get("D").get("m");
+            long dn = (Long) access.get("D").get("n");
+            String v;
+            if (dn == 1) {
+                v = "n";
+            } else if (dm == 1) {
+                v = "m";
+            } else {
+                throw Declined.of("gemm: accumulator D (%s) has no stride-1 dim to vectorize along (strides m=%d, n=%d)",
+                        call.operand("D").layout(), dm, dn);
+            }
+            String u = v.equals("n") ? "m" : "n";
+            long ev = (Long) plan.get(v.toUpperCase());
+            long eu = (Long) plan.get(u.toUpperCase());
+            int lanes = ElementwiseRules.lanes(call.operands());
+            long nv = Math.min(lanes, ev);
+            long mu = Math.min(TILE_U, eu);
+            plan.put("kind", "gemm-blocked");
+            plan.put("vector_dim", v);
+            plan.put("tile", Map.of("u", mu, "v", nv));
+            plan.put("segments", Map.of("u", segments(eu, mu), "v", segments(ev, nv)));
+            long work = (Long) plan.get("M") * (Long) plan.get("N") * (Long) plan.get("K");
+            plan.put("parallel", work >= PARALLEL_MIN_WORK && eu / mu >= 2);
+            // The operand that moves along v (B for v = n, A for v = m) feeds the vector loop; when it does not
+            // move by 1 there, each tile copies its K x nv strip into a contiguous panel first.
+            String moving = v.equals("n") ? "B" : "A";
+            long movingStride = (Long) access.get(moving).get(v);
+            plan.put("pack", movingStride == 1 ? null : moving);
+            if (movingStride != 1) {
+                plan.put("notes", List.of(moving + " moves by " + movingStride + " along " + v
+                        + ": packed into a contiguous K x " + nv + " panel per tile"));
+            }
+            return plan;
+        }
+    };
+
+    public static final Rule NAIVE = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-gemm-naive";
+        }
+
+        public int priority() {
+            return 0;
+        }
+
+        /** Any memory/cpu layouts: every element addressed from its layout's digits (see ElementwiseRules). */
+        public Map<String, Object> plan(Request call) {
+            Map<String, Object> plan = shapes(call);
+            boolean ta = call.flag("trans_a");
+            boolean tb = call.flag("trans_b");
+            Map<String, Object> operands = new LinkedHashMap<>();
+            operands.put("D", digits(call.operand("D"), "m", "n"));
+            operands.put("A", digits(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
+            operands.put("B", digits(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
+            operands.put("C", digits(call.operand("C"), "m", "n"));
+            plan.put("kind", "gemm-naive");
+            plan.put("operands", operands);
+            return plan;
+        }
+    };
+
+    /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
+    private static Map<String, Object> digits(Operand o, String row, String col) {
+        AffineAccess.requireMemoryOnly(o);
+        Map<String, Object> out = ElementwiseRules.digitMap(o);
+        int[] dims = o.loopDims();
+        out.put("dims", Map.of(row, dims[0], col, dims[1]));
+        return out;
+    }
+
+    /** Full tiles then one ragged tile: [[start, count, size], ...]. */
+    static List<List<Long>> segments(long extent, long tile) {
+        List<List<Long>> out = new ArrayList<>();
+        if (extent / tile > 0) {
+            out.add(List.of(0L, extent / tile, tile));
+        }
+        if (extent % tile != 0) {
+            out.add(List.of(extent / tile * tile, 1L, extent % tile));
+        }
+        return out;
+    }
+
+    /** Shape checks and the (base, row stride, col stride) of every matrix, named by its logical dims. */
+    static Map<String, Object> common(Request call) {
+        Map<String, Object> plan = shapes(call);
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        Map<String, Object> access = new LinkedHashMap<>();
+        access.put("D", strides(call.operand("D"), "m", "n"));
+        access.put("A", strides(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
+        access.put("B", strides(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
+        access.put("C", strides(call.operand("C"), "m", "n"));
+        plan.put("access", access);
+        return plan;
+    }
+
+    /** Target, scope and the shapes of D = op(A) op(B) (+ C): M, N, K. */
+    static Map<String, Object> shapes(Request call) {
+        Rule.requireCpuThread(call);
+        Operand d = call.operand("D");
+        Operand a = call.operand("A");
+        Operand b = call.operand("B");
+        Operand c = call.operand("C");
+        long[] de = matrix(d);
+        long[] ae = matrix(a);
+        long[] be = matrix(b);
+        long[] ce = matrix(c);
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        long m = de[0];
+        long n = de[1];
+        long k = ta ? ae[0] : ae[1];
+        if ((ta ? ae[1] : ae[0]) != m || (tb ? be[1] : be[0]) != k || (tb ? be[0] : be[1]) != n
+                || ce[0] != m || ce[1] != n) {
+            throw Declined.of("gemm: shapes D %dx%d, A %dx%d%s, B %dx%d%s, C %dx%d do not chain", de[0], de[1], ae[0],
+                    ae[1], ta ? " (transposed)" : "", be[0], be[1], tb ? " (transposed)" : "", ce[0], ce[1]);
+        }
+        Map<String, Object> plan = new LinkedHashMap<>();
+        plan.put("M", m);
+        plan.put("N", n);
+        plan.put("K", k);
+        return plan;
+    }
+
+    private static long[] matrix(Operand o) {
+        long[] e = o.loopExtents();
+        if (e.length != 2) {
+            throw Declined.of("gemm: %s has %d non-unit dims, not 2", o, e.length);
+        }
+        return e;
+    }
+
+    private static Map<String, Object> strides(Operand o, String row, String col) {
+        AffineAccess acc = AffineAccess.of(o);
+        int[] dims = o.loopDims();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("base", acc.base());
+        out.put("start_strides", ElementwiseRules.startStrides(acc));
+        out.put(row, single(o, acc, dims[0]));
+        out.put(col, single(o, acc, dims[1]));
+        out.put("replicas", acc.replicas());
+        out.put("layout", o.layout().toString());
+        return out;
+    }
+
+    private static long single(Operand o, AffineAccess acc, int dim) {
+        List<AffineAccess.Piece> p = acc.dims().get(dim);
+        if (p.stream().anyMatch(AffineAccess.Piece::distributed)) {
+            throw Declined.of("gemm: dim %d of %s is spread over cpu workers; gemm parallelizes its own u tiles",
+                    dim, o);
+        }
+        if (p.size() != 1) {
+            throw Declined.of("gemm: dim %d of %s is walked by %d strided pieces %s, not one affine loop", dim, o,
+                    p.size(), p);
+        }
+        return p.get(0).stride();
+    }
+}

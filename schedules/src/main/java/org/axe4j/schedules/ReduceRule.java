@@ -1,0 +1,147 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reductions {@code dst[c'] = op_{c : c without axes = c'} src[c]} (sum, max, min) over an affine loop nest.
+ *
+ * <p>The source's non-reduced non-unit extents must equal the destination's non-unit extents. Spatial loops are
+ * refined jointly for destination and source; reduced loops move the destination by 0 and are marked as
+ * reductions, so they are never parallel. The vector loop is a spatial one where both move by 0 or 1; failing
+ * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: one partial result per lane,
+ * combined after the reduced loops). A destination with replicas is declined (an
+ * accumulator read-modify-write would have to keep every copy in step).
+ */
+public final class ReduceRule implements Rule {
+    public static final ReduceRule INSTANCE = new ReduceRule();
+
+    public String variant() {
+        return "axe4j-cpu-reduce";
+    }
+
+    public int priority() {
+        return 10;
+    }
+
+    public Map<String, Object> plan(Request call) {
+        Rule.requireCpuThread(call);
+        Operand dst = call.operand("dst");
+        Operand src = call.operand("src0");
+        int rank = src.shape().length;
+        boolean[] reduced = reducedDims(call, src);
+        if (!dst.layout().replica().isEmpty()) {
+            throw Declined.of("%s: destination layout %s has replicas", call.op(), dst.layout());
+        }
+        AffineAccess da = AffineAccess.of(dst);
+        AffineAccess sa = AffineAccess.of(src);
+        int[] dstDims = dst.loopDims();
+        List<Integer> spatial = keptDims(call, src, dst, reduced);
+        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
+        List<LoopNest.Loop> loops = new ArrayList<>();
+        for (int k = 0; k < spatial.size(); k++) {
+            loops.addAll(LoopNest.refine(List.of(da.dims().get(dstDims[k]), sa.dims().get(spatial.get(k))),
+                    spatialExtents[k], false, call.op() + " kept dim " + spatial.get(k)));
+        }
+        for (int d = 0; d < rank; d++) {
+            if (reduced[d] && src.extent()[d] != 1) {
+                loops.addAll(LoopNest.refine(List.of(List.of(), sa.dims().get(d)), src.extent()[d], true,
+                        call.op() + " reduced dim " + d));
+            }
+        }
+        LoopNest nest = LoopNest.schedule(loops, new boolean[] {true, true},
+                ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
+        List<LoopNest.Loop> planned = nest.loops();
+        LoopNest.Loop last = planned.isEmpty() ? null : planned.get(planned.size() - 1);
+        Map<String, Object> plan = new LinkedHashMap<>();
+        plan.put("kind", "reduce");
+        plan.put("combine", call.op());
+        plan.put("init", !call.flag("accum"));
+        plan.put("vector_reduce", last != null && last.reduces() && last.kind().equals("vectorized"));
+        plan.put("loops", nest.describe(List.of("dst", "src0")));
+        plan.put("access", ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)));
+        plan.put("tail", nest.tail());
+        plan.put("notes", nest.notes());
+        return plan;
+    }
+
+    /**
+     * The reduction for any memory/cpu layouts and regions: serial loops over the kept dims, then over the reduced
+     * ones, every element addressed from its layout's digits; the destination's replicas are all stored.
+     */
+    public static final Rule DIGITS = new Rule() {
+        public String variant() {
+            return "axe4j-cpu-reduce-digits";
+        }
+
+        public int priority() {
+            return 5;
+        }
+
+        public Map<String, Object> plan(Request call) {
+            Rule.requireCpuThread(call);
+            Operand dst = call.operand("dst");
+            Operand src = call.operand("src0");
+            AffineAccess.requireMemoryOnly(dst);
+            AffineAccess.requireMemoryOnly(src);
+            boolean[] reduced = reducedDims(call, src);
+            List<Integer> kept = keptDims(call, src, dst, reduced);
+            int[] dstDims = dst.loopDims();
+            List<Map<String, Object>> spatial = new ArrayList<>();
+            for (int k = 0; k < kept.size(); k++) {
+                spatial.add(Map.of("extent", src.extent()[kept.get(k)],
+                        "dims", Map.of("dst", dstDims[k], "src0", kept.get(k))));
+            }
+            List<Map<String, Object>> reducedLoops = new ArrayList<>();
+            for (int d = 0; d < reduced.length; d++) {
+                if (reduced[d] && src.extent()[d] != 1) {
+                    reducedLoops.add(Map.of("extent", src.extent()[d], "dims", Map.of("src0", d)));
+                }
+            }
+            Map<String, Object> operands = new LinkedHashMap<>();
+            operands.put("dst", ElementwiseRules.digitMap(dst));
+            operands.put("src0", ElementwiseRules.digitMap(src));
+            Map<String, Object> plan = new LinkedHashMap<>();
+            plan.put("kind", "reduce-digits");
+            plan.put("combine", call.op());
+            plan.put("init", !call.flag("accum"));
+            plan.put("spatial", spatial);
+            plan.put("reduced", reducedLoops);
+            plan.put("operands", operands);
+            plan.put("notes", List.of("serial kept loops around serial reduced loops; addresses from the layouts' "
+                    + "digits"));
+            return plan;
+        }
+    };
+
+    static boolean[] reducedDims(Request call, Operand src) {
+        int rank = src.shape().length;
+        boolean[] reduced = new boolean[rank];
+        for (long a : call.longsParam("axes")) {
+            if (a < 0 || a >= rank) {
+                throw Declined.of("%s: axis %d outside the source rank %d", call.op(), a, rank);
+            }
+            reduced[(int) a] = true;
+        }
+        return reduced;
+    }
+
+    /** The source dims kept (not reduced, extent > 1); their extents must be the destination's non-unit extents. */
+    static List<Integer> keptDims(Request call, Operand src, Operand dst, boolean[] reduced) {
+        List<Integer> spatial = new ArrayList<>();
+        for (int d = 0; d < reduced.length; d++) {
+            if (!reduced[d] && src.extent()[d] != 1) {
+                spatial.add(d);
+            }
+        }
+        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
+        if (!Arrays.equals(spatialExtents, dst.loopExtents())) {
+            throw Declined.of("%s: kept source extents %s differ from destination extents %s", call.op(),
+                    Arrays.toString(spatialExtents), Arrays.toString(dst.loopExtents()));
+        }
+        return spatial;
+    }
+}

@@ -1,0 +1,72 @@
+package org.axe4j.schedules;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.axe4j.layout.Layout;
+
+/**
+ * What a rule sees of one tile call: the op name ({@code copy}, {@code add}, {@code sum}, ...), the target kind,
+ * the execution scope, the tensor operands (destination first) and the op's parameters
+ * ({@code axes}, {@code accum}, {@code trans_a}, {@code trans_b}, {@code bias_scale}, ...).
+ */
+public record Request(String op, String target, String scope, List<Operand> operands, JsonObject params) {
+
+    /** Reads the JSON the Python side sends; {@code layouts} are the operands' layouts, in order. */
+    public static Request fromJson(String json, List<Layout> layouts) {
+        JsonObject o = JsonParser.parseString(json).getAsJsonObject();
+        JsonArray ops = o.getAsJsonArray("operands");
+        if (ops.size() != layouts.size()) {
+            throw new IllegalArgumentException("request names " + ops.size() + " operands but " + layouts.size()
+                    + " layouts came with it");
+        }
+        List<Operand> operands = new ArrayList<>();
+        for (int i = 0; i < ops.size(); i++) {
+            JsonObject p = ops.get(i).getAsJsonObject();
+            JsonArray starts = p.getAsJsonArray("start");
+            long[] start = new long[starts.size()];
+            boolean[] symbolic = new boolean[starts.size()];
+            for (int d = 0; d < start.length; d++) {
+                symbolic[d] = starts.get(d).isJsonNull(); // null: a run-time start (a loop variable)
+                start[d] = symbolic[d] ? 0 : starts.get(d).getAsLong();
+            }
+            operands.add(new Operand(p.get("role").getAsString(), p.get("name").getAsString(),
+                    p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), start,
+                    longs(p.getAsJsonArray("extent")), layouts.get(i),
+                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, symbolic));
+        }
+        JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
+        return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),
+                List.copyOf(operands), params);
+    }
+
+    public Operand operand(String role) {
+        return find(role).orElseThrow(() -> Declined.of("%s: no operand %s", op, role));
+    }
+
+    public Optional<Operand> find(String role) {
+        return operands.stream().filter(x -> x.role().equals(role)).findFirst();
+    }
+
+    public boolean flag(String name) {
+        JsonElement e = params.get(name);
+        return e != null && !e.isJsonNull() && e.getAsBoolean();
+    }
+
+    public long[] longsParam(String name) {
+        JsonElement e = params.get(name);
+        return e == null || e.isJsonNull() ? new long[0] : longs(e.getAsJsonArray());
+    }
+
+    private static long[] longs(JsonArray a) {
+        long[] out = new long[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = a.get(i).getAsLong();
+        }
+        return out;
+    }
+}

@@ -1,0 +1,57 @@
+package org.axe4j.schedules;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.axe4j.layout.Layout;
+import org.axe4j.passes.TirxLayouts;
+import org.axe4j.tvm.GlobalsProvider;
+import org.axe4j.tvm.Tvm;
+import org.axe4j.tvm.TvmObject;
+
+/**
+ * The CPU dispatch rules as TVM globals:
+ * {@code axe4j.schedules.table()} -> list of {op, variant, priority};
+ * {@code axe4j.schedules.decide(variant, request_json, layouts)} -> decision JSON;
+ * {@code axe4j.schedules.explain(request_json, layouts)} -> list of decision JSON.
+ * {@code layouts} are the operands' {@code tirx.TileLayout}s, read with {@link TirxLayouts#fromTvm}.
+ */
+public final class SchedulesGlobals implements GlobalsProvider {
+    public String name() {
+        return "axe4j.schedules";
+    }
+
+    public void register() {
+        Tvm.register("axe4j.schedules.table", args -> {
+            List<Object> out = new ArrayList<>();
+            for (String op : CpuDispatch.ops()) {
+                for (Rule r : CpuDispatch.rules(op)) {
+                    Map<String, Object> row = new LinkedHashMap<>();
+                    row.put("op", op);
+                    row.put("variant", r.variant());
+                    row.put("priority", (long) r.priority());
+                    out.add(row);
+                }
+            }
+            return out;
+        }, true);
+        Tvm.register("axe4j.schedules.decide", args -> {
+            Request call = request(args, 1);
+            return CpuDispatch.decide((String) args[0], call).toJson();
+        }, true);
+        Tvm.register("axe4j.schedules.explain", args -> {
+            Request call = request(args, 0);
+            return CpuDispatch.explain(call).stream().map(Decision::toJson).toList();
+        }, true);
+    }
+
+    private static Request request(Object[] args, int at) {
+        String json = (String) args[at];
+        List<Layout> layouts = new ArrayList<>();
+        for (Object o : (List<?>) args[at + 1]) {
+            layouts.add(TirxLayouts.fromTvm((TvmObject) o));
+        }
+        return Request.fromJson(json, layouts);
+    }
+}

@@ -1,0 +1,166 @@
+package org.axe4j.schedules;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.axe4j.layout.Layout;
+import org.junit.jupiter.api.Test;
+
+/** Rule decisions on hand-made requests: what is accepted, the plan's loop kinds, and the reasons for declining. */
+class RulesTest {
+    static String request(String op, String scope, String operands, String params) {
+        return "{\"op\":\"" + op + "\",\"target\":\"llvm\",\"scope\":\"" + scope + "\",\"operands\":[" + operands
+                + "],\"params\":{" + params + "}}";
+    }
+
+    static String operand(String role, long m, long n) {
+        return "{\"role\":\"" + role + "\",\"name\":\"" + role + "\",\"dtype\":\"float32\",\"shape\":[" + m + "," + n
+                + "],\"start\":[0,0],\"extent\":[" + m + "," + n + "]}";
+    }
+
+    @Test
+    void copyOfRowMajorIsVectorizedAndLargeCopiesParallel() {
+        Request call = Request.fromJson(request("copy", "thread", operand("dst", 1024, 1040) + "," + operand("src0", 1024, 1040), ""),
+                List.of(Layout.parse("S[(1024,1040):(1040,1)]"), Layout.parse("S[(1024,1040):(1040,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.plan().get("loops");
+        assertEquals("parallel", loops.get(0).get("kind"));
+        assertEquals("vectorized", loops.get(loops.size() - 1).get("kind"));
+        assertEquals(16L, loops.get(loops.size() - 1).get("extent"));
+    }
+
+    @Test
+    void warpScopeAndOtherTargetsAreDeclined() {
+        String ops = operand("dst", 4, 4) + "," + operand("src0", 4, 4);
+        List<Layout> ls = List.of(Layout.parse("S[(4,4):(4,1)]"), Layout.parse("S[(4,4):(4,1)]"));
+        Decision warp = CpuDispatch.decide("axe4j-cpu-vector", Request.fromJson(request("copy", "warp", ops, ""), ls));
+        assertFalse(warp.accepted());
+        assertTrue(warp.reason().contains("execution scope warp"), warp.reason());
+        Decision cuda = CpuDispatch.decide("axe4j-cpu-vector",
+                Request.fromJson(request("copy", "thread", ops, "").replace("\"llvm\"", "\"cuda\""), ls));
+        assertTrue(cuda.reason().contains("target kind cuda is not llvm"), cuda.reason());
+    }
+
+    @Test
+    void explainListsRulesByPriority() {
+        Request call = Request.fromJson(request("gemm", "thread", operand("D", 8, 8) + "," + operand("A", 8, 8) + ","
+                + operand("B", 8, 8) + "," + operand("C", 8, 8), "\"trans_a\":false,\"trans_b\":false"),
+                List.of(Layout.parse("S[(8,8):(1,8)]"), Layout.parse("S[(8,8):(8,1)]"), Layout.parse("S[(8,8):(8,1)]"),
+                        Layout.parse("S[(8,8):(8,1)]")));
+        List<Decision> all = CpuDispatch.explain(call);
+        assertEquals(List.of("axe4j-cpu-gemm-blocked", "axe4j-cpu-gemm-naive"),
+                all.stream().map(Decision::variant).toList());
+        assertEquals("m", all.get(0).plan().get("vector_dim"));
+    }
+
+    @Test
+    void destinationWrittenTwiceIsDeclined() {
+        Request call = Request.fromJson(request("copy", "thread", operand("dst", 4, 4) + "," + operand("src0", 4, 4), ""),
+                List.of(Layout.parse("S[(4,4):(0,1)]"), Layout.parse("S[(4,4):(4,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("maps 4 region elements to one address"), d.reason());
+    }
+
+    @Test
+    void contiguousDimsAreJoinedIntoOneVectorizedLoop() {
+        // 6x8 row-major on both sides walks like one loop of 48: split as 3 x 16 lanes, not 6 x 8.
+        Request call = Request.fromJson(request("copy", "thread", operand("dst", 6, 8) + "," + operand("src0", 6, 8), ""),
+                List.of(Layout.parse("S[(6,8):(8,1)]"), Layout.parse("S[(6,8):(8,1)]")));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", call).plan()
+                .get("loops");
+        assertEquals(2, loops.size());
+        assertEquals(3L, loops.get(0).get("extent"));
+        assertEquals(16L, loops.get(1).get("extent"));
+        assertEquals("vectorized", loops.get(1).get("kind"));
+        Request transposing = Request.fromJson(request("copy", "thread", operand("dst", 7, 13) + "," + operand("src0", 7, 13), ""),
+                List.of(Layout.parse("S[(7,13):(13,1)]"), Layout.parse("S[(7,13):(1,7)]")));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> two = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", transposing)
+                .plan().get("loops");
+        assertEquals(2, two.size(), "a transposing copy keeps both loops");
+    }
+
+    @Test
+    void coalescingKeepsEveryOperandsAddresses() {
+        org.axe4j.layout.Property.forAll("coalesce", r -> {
+            int n = 1 + r.nextInt(4);
+            List<LoopNest.Loop> loops = new java.util.ArrayList<>();
+            for (int k = 0; k < n; k++) {
+                long e = 1 + r.nextInt(5);
+                long[] s = {r.nextInt(3) == 0 ? 0 : 1 + r.nextInt(30), 1 + r.nextInt(30)};
+                loops.add(new LoopNest.Loop(e, "serial", false, s));
+            }
+            if (n >= 2 && r.nextBoolean()) { // make loop 0 continue loop 1 for both operands
+                LoopNest.Loop inner = loops.get(1);
+                loops.set(0, new LoopNest.Loop(loops.get(0).extent(), "serial", false,
+                        new long[] {inner.extent() * inner.strides()[0], inner.extent() * inner.strides()[1]}));
+            }
+            List<LoopNest.Loop> joined = LoopNest.coalesce(loops);
+            assertEquals(addresses(loops), addresses(joined));
+        });
+    }
+
+    /** The sorted multiset of (dst, src) address pairs a nest visits. */
+    static List<String> addresses(List<LoopNest.Loop> loops) {
+        List<String> out = new java.util.ArrayList<>();
+        long total = 1;
+        for (LoopNest.Loop l : loops) {
+            total *= l.extent();
+        }
+        for (long i = 0; i < total; i++) {
+            long rest = i;
+            long a = 0;
+            long b = 0;
+            for (LoopNest.Loop l : loops) {
+                long c = rest % l.extent();
+                rest /= l.extent();
+                a += c * l.strides()[0];
+                b += c * l.strides()[1];
+            }
+            out.add(a + "," + b);
+        }
+        java.util.Collections.sort(out);
+        return out;
+    }
+
+    @Test
+    void gemmPacksTheVectorOperandWhenItIsStrided() {
+        String ops = operand("D", 8, 16) + "," + operand("A", 8, 4) + "," + operand("B", 16, 4) + "," + operand("C", 8, 16);
+        Request call = Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":true"),
+                List.of(Layout.parse("S[(8,16):(16,1)]"), Layout.parse("S[(8,4):(4,1)]"), Layout.parse("S[(16,4):(4,1)]"),
+                        Layout.parse("S[(8,16):(16,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-gemm-blocked", call);
+        assertTrue(d.accepted(), d.reason());
+        assertEquals("B", d.plan().get("pack"));
+        assertEquals(Map.of("u", 4L, "v", 16L), d.plan().get("tile"));
+    }
+
+    @Test
+    void aCpuIterBecomesTheParallelLoopAndIsRefusedOnAReduction() {
+        String ops = operand("dst", 8, 8) + "," + operand("src0", 8, 8);
+        Request call = Request.fromJson(request("copy", "thread", ops, ""),
+                List.of(Layout.parse("S[(8,8):(8,1)]"), Layout.parse("S[(2,4,8):(1@cpu,8,1)]")));
+        Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.plan().get("loops");
+        assertEquals("parallel", loops.get(0).get("kind"));
+        assertEquals(2L, loops.get(0).get("extent"));
+        assertFalse(CpuDispatch.decide("axe4j-cpu-scalar", call).accepted());
+
+        String reduce = "{\"role\":\"dst\",\"name\":\"d\",\"dtype\":\"float32\",\"shape\":[8],\"start\":[0],"
+                + "\"extent\":[8]}," + operand("src0", 8, 8);
+        Request sum = Request.fromJson(request("sum", "thread", reduce, "\"axes\":[1]"),
+                List.of(Layout.parse("S[8:1]"), Layout.parse("S[(8,2,4):(4,1@cpu,1)]")));
+        Decision declined = CpuDispatch.decide("axe4j-cpu-reduce", sum);
+        assertFalse(declined.accepted());
+        assertTrue(declined.reason().contains("spreads a reduced digit over workers"), declined.reason());
+    }
+}

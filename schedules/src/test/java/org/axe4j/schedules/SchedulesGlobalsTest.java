@@ -1,0 +1,53 @@
+package org.axe4j.schedules;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.util.List;
+import java.util.Map;
+import org.axe4j.layout.Layout;
+import org.axe4j.passes.TirxLayouts;
+import org.axe4j.tvm.Axe4jGlobals;
+import org.axe4j.tvm.Tvm;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The rules as TVM globals, called through TVM's registry with real tirx.TileLayout objects. */
+class SchedulesGlobalsTest {
+    @BeforeAll
+    static void install() {
+        Axe4jGlobals.install();
+    }
+
+    @Test
+    void providerIsInstalledAndTheTableListsEveryOp() {
+        assertTrue(Axe4jGlobals.providers().contains("axe4j.schedules"), Axe4jGlobals.providers().toString());
+        List<?> table = (List<?>) Tvm.call("axe4j.schedules.table");
+        long gemmRows = table.stream().map(r -> (Map<?, ?>) r).filter(r -> "gemm".equals(r.get("op"))).count();
+        assertEquals(2, gemmRows);
+        assertEquals(CpuDispatch.ops().stream().mapToInt(op -> CpuDispatch.rules(op).size()).sum(), table.size());
+    }
+
+    @Test
+    void decideReadsTileLayoutsThroughTvm() {
+        String request = RulesTest.request("copy", "thread", RulesTest.operand("dst", 8, 8) + ","
+                + RulesTest.operand("src0", 8, 8), "");
+        List<Object> layouts = List.of(TirxLayouts.toTvm(Layout.parse("S[(8,8):(8,1)] + R[2:64]")),
+                TirxLayouts.toTvm(Layout.parse("S[(2,4,8):(1@cpu,8,1)]")));
+        JsonObject vector = JsonParser.parseString((String) Tvm.call("axe4j.schedules.decide", "axe4j-cpu-vector",
+                request, layouts)).getAsJsonObject();
+        assertTrue(vector.get("accepted").getAsBoolean(), vector.toString());
+        assertEquals("[0,64]", vector.getAsJsonObject("plan").getAsJsonObject("access").getAsJsonObject("dst")
+                .get("replicas").toString());
+        List<?> all = (List<?>) Tvm.call("axe4j.schedules.explain", request, layouts);
+        assertEquals(3, all.size());
+        JsonObject digits = JsonParser.parseString((String) all.get(1)).getAsJsonObject();
+        assertEquals("axe4j-cpu-digits", digits.get("variant").getAsString());
+        assertTrue(digits.get("accepted").getAsBoolean(), digits.toString());
+        JsonObject scalar = JsonParser.parseString((String) all.get(2)).getAsJsonObject();
+        assertEquals("axe4j-cpu-scalar", scalar.get("variant").getAsString());
+        assertTrue(scalar.get("reason").getAsString().contains("has a cpu iter"), scalar.toString());
+    }
+}

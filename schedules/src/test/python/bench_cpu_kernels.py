@@ -1,0 +1,70 @@
+"""Run time of kernels compiled through the Java CPU rules, variant against variant, on this machine.
+
+Usage: python bench_cpu_kernels.py [--size N]
+Prints one line per kernel: the best of TVM's time_evaluator repeats (number=10, repeat=15; the machine is
+shared, so the minimum is the steadiest figure) and GFLOP/s or GB/s.
+"""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import argparse
+
+import numpy as np
+from tvm.script import tirx as T
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+import axe4j
+
+
+def gemm_kernel(n, dispatch, trans_b=False):
+    b_shape = (n, n)
+
+    @T.prim_func
+    def gemm(A: T.Buffer((n, n), "float32"), B: T.Buffer(b_shape, "float32"), C: T.Buffer((n, n), "float32"),
+             D: T.Buffer((n, n), "float32")):
+        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, trans_b, T.float32(1.0), T.float32(0.0), dispatch=dispatch)
+
+    return gemm
+
+
+def copy_kernel(n, dispatch, transpose):
+    src = TileLayout(S[(n, n):(1, n)]) if transpose else TileLayout(S[(n, n):(n, 1)])
+
+    @T.prim_func
+    def copy(Af: T.Buffer((n * n,), "float32"), B: T.Buffer((n, n), "float32")):
+        A = T.decl_buffer((n, n), "float32", data=Af.data, layout=src)
+        Tx.copy(B[:, :], A[:, :], dispatch=dispatch)
+
+    return copy
+
+
+def timed(kernel, name, *arrays):
+    lib = axe4j.compile(kernel, "llvm")
+    tensors = [tvm.runtime.tensor(a) for a in arrays]
+    evaluator = lib.mod.time_evaluator(name, tvm.cpu(), number=10, repeat=15)
+    return min(evaluator(*tensors).results)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=256)
+    n = parser.parse_args().size
+    axe4j.install()
+    rng = np.random.default_rng(0)
+    mats = [rng.standard_normal((n, n)).astype("float32") for _ in range(4)]
+    flops = 2.0 * n ** 3
+    for variant in ("axe4j-cpu-gemm-blocked", "axe4j-cpu-gemm-naive"):
+        for trans_b in (False, True):
+            t = timed(gemm_kernel(n, variant, trans_b), "gemm", *mats)
+            print(f"gemm {n}^3 {variant:24s} trans_b={trans_b!s:5s} {t * 1e3:9.3f} ms {flops / t / 1e9:8.2f} GFLOP/s")
+    moved = 2.0 * 4 * n * n
+    for variant in ("axe4j-cpu-vector", "axe4j-cpu-scalar"):
+        for transpose in (False, True):
+            t = timed(copy_kernel(n, variant, transpose), "copy", mats[0].reshape(-1), mats[1])
+            print(f"copy {n}x{n} {variant:18s} transposing={transpose!s:5s} {t * 1e6:9.1f} us "
+                  f"{moved / t / 1e9:8.2f} GB/s")
+
+
+if __name__ == "__main__":
+    main()
