@@ -3,7 +3,7 @@ MVN ?= mvn
 MVNFLAGS ?= -B --no-transfer-progress
 SHELL := /bin/bash
 
-.PHONY: demo test build python bench-layout bench-call bench-tirx clean
+.PHONY: demo test build python bench-layout bench-call bench-tirx bench-cpu clean
 
 ## Build the jars (no tests).
 build:
@@ -36,3 +36,7 @@ bench-call: python build
 ## Each layout operation through axe4j (JVM, and from Python) and TIRx's C++ (from Java, from Python), same run.
 bench-tirx: python build
 	.venv/bin/python axe-passes/src/test/python/bench_layout_vs_tirx.py
+
+## CPU kernels compiled through axe4j's Java dispatch rules against the naive variants.
+bench-cpu: python build
+	.venv/bin/python schedules/src/test/python/bench_cpu_kernels.py
