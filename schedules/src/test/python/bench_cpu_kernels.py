@@ -1,6 +1,9 @@
-"""Run time of kernels compiled through the Java CPU rules, variant against variant, on this machine.
+"""Run time of kernels compiled through the Java CPU rules, against numpy and variant against variant.
 
-Usage: python bench_cpu_kernels.py [--size N]
+Usage: python bench_cpu_kernels.py [--size N] [--numpy-size M]
+
+First an fp32 GEMM M x M x M (default 1024) through axe4j on llvm against numpy.matmul, same run: both
+GFLOP/s and the ratio. Then the variants at size N.
 Prints one line per kernel: the best of TVM's time_evaluator repeats (number=10, repeat=15; the machine is
 shared, so the minimum is the steadiest figure) and GFLOP/s or GB/s.
 """
@@ -46,11 +49,42 @@ def timed(kernel, name, *arrays):
     return min(evaluator(*tensors).results)
 
 
+def best_seconds(body, repeat):
+    import time
+
+    body()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        body()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def gemm_against_numpy(m):
+    """axe4j's blocked GEMM (fp32, C = A @ B) and numpy.matmul on the same inputs, best of several runs each."""
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((m, m)).astype("float32") for _ in range(2))
+    zeros = np.zeros((m, m), "float32")
+    lib = axe4j.compile(gemm_kernel(m, "axe4j-cpu-gemm-blocked"), "llvm")
+    tensors = [tvm.runtime.tensor(x) for x in (a, b, zeros, zeros)]
+    lib["gemm"](*tensors)
+    np.testing.assert_allclose(tensors[3].numpy(), a @ b, rtol=1e-3, atol=1e-2)
+    ours = min(lib.mod.time_evaluator("gemm", tvm.cpu(), number=1, repeat=7)(*tensors).results)
+    theirs = best_seconds(lambda: np.matmul(a, b), 7)
+    flops = 2.0 * m ** 3
+    print(f"gemm {m}^3 fp32: axe4j {flops / ours / 1e9:.2f} GFLOP/s, numpy.matmul {flops / theirs / 1e9:.2f} GFLOP/s,"
+          f" axe4j/numpy {theirs / ours:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=256)
-    n = parser.parse_args().size
+    parser.add_argument("--numpy-size", type=int, default=1024)
+    args = parser.parse_args()
+    n = args.size
     axe4j.install()
+    gemm_against_numpy(args.numpy_size)
     rng = np.random.default_rng(0)
     mats = [rng.standard_normal((n, n)).astype("float32") for _ in range(4)]
     flops = 2.0 * n ** 3

@@ -18,6 +18,11 @@ public record Operand(String role, String name, String dtype, long[] shape, long
     }
 
     public Operand {
+        org.axe4j.layout.Shape admitted = org.axe4j.layout.Shape.of(shape);
+        if (layout != null && !layout.admits(admitted)) {
+            throw Declined.of("%s (%s): layout %s (size %d) does not admit the buffer shape %s (size %d)", role, name,
+                    layout, layout.size(), admitted, admitted.size());
+        }
         if (shape.length != start.length || shape.length != extent.length || shape.length != symbolic.length) {
             throw Declined.of("%s (%s): region rank %d/%d differs from buffer rank %d", role, name, start.length,
                     extent.length, shape.length);
