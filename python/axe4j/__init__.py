@@ -45,7 +45,8 @@ and where it looked, with the Java exception and its stack trace when Java faile
 CPU: when the ``schedules`` jar is on the classpath, ``install()`` also adds Java's dispatch cases for tile
 primitives on target kind ``llvm`` to TVM's dispatch table (``axe4j.dispatch``); ``compile(mod, "llvm")`` runs
 TVM's TIRx pipeline with them and ``explain(mod, "llvm")`` prints every rule's decision per tile call
-(docs/cpu-dispatch.md).
+(docs/cpu-dispatch.md). ``host_target()`` is the ``llvm`` target with this machine's ``mcpu`` (AVX2, FMA, ...):
+plain ``"llvm"`` is generic x86-64.
 
 CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-cuda-nvcc`` wheel
 (puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
@@ -66,13 +67,14 @@ from dataclasses import dataclass
 from . import _classpath, _signals, _tvm, layout
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
-from .compile import compile, explain
+from .compile import compile, explain, host_target
 
 __all__ = [
     "InstallInfo",
     "SetupError",
     "compile",
     "explain",
+    "host_target",
     "install",
     "installed",
     "layout",

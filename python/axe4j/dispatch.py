@@ -209,7 +209,9 @@ def emit(request: Described, plan: dict):
     if kind == "reduce-digits":
         return _emit_reduce_digits(request, plan)
     if kind == "gemm-blocked":
-        return _emit_gemm(request, plan)
+        from . import gemm_blocked
+
+        return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
     raise ValueError(f"unknown plan kind {kind}")
@@ -613,100 +615,3 @@ def _is_zero(expr) -> bool:
         return float(expr.value) == 0.0
     except (AttributeError, TypeError, ValueError):
         return False
-
-
-def _emit_gemm(request, plan):
-    access = plan["access"]
-    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
-    dtype = str(request.buffers["D"].dtype)
-    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
-    use_c = not _is_zero(beta)
-
-    def cast(v):
-        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
-
-    def const(v):
-        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
-
-    def addr(role, **coords):
-        a = access[role]
-        out = a["base_expr"]
-        for name, value in coords.items():
-            stride = int(a[name])
-            if stride:
-                out = out + value * stride
-        return out
-
-    spans = {}
-    for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
-        ext = {"m": M, "n": N, "k": K}
-        spans[role] = int(access[role]["span_base"]) + sum((ext[d] - 1) * abs(int(access[role][d])) for d in dims) \
-            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
-
-    def store(views, value, m, n):
-        a = addr("D", m=m, n=n)
-        for r in _base_last(access["D"]["replicas"]):
-            T.buffer_store(views["D"], value, [a + int(r) if int(r) else a])
-
-    def result(views, acc_value, m, n):
-        value = const(alpha) * acc_value
-        if use_c:
-            value = value + const(beta) * cast(views["C"][addr("C", m=m, n=n)])
-        store(views, value, m, n)
-
-    v_dim = plan.get("vector_dim", "n")
-
-    def mn(u, v):
-        return (u, v) if v_dim == "n" else (v, u)
-
-    def tile(views, u_seg, v_seg):
-        u_start, u_count, mu = (int(x) for x in u_seg)
-        v_start, v_count, nv = (int(x) for x in v_seg)
-        outer = "parallel" if plan["parallel"] and u_count >= 2 else "serial"
-        with _loop_frame(outer, u_count) as ub:
-            with T.serial(v_count) as vb:
-                u0 = u_start + ub * mu
-                v0 = v_start + vb * nv
-                acc = T.decl_buffer((mu * nv,), dtype, scope="local", layout=None)
-                packed = plan.get("pack")
-                panel = None
-                if packed:
-                    # the operand that moves along the vector dim, copied into a contiguous K x nv panel
-                    panel = T.decl_buffer((K * nv,), dtype, scope="global", layout=None)
-                    with T.serial(K) as k:
-                        with T.vectorized(nv) as j:
-                            m, n = mn(u0, v0 + j)
-                            T.buffer_store(panel, cast(views["B"][addr("B", k=k, n=n)]) if v_dim == "n"
-                                           else cast(views["A"][addr("A", m=m, k=k)]), [k * nv + j])
-                with T.unroll(mu) as i:
-                    with T.vectorized(nv) as j:
-                        T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
-                with T.serial(K) as k:
-                    with T.unroll(mu) as i:
-                        with T.vectorized(nv) as j:
-                            m, n = mn(u0 + i, v0 + j)
-                            a_val = cast(views["A"][addr("A", m=m, k=k)])
-                            b_val = cast(views["B"][addr("B", k=k, n=n)])
-                            if panel is not None:
-                                if v_dim == "n":
-                                    b_val = panel[k * nv + j]
-                                else:
-                                    a_val = panel[k * nv + j]
-                            T.buffer_store(acc, acc[i * nv + j] + a_val * b_val, [i * nv + j])
-                with T.unroll(mu) as i:
-                    with T.vectorized(nv) as j:
-                        m, n = mn(u0 + i, v0 + j)
-                        result(views, acc[i * nv + j], m, n)
-
-    def whole():
-        views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
-                                     data=data_of(request.buffers[role]), layout=None) for role in ("D", "A", "B", "C")}
-        for u_seg in plan["segments"]["u"]:
-            for v_seg in plan["segments"]["v"]:
-                tile(views, u_seg, v_seg)
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl

@@ -458,6 +458,11 @@ GEMM_CASES = {
     "trans_b_9x24x11": dict(m=9, n=24, k=11, trans_b=True),
     "trans_a_col_major_d_21x6x5": dict(m=21, n=6, k=5, trans_a=True, d_layout=col(21, 6), beta=-1.0),
     "parallel_128x96x64": dict(m=128, n=96, k=64, beta=1.0),
+    # several K blocks (256 deep), a ragged last K block, a ragged u block and a ragged v panel
+    "k_blocks_ragged_103x70x600_beta": dict(m=103, n=70, k=600, beta=0.75),
+    "k_blocks_trans_a_b_50x33x513": dict(m=50, n=33, k=513, trans_a=True, trans_b=True),
+    "k_blocks_col_major_d_97x40x300": dict(m=97, n=40, k=300, d_layout=col(97, 40), beta=1.0),
+    "parallel_ragged_200x129x257": dict(m=200, n=129, k=257),
     "forced_naive_7x5x3": dict(m=7, n=5, k=3, beta=2.0, dispatch="axe4j-cpu-gemm-naive"),
 }
 
@@ -484,10 +489,10 @@ def test_blocked_gemm_plan_follows_the_accumulator_layout():
     kernel, _, _ = _gemm_kernel(21, 6, 5, trans_a=True, d_layout=col(21, 6))
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
     assert "axe4j-cpu-gemm-blocked (prio=10): accepted <- chosen" in report
-    assert "register tile 4x16 vector dim m" in report
+    assert "register tile 6x16 vector dim m" in report
     kernel, _, _ = _gemm_kernel(128, 96, 64)
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
-    assert "register tile 4x16 vector dim n, parallel=True" in report
+    assert "register tile 6x16 vector dim n, K block 64, 48-row blocks, parallel=True" in report
     ll = axe4j.compile(kernel, "llvm").mod.inspect_source("ll")
     assert "<16 x float>" in ll and "TVMBackendParallelLaunch" in ll
 
@@ -536,13 +541,14 @@ def test_reduction_over_a_region_crossing_tiles_runs_the_digits_rule():
     expect(tb.numpy(), b, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_gemm_packs_a_strided_vector_operand():
-    """With B transposed, B moves by K along n: the blocked rule packs it into a contiguous panel per tile."""
+def test_gemm_packs_both_operands_whatever_their_strides():
+    """B moves by K along n when transposed, by 1 otherwise: either way it is packed into panels 16 wide."""
     kernel, a_shape, b_shape = _gemm_kernel(10, 20, 9, trans_b=True, beta=1.0)
     report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
-    assert "packed=B; B moves by 9 along n: packed into a contiguous K x 16 panel per tile" in report
+    assert "B packed per K block into K-major panels 16 wide (it moves by 9 along n)" in report
+    assert "A packed per 12-row m block into panels 6 wide" in report
     kernel, _, _ = _gemm_kernel(10, 20, 9, beta=1.0)
-    assert "packed=none" in axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+    assert "(it moves by 1 along n)" in axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
 
 
 def test_explain_shows_cases_registered_by_others():
@@ -815,3 +821,23 @@ def test_integer_reductions(name):
     ta, tb = tvm.runtime.tensor(a), tvm.runtime.tensor(np.zeros(23, "int32"))
     lib(ta, tb)
     np.testing.assert_array_equal(tb.numpy(), ref(a, axis=0))
+
+
+def test_blocked_gemm_for_the_host_cpu_keeps_its_accumulators_in_registers():
+    """Only the two packed panels come from TVM's workspace, in each of the two K-block bodies (the first
+    applies beta * C, the rest add into D); the accumulator tile is a stack array (scope ``global`` under
+    1 KiB), which LLVM promotes to registers. On an FMA machine the host target fuses."""
+    m, n, k = 60, 48, 300
+    kernel, a_shape, b_shape = _gemm_kernel(m, n, k, beta=1.0)
+    target = axe4j.host_target()
+    assert target.kind.name == "llvm" and target.attrs["mcpu"]
+    lib = axe4j.compile(kernel, target)
+    ll = lib.mod.inspect_source("ll")
+    allocs = [line for line in ll.splitlines() if "@__TVMBackendAllocWorkspace" in line and "load" in line]
+    assert len(allocs) == 4, allocs
+    if "fma" in open("/proc/cpuinfo").read().split():
+        assert "vfmadd" in lib.mod.inspect_source("asm")
+    a, b, c = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape), RNG.standard_normal((m, n))
+    ts = [tvm.runtime.tensor(x.astype("float32")) for x in (a, b, c, np.zeros(m * n))]
+    lib(*ts)
+    np.testing.assert_allclose(ts[3].numpy().reshape(m, n), 1.5 * (a @ b) + c, rtol=1e-4, atol=1e-3)

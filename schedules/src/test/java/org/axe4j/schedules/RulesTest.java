@@ -131,15 +131,17 @@ class RulesTest {
     }
 
     @Test
-    void gemmPacksTheVectorOperandWhenItIsStrided() {
+    void gemmTileAndBlocksFollowTheAccumulatorLayout() {
         String ops = operand("D", 8, 16) + "," + operand("A", 8, 4) + "," + operand("B", 16, 4) + "," + operand("C", 8, 16);
         Request call = Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":true"),
                 List.of(Layout.parse("S[(8,16):(16,1)]"), Layout.parse("S[(8,4):(4,1)]"), Layout.parse("S[(16,4):(4,1)]"),
                         Layout.parse("S[(8,16):(16,1)]")));
         Decision d = CpuDispatch.decide("axe4j-cpu-gemm-blocked", call);
         assertTrue(d.accepted(), d.reason());
-        assertEquals("B", d.plan().get("pack"));
-        assertEquals(Map.of("u", 4L, "v", 16L), d.plan().get("tile"));
+        assertEquals("n", d.plan().get("vector_dim"));
+        assertEquals(Map.of("u", 6L, "v", 16L), d.plan().get("tile"));
+        assertEquals(Map.of("k", 4L, "u", 12L), d.plan().get("blocks"));
+        assertTrue(d.plan().get("notes").toString().contains("B packed per K block"), d.plan().toString());
     }
 
     @Test

@@ -1,0 +1,168 @@
+"""The ``gemm-blocked`` plan as a PrimFunc: a packed, cache-blocked GEMM around a register micro-kernel.
+
+Names follow the plan: ``v`` is the accumulator's stride-1 dim (the vector dim), ``u`` the other one; the
+operand that moves along v (B when v = n, A when v = m) is ``V``, the other ``U``. With ``mu x nv`` the
+register tile and ``kc``/``mc`` the K and u block sizes::
+
+    for each K block k0 (kc deep):
+        pack V[k0 : k0+kc, all v] into panels Vp[p][k][nv]           (parallel over panels)
+        parallel for each u block (mc rows):
+            pack U[block, k0 : k0+kc] into panels Up[q][k][mu]         (zero past the edge)
+            for each v panel p, each u tile q:
+                acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
+                D[u, v] = alpha * acc + (first block ? beta * C : D)
+
+Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
+panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+
+def emit(request, plan, data_of, base_last, is_zero):
+    access = plan["access"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+    use_c = not is_zero(beta)
+    v_dim = plan["vector_dim"]
+    u_dim = "m" if v_dim == "n" else "n"
+    v_role, u_role = ("B", "A") if v_dim == "n" else ("A", "B")
+    extent = {"m": M, "n": N, "k": K}
+    EU, EV = extent[u_dim], extent[v_dim]
+    mu, nv = int(plan["tile"]["u"]), int(plan["tile"]["v"])
+    kc, mc = int(plan["blocks"]["k"]), int(plan["blocks"]["u"])
+    k_blocks = -(-K // kc)
+    u_blocks = -(-EU // mc)
+    tiles_per_block = mc // mu
+    full_panels, rest = divmod(EV, nv)
+    panels = full_panels + (1 if rest else 0)
+    outer = T.parallel if plan["parallel"] else T.serial
+
+    def cast(v):
+        return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
+
+    def const(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def addr(role, **coords):
+        a = access[role]
+        out = a["base_expr"]
+        for name, value in coords.items():
+            stride = int(a[name])
+            if stride:
+                out = out + value * stride
+        return out
+
+    spans = {}
+    for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
+        spans[role] = int(access[role]["span_base"]) \
+            + sum((extent[d] - 1) * abs(int(access[role][d])) for d in dims) \
+            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
+
+    def load(views, role, k, **coord):
+        return cast(views[role][addr(role, k=k, **coord)])
+
+    def pack_v(views, panel, k0, kext):
+        """Vp[p][k][j] = V[k0 + k, p * nv + j]; the ragged last panel is zero past EV."""
+        if full_panels:
+            with outer(full_panels) as p:
+                with T.serial(kext) as k:
+                    with T.vectorized(nv) as j:
+                        T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: p * nv + j}),
+                                       [(p * kc + k) * nv + j])
+        if rest:
+            with T.serial(kext) as k:
+                with T.vectorized(rest) as j:
+                    T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: full_panels * nv + j}),
+                                   [(full_panels * kc + k) * nv + j])
+                with T.vectorized(nv - rest) as j:
+                    T.buffer_store(panel, tirx.const(0, dtype), [(full_panels * kc + k) * nv + rest + j])
+
+    def pack_u(views, panel, u_first, k0, kext):
+        """Up[q][k][i] = U[u_first + q * mu + i, k0 + k], zero past EU (if_then_else does not load there)."""
+        with T.serial(tiles_per_block) as q:
+            with T.serial(kext) as k:
+                with T.unroll(mu) as i:
+                    u = u_first + q * mu + i
+                    T.buffer_store(panel, tirx.if_then_else(u < EU, load(views, u_role, k0 + k, **{u_dim: u}),
+                                                            tirx.const(0, dtype)), [(q * kc + k) * mu + i])
+
+    def store(views, value, u, v):
+        a = addr("D", **{u_dim: u, v_dim: v})
+        for r in base_last(access["D"]["replicas"]):
+            T.buffer_store(views["D"], value, [a + r if r else a])
+
+    def write_tile(views, acc, u0, v0, first, i, j):
+        u, v = u0 + i, v0 + j
+        value = acc[i * nv + j] if _is_one(alpha) else const(alpha) * acc[i * nv + j]
+        if first:
+            if use_c:
+                value = value + const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})])
+        else:
+            value = views["D"][addr("D", **{u_dim: u, v_dim: v})] + value
+        store(views, value, u, v)
+
+    def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
+        acc = T.decl_buffer((mu * nv,), dtype, scope="global", layout=None)  # "global": a stack array (registers)
+        with T.unroll(mu) as i:
+            with T.vectorized(nv) as j:
+                T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
+        with T.serial(kext) as k:
+            with T.unroll(mu) as i:
+                with T.vectorized(nv) as j:
+                    T.buffer_store(acc, acc[i * nv + j] + u_panel[(q * kc + k) * mu + i]
+                                   * v_panel[(p * kc + k) * nv + j], [i * nv + j])
+        with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
+            with T.Then():
+                with T.unroll(mu) as i:
+                    with T.vectorized(nv) as j:
+                        write_tile(views, acc, u0, v0, first, i, j)
+            with T.Else():
+                with T.serial(mu) as i:
+                    with T.serial(nv) as j:
+                        with T.If(tirx.all(u0 + i < EU, v0 + j < EV)):
+                            with T.Then():
+                                write_tile(views, acc, u0, v0, first, i, j)
+
+    def k_block(views, kb, first):
+        k0 = kb * kc
+        kext = tirx.min(kc, K - k0) if K % kc else kc
+        v_panel = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None)
+        pack_v(views, v_panel, k0, kext)
+        with outer(u_blocks) as ub:
+            u_first = ub * mc
+            u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
+            pack_u(views, u_panel, u_first, k0, kext)
+            with T.serial(panels) as p:
+                with T.serial(tiles_per_block) as q:
+                    u0 = u_first + q * mu
+                    with T.If(u0 < EU):
+                        with T.Then():
+                            micro_kernel(views, u_panel, v_panel, q, p, u0, p * nv, kext, first)
+
+    def whole():
+        views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
+                                     data=data_of(request.buffers[role]), layout=None)
+                 for role in ("D", "A", "B", "C")}
+        k_block(views, 0, True)
+        if k_blocks > 1:
+            with T.serial(k_blocks - 1) as kb:
+                k_block(views, kb + 1, False)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _is_one(expr) -> bool:
+    try:
+        return float(expr.value) == 1.0
+    except (AttributeError, TypeError, ValueError):
+        return False
+
