@@ -118,6 +118,9 @@ def explain(mod, target="llvm", *, file=None) -> str:
     dispatch.register()
     target = tvm.target.Target(target) if isinstance(target, str) else target
     funcs = [("main", mod)] if not hasattr(mod, "functions") else [(str(g.name_hint), f) for g, f in mod.functions.items()]
+    cuda = dispatch._kind_name(target) == dispatch.CUDA_KIND
+    recorded, stopped = dispatch.recorded_requests(mod, target) if cuda else ([], None)
+    bonus = dispatch.cuda_priority_offset() if cuda else 0  # as register() ranked the CUDA rows
     lines = []
     for name, func in funcs:
         calls = []
@@ -130,7 +133,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
             if forced is not None:
                 lines.append(f"  forced dispatch={forced}")
             try:
-                request = dispatch.describe(call, dispatch._kind_name(target), str(scope))
+                request = _request_for(call, recorded, dispatch._kind_name(target), str(scope))
             except dispatch._NotDescribable as error:
                 lines.append(f"  not describable: {error}")
                 continue
@@ -143,7 +146,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
                 if forced is not None and d["variant"] != forced:
                     status = "skipped (not the forced variant)"
                 elif d["accepted"]:
-                    outranked = forced is None and any(p > d["priority"] for _, p in others)
+                    outranked = forced is None and any(p > d["priority"] + bonus for _, p in others)
                     if chosen is not None:
                         status = "accepted (lower priority)"
                     elif outranked:
@@ -153,12 +156,27 @@ def explain(mod, target="llvm", *, file=None) -> str:
                     chosen = chosen or d["variant"]
                 else:
                     status = "declined: " + d["reason"]
-                lines.append(f"  {d['variant']} (prio={d['priority']}): {status}")
+                lines.append(f"  {d['variant']} (prio={d['priority'] + bonus}): {status}")
                 if d["accepted"]:
                     lines.append("    plan: " + _plan_summary(d["plan"]))
+    if stopped:
+        lines.append(f"TVM's dispatch stops here: {stopped}")
     report = "\n".join(lines)
     print(report, file=file or sys.stdout)
     return report
+
+
+def _request_for(call, recorded, kind, scope):
+    """The request the pipeline's dispatch saw for ``call`` (with the scope's threads), else one built here."""
+    from . import dispatch
+
+    for seen, request in recorded:
+        if seen.same_as(call) or str(seen.script()) == str(call.script()):
+            if isinstance(request, Exception):
+                raise request
+            recorded.remove((seen, request))
+            return request
+    return dispatch.describe(call, kind, scope)
 
 
 def _other_cases(op, request):
@@ -171,10 +189,12 @@ def _other_cases(op, request):
     kind = json.loads(request.json)["target"]
     cases = table._DISPATCH_TABLE.get((op, kind), [])
     return [(c.variant, c.priority) for c in sorted(cases, key=lambda c: (-c.priority, c.variant))
-            if (request.op, c.variant) not in ours]
+            if (request.op, c.variant) not in ours and c.variant != dispatch.PROBE_VARIANT]
 
 
 def _plan_summary(plan) -> str:
+    if plan["kind"] in ("cuda-affine", "cuda-digits"):
+        return f"{plan['kind']}: " + "; ".join(plan.get("notes", []))
     if plan["kind"] == "reduce-digits":
         kept = " ".join(f"serial({l['extent']})" for l in plan["spatial"])
         reduced = " ".join(f"serial({l['extent']})" for l in plan["reduced"])

@@ -24,6 +24,8 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 TARGET_KIND = "llvm"
+CUDA_KIND = "cuda"
+CUDA_PRIORITY_ENV = "AXE4J_CUDA_PRIORITY_OFFSET"
 _lock = threading.Lock()
 _registered: list[tuple[str, str, int]] = []
 
@@ -35,7 +37,10 @@ _REDUCE_OPS = {"sum", "max", "min"}
 
 
 def register() -> list[tuple[str, str, int]]:
-    """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows."""
+    """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows.
+
+    CPU rows keep Java's priority. CUDA rows get ``cuda_priority_offset()`` added (default 100), which puts them
+    above every upstream CUDA case (upstream uses 0-20); a negative offset puts them below."""
     import tvm
     from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
 
@@ -46,11 +51,71 @@ def register() -> list[tuple[str, str, int]]:
         if table is None:
             raise RuntimeError("the Java global axe4j.schedules.table is missing: build the schedules jar "
                                "(mvn -B -o -q package -DskipTests) and call axe4j.install()")
+        offset = cuda_priority_offset()
         for row in table():
+            target = str(row["target"]) if "target" in row else TARGET_KIND
             op, variant, priority = str(row["op"]), str(row["variant"]), int(row["priority"])
-            register_dispatch(op, TARGET_KIND, variant=variant, priority=priority)(_case(variant))
+            if target == CUDA_KIND:
+                priority += offset
+            register_dispatch(op, target, variant=variant, priority=priority)(_case(variant))
             _registered.append((op, variant, priority))
+            if target == CUDA_KIND and op not in _probed:
+                register_dispatch(op, target, variant=PROBE_VARIANT, priority=PROBE_PRIORITY)(_probe)
+                _probed.add(op)
         return list(_registered)
+
+
+def cuda_priority_offset() -> int:
+    """``AXE4J_CUDA_PRIORITY_OFFSET`` (an integer, default 100): added to Java's CUDA rule priorities."""
+    import os
+
+    text = os.environ.get(CUDA_PRIORITY_ENV, "100")
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{CUDA_PRIORITY_ENV}={text!r} is not an integer") from None
+
+
+# explain() on CUDA needs each call's DispatchContext (thread counts), which exists only inside the pipeline: a
+# case above all others records the described call while a recording is on, then declines.
+PROBE_VARIANT = "axe4j-explain-probe"
+PROBE_PRIORITY = 1 << 30
+_probed: set = set()
+_recording = threading.local()
+
+
+def _probe(op_call, sctx):
+    from tvm.tirx.operator.tile_primitive.dispatcher import DispatchFail
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    sink = getattr(_recording, "sink", None)
+    if sink is not None:
+        call = TilePrimitiveCall.downcast(op_call)
+        try:
+            sink.append((call, describe(call, _kind_name(sctx.target), str(sctx.scope_kind), sctx)))
+        except _NotDescribable as error:
+            sink.append((call, error))
+    raise DispatchFail("records calls for axe4j.explain; never implements one")
+
+
+def recorded_requests(mod, target) -> tuple[list, str | None]:
+    """(call, Described or the reason it is not describable) for every tile call TVM's dispatch meets in ``mod``,
+    and the error that stopped the dispatch (no case applies to a call), if one did."""
+    import tvm
+    from tvm import tirx
+
+    module = tvm.IRModule({"main": mod}) if isinstance(mod, tirx.PrimFunc) else mod
+    module = tvm.IRModule({g: (f.with_attr("target", target) if isinstance(f, tirx.PrimFunc) else f)
+                           for g, f in module.functions.items()})
+    _recording.sink = []
+    try:
+        with target:
+            tirx.transform.TilePrimitiveDispatch()(module)
+        return list(_recording.sink), None
+    except Exception as error:  # noqa: BLE001  (reported by explain, raised again by compile)
+        return list(_recording.sink), str(error).strip().splitlines()[0]
+    finally:
+        _recording.sink = None
 
 
 def registered() -> list[tuple[str, str, int]]:
@@ -64,10 +129,13 @@ def _case(variant: str):
 
         call = TilePrimitiveCall.downcast(op_call)
         try:
-            request = describe(call, _kind_name(sctx.target), str(sctx.scope_kind))
+            request = describe(call, _kind_name(sctx.target), str(sctx.scope_kind), sctx)
         except _NotDescribable as error:
             raise DispatchFail(str(error)) from None
-        decision = decide(variant, request)
+        try:
+            decision = decide(variant, request)
+        except Exception as error:  # a layout Java cannot read (e.g. a swizzled one) is a decline, not a crash
+            raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
         return emit(request, decision["plan"])
@@ -101,8 +169,10 @@ class _NotDescribable(Exception):
 class Described:
     """A call as Java sees it (``json``, ``layouts``) plus what the emitter needs (buffers, scalars)."""
 
-    def __init__(self, op, call, json_text, layouts, buffers, regions, scalars, params):
+    def __init__(self, op, call, json_text, layouts, buffers, regions, scalars, params, scope="thread", sctx=None):
         self.op = op
+        self.scope = scope
+        self.sctx = sctx            # TVM's DispatchContext during compilation (thread indices), else None
         self.call = call
         self.json = json_text
         self.layouts = layouts
@@ -144,8 +214,18 @@ def _layout_of(buffer):
     return layout
 
 
-def describe(call, target_kind: str, scope_kind: str) -> Described:
-    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast)."""
+def threads_of(sctx) -> tuple[int, bool]:
+    """Threads of the execution scope (the product of its intra-scope axis extents) and whether every one of
+    them is active (no axis starts at an offset)."""
+    threads, full = 1, True
+    for extent, offset in dict(sctx.intra).values():
+        threads *= int(extent)
+        full = full and int(offset) == 0
+    return threads, full
+
+
+def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
+    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast); ``sctx`` gives CUDA thread counts."""
     op = call.op.name.split(".")[-1]
     args = list(call.args)
     roles: list[tuple[str, object]] = []
@@ -187,9 +267,16 @@ def describe(call, target_kind: str, scope_kind: str) -> Described:
         layouts.append(_layout_of(buffer))
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
+    if target_kind == CUDA_KIND:
+        params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
+        if sctx is not None:
+            threads, full = threads_of(sctx)
+            params["threads"] = threads if full else 0
+        else:
+            params["threads"] = 1 if scope_kind == "thread" else 0
     text = json.dumps({"op": op, "target": target_kind, "scope": scope_kind, "operands": operands,
                        "params": params})
-    return Described(op, call, text, layouts, buffers, regions, scalars, params)
+    return Described(op, call, text, layouts, buffers, regions, scalars, params, scope_kind, sctx)
 
 
 # ---- emission: plan -> PrimFunc ----------------------------------------------------------------
@@ -214,6 +301,10 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
+    if kind in ("cuda-affine", "cuda-digits"):
+        from . import cuda_emit
+
+        return cuda_emit.emit(request, plan, _EmitHelpers)
     raise ValueError(f"unknown plan kind {kind}")
 
 
@@ -281,7 +372,7 @@ def _flat_views(request, plan, loops, extra_span=None):
     views = {}
     for role, buffer in request.buffers.items():
         span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
     return views
 
 
@@ -416,7 +507,7 @@ def _digit_views(request, operands):
         entry = operands[role]
         reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
         span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), layout=None)
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
     return views
 
 
@@ -615,3 +706,16 @@ def _is_zero(expr) -> bool:
         return float(expr.value) == 0.0
     except (AttributeError, TypeError, ValueError):
         return False
+
+
+class _EmitHelpers:
+    """What the CUDA emitter shares with the CPU one."""
+
+    sources = staticmethod(_sources)
+    source_count = staticmethod(_source_count)
+    value = staticmethod(_value)
+    base_last = staticmethod(_base_last)
+    flat_views = staticmethod(_flat_views)
+    digit_views = staticmethod(_digit_views)
+    digit_address = staticmethod(_digit_address)
+    store_replicas = staticmethod(_store_replicas)

@@ -37,25 +37,7 @@ public final class ElementwiseRules {
             for (Operand o : ops) {
                 access.add(AffineAccess.of(o));
             }
-            List<LoopNest.Loop> loops = new ArrayList<>();
-            int[][] dims = new int[ops.size()][];
-            for (int o = 0; o < ops.size(); o++) {
-                dims[o] = ops.get(o).loopDims();
-            }
-            long[] extents = ops.get(0).loopExtents();
-            for (int k = 0; k < extents.length; k++) {
-                List<List<AffineAccess.Piece>> pieces = new ArrayList<>();
-                for (int o = 0; o < ops.size(); o++) {
-                    pieces.add(access.get(o).dims().get(dims[o][k]));
-                }
-                loops.addAll(LoopNest.refine(pieces, extents[k], false, call.op() + " dim " + k));
-            }
-            for (LoopNest.Loop l : loops) {
-                if (l.strides()[0] == 0 && l.extent() > 1) {
-                    throw Declined.of("%s: destination layout %s maps %d region elements to one address",
-                            call.op(), ops.get(0).layout(), l.extent());
-                }
-            }
+            List<LoopNest.Loop> loops = affineLoops(call, ops, access);
             boolean[] vectorOperands = new boolean[ops.size()];
             Arrays.fill(vectorOperands, true);
             LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
@@ -181,10 +163,37 @@ public final class ElementwiseRules {
         }
     };
 
+    /**
+     * The loops of an element-wise op over affine operands: per region dim, the common refinement of the operands'
+     * pieces ({@link LoopNest#refine}); declined when the destination maps several region elements to one address.
+     */
+    static List<LoopNest.Loop> affineLoops(Request call, List<Operand> ops, List<AffineAccess> access) {
+        List<LoopNest.Loop> loops = new ArrayList<>();
+        int[][] dims = new int[ops.size()][];
+        for (int o = 0; o < ops.size(); o++) {
+            dims[o] = ops.get(o).loopDims();
+        }
+        long[] extents = ops.get(0).loopExtents();
+        for (int k = 0; k < extents.length; k++) {
+            List<List<AffineAccess.Piece>> pieces = new ArrayList<>();
+            for (int o = 0; o < ops.size(); o++) {
+                pieces.add(access.get(o).dims().get(dims[o][k]));
+            }
+            loops.addAll(LoopNest.refine(pieces, extents[k], false, call.op() + " dim " + k));
+        }
+        for (LoopNest.Loop l : loops) {
+            if (l.strides()[0] == 0 && l.extent() > 1) {
+                throw Declined.of("%s: destination layout %s maps %d region elements to one address",
+                        call.op(), ops.get(0).layout(), l.extent());
+            }
+        }
+        return loops;
+    }
+
     /** The tensor operands, destination first, after the op-specific checks shared by both rules. */
     static List<Operand> checkedOperands(Request call) {
         if (call.flag("bias_scale")) {
-            throw Declined.of("%s with bias/scale operands is not an element-wise CPU op", call.op());
+            throw Declined.of("%s with bias/scale operands is not handled by the element-wise rules", call.op());
         }
         List<Operand> ops = call.operands();
         if (ops.isEmpty() || !ops.get(0).role().equals("dst")) {

@@ -11,8 +11,8 @@ import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmObject;
 
 /**
- * The CPU dispatch rules as TVM globals:
- * {@code axe4j.schedules.table()} -> list of {op, variant, priority};
+ * The dispatch rules (CPU and CUDA) as TVM globals:
+ * {@code axe4j.schedules.table()} -> list of {target, op, variant, priority};
  * {@code axe4j.schedules.decide(variant, request_json, layouts)} -> decision JSON;
  * {@code axe4j.schedules.explain(request_json, layouts)} -> list of decision JSON.
  * {@code layouts} are the operands' {@code tirx.TileLayout}s, read with {@link TirxLayouts#fromTvm}.
@@ -25,24 +25,27 @@ public final class SchedulesGlobals implements GlobalsProvider {
     public void register() {
         Tvm.register("axe4j.schedules.table", args -> {
             List<Object> out = new ArrayList<>();
-            for (String op : CpuDispatch.ops()) {
-                for (Rule r : CpuDispatch.rules(op)) {
-                    Map<String, Object> row = new LinkedHashMap<>();
-                    row.put("op", op);
-                    row.put("variant", r.variant());
-                    row.put("priority", (long) r.priority());
-                    out.add(row);
+            for (DispatchTable t : DispatchTable.all()) {
+                for (String op : t.ops()) {
+                    for (Rule r : t.rules(op)) {
+                        Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("target", t.targetKind());
+                        row.put("op", op);
+                        row.put("variant", r.variant());
+                        row.put("priority", (long) r.priority());
+                        out.add(row);
+                    }
                 }
             }
             return out;
         }, true);
         Tvm.register("axe4j.schedules.decide", args -> {
             Request call = request(args, 1);
-            return CpuDispatch.decide((String) args[0], call).toJson();
+            return DispatchTable.forTarget(call.target()).decide((String) args[0], call).toJson();
         }, true);
         Tvm.register("axe4j.schedules.explain", args -> {
             Request call = request(args, 0);
-            return CpuDispatch.explain(call).stream().map(Decision::toJson).toList();
+            return DispatchTable.forTarget(call.target()).explain(call).stream().map(Decision::toJson).toList();
         }, true);
     }
 

@@ -27,7 +27,12 @@ class SchedulesGlobalsTest {
         List<?> table = (List<?>) Tvm.call("axe4j.schedules.table");
         long gemmRows = table.stream().map(r -> (Map<?, ?>) r).filter(r -> "gemm".equals(r.get("op"))).count();
         assertEquals(2, gemmRows);
-        assertEquals(CpuDispatch.ops().stream().mapToInt(op -> CpuDispatch.rules(op).size()).sum(), table.size());
+        long rows = DispatchTable.all().stream()
+                .mapToLong(t -> t.ops().stream().mapToInt(op -> t.rules(op).size()).sum()).sum();
+        assertEquals(rows, table.size());
+        long cudaCopies = table.stream().map(r -> (Map<?, ?>) r)
+                .filter(r -> "cuda".equals(r.get("target")) && "copy".equals(r.get("op"))).count();
+        assertEquals(2, cudaCopies);
     }
 
     @Test

@@ -1,0 +1,139 @@
+"""CUDA plans (``cuda-affine``, ``cuda-digits``) as PrimFuncs: element-wise work shared by the scope's threads.
+
+Thread t of T takes chunks ``t, t + T, ...`` of the region's loop nest (innermost loop last); a chunk is ``vec``
+consecutive elements of the innermost loop, read and written as one vector access (a ramp of ``vec`` lanes,
+which TVM's CUDA code generator emits as one 16/8/4-byte load or store). The chunk index c is split into the
+loop counters by ``(c * vec / below_l) mod extent_l`` (below_l: the product of the extents inside loop l), and
+each operand's address is ``base + sum_l counter_l * stride_l``. The digits plan does the same with one
+element per chunk and addresses from the layouts' digits.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+# The thread index of each scope, as the TIRx kernel declares it.
+_THREAD_INDEX = {
+    "cta": lambda sctx: sctx.launch_params["threadIdx.x"].var,
+    "warp": lambda sctx: T.lane_id(),
+    "warpgroup": lambda sctx: T.thread_id_in_wg(),
+}
+
+
+def thread_index(scope: str, sctx, threads: int):
+    if threads == 1 or scope == "thread":
+        return 0
+    return _THREAD_INDEX[scope](sctx)
+
+
+def emit(request, plan, helpers):
+    if plan["kind"] == "cuda-affine":
+        return _emit_affine(request, plan, helpers)
+    return _emit_digits(request, plan, helpers)
+
+
+def _counters(flat, loops):
+    """Loop counters (outer first) of the flat element index ``flat`` of a row-major walk of ``loops``."""
+    out = []
+    below = 1
+    for loop in reversed(loops):
+        extent = int(loop["extent"])
+        out.append(tirx.floormod(tirx.floordiv(flat, below), extent) if below > 1 else tirx.floormod(flat, extent))
+        below *= extent
+    return list(reversed(out))
+
+
+def _emit_affine(request, plan, h):
+    loops = plan["loops"]
+    access = plan["access"]
+    threads, vec, chunks, rounds = (int(plan[k]) for k in ("threads", "vec", "chunks", "rounds"))
+    dst = request.buffers["dst"]
+    slots = h.sources(request, h.source_count(request.op))
+    scope = request.scope
+    inner = loops[-1] if loops else None
+
+    def address(role, counters):
+        addr = access[role]["base_expr"]
+        for loop, c in zip(loops, counters):
+            stride = int(loop["strides"][role])
+            if stride:
+                addr = addr + c * stride
+        return addr
+
+    def chunk(views, c):
+        counters = _counters(c * vec, loops) if loops else []
+        with T.vectorized(vec) as j:
+            values = []
+            for kind, what in slots:
+                if kind == "scalar":
+                    values.append(what)
+                else:
+                    step = int(inner["strides"][what]) if inner is not None else 0
+                    values.append(views[what][address(what, counters) + j * step])
+            value = h.value(request.op, str(dst.dtype), values)
+            addr = address("dst", counters) + j
+            for r in h.base_last(access["dst"]["replicas"]):
+                T.buffer_store(views["dst"], value, [addr + r if r else addr])
+
+    def whole():
+        views = h.flat_views(request, plan, loops)
+        tid = thread_index(scope, request.sctx, threads)
+        with T.serial(rounds) as f:
+            c = f * threads + tid
+            if chunks % threads == 0:
+                chunk(views, c)
+            else:
+                with T.If(c < chunks):
+                    with T.Then():
+                        chunk(views, c)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_digits(request, plan, h):
+    operands = plan["operands"]
+    extents = [int(e) for e in plan["extents"]]
+    threads, rounds = int(plan["threads"]), int(plan["rounds"])
+    elements = 1
+    for e in extents:
+        elements *= e
+    dst = request.buffers["dst"]
+    slots = h.sources(request, h.source_count(request.op))
+
+    def coordinate(role, flat):
+        start, _ = request.regions[role]
+        coord = list(start)
+        below = 1
+        for dim, extent in reversed(list(zip(operands[role]["dims"], extents))):
+            coord[int(dim)] = coord[int(dim)] + tirx.floormod(tirx.floordiv(flat, below), extent)
+            below *= extent
+        return coord
+
+    def element(views, flat):
+        values = [what if kind == "scalar" else views[what][h.digit_address(operands[what], coordinate(what, flat))]
+                  for kind, what in slots]
+        h.store_replicas(views["dst"], operands["dst"], h.value(request.op, str(dst.dtype), values),
+                         h.digit_address(operands["dst"], coordinate("dst", flat)))
+
+    def whole():
+        views = h.digit_views(request, operands)
+        tid = thread_index(request.scope, request.sctx, threads)
+        with T.serial(rounds) as f:
+            flat = f * threads + tid
+            if elements % threads == 0:
+                element(views, flat)
+            else:
+                with T.If(flat < elements):
+                    with T.Then():
+                        element(views, flat)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl

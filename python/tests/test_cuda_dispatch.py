@@ -1,0 +1,262 @@
+"""Java CUDA rules: element-wise tile ops over the scope's threads, compiled to PTX and cubins for sm_90a / sm_100a.
+
+No GPU is needed to compile: the PTX nvcc makes from the generated CUDA C must hold the accesses the plan asks
+for (``ld.global.v4.f32`` for 16-byte chunks of fp32, ...), TVM's upstream copy helpers must be absent (our rule
+ran, not theirs), and the fatbin must hold a cubin for the arch. On a GPU (``-m gpu``), every kernel runs and
+is compared with numpy; without one those tests skip with the reason.
+"""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import re
+
+import numpy as np
+import pytest
+from tvm.script import tirx as T
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+import axe4j
+
+ARCHS = ["sm_90a", "sm_100a"]
+FATBIN_MAGIC = bytes.fromhex("50ed55ba")
+
+
+def _target(arch):
+    return tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+
+
+
+
+def _copy_roundtrip(shape, dtype, scope, threads, g_layout=None, s_layout=None):
+    g_layout = g_layout or TileLayout(S[shape])
+    s_layout = s_layout or TileLayout(S[shape])
+    ns = getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
+    full = tuple(slice(0, d) for d in shape)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype, layout=g_layout)
+        B = T.match_buffer(B_ptr, shape, dtype, layout=g_layout)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([threads // 128 if threads >= 128 else 1])
+        T.warp_id_in_wg([4 if threads >= 128 else threads // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        A_smem = T.alloc_buffer(shape, dtype, scope="shared", layout=s_layout)
+        ns.copy(A_smem[full], A[full])
+        T.cuda.cta_sync()
+        ns.copy(B[full], A_smem[full])
+
+    return kernel
+
+
+def _elementwise(op, shape, dtype, out_dtype, threads):
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, out_dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id([threads])
+        X = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+        Y = T.alloc_buffer(shape, out_dtype, scope="shared", layout=TileLayout(S[shape]))
+        Tx.cta.copy(X[:, :], A[:, :])
+        T.cuda.cta_sync()
+        if op == "add":
+            Tx.cta.add(X[:, :], X[:, :], B[:, :])
+            T.cuda.cta_sync()
+            Tx.cta.copy(Y[:, :], X[:, :])
+        elif op == "exp":
+            Tx.cta.exp(Y[:, :], X[:, :])
+        elif op == "cast":
+            Tx.cta.cast(Y[:, :], X[:, :])
+        elif op == "fill":
+            Tx.cta.fill(Y[:, :], T.float32(2.5))
+        T.cuda.cta_sync()
+        Tx.cta.copy(C[:, :], Y[:, :])
+
+    return kernel
+
+
+def _thread_local(shape, dtype):
+    """Each thread copies its own row into registers, doubles it and writes it back (thread scope, local buffer)."""
+    rows, cols = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([rows // 32])
+        T.lane_id([32])
+        tid = T.thread_id([rows])
+        r = T.alloc_buffer((1, cols), dtype, scope="local", layout=TileLayout(S[(1, cols)]))
+        Tx.copy(r[0:1, :], A[tid:tid + 1, :])
+        Tx.add(r[0:1, :], r[0:1, :], r[0:1, :])
+        Tx.copy(B[tid:tid + 1, :], r[0:1, :])
+
+    return kernel
+
+
+# PTX access patterns: nvcc 13 moves float4 as .v4.u32 and marks read-only global loads .nc.
+LD_G4 = r"ld\.global(\.nc)?\.v4\.(f32|u32|b32)"
+ST_G4 = r"st\.global\.v4\.(f32|u32|b32)"
+LD_S4 = r"ld\.shared\.v4\.(f32|u32|b32)"
+ST_S4 = r"st\.shared\.v4\.(f32|u32|b32)"
+LD_G2 = r"ld\.global(\.nc)?\.v2\.(f32|u32|b32)"
+ST_S2 = r"st\.shared\.v2\.(f32|u32|b32)"
+LD_G1 = r"ld\.global(\.nc)?\.(f32|u32|b32)\b"
+ST_S1 = r"st\.shared\.(f32|u32|b32)\b"
+
+KERNELS = {
+    "copy_cta_f32_64x32": (lambda: _copy_roundtrip((64, 32), "float32", "cta", 128), [LD_G4, ST_S4, LD_S4, ST_G4]),
+    "copy_warp_f16_32x64": (lambda: _copy_roundtrip((32, 64), "float16", "warp", 32), [LD_G4, ST_S4]),
+    "copy_warpgroup_f32_128x16": (lambda: _copy_roundtrip((128, 16), "float32", "warpgroup", 128), [LD_G4, LD_S4]),
+    "copy_thread_f32_8x8": (lambda: _copy_roundtrip((8, 8), "float32", "thread", 32), [LD_G4, ST_S4]),
+    "copy_cta_padded_rows_f32": (lambda: _copy_roundtrip((16, 30), "float32", "cta", 64,
+                                                         g_layout=TileLayout(S[(16, 30):(32, 1)])), [LD_G2, ST_S2]),
+    "copy_cta_transposing_f32": (lambda: _copy_roundtrip((32, 32), "float32", "cta", 128,
+                                                         s_layout=TileLayout(S[(32, 32):(1, 32)])), [LD_G1, ST_S1]),
+    "add_cta_f32": (lambda: _elementwise("add", (32, 64), "float32", "float32", 128), [r"add(\.rn)?(\.ftz)?\.f32", LD_S4]),
+    "exp_cta_f32": (lambda: _elementwise("exp", (16, 32), "float32", "float32", 64), [r"ex2\.approx"]),
+    "cast_cta_f32_to_f16": (lambda: _elementwise("cast", (32, 32), "float32", "float16", 128),
+                            [r"cvt\.rn\.f16\.f32"]),
+    "fill_cta_f32": (lambda: _elementwise("fill", (32, 32), "float32", "float32", 128), [ST_S4]),
+    "thread_local_add_f32": (lambda: _thread_local((64, 8), "float32"), [LD_G4, ST_G4]),
+}
+
+_built: dict = {}
+
+
+def _build(name, arch):
+    key = (name, arch)
+    if key not in _built:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        executable = axe4j.compile(kernel, _target(arch))
+        source = executable.mod.imports[0].inspect_source("cuda")
+        _built[key] = (kernel, executable, source, _ptx(source, arch))
+    return _built[key]
+
+
+def _ptx(source, arch):
+    """PTX from TVM's own nvcc driver (it adds the toolkit's include folders, as for the cubin)."""
+    from tvm.support import nvcc
+
+    axe4j.use_pip_nvcc()
+    with _target(arch):  # nvcc's -gencode comes from the current target's arch
+        return bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_axe4j_rule_compiles_to_the_intended_accesses(name, arch):
+    kernel, executable, source, ptx = _build(name, arch)
+    assert "tvm_builtin_ptx_ld_vec" not in source and "tvm_builtin_ptx_st_vec" not in source, \
+        "an upstream copy case ran instead of the axe4j rule"
+    for pattern in KERNELS[name][1]:
+        assert re.search(pattern, ptx), f"{pattern} not in the PTX of {name} ({arch})"
+    with _target(arch):
+        binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+    assert binary[:4] == FATBIN_MAGIC
+    assert set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
+
+
+def test_explain_reports_the_plan_with_the_scope_threads():
+    kernel = KERNELS["copy_cta_f32_64x32"][0]()
+    report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
+    offset = axe4j.dispatch.cuda_priority_offset()
+    assert f"axe4j-cuda-vector (prio={10 + offset}): accepted <- chosen" in report
+    assert "4 elements (16 bytes) per access, 512 chunks over 128 threads" in report
+    assert "vec_auto (prio=10): not an axe4j rule" in report
+
+
+def test_a_layout_the_vector_rule_cannot_address_falls_back_to_digits():
+    tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])   # 8x8 in 4x4 tiles
+    kernel = _copy_roundtrip((8, 8), "float32", "warp", 32, s_layout=tiled)
+    report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "axe4j-cuda-vector" in report and "accepted <- chosen" in report
+    executable = axe4j.compile(kernel, _target("sm_90a"))
+    assert "A_smem" in executable.mod.imports[0].inspect_source("cuda")
+
+
+def test_register_tiles_at_warp_scope_are_declined_with_the_reason():
+    @T.prim_func
+    def kernel(A_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32, 4), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        r = T.alloc_buffer((32, 4), "float32", scope="local", layout=TileLayout(S[(32, 4)]))
+        Tx.warp.fill(r[:, :], T.float32(0.0))
+        Tx.warp.copy(A[:, :], r[:, :])
+
+    report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "is a local (register) buffer at warp scope" in report
+    assert "TVM's dispatch stops here: TIRx schedule dispatch failed: op=tirx.tile.fill" in report
+    with pytest.raises(Exception) as failure:
+        axe4j.compile(kernel, _target("sm_90a"))
+    message = str(failure.value)
+    assert "op=tirx.tile.fill" in message
+    assert "axe4j-cuda-vector" in message and "fill: dst=r[0:32, 0:4] float32 S[(32,4):(4,1)] is a local" in message
+
+
+def test_priority_offset_is_read_from_the_environment(monkeypatch):
+    monkeypatch.setenv("AXE4J_CUDA_PRIORITY_OFFSET", "-50")
+    assert axe4j.dispatch.cuda_priority_offset() == -50
+    monkeypatch.setenv("AXE4J_CUDA_PRIORITY_OFFSET", "high")
+    with pytest.raises(ValueError, match="AXE4J_CUDA_PRIORITY_OFFSET='high' is not an integer"):
+        axe4j.dispatch.cuda_priority_offset()
+
+
+def _gpu():
+    try:
+        return tvm.cuda(0).exist
+    except Exception:  # noqa: BLE001  (no driver at all)
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_results_on_a_gpu(name):
+    major, minor = (int(x) for x in tvm.cuda(0).compute_version.split("."))
+    arch = "sm_100a" if major >= 10 else "sm_90a"
+    kernel, executable, _, _ = _build(name, arch)
+    rng = np.random.default_rng(0)
+    params = kernel.params
+    buffers = [kernel.buffer_map[p] for p in params]
+    host = [rng.standard_normal([int(n) for n in b.shape]).astype(str(b.dtype)) for b in buffers]
+    host[-1][...] = 0
+    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in host]
+    executable(*device)
+    got = device[-1].numpy()
+    expected = _reference(name, host)
+    np.testing.assert_allclose(got.astype("float64"), expected.astype("float64"), rtol=2e-3, atol=2e-3)
+
+
+def _reference(name, host):
+    a = host[0]
+    if name.startswith("copy"):
+        return a
+    if name == "add_cta_f32":
+        return a + host[1]
+    if name == "exp_cta_f32":
+        return np.exp(a)
+    if name == "cast_cta_f32_to_f16":
+        return a.astype("float16")
+    if name == "fill_cta_f32":
+        return np.full_like(host[-1], 2.5)
+    if name == "thread_local_add_f32":
+        return 2 * a
+    raise KeyError(name)

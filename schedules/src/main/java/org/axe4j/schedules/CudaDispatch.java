@@ -1,0 +1,31 @@
+package org.axe4j.schedules;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The CUDA dispatch table (target kind {@code cuda}): element-wise rules over the scope's threads. */
+public final class CudaDispatch {
+    public static final String TARGET_KIND = CudaRules.TARGET_KIND;
+
+    static final DispatchTable TABLE;
+
+    static {
+        Map<String, List<Rule>> table = new LinkedHashMap<>();
+        for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
+                "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
+            table.put(op, List.of(CudaRules.VECTOR, CudaRules.DIGITS));
+        }
+        TABLE = new DispatchTable(TARGET_KIND, table);
+    }
+
+    private CudaDispatch() {}
+
+    public static Decision decide(String variant, Request call) {
+        return TABLE.decide(variant, call);
+    }
+
+    public static List<Decision> explain(Request call) {
+        return TABLE.explain(call);
+    }
+}
