@@ -1,6 +1,6 @@
 """Corpus of TIRx CUDA kernels written with tile ops on Axe layouts (see ``_base.CorpusKernel``)."""
 
-from . import copy_async, copy_matrix, copy_sync  # noqa: F401  (each module registers its entries)
+from . import copy_async, copy_matrix, copy_sync, elementwise, reduction  # noqa: F401  (each module registers its entries)
 from ._base import BLACKWELL, HOPPER, REGISTRY, CorpusKernel, Tensor
 
 

@@ -36,11 +36,16 @@ class CorpusKernel:
     inputs: tuple               # Tensor per input argument
     outputs: tuple              # Tensor per output argument
     reference: Callable         # numpy: (*inputs) -> tuple of outputs
-    expect: tuple               # regexes that the generated CUDA source must match
+    expect: tuple               # regexes that the generated CUDA source must match, every arch
     atol: float = 1e-5
     rtol: float = 1e-5
     notes: str = ""
     layouts: dict = field(default_factory=dict)  # operand -> Axe layout text, for the report
+    expect_by_arch: dict = field(default_factory=dict)  # arch -> further regexes for that arch only
+    upstream_refuses: str = ""  # regex of the error TVM's own dispatch raises on this kernel ("" when it compiles)
+
+    def expected(self, arch: str) -> tuple:
+        return tuple(self.expect) + tuple(self.expect_by_arch.get(arch, ()))
 
     def random_inputs(self, rng: np.random.Generator) -> list:
         out = []
