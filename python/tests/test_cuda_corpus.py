@@ -174,3 +174,47 @@ def test_results_match_numpy_on_the_gpu(kernel):
         got = tensors[len(inputs) + i].numpy()
         np.testing.assert_allclose(got.astype("float64"), np.asarray(want).astype("float64"),
                                    atol=kernel.atol, rtol=kernel.rtol, err_msg=f"{kernel.name} output {i}")
+
+
+# ---- the dispatch-vs-upstream report, on recorded choices that differ --------------------------------
+
+def _report_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "ci" / "dispatch_vs_upstream.py"
+    spec = importlib.util.spec_from_file_location("dispatch_vs_upstream", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _call(index, op, variant, declined=(), error=None):
+    return {"index": index, "op": op, "scope": "warp", "storage": "shared->local", "dtypes": "float16->float16",
+            "target": "cuda sm_90a", "variant": variant, "forced": None, "declined": list(declined),
+            "error": error, "text": ""}
+
+
+def test_report_explains_each_call_where_axe4j_differs():
+    report = _report_module().report
+    upstream = {"cases": {"copy/ldstmatrix": 10, "copy/vec_auto": 10, "sum/shared": 10}, "results": [
+        {"kernel": "k1", "arch": "sm_90a", "error": None,
+         "calls": [_call(0, "copy", "ldstmatrix"), _call(1, "copy", "vec_auto")]},
+        {"kernel": "k2", "arch": "sm_90a", "error": "Invalid use of undefined variable tid",
+         "calls": [_call(0, "sum", None, error="TIRx schedule dispatch failed")]}]}
+    axe4j_run = {"cases": {**upstream["cases"], "copy/axe4j-cuda-ldmatrix": 30, "sum/axe4j-cuda-reduce": 30},
+                 "results": [
+        {"kernel": "k1", "arch": "sm_90a", "error": None,
+         "calls": [_call(0, "copy", "axe4j-cuda-ldmatrix"),
+                   _call(1, "copy", "vec_auto", declined=[("axe4j-cuda-ldmatrix", "DispatchFail: no 8x8 tile")])]},
+        {"kernel": "k2", "arch": "sm_90a", "error": None, "calls": [_call(0, "sum", "axe4j-cuda-reduce")]}]}
+    text, total, differing = report(upstream, axe4j_run)
+    assert (total, differing) == (3, 2)
+    assert "| k1 | 0 | copy | warp | shared->local | sm_90a | `ldstmatrix` | `axe4j-cuda-ldmatrix` | **no** |" in text
+    assert "| k1 | 1 | copy | warp | shared->local | sm_90a | `vec_auto` | `vec_auto` | yes |" in text
+    assert "| k2 | 0 | sum | warp | shared->local | sm_90a | refused | `axe4j-cuda-reduce` | **no** |" in text
+    assert ("k1 sm_90a call 0 (copy, warp): axe4j's table picks `axe4j-cuda-ldmatrix` (priority 30) where TVM "
+            "alone picks `ldstmatrix` (priority 10).") in text
+    assert ("k2 sm_90a call 0 (sum, warp): no upstream case applies (Invalid use of undefined variable tid); "
+            "axe4j's `axe4j-cuda-reduce` (priority 30) lowers it.") in text
+    assert "axe4j CUDA cases registered: 2 (copy/axe4j-cuda-ldmatrix, sum/axe4j-cuda-reduce)" in text
