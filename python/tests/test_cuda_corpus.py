@@ -218,3 +218,16 @@ def test_report_explains_each_call_where_axe4j_differs():
     assert ("k2 sm_90a call 0 (sum, warp): no upstream case applies (Invalid use of undefined variable tid); "
             "axe4j's `axe4j-cuda-reduce` (priority 30) lowers it.") in text
     assert "axe4j CUDA cases registered: 2 (copy/axe4j-cuda-ldmatrix, sum/axe4j-cuda-reduce)" in text
+
+
+def test_references_produce_the_declared_outputs():
+    rng = np.random.default_rng(7)
+    for kernel in KERNELS:
+        inputs = kernel.random_inputs(rng)
+        assert [(a.shape, str(a.dtype)) for a in inputs] == [(t.shape, t.dtype) for t in kernel.inputs], kernel.name
+        outputs = kernel.reference(*inputs)
+        assert [np.asarray(o).shape for o in outputs] == [t.shape for t in kernel.outputs], kernel.name
+        for o, t in zip(outputs, kernel.outputs):
+            assert str(np.asarray(o).dtype) == t.dtype, f"{kernel.name}: reference gives {np.asarray(o).dtype}"
+        host = [tvm.runtime.tensor(a, tvm.cpu()) for a in inputs + kernel.zero_outputs()]
+        assert [str(t.dtype) for t in host] == [t.dtype for t in kernel.inputs + kernel.outputs], kernel.name

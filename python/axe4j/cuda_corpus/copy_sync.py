@@ -237,3 +237,62 @@ def copy_g2r_r2g_thread_f32():
         Tx.copy(B[2:3, 8:16, 0:8], R[:, :])
 
     return kernel
+
+
+@entry(op="copy", scope="cta", storage="shared->local, local->shared", archs=BOTH,
+       inputs=(Tensor((256, 8), "float32"),), outputs=(Tensor((256, 8), "float32"),),
+       reference=_same, expect=(r"ld\.shared\.v4", r"st\.shared\.v4"),
+       layouts={"R": "S[(256, 8):(1@tx, 1)]"})
+def copy_s2r_r2s_cta_f32():
+    shape = (256, 8)
+    r_layout = TileLayout(S[shape:(1 @ tx, 1)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer(shape, "float32"), B: T.Buffer(shape, "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([8])
+        T.lane_id([32])
+        T.thread_id([256])
+        A_smem = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
+        B_smem = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
+        R = T.alloc_buffer(shape, "float32", scope="local", layout=r_layout)
+        Tx.cta.copy(A_smem[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(R[:, :], A_smem[:, :])
+        Tx.cta.copy(B_smem[:, :], R[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:, :], B_smem[:, :])
+
+    return kernel
+
+
+@entry(op="copy", scope="warpgroup", storage="shared->local, local->shared", archs=(HOPPER,),
+       inputs=(Tensor((128, 16), "bfloat16"),), outputs=(Tensor((128, 16), "bfloat16"),),
+       reference=_same, expect=(r"ld\.shared\.v4", r"st\.shared\.v4"),
+       notes="16 bf16 per thread: two 128-bit accesses each way",
+       layouts={"R": "S[(128, 16):(1@tid_in_wg, 1)]"})
+def copy_s2r_r2s_wg_bf16():
+    shape = (128, 16)
+    r_layout = TileLayout(S[shape:(1 @ tid_in_wg, 1)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer(shape, "bfloat16"), B: T.Buffer(shape, "bfloat16")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        T.thread_id_in_wg([128])
+        T.thread_id([128])
+        A_smem = T.alloc_buffer(shape, "bfloat16", scope="shared", layout=TileLayout(S[shape]))
+        B_smem = T.alloc_buffer(shape, "bfloat16", scope="shared", layout=TileLayout(S[shape]))
+        R = T.alloc_buffer(shape, "bfloat16", scope="local", layout=r_layout)
+        Tx.wg.copy(A_smem[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.wg.copy(R[:, :], A_smem[:, :])
+        Tx.wg.copy(B_smem[:, :], R[:, :])
+        T.cuda.cta_sync()
+        Tx.wg.copy(B[:, :], B_smem[:, :])
+
+    return kernel

@@ -7,7 +7,7 @@ ends up holding the reduced value, which upstream computes with butterfly shuffl
 
 import numpy as np
 from tvm.script import tirx as T
-from tvm.tirx.layout import R, S, TileLayout, laneid
+from tvm.tirx.layout import R, S, TileLayout, laneid, tid_in_wg
 from tvm.tirx.script import tile as Tx
 
 from ._base import BLACKWELL, BOTH, HOPPER, Tensor, entry
@@ -129,6 +129,30 @@ def max_rows_across_lanes_warp_f32():
 # launch's threadIdx variable, which that PrimFunc does not bind, so every shared-memory reduction fails with
 # "Invalid use of undefined variable tid" (warp, warpgroup) or "... tid_in_scope" (CTA).
 UNBOUND_TID = r"Invalid use of undefined variable (tid|tid_in_scope)\b"
+
+
+@entry(op="sum", scope="warpgroup", storage="local", archs=BOTH,
+       inputs=(Tensor((128, 16), "float32"),), outputs=(Tensor((128,), "float32"),),
+       reference=lambda a: (a.sum(axis=1),), expect=(r"dst_ptr\[0\] = \(dst_ptr\[0\] \+ src_ptr\[",), atol=1e-4, rtol=1e-4,
+       notes="thread t sums its own row: upstream's warpgroup register reduction is thread-local only",
+       layouts={"src": "S[(128, 16):(1@tid_in_wg, 1)]", "dst": "S[128:1@tid_in_wg]"})
+def sum_rows_local_wg_f32():
+    @T.prim_func
+    def kernel(A: T.Buffer((128, 16), "float32"), B: T.Buffer((128,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        T.thread_id_in_wg([128])
+        tid = T.thread_id([128])
+        src = T.alloc_buffer((128, 16), "float32", scope="local", layout=TileLayout(S[(128, 16):(1 @ tid_in_wg, 1)]))
+        dst = T.alloc_buffer((128,), "float32", scope="local", layout=TileLayout(S[128:1 @ tid_in_wg]))
+        Tx.wg.copy(src[:, :], A[:, :])
+        Tx.wg.sum(dst[:], src[:, :], axes=(1,))
+        B[tid] = dst.local()[0]
+
+    return kernel
 
 
 def _shared_reduce(op, scope, threads, shape, axes):
