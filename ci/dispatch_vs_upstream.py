@@ -10,9 +10,9 @@ whose PrimFunc replaced it (``axe4j.cuda_choices.recording``):
   so TVM's table holds only its own cases (checked: no ``axe4j-*`` variant, no JVM);
 * ``axe4j``: ``axe4j.compile(module, target)``, which installs the Java side and registers its cases.
 
-No nvcc: lowering is what dispatches. The parent pairs the calls by position within each kernel and writes the
-Markdown table plus one explanation per differing call, from what the workers recorded (priorities, declines,
-errors). Variants named ``axe4j-cuda-*`` are axe4j's CUDA cases; nothing here depends on which exist.
+No nvcc: lowering is what dispatches. The parent pairs the calls of each kernel in order (by op, scope, storage)
+and writes the Markdown table plus one explanation per differing call, from what the workers recorded
+(priorities, declines, errors). Variants named ``axe4j-cuda-*`` are axe4j's CUDA cases; nothing here depends on which exist.
 """
 
 from __future__ import annotations
@@ -104,10 +104,16 @@ def _label(call) -> str:
 
 
 def _explain(kernel, arch, up, ax, up_run, ax_run, cases) -> str:
-    where = f"{kernel} {arch} call {(up or ax)['index']} ({(up or ax)['op']}, {(up or ax)['scope']})"
-    if up is None or ax is None:
-        return (f"{where}: the two compiles dispatched a different number of tile calls "
-                f"(upstream {len(up_run['calls'])}, axe4j {len(ax_run['calls'])}).")
+    c = up or ax
+    where = f"{kernel} {arch} call {c['index']} ({c['op']}, {c['scope']})"
+    if up is None:
+        if up_run["error"]:
+            return f"{where}: dispatched only under axe4j; TVM's own compile stopped at an earlier refused call."
+        return f"{where}: dispatched only under axe4j (a tile call inside the expansion axe4j chose)."
+    if ax is None:
+        if ax_run["error"]:
+            return f"{where}: dispatched only by TVM alone; the axe4j compile stopped earlier: {ax_run['error']}."
+        return f"{where}: dispatched only by TVM alone (a tile call inside the expansion TVM chose)."
     op = up["op"]
     if up["variant"] is None and ax["variant"] is not None:
         return (f"{where}: no upstream case applies ({up_run['error'] or up['error']}); axe4j's "
@@ -125,23 +131,40 @@ def _explain(kernel, arch, up, ax, up_run, ax_run, cases) -> str:
     return text + "."
 
 
+def _paired(up_calls, ax_calls):
+    """(upstream call or None, axe4j call or None) in order, matching calls by (op, scope, storage) so that a
+    call one side dispatches and the other does not (e.g. inside a chosen expansion) does not shift the rest."""
+    from difflib import SequenceMatcher
+
+    def key(c):
+        return (c["op"], c["scope"], c["storage"])
+
+    pairs = []
+    matcher = SequenceMatcher(a=[key(c) for c in up_calls], b=[key(c) for c in ax_calls], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            common = min(i2 - i1, j2 - j1)
+            pairs += [(up_calls[i1 + k], ax_calls[j1 + k]) for k in range(common)]
+            pairs += [(u, None) for u in up_calls[i1 + common:i2]]
+            pairs += [(None, a) for a in ax_calls[j1 + common:j2]]
+        else:
+            pairs += [(u, None) for u in up_calls[i1:i2]] + [(None, a) for a in ax_calls[j1:j2]]
+    return pairs
+
+
 def report(up: dict, ax: dict) -> tuple[str, int, int]:
     """Markdown text, number of tile calls compared, number that differ."""
     runs_ax = {(r["kernel"], r["arch"]): r for r in ax["results"]}
     rows, notes, same_count, total = [], [], 0, 0
     for run in up["results"]:
-        key = (run["kernel"], run["arch"])
-        other = runs_ax[key]
-        n = max(len(run["calls"]), len(other["calls"]))
-        for i in range(n):
-            u = run["calls"][i] if i < len(run["calls"]) else None
-            a = other["calls"][i] if i < len(other["calls"]) else None
+        other = runs_ax[(run["kernel"], run["arch"])]
+        for u, a in _paired(run["calls"], other["calls"]):
             c = u or a
-            same = u is not None and a is not None and u["variant"] == a["variant"] and u["op"] == a["op"]
+            same = u is not None and a is not None and u["variant"] == a["variant"]
             total += 1
             same_count += same
-            rows.append(f"| {run['kernel']} | {i} | {c['op']} | {c['scope']} | {c['storage']} | {run['arch']} | "
-                        f"{_label(u)} | {_label(a)} | {'yes' if same else '**no**'} |")
+            rows.append(f"| {run['kernel']} | {c['index']} | {c['op']} | {c['scope']} | {c['storage']} | "
+                        f"{run['arch']} | {_label(u)} | {_label(a)} | {'yes' if same else '**no**'} |")
             if not same:
                 notes.append("- " + _explain(run["kernel"], run["arch"], u, a, run, other, ax["cases"]))
     ours = sorted(k for k in ax["cases"] if k.split("/", 1)[1].startswith(AXE4J_PREFIX))
@@ -155,7 +178,8 @@ def report(up: dict, ax: dict) -> tuple[str, int, int]:
         "own dispatch cases (a process that never calls `axe4j.install()`) and once through `axe4j.compile`",
         "(Java cases registered). The variant is the dispatch case whose PrimFunc replaced the call",
         "(`axe4j.cuda_choices.recording`); *refused* means no case applied and compilation failed;",
-        "*(forced)* marks a call that names its variant with `dispatch=`. Calls are numbered in dispatch order.",
+        "*(forced)* marks a call that names its variant with `dispatch=`; *(no call)*, a call only one side dispatched.",
+        "Calls are numbered in dispatch order (the upstream number where both sides have the call).",
         "",
         f"- tile calls compared: {total}; same variant: {same_count}; different: {total - same_count}",
         f"- axe4j CUDA cases registered: {len(ours)}" + (f" ({', '.join(ours)})" if ours else

@@ -231,3 +231,17 @@ def test_references_produce_the_declared_outputs():
             assert str(np.asarray(o).dtype) == t.dtype, f"{kernel.name}: reference gives {np.asarray(o).dtype}"
         host = [tvm.runtime.tensor(a, tvm.cpu()) for a in inputs + kernel.zero_outputs()]
         assert [str(t.dtype) for t in host] == [t.dtype for t in kernel.inputs + kernel.outputs], kernel.name
+
+
+def test_report_pairs_calls_only_one_side_dispatched():
+    report = _report_module().report
+    upstream = {"cases": {}, "results": [{"kernel": "k", "arch": "sm_100a", "error": None, "calls": [
+        _call(0, "copy", "vec_auto"), _call(1, "sum", "local")]}]}
+    extra = dict(_call(1, "fill", "reg"), scope="thread")
+    axe4j_run = {"cases": {}, "results": [{"kernel": "k", "arch": "sm_100a", "error": None, "calls": [
+        _call(0, "copy", "axe4j-cuda-vec"), extra, dict(_call(2, "sum", "local"))]}]}
+    text, total, differing = report(upstream, axe4j_run)
+    assert (total, differing) == (3, 2)
+    assert "| k | 1 | sum | warp | shared->local | sm_100a | `local` | `local` | yes |" in text
+    assert "| k | 1 | fill | thread | shared->local | sm_100a | (no call) | `reg` | **no** |" in text
+    assert "dispatched only under axe4j (a tile call inside the expansion axe4j chose)" in text
