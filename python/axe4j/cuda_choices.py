@@ -126,7 +126,7 @@ def recording():
         def run_dispatch(op_call, sctx):
             for cases in dispatcher._DISPATCH_TABLE.values():
                 for case in cases:
-                    if not hasattr(case.impl, "__wrapped__") or getattr(case, "_axe4j_traced", None) is not case.impl:
+                    if getattr(case, "_axe4j_traced", None) is not case.impl:  # not yet wrapped by this recording
                         case.impl = _traced_impl(case)
                         case._axe4j_traced = case.impl
                         wrapped.append(case)
