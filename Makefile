@@ -41,3 +41,8 @@ bench-tirx: python build
 ## CPU kernels compiled through axe4j's Java dispatch rules against the naive variants.
 bench-cpu: python build
 	.venv/bin/python schedules/src/test/python/bench_cpu_kernels.py
+
+## Dispatch choices per tile call of the CUDA corpus: TVM's own cases against axe4j's (docs/dispatch-vs-upstream.md).
+.PHONY: dispatch-vs-upstream
+dispatch-vs-upstream: python build
+	.venv/bin/python ci/dispatch_vs_upstream.py

@@ -35,3 +35,7 @@ def java(bridge) -> types.SimpleNamespace:
         call_global=lookup("axe4j.testing.call_global"),
         type_keys=lookup("axe4j.testing.type_keys"),
     )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: runs kernels on a CUDA GPU; skipped, with the reason, where tvm.cuda() does not exist")
