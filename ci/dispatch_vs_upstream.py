@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE4J_PREFIX = "axe4j-"
+PROBE = "axe4j-explain-probe"  # records calls for axe4j.explain; declines every call
 
 
 # ---- workers -------------------------------------------------------------------------------------
@@ -119,9 +120,9 @@ def _explain(kernel, arch, up, ax, up_run, ax_run, cases) -> str:
         return (f"{where}: no upstream case applies ({up_run['error'] or up['error']}); axe4j's "
                 f"`{ax['variant']}` (priority {cases.get(op + '/' + ax['variant'], '?')}) lowers it.")
     if ax["variant"] is None and up["variant"] is not None:
-        declined = "; ".join(f"{v}: {r}" for v, r in ax["declined"]) or ax["error"] or ax_run["error"]
+        declined = "; ".join(f"{v}: {r}" for v, r in ax["declined"] if v != PROBE) or ax["error"] or ax_run["error"]
         return f"{where}: upstream lowers it with `{up['variant']}`; under axe4j dispatch failed: {declined}."
-    before = [v for v, _ in ax["declined"]]
+    before = [v for v, _ in ax["declined"] if v != PROBE]
     p_up = cases.get(f"{op}/{up['variant']}", "?")
     p_ax = cases.get(f"{op}/{ax['variant']}", "?")
     text = (f"{where}: axe4j's table picks `{ax['variant']}` (priority {p_ax}) where TVM alone picks "
@@ -167,7 +168,9 @@ def report(up: dict, ax: dict) -> tuple[str, int, int]:
                         f"{run['arch']} | {_label(u)} | {_label(a)} | {'yes' if same else '**no**'} |")
             if not same:
                 notes.append("- " + _explain(run["kernel"], run["arch"], u, a, run, other, ax["cases"]))
-    ours = sorted(k for k in ax["cases"] if k.split("/", 1)[1].startswith(AXE4J_PREFIX))
+    # the explain probe records calls for axe4j.explain and never implements one
+    ours = sorted(k for k in ax["cases"] if k.split("/", 1)[1].startswith(AXE4J_PREFIX)
+                  and not k.endswith(PROBE))
     refused = sorted({(r["kernel"], r["arch"], r["error"]) for r in up["results"] if r["error"]})
     lines = [
         "# Dispatch choices: TVM's CUDA cases against axe4j's",

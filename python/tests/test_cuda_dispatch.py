@@ -260,3 +260,55 @@ def _reference(name, host):
     if name == "thread_local_add_f32":
         return 2 * a
     raise KeyError(name)
+
+
+# ---- the whole CUDA corpus through axe4j's table ----------------------------------------------------------------
+
+def _corpus_pairs():
+    from axe4j import cuda_corpus
+
+    return [(k.name, arch) for k in cuda_corpus.kernels() for arch in k.archs if not k.upstream_refuses]
+
+
+_axe4j_built: dict = {}
+
+
+def _build_corpus(name, arch):
+    from axe4j import cuda_corpus
+    from axe4j.cuda_corpus import build
+
+    if (name, arch) not in _axe4j_built:
+        axe4j.use_pip_nvcc()
+        kernel = cuda_corpus.get(name)
+        executable = axe4j.compile(build.module(kernel), build.target(arch))
+        _axe4j_built[(name, arch)] = (kernel, executable, build.cuda_source(executable))
+    return _axe4j_built[(name, arch)]
+
+
+@pytest.mark.parametrize("name,arch", _corpus_pairs())
+def test_corpus_kernel_compiles_to_a_cubin_through_axe4j(name, arch):
+    """With axe4j's cases ranked first, every corpus kernel upstream compiles still lowers and assembles."""
+    from axe4j.cuda_corpus import build
+
+    _, _, source = _build_corpus(name, arch)
+    binary = build.fatbin(source, arch)
+    assert binary[:4] == FATBIN_MAGIC
+    assert set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
+@pytest.mark.parametrize("name,arch", _corpus_pairs())
+def test_corpus_kernel_results_through_axe4j_on_a_gpu(name, arch):
+    major = int(tvm.cuda(0).compute_version.split(".")[0])
+    if (arch == "sm_100a") != (major >= 10):
+        pytest.skip(f"{arch} code does not run on compute capability {tvm.cuda(0).compute_version}")
+    kernel, executable, _ = _build_corpus(name, arch)
+    rng = np.random.default_rng(0)
+    inputs = kernel.random_inputs(rng)
+    outputs = kernel.zero_outputs()
+    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in inputs + outputs]
+    executable(*device)
+    for got, want in zip(device[len(inputs):], kernel.reference(*inputs)):
+        np.testing.assert_allclose(got.numpy().astype("float64"), np.asarray(want).astype("float64"),
+                                   rtol=kernel.rtol, atol=kernel.atol)
