@@ -5,7 +5,9 @@ consecutive elements of the innermost loop, read and written as one vector acces
 which TVM's CUDA code generator emits as one 16/8/4-byte load or store). The chunk index c is split into the
 loop counters by ``(c * vec / below_l) mod extent_l`` (below_l: the product of the extents inside loop l), and
 each operand's address is ``base + sum_l counter_l * stride_l``. The digits plan does the same with one
-element per chunk and addresses from the layouts' digits.
+element per chunk and addresses from the layouts' digits. The reduce plan gives thread t the outputs
+``t, t + T, ...`` of the kept loops; each folds the reduced loops into a one-element register buffer, then
+stores once (``init``: from the identity, else from the destination's value: ``accum``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def thread_index(scope: str, sctx, threads: int):
 def emit(request, plan, helpers):
     if plan["kind"] == "cuda-affine":
         return _emit_affine(request, plan, helpers)
+    if plan["kind"] == "cuda-reduce":
+        return _emit_reduce(request, plan, helpers)
     return _emit_digits(request, plan, helpers)
 
 
@@ -131,6 +135,61 @@ def _emit_digits(request, plan, h):
                 with T.If(flat < elements):
                     with T.Then():
                         element(views, flat)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_reduce(request, plan, h):
+    kept, folded, access = plan["kept"], plan["folded"], plan["access"]
+    threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
+    combine = plan["combine"]
+    dst = request.buffers["dst"]
+    dtype = str(dst.dtype)
+
+    def address(role, loops, counters, base):
+        addr = base
+        for loop, c in zip(loops, counters):
+            stride = int(loop["strides"][role])
+            if stride:
+                addr = addr + c * stride
+        return addr
+
+    def output(views, o):
+        counters = _counters(o, kept) if kept else []
+        d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
+        s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+        acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+        start = h.identity(combine, dtype) if plan["init"] else views["dst"][d_addr]
+        T.buffer_store(acc, start, [0])
+
+        def fold(loops, counters):
+            if loops:
+                with T.serial(int(loops[0]["extent"])) as i:
+                    fold(loops[1:], counters + [i])
+                return
+            value = views["src0"][address("src0", folded, counters, s_base)]
+            value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
+            T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+
+        fold(folded, [])
+        T.buffer_store(views["dst"], acc[0], [d_addr])
+
+    def whole():
+        loops = kept + folded
+        views = h.flat_views(request, {"access": access, "tail": 0}, loops)
+        tid = thread_index(request.scope, request.sctx, threads)
+        with T.serial(rounds) as f:
+            o = f * threads + tid
+            if outputs % threads == 0:
+                output(views, o)
+            else:
+                with T.If(o < outputs):
+                    with T.Then():
+                        output(views, o)
 
     @T.prim_func(check_well_formed=False)
     def impl():

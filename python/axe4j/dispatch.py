@@ -301,7 +301,7 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
-    if kind in ("cuda-affine", "cuda-digits"):
+    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)
@@ -719,3 +719,5 @@ class _EmitHelpers:
     digit_views = staticmethod(_digit_views)
     digit_address = staticmethod(_digit_address)
     store_replicas = staticmethod(_store_replicas)
+    combine = staticmethod(_combine)
+    identity = staticmethod(_identity)

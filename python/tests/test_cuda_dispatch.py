@@ -106,6 +106,42 @@ def _thread_local(shape, dtype):
     return kernel
 
 
+def _reduce(op, shape, axis, scope, threads, accum=False):
+    """A (rows, cols) fp32 region from global into shared, reduced along ``axis`` into a shared vector, then out."""
+    rows, cols = shape
+    kept = cols if axis == 0 else rows
+    ns = getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (kept,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([threads // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([threads])
+        T.thread_id([threads])
+        X = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
+        r = T.alloc_buffer((kept,), "float32", scope="shared", layout=TileLayout(S[(kept,)]))
+        Tx.cta.copy(X[:, :], A[:, :])
+        if accum:
+            Tx.cta.fill(r[:], T.float32(1.0))
+        T.cuda.cta_sync()
+        if op == "sum":
+            ns.sum(r[:], X[:, :], [axis], accum)
+        elif op == "max":
+            ns.max(r[:], X[:, :], [axis], accum)
+        else:
+            ns.min(r[:], X[:, :], [axis], accum)
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:], r[:])
+
+    return kernel
+
+
 # PTX access patterns: nvcc 13 moves float4 as .v4.u32 and marks read-only global loads .nc.
 LD_G4 = r"ld\.global(\.nc)?\.v4\.(f32|u32|b32)"
 ST_G4 = r"st\.global\.v4\.(f32|u32|b32)"
@@ -131,6 +167,12 @@ KERNELS = {
                             [r"cvt\.rn\.f16\.f32"]),
     "fill_cta_f32": (lambda: _elementwise("fill", (32, 32), "float32", "float32", 128), [ST_S4]),
     "thread_local_add_f32": (lambda: _thread_local((64, 8), "float32"), [LD_G4, ST_G4]),
+    # upstream's shared-memory reduction case fails on these (undefined thread variable); axe4j's rule lowers them
+    "sum_rows_shared_cta_f32": (lambda: _reduce("sum", (128, 24), 1, "cta", 128), [r"add(\.rn)?(\.ftz)?\.f32"]),
+    "max_cols_shared_warp_f32": (lambda: _reduce("max", (16, 40), 0, "warp", 32), [r"max(\.ftz)?\.f32"]),
+    "min_rows_shared_wg_accum_f32": (lambda: _reduce("min", (96, 8), 1, "warpgroup", 128, accum=True),
+                                     [r"min(\.ftz)?\.f32"]),
+    "sum_cols_small_cta_f32": (lambda: _reduce("sum", (8, 8), 0, "cta", 64), [r"add(\.rn)?(\.ftz)?\.f32"]),
 }
 
 _built: dict = {}
@@ -177,6 +219,13 @@ def test_explain_reports_the_plan_with_the_scope_threads():
     assert f"axe4j-cuda-vector (prio={10 + offset}): accepted <- chosen" in report
     assert "4 elements (16 bytes) per access, 512 chunks over 128 threads" in report
     assert "vec_auto (prio=10): not an axe4j rule" in report
+
+
+def test_reduction_plan_gives_each_thread_whole_outputs():
+    report = axe4j.explain(KERNELS["sum_rows_shared_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "axe4j-cuda-reduce" in report and "128 outputs over 128 threads, 24 terms each folded in a register" in report
+    report = axe4j.explain(KERNELS["sum_cols_small_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "8 outputs over 64 threads, 8 terms each folded in a register; 56 threads idle" in report
 
 
 def test_a_layout_the_vector_rule_cannot_address_falls_back_to_digits():
@@ -259,6 +308,14 @@ def _reference(name, host):
         return np.full_like(host[-1], 2.5)
     if name == "thread_local_add_f32":
         return 2 * a
+    if name == "sum_rows_shared_cta_f32":
+        return a.sum(axis=1)
+    if name == "max_cols_shared_warp_f32":
+        return a.max(axis=0)
+    if name == "min_rows_shared_wg_accum_f32":
+        return np.minimum(a.min(axis=1), 1.0)
+    if name == "sum_cols_small_cta_f32":
+        return a.sum(axis=0)
     raise KeyError(name)
 
 

@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The CUDA dispatch table (target kind {@code cuda}): element-wise rules over the scope's threads. */
+/** The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads. */
 public final class CudaDispatch {
     public static final String TARGET_KIND = CudaRules.TARGET_KIND;
 
@@ -15,6 +15,9 @@ public final class CudaDispatch {
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
                 "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
             table.put(op, List.of(CudaRules.VECTOR, CudaRules.DIGITS));
+        }
+        for (String op : List.of("sum", "max", "min")) {
+            table.put(op, List.of(CudaReduceRule.INSTANCE));
         }
         TABLE = new DispatchTable(TARGET_KIND, table);
     }

@@ -214,7 +214,7 @@ public final class CudaRules {
         return ops.stream().mapToInt(Operand::elementBytes).max().orElse(1);
     }
 
-    private static List<Map<String, Object>> describe(List<LoopNest.Loop> loops, List<Operand> ops) {
+    static List<Map<String, Object>> describe(List<LoopNest.Loop> loops, List<Operand> ops) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (LoopNest.Loop l : loops) {
             Map<String, Object> m = new LinkedHashMap<>();

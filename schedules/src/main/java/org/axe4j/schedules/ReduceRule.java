@@ -31,27 +31,13 @@ public final class ReduceRule implements Rule {
         Rule.requireCpuThread(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
-        int rank = src.shape().length;
         boolean[] reduced = reducedDims(call, src);
         if (!dst.layout().replica().isEmpty()) {
             throw Declined.of("%s: destination layout %s has replicas", call.op(), dst.layout());
         }
         AffineAccess da = AffineAccess.of(dst);
         AffineAccess sa = AffineAccess.of(src);
-        int[] dstDims = dst.loopDims();
-        List<Integer> spatial = keptDims(call, src, dst, reduced);
-        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
-        List<LoopNest.Loop> loops = new ArrayList<>();
-        for (int k = 0; k < spatial.size(); k++) {
-            loops.addAll(LoopNest.refine(List.of(da.dims().get(dstDims[k]), sa.dims().get(spatial.get(k))),
-                    spatialExtents[k], false, call.op() + " kept dim " + spatial.get(k)));
-        }
-        for (int d = 0; d < rank; d++) {
-            if (reduced[d] && src.extent()[d] != 1) {
-                loops.addAll(LoopNest.refine(List.of(List.of(), sa.dims().get(d)), src.extent()[d], true,
-                        call.op() + " reduced dim " + d));
-            }
-        }
+        List<LoopNest.Loop> loops = loops(call, dst, src, da, sa, reduced);
         LoopNest nest = LoopNest.schedule(loops, new boolean[] {true, true},
                 ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
         List<LoopNest.Loop> planned = nest.loops();
@@ -66,6 +52,29 @@ public final class ReduceRule implements Rule {
         plan.put("tail", nest.tail());
         plan.put("notes", nest.notes());
         return plan;
+    }
+
+    /**
+     * Kept loops (destination and source refined together) then reduced loops (the destination moves by 0),
+     * strides ordered (dst, src0).
+     */
+    static List<LoopNest.Loop> loops(Request call, Operand dst, Operand src, AffineAccess da, AffineAccess sa,
+            boolean[] reduced) {
+        int[] dstDims = dst.loopDims();
+        List<Integer> spatial = keptDims(call, src, dst, reduced);
+        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
+        List<LoopNest.Loop> loops = new ArrayList<>();
+        for (int k = 0; k < spatial.size(); k++) {
+            loops.addAll(LoopNest.refine(List.of(da.dims().get(dstDims[k]), sa.dims().get(spatial.get(k))),
+                    spatialExtents[k], false, call.op() + " kept dim " + spatial.get(k)));
+        }
+        for (int d = 0; d < src.shape().length; d++) {
+            if (reduced[d] && src.extent()[d] != 1) {
+                loops.addAll(LoopNest.refine(List.of(List.of(), sa.dims().get(d)), src.extent()[d], true,
+                        call.op() + " reduced dim " + d));
+            }
+        }
+        return loops;
     }
 
     /**

@@ -1,0 +1,107 @@
+package org.axe4j.schedules;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Property;
+import org.axe4j.layout.Shape;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CUDA reduction plan, run the way the emitter runs it, writes each destination element once, from the source
+ * addresses of exactly the region elements that reduce into it.
+ */
+class CudaReduceRuleTest {
+
+    @Test
+    void everyOutputFoldsExactlyItsSlice() {
+        int[] counts = new int[2];
+        Property.forAll("cuda reduce plan = layout maps", r -> {
+            long[] shape = {new long[] {4, 6, 8, 12}[r.nextInt(4)], new long[] {4, 8, 16}[r.nextInt(3)]};
+            int axis = r.nextInt(2);
+            long[] kept = {shape[1 - axis]};
+            Layout srcLayout = CudaRulesTest.randomLayout(r, shape);
+            Layout dstLayout = CudaRulesTest.randomLayout(r, kept);
+            if (!dstLayout.replica().isEmpty()) {
+                dstLayout = Layout.parse("S[" + kept[0] + ":1]");
+            }
+            Operand dst = new Operand("dst", "r", "float32", kept, new long[1], kept, dstLayout);
+            Operand src = new Operand("src0", "X", "float32", shape, new long[2], shape, srcLayout);
+            long threads = new long[] {1, 32, 128}[r.nextInt(3)];
+            String json = CudaRulesTest.request("sum", threads == 1 ? "thread" : "cta", threads, List.of(dst, src))
+                    .replace("\"params\":{", "\"params\":{\"axes\":[" + axis + "],\"accum\":false,");
+            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-reduce", Request.fromJson(json,
+                    List.of(dstLayout, srcLayout)));
+            if (!d.accepted()) {
+                counts[1]++;
+                assertTrue(d.reason().contains("crosses a digit"), d.reason());
+                return;
+            }
+            counts[0]++;
+            Map<Long, List<Long>> expected = new TreeMap<>();
+            Shape s = Shape.of(shape);
+            for (long i = 0; i < shape[0]; i++) {
+                for (long j = 0; j < shape[1]; j++) {
+                    long out = dstLayout.apply(Shape.of(kept), new long[] {axis == 0 ? j : i}).iterator().next()
+                            .get(Axis.M);
+                    long in = srcLayout.apply(s, new long[] {i, j}).iterator().next().get(Axis.M);
+                    expected.computeIfAbsent(out, k -> new ArrayList<>()).add(in);
+                }
+            }
+            expected.values().forEach(Collections::sort);
+            assertEquals(expected, simulate(d.plan()), d.plan().toString());
+        });
+        assertTrue(counts[0] > Property.CASES / 2, "accepted " + counts[0]);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<Long, List<Long>> simulate(Map<String, Object> plan) {
+        List<Map<String, Object>> kept = (List<Map<String, Object>>) plan.get("kept");
+        List<Map<String, Object>> folded = (List<Map<String, Object>>) plan.get("folded");
+        Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) plan.get("access");
+        long threads = (Long) plan.get("threads");
+        long outputs = (Long) plan.get("outputs");
+        long rounds = (Long) plan.get("rounds");
+        long terms = folded.stream().mapToLong(l -> (Long) l.get("extent")).reduce(1, (a, b) -> a * b);
+        Map<Long, List<Long>> out = new TreeMap<>();
+        for (long t = 0; t < threads; t++) {
+            for (long f = 0; f < rounds; f++) {
+                long o = f * threads + t;
+                if (o >= outputs) {
+                    continue;
+                }
+                long[] base = at(kept, o, (Long) access.get("dst").get("base"), (Long) access.get("src0").get("base"));
+                List<Long> sources = new ArrayList<>();
+                for (long k = 0; k < terms; k++) {
+                    sources.add(at(folded, k, 0, base[1])[1]);
+                }
+                Collections.sort(sources);
+                assertTrue(out.put(base[0], sources) == null, "two outputs write " + base[0]);
+            }
+        }
+        return out;
+    }
+
+    /** (dst, src0) addresses of flat index {@code flat} of a row-major walk of {@code loops}. */
+    @SuppressWarnings("unchecked")
+    private static long[] at(List<Map<String, Object>> loops, long flat, long dst, long src) {
+        long below = 1;
+        for (int l = loops.size() - 1; l >= 0; l--) {
+            long e = (Long) loops.get(l).get("extent");
+            Map<String, Long> st = (Map<String, Long>) loops.get(l).get("strides");
+            long c = (flat / below) % e;
+            dst += c * st.get("dst");
+            src += c * st.get("src0");
+            below *= e;
+        }
+        return new long[] {dst, src};
+    }
+}
