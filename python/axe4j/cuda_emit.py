@@ -15,18 +15,18 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
-# The thread index of each scope, as the TIRx kernel declares it.
-_THREAD_INDEX = {
-    "cta": lambda sctx: sctx.launch_params["threadIdx.x"].var,
-    "warp": lambda sctx: T.lane_id(),
-    "warpgroup": lambda sctx: T.thread_id_in_wg(),
-}
+# Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
+# lane is tx % 32, a warpgroup's thread tx % 128. Read from tx, the index needs no scope-id declaration in the
+# kernel header beyond T.thread_id.
+_SCOPE_THREADS = {"warp": 32, "warpgroup": 128}
 
 
 def thread_index(scope: str, sctx, threads: int):
     if threads == 1 or scope == "thread":
         return 0
-    return _THREAD_INDEX[scope](sctx)
+    tx = sctx.launch_params["threadIdx.x"].var
+    width = _SCOPE_THREADS.get(scope)
+    return tx if width is None else tirx.floormod(tx, width)
 
 
 def emit(request, plan, helpers):
