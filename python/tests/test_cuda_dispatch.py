@@ -54,7 +54,10 @@ def _copy_roundtrip(shape, dtype, scope, threads, g_layout=None, s_layout=None):
     return kernel
 
 
-def _elementwise(op, shape, dtype, out_dtype, threads):
+def _elementwise(op, shape, dtype, out_dtype, threads, scope="cta"):
+    """A -> X (shared), ``op`` at ``scope`` into Y (shared), Y -> C; B is the second operand of add."""
+    ns = getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
+
     @T.prim_func
     def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, shape, dtype)
@@ -70,15 +73,15 @@ def _elementwise(op, shape, dtype, out_dtype, threads):
         Tx.cta.copy(X[:, :], A[:, :])
         T.cuda.cta_sync()
         if op == "add":
-            Tx.cta.add(X[:, :], X[:, :], B[:, :])
+            ns.add(X[:, :], X[:, :], B[:, :])
             T.cuda.cta_sync()
             Tx.cta.copy(Y[:, :], X[:, :])
         elif op == "exp":
-            Tx.cta.exp(Y[:, :], X[:, :])
+            ns.exp(Y[:, :], X[:, :])
         elif op == "cast":
-            Tx.cta.cast(Y[:, :], X[:, :])
+            ns.cast(Y[:, :], X[:, :])
         elif op == "fill":
-            Tx.cta.fill(Y[:, :], T.float32(2.5))
+            ns.fill(Y[:, :], T.float32(2.5))
         T.cuda.cta_sync()
         Tx.cta.copy(C[:, :], Y[:, :])
 
@@ -166,6 +169,20 @@ KERNELS = {
     "cast_cta_f32_to_f16": (lambda: _elementwise("cast", (32, 32), "float32", "float16", 128),
                             [r"cvt\.rn\.f16\.f32"]),
     "fill_cta_f32": (lambda: _elementwise("fill", (32, 32), "float32", "float32", 128), [ST_S4]),
+    "fill_warp_f32": (lambda: _elementwise("fill", (8, 64), "float32", "float32", 64, "warp"), [ST_S4]),
+    "fill_thread_f32": (lambda: _elementwise("fill", (4, 8), "float32", "float32", 32, "thread"), [ST_S4]),
+    "cast_warpgroup_f32_to_f16": (lambda: _elementwise("cast", (16, 64), "float32", "float16", 128, "warpgroup"),
+                                  [r"cvt\.rn\.f16\.f32"]),
+    "cast_thread_f32_to_f16": (lambda: _elementwise("cast", (4, 8), "float32", "float16", 32, "thread"),
+                               [r"cvt\.rn\.f16\.f32"]),
+    "exp_warp_f32": (lambda: _elementwise("exp", (8, 32), "float32", "float32", 32, "warp"), [r"ex2\.approx"]),
+    "exp_warpgroup_f32": (lambda: _elementwise("exp", (8, 64), "float32", "float32", 128, "warpgroup"),
+                          [r"ex2\.approx"]),
+    "add_warp_f32": (lambda: _elementwise("add", (16, 32), "float32", "float32", 32, "warp"),
+                     [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
+    "add_warpgroup_f32": (lambda: _elementwise("add", (16, 32), "float32", "float32", 128, "warpgroup"),
+                          [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
+    "sum_rows_shared_thread_f32": (lambda: _reduce("sum", (4, 16), 1, "thread", 32), [r"add(\.rn)?(\.ftz)?\.f32"]),
     "thread_local_add_f32": (lambda: _thread_local((64, 8), "float32"), [LD_G4, ST_G4]),
     # upstream's shared-memory reduction case fails on these (undefined thread variable); axe4j's rule lowers them
     "sum_rows_shared_cta_f32": (lambda: _reduce("sum", (128, 24), 1, "cta", 128), [r"add(\.rn)?(\.ftz)?\.f32"]),
@@ -298,14 +315,16 @@ def _reference(name, host):
     a = host[0]
     if name.startswith("copy"):
         return a
-    if name == "add_cta_f32":
+    if name.startswith("add_"):
         return a + host[1]
-    if name == "exp_cta_f32":
+    if name.startswith("exp_"):
         return np.exp(a)
-    if name == "cast_cta_f32_to_f16":
+    if name.startswith("cast_"):
         return a.astype("float16")
-    if name == "fill_cta_f32":
+    if name.startswith("fill_"):
         return np.full_like(host[-1], 2.5)
+    if name == "sum_rows_shared_thread_f32":
+        return a.sum(axis=1)
     if name == "thread_local_add_f32":
         return 2 * a
     if name == "sum_rows_shared_cta_f32":
