@@ -34,6 +34,8 @@ def emit(request, plan, helpers):
         return _emit_affine(request, plan, helpers)
     if plan["kind"] == "cuda-reduce":
         return _emit_reduce(request, plan, helpers)
+    if plan["kind"] == "cuda-ldstmatrix":
+        return _emit_ldstmatrix(request, plan)
     return _emit_digits(request, plan, helpers)
 
 
@@ -190,6 +192,44 @@ def _emit_reduce(request, plan, h):
                 with T.If(o < outputs):
                     with T.Then():
                         output(views, o)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_ldstmatrix(request, plan):
+    """One ldmatrix/stmatrix per group of blocks: lane l points at row l % 8 of the group's block l // 8; the
+    registers are the lane's 32-bit words of its fragment (two 16-bit elements each)."""
+    from tvm.tirx.layout import S, TileLayout
+
+    reg, smem = request.buffers[plan["register"]], request.buffers[plan["shared"]]
+    num, row_stride, registers = int(plan["num"]), int(plan["row_stride"]), int(plan["registers"])
+    groups = plan["groups"]
+    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}.shared.b16"
+    span = max(int(b) for g in groups for b in g["bases"]) + 7 * row_stride + 8
+
+    def block_base(bases, k):
+        out = tirx.const(int(bases[-1]), "int32")
+        for i in range(len(bases) - 2, -1, -1):
+            out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
+        return out
+
+    def whole():
+        view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
+        lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
+        words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
+        for group in groups:
+            k = tirx.floormod(tirx.floordiv(lane, 8), num)
+            addr = block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
+            ptr = view.ptr_to([addr])
+            regs = [words[int(w)] for w in group["words"]]
+            if plan["direction"] == "ld":
+                T.evaluate(T.ptx[chain](*regs, ptr))
+            else:
+                T.evaluate(T.ptx[chain](ptr, *regs))
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 from tvm.script import tirx as T
-from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.layout import S, TileLayout, laneid
 from tvm.tirx.script import tile as Tx
 
 import axe4j
@@ -145,6 +145,37 @@ def _reduce(op, shape, axis, scope, threads, accum=False):
     return kernel
 
 
+def _ldst_roundtrip(shape, r_layout, s_layout=None):
+    """Global -> shared (warp), ldmatrix into the register tile, stmatrix back to another shared tile, -> global."""
+    s_layout = s_layout or TileLayout(S[shape])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float16")
+        B = T.match_buffer(B_ptr, shape, "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        A_smem = T.alloc_buffer(shape, "float16", scope="shared", layout=s_layout)
+        B_smem = T.alloc_buffer(shape, "float16", scope="shared", layout=s_layout)
+        R = T.alloc_buffer(shape, "float16", scope="local", layout=r_layout)
+        Tx.warp.copy(A_smem[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(R[:, :], A_smem[:, :])
+        Tx.warp.copy(B_smem[:, :], R[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(B[:, :], B_smem[:, :])
+
+    return kernel
+
+
+# 16x16 fp16 as 2x2 ldmatrix blocks; block (i, j) in registers 2 * (i + 2 j) of each lane
+MMA_16x16 = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ laneid, 4, 1 @ laneid, 1)])
+# 8x32: four blocks along the columns, registers in column order
+MMA_8x32 = TileLayout(S[(8, 4, 4, 2):(4 @ laneid, 2, 1 @ laneid, 1)])
+
 # PTX access patterns: nvcc 13 moves float4 as .v4.u32 and marks read-only global loads .nc.
 LD_G4 = r"ld\.global(\.nc)?\.v4\.(f32|u32|b32)"
 ST_G4 = r"st\.global\.v4\.(f32|u32|b32)"
@@ -182,6 +213,11 @@ KERNELS = {
                      [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
     "add_warpgroup_f32": (lambda: _elementwise("add", (16, 32), "float32", "float32", 128, "warpgroup"),
                           [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
+    "ldst_matrix_x4_16x16_f16": (lambda: _ldst_roundtrip((16, 16), MMA_16x16),
+                                 [r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16",
+                                  r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16"]),
+    "ldst_matrix_x4_8x32_padded_f16": (lambda: _ldst_roundtrip((8, 32), MMA_8x32, TileLayout(S[(8, 32):(40, 1)])),
+                                       [r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16"]),
     "sum_rows_shared_thread_f32": (lambda: _reduce("sum", (4, 16), 1, "thread", 32), [r"add(\.rn)?(\.ftz)?\.f32"]),
     "thread_local_add_f32": (lambda: _thread_local((64, 8), "float32"), [LD_G4, ST_G4]),
     # upstream's shared-memory reduction case fails on these (undefined thread variable); axe4j's rule lowers them
@@ -221,6 +257,7 @@ def test_axe4j_rule_compiles_to_the_intended_accesses(name, arch):
     kernel, executable, source, ptx = _build(name, arch)
     assert "tvm_builtin_ptx_ld_vec" not in source and "tvm_builtin_ptx_st_vec" not in source, \
         "an upstream copy case ran instead of the axe4j rule"
+    assert "warp_idx_in_T" not in source, "upstream's ldstmatrix case ran instead of the axe4j rule"
     for pattern in KERNELS[name][1]:
         assert re.search(pattern, ptx), f"{pattern} not in the PTX of {name} ({arch})"
     with _target(arch):
@@ -243,6 +280,18 @@ def test_reduction_plan_gives_each_thread_whole_outputs():
     assert "axe4j-cuda-reduce" in report and "128 outputs over 128 threads, 24 terms each folded in a register" in report
     report = axe4j.explain(KERNELS["sum_cols_small_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
     assert "8 outputs over 64 threads, 8 terms each folded in a register; 56 threads idle" in report
+
+
+def test_ldmatrix_needs_a_tile_of_the_fragment_and_aligned_rows():
+    transposed = TileLayout(S[(2, 8, 2, 4, 2):(2, 1 @ laneid, 4, 8 @ laneid, 1)])   # lanes walk columns
+    report = axe4j.explain(_ldst_roundtrip((16, 16), transposed), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "is not a tile of the ldmatrix fragment S[(8,4,2):(4@laneid,1@laneid,1)]" in report
+    report = axe4j.explain(_ldst_roundtrip((8, 32), MMA_8x32, TileLayout(S[(8, 32):(36, 1)])), _target("sm_90a"),
+                           file=open("/dev/null", "w"))
+    assert "row 1 of block (0, 0) of src0=A_smem[0:8, 0:32] float16 S[(8,32):(36,1)] starts at element 36, " \
+           "not 16-byte aligned" in report
+    report = axe4j.explain(_ldst_roundtrip((16, 16), MMA_16x16), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "ldmatrix.x4 x 1, outer layout" in report
 
 
 def test_a_layout_the_vector_rule_cannot_address_falls_back_to_digits():
@@ -325,6 +374,8 @@ def _reference(name, host):
         return np.full_like(host[-1], 2.5)
     if name == "sum_rows_shared_thread_f32":
         return a.sum(axis=1)
+    if name.startswith("ldst_matrix"):
+        return a
     if name == "thread_local_add_f32":
         return 2 * a
     if name == "sum_rows_shared_cta_f32":

@@ -14,7 +14,8 @@ public final class CudaDispatch {
         Map<String, List<Rule>> table = new LinkedHashMap<>();
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
                 "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
-            table.put(op, List.of(CudaRules.VECTOR, CudaRules.DIGITS));
+            table.put(op, op.equals("copy") ? List.of(CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
+                    : List.of(CudaRules.VECTOR, CudaRules.DIGITS));
         }
         for (String op : List.of("sum", "max", "min")) {
             table.put(op, List.of(CudaReduceRule.INSTANCE));

@@ -32,7 +32,7 @@ class SchedulesGlobalsTest {
         assertEquals(rows, table.size());
         long cudaCopies = table.stream().map(r -> (Map<?, ?>) r)
                 .filter(r -> "cuda".equals(r.get("target")) && "copy".equals(r.get("op"))).count();
-        assertEquals(2, cudaCopies);
+        assertEquals(3, cudaCopies);
     }
 
     @Test
