@@ -50,6 +50,26 @@ def _counters(flat, loops):
     return list(reversed(out))
 
 
+def _swizzle(addr, swizzle):
+    """CuTe's Swizzle<B,M,S> of an element address (see org.axe4j.layout.Swizzle)."""
+    if swizzle is None:
+        return addr
+    bits, base, shift = (int(x) for x in swizzle)
+    mask = ((1 << bits) - 1) << base
+    if shift >= 0:
+        return tirx.bitwise_xor(addr, tirx.bitwise_and(tirx.shift_right(addr, shift), mask))
+    return tirx.bitwise_xor(addr, tirx.shift_left(tirx.bitwise_and(addr, mask), -shift))
+
+
+def _swizzled_span(span, swizzle):
+    """A swizzle only flips bits below M + max(S, 0) + B: round the view up to that block."""
+    if swizzle is None:
+        return span
+    bits, base, shift = (int(x) for x in swizzle)
+    block = 1 << (base + abs(shift) + bits)
+    return -(-span // block) * block
+
+
 def _emit_affine(request, plan, h):
     loops = plan["loops"]
     access = plan["access"]
@@ -69,6 +89,22 @@ def _emit_affine(request, plan, h):
 
     def chunk(views, c):
         counters = _counters(c * vec, loops) if loops else []
+        # chunk start addresses bound to variables first: a vector access then has a plain ramp base, which TVM's
+        # CUDA code generator turns into one 16/8/4-byte load or store (a swizzle expression inside the ramp
+        # would be split into element accesses)
+        starts = {}
+        for kind, what in slots:
+            if kind == "tensor" and what not in starts:
+                start = _swizzle(address(what, counters), access[what].get("swizzle"))
+                if vec > 1 and access[what].get("swizzle") and int(inner["strides"][what]) == 1:
+                    # the plan keeps swizzled chunks vec-aligned; written as (x // vec) * vec, the alignment is
+                    # visible to TVM's code generator, which otherwise splits the load into element loads
+                    start = tirx.floordiv(start, vec) * vec
+                starts[what] = T.bind(start)
+        addr = address("dst", counters)
+        swz = access["dst"].get("swizzle")
+        targets = [T.bind(_swizzle(addr + r if r else addr, swz)) if (swz or r) else addr
+                   for r in h.base_last(access["dst"]["replicas"])]
         with T.vectorized(vec) as j:
             values = []
             for kind, what in slots:
@@ -76,14 +112,15 @@ def _emit_affine(request, plan, h):
                     values.append(what)
                 else:
                     step = int(inner["strides"][what]) if inner is not None else 0
-                    values.append(views[what][address(what, counters) + j * step])
+                    values.append(views[what][starts[what] + j * step])
             value = h.value(request.op, str(dst.dtype), values)
-            addr = address("dst", counters) + j
-            for r in h.base_last(access["dst"]["replicas"]):
-                T.buffer_store(views["dst"], value, [addr + r if r else addr])
+            for target in targets:
+                T.buffer_store(views["dst"], value, [target + j])
 
     def whole():
-        views = h.flat_views(request, plan, loops)
+        spans = {role: _swizzled_span(h.span(access[role], loops, role), access[role].get("swizzle"))
+                 for role in request.buffers}
+        views = h.flat_views(request, plan, loops, spans)
         tid = thread_index(scope, request.sctx, threads)
         with T.serial(rounds) as f:
             c = f * threads + tid

@@ -720,4 +720,5 @@ class _EmitHelpers:
     digit_address = staticmethod(_digit_address)
     store_replicas = staticmethod(_store_replicas)
     combine = staticmethod(_combine)
+    span = staticmethod(_span)
     identity = staticmethod(_identity)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 from tvm.script import tirx as T
-from tvm.tirx.layout import S, TileLayout, laneid
+from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid
 from tvm.tirx.script import tile as Tx
 
 import axe4j
@@ -213,6 +213,10 @@ KERNELS = {
                      [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
     "add_warpgroup_f32": (lambda: _elementwise("add", (16, 32), "float32", "float32", 128, "warpgroup"),
                           [r"add(\.rn)?(\.ftz)?\.f32", LD_G4]),
+    # fp16 128-byte swizzle (Swizzle<3,3,3>): 8-element units stay whole, so chunks stay 16 bytes
+    "copy_cta_swizzled_shared_f16": (lambda: _copy_roundtrip((64, 64), "float16", "cta", 128,
+                                                             s_layout=ComposeLayout(3, 3, 3, TileLayout(S[8, 64]))
+                                                             .tile_to((64, 64), (8, 64))), [LD_G4, ST_S4, LD_S4, ST_G4]),
     "ldst_matrix_x4_16x16_f16": (lambda: _ldst_roundtrip((16, 16), MMA_16x16),
                                  [r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16",
                                   r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16"]),
@@ -280,6 +284,16 @@ def test_reduction_plan_gives_each_thread_whole_outputs():
     assert "axe4j-cuda-reduce" in report and "128 outputs over 128 threads, 24 terms each folded in a register" in report
     report = axe4j.explain(KERNELS["sum_cols_small_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
     assert "8 outputs over 64 threads, 8 terms each folded in a register; 56 threads idle" in report
+
+
+def test_swizzled_shared_copy_plans_with_the_swizzle_and_others_decline_it():
+    kernel = KERNELS["copy_cta_swizzled_shared_f16"][0]()
+    report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "axe4j-cuda-vector (prio=110): accepted <- chosen" in report
+    assert "8 elements (16 bytes) per access, 512 chunks over 128 threads" in report
+    assert "is swizzled (Swizzle<3,3,3>); axe4j-cuda-digits addresses unswizzled layouts only" in report
+    _, _, source, _ = _build("copy_cta_swizzled_shared_f16", "sm_90a")
+    assert "^" in source, "no XOR in the shared addresses: the swizzle was dropped"
 
 
 def test_ldmatrix_needs_a_tile_of_the_fragment_and_aligned_rows():

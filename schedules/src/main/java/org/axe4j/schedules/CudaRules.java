@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.axe4j.layout.Swizzle;
 
 /**
  * Element-wise tile ops ({@code copy}, {@code fill}, {@code cast}, unary and binary maps) on target kind
@@ -42,16 +43,25 @@ public final class CudaRules {
             return 10;
         }
 
+        /** A swizzled operand is addressed as swz(affine address); see {@link #vectorWidth} for the chunks. */
+        public boolean acceptsSwizzle() {
+            return true;
+        }
+
         public Map<String, Object> plan(Request call) {
             long threads = requireCudaScope(call);
             List<Operand> ops = ElementwiseRules.checkedOperands(call);
             requireStorage(call, ops);
             List<AffineAccess> access = new ArrayList<>();
             for (Operand o : ops) {
+                if (!call.swizzle(o.role()).isIdentity() && o.elemOffset() != 0) {
+                    throw Declined.of("%s: %s is a swizzled view %d elements into its data; the swizzle applies to "
+                            + "addresses from the start of the data", call.op(), o, o.elemOffset());
+                }
                 access.add(AffineAccess.of(o));
             }
             List<LoopNest.Loop> loops = order(LoopNest.coalesce(ElementwiseRules.affineLoops(call, ops, access)));
-            long vec = vectorWidth(ops, access, loops);
+            long vec = vectorWidth(call, ops, access, loops);
             long elements = ops.get(0).elements();
             long chunks = elements / vec;
             Map<String, Object> plan = new LinkedHashMap<>();
@@ -61,7 +71,16 @@ public final class CudaRules {
             plan.put("chunks", chunks);
             plan.put("rounds", (chunks + threads - 1) / threads);
             plan.put("loops", describe(loops, ops));
-            plan.put("access", ElementwiseRules.accessMap(ops, access));
+            Map<String, Object> accessMap = ElementwiseRules.accessMap(ops, access);
+            for (Operand o : ops) {
+                Swizzle z = call.swizzle(o.role());
+                if (!z.isIdentity()) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> entry = (Map<String, Object>) accessMap.get(o.role());
+                    entry.put("swizzle", List.of((long) z.bits(), (long) z.base(), (long) z.shift()));
+                }
+            }
+            plan.put("access", accessMap);
             List<String> notes = new ArrayList<>();
             notes.add(vec + " element" + (vec == 1 ? "" : "s") + " (" + vec * maxBytes(ops) + " bytes) per access, "
                     + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
@@ -163,8 +182,17 @@ public final class CudaRules {
         return out;
     }
 
-    /** See the class comment: the widest aligned power-of-two chunk of the innermost loop, 1 when there is none. */
+    /**
+     * See the class comment: the widest aligned power-of-two chunk of the innermost loop, 1 when there is none. A
+     * swizzled operand {@code Swizzle<B,M,S>} moves units of 2^M elements intact (the XOR touches bits M and up),
+     * so its chunks are at most 2^M elements: then swz(a + j) = swz(a) + j for an aligned a and j < vec.
+     */
     static long vectorWidth(List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops) {
+        return vectorWidth(null, ops, access, loops);
+    }
+
+    /** {@link #vectorWidth(List, List, List)} with the request's swizzles ({@code call} null: none). */
+    static long vectorWidth(Request call, List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops) {
         if (loops.isEmpty()) {
             return 1;
         }
@@ -177,7 +205,14 @@ public final class CudaRules {
         if (inner.strides()[0] != 1) {
             return 1;
         }
-        for (long vec = VECTOR_BYTES / maxBytes(ops); vec > 1; vec /= 2) {
+        long widest = VECTOR_BYTES / maxBytes(ops);
+        for (int o = 0; o < ops.size(); o++) {
+            Swizzle z = call == null ? Swizzle.IDENTITY : call.swizzle(ops.get(o).role());
+            if (!z.isIdentity() && inner.strides()[o] != 0) {
+                widest = Math.min(widest, 1L << z.base());
+            }
+        }
+        for (long vec = widest; vec > 1; vec /= 2) {
             if (aligned(vec, ops, access, loops)) {
                 return vec;
             }

@@ -6,15 +6,48 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Swizzle;
 
 /**
  * What a rule sees of one tile call: the op name ({@code copy}, {@code add}, {@code sum}, ...), the target kind,
  * the execution scope, the tensor operands (destination first) and the op's parameters
  * ({@code axes}, {@code accum}, {@code trans_a}, {@code trans_b}, {@code bias_scale}, ...).
  */
-public record Request(String op, String target, String scope, List<Operand> operands, JsonObject params) {
+public record Request(String op, String target, String scope, List<Operand> operands, JsonObject params,
+        Map<String, Swizzle> swizzles) {
+
+    public Request(String op, String target, String scope, List<Operand> operands, JsonObject params) {
+        this(op, target, scope, operands, params, Map.of());
+    }
+
+    public Request {
+        swizzles = Map.copyOf(swizzles);
+    }
+
+    /**
+     * Reads the JSON with each operand's swizzle ({@code null} or the identity for none): a TIRx
+     * {@code ComposeLayout} is its tile layout (in {@code layouts}) composed with a {@link Swizzle} of the memory
+     * address.
+     */
+    public static Request fromJson(String json, List<Layout> layouts, List<Swizzle> swizzles) {
+        Request plain = fromJson(json, layouts);
+        Map<String, Swizzle> byRole = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < swizzles.size(); i++) {
+            Swizzle s = swizzles.get(i);
+            if (s != null && !s.isIdentity()) {
+                byRole.put(plain.operands().get(i).role(), s);
+            }
+        }
+        return new Request(plain.op(), plain.target(), plain.scope(), plain.operands(), plain.params(), byRole);
+    }
+
+    /** The swizzle of {@code role}'s layout, identity when it has none. */
+    public Swizzle swizzle(String role) {
+        return swizzles.getOrDefault(role, Swizzle.IDENTITY);
+    }
 
     /** Reads the JSON the Python side sends; {@code layouts} are the operands' layouts, in order. */
     public static Request fromJson(String json, List<Layout> layouts) {

@@ -14,7 +14,17 @@ public interface Rule {
     /** The plan for {@code call}, or {@link Declined} with the reason the rule does not apply. */
     Map<String, Object> plan(Request call);
 
+    /** Whether {@link #plan} addresses swizzled layouts ({@link Request#swizzles}); others are declined for it. */
+    default boolean acceptsSwizzle() {
+        return false;
+    }
+
     default Decision decide(Request call) {
+        if (!acceptsSwizzle() && !call.swizzles().isEmpty()) {
+            String role = call.swizzles().keySet().iterator().next();
+            return Decision.decline(this, call.op() + ": the layout of " + call.operand(role) + " is swizzled ("
+                    + call.swizzle(role) + "); " + variant() + " addresses unswizzled layouts only");
+        }
         try {
             return Decision.accept(this, plan(call));
         } catch (Declined declined) {

@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Swizzle;
+import org.axe4j.passes.TirxLayout;
 import org.axe4j.passes.TirxLayouts;
 import org.axe4j.tvm.GlobalsProvider;
 import org.axe4j.tvm.Tvm;
@@ -52,9 +54,13 @@ public final class SchedulesGlobals implements GlobalsProvider {
     private static Request request(Object[] args, int at) {
         String json = (String) args[at];
         List<Layout> layouts = new ArrayList<>();
+        List<Swizzle> swizzles = new ArrayList<>();
         for (Object o : (List<?>) args[at + 1]) {
-            layouts.add(TirxLayouts.fromTvm((TvmObject) o));
+            TirxLayout read = TirxLayouts.read((TvmObject) o);
+            // a swizzled tile (ComposeLayout) travels as its tile layout plus the swizzle; the rest as before
+            layouts.add(read.composed() && read.symbolic().isEmpty() ? read.layout() : TirxLayouts.fromTvm((TvmObject) o));
+            swizzles.add(read.composed() ? read.swizzle() : null);
         }
-        return Request.fromJson(json, layouts);
+        return Request.fromJson(json, layouts, swizzles);
     }
 }

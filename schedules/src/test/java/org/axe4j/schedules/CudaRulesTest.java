@@ -15,6 +15,7 @@ import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.Swizzle;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -93,8 +94,12 @@ class CudaRulesTest {
             Operand dst = new Operand("dst", "S", dtype, shape, start, extent, randomLayout(r, shape));
             Operand src = new Operand("src0", "G", dtype, shape, start, extent, randomLayout(r, shape));
             long threads = new long[] {1, 4, 32, 128}[r.nextInt(4)];
+            // sometimes the shared destination is swizzled: Swizzle<B,M,S> on its addresses
+            int b = 1 + r.nextInt(3);
+            Swizzle swz = r.nextInt(3) == 0 ? new Swizzle(b, r.nextInt(4), (r.nextBoolean() ? 1 : -1) * (b + r.nextInt(3)))
+                    : Swizzle.IDENTITY;
             Request call = Request.fromJson(request("copy", threads == 1 ? "thread" : "warp", threads,
-                    List.of(dst, src)), List.of(dst.layout(), src.layout()));
+                    List.of(dst, src)), List.of(dst.layout(), src.layout()), java.util.Arrays.asList(swz, null));
             Decision d = CudaDispatch.decide("axe4j-cuda-vector", call);
             if (!d.accepted()) {
                 counts[2]++;
@@ -107,7 +112,10 @@ class CudaRulesTest {
                 counts[1]++;
             }
             assertEquals(threads, (Long) d.plan().get("threads"));
-            List<String> got = simulate(d.plan(), dst, src, vec);
+            if (!swz.isIdentity()) {
+                assertTrue(vec <= 1L << swz.base(), "vec " + vec + " crosses a swizzle unit of " + swz);
+            }
+            List<String> got = simulate(d.plan(), dst, src, vec, swz);
             List<String> expected = new ArrayList<>();
             Shape s = Shape.of(shape);
             long[] coord = new long[rank];
@@ -117,7 +125,12 @@ class CudaRulesTest {
                     coord[k] = start[k] + rest % extent[k];
                     rest /= extent[k];
                 }
-                expected.add(points(dst.layout(), s, coord) + "<-" + points(src.layout(), s, coord).get(0));
+                List<Long> dsts = new ArrayList<>();
+                for (long p : points(dst.layout(), s, coord)) {
+                    dsts.add(swz.apply(p));
+                }
+                Collections.sort(dsts);
+                expected.add(dsts + "<-" + points(src.layout(), s, coord).get(0));
             }
             Collections.sort(expected);
             Collections.sort(got);
@@ -137,9 +150,13 @@ class CudaRulesTest {
     }
 
     @SuppressWarnings("unchecked")
-    private static List<String> simulate(Map<String, Object> plan, Operand dst, Operand src, long vec) {
+    private static List<String> simulate(Map<String, Object> plan, Operand dst, Operand src, long vec, Swizzle swz) {
         List<Map<String, Object>> loops = (List<Map<String, Object>>) plan.get("loops");
         Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) plan.get("access");
+        List<Long> z = (List<Long>) access.get("dst").get("swizzle");
+        Swizzle planned = z == null ? Swizzle.IDENTITY : new Swizzle(z.get(0).intValue(), z.get(1).intValue(),
+                z.get(2).intValue());
+        assertEquals(swz, planned, "the plan's swizzle of dst");
         long threads = (Long) plan.get("threads");
         long chunks = (Long) plan.get("chunks");
         long rounds = (Long) plan.get("rounds");
@@ -165,13 +182,14 @@ class CudaRulesTest {
                     below *= e;
                 }
                 if (vec > 1) {
-                    assertEquals(0, Math.floorMod(addr[0], vec), "dst vector at " + addr[0] + " of width " + vec);
+                    assertEquals(0, Math.floorMod(swz.apply(addr[0]), vec), "dst vector at " + addr[0] + " of width "
+                            + vec);
                     assertTrue(inner[1] == 0 || Math.floorMod(addr[1], vec) == 0, "src vector at " + addr[1]);
                 }
                 for (long j = 0; j < vec; j++) {
                     List<Long> dsts = new ArrayList<>();
                     for (Object rep : (List<Object>) access.get("dst").get("replicas")) {
-                        dsts.add(addr[0] + j * inner[0] + (Long) rep);
+                        dsts.add(planned.apply(addr[0] + (Long) rep) + j * inner[0]); // as the emitter: swz(start) + j
                     }
                     Collections.sort(dsts);
                     out.add(dsts + "<-" + (addr[1] + j * inner[1]));
