@@ -18,6 +18,7 @@ demo: python build
 	bin/axe demo
 	.venv/bin/python examples/bridge_demo.py
 	.venv/bin/python examples/cpu_kernel_demo.py
+	.venv/bin/python examples/cuda_kernel_demo.py
 
 ## Every test: Java (JUnit) and Python.
 test:
