@@ -301,6 +301,10 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
+    if kind in ("cuda-register", "cuda-shuffle-reduce"):
+        from . import cuda_emit_register
+
+        return cuda_emit_register.emit(request, plan, _EmitHelpers)
     if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix"):
         from . import cuda_emit
 

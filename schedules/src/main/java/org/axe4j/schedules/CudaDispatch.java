@@ -4,7 +4,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads. */
+/**
+ * The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads;
+ * register tiles partitioned over thread axes first ({@link CudaRegisterRule}, {@link CudaShuffleReduceRule}).
+ */
 public final class CudaDispatch {
     public static final String TARGET_KIND = CudaRules.TARGET_KIND;
 
@@ -14,11 +17,12 @@ public final class CudaDispatch {
         Map<String, List<Rule>> table = new LinkedHashMap<>();
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
                 "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
-            table.put(op, op.equals("copy") ? List.of(CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
-                    : List.of(CudaRules.VECTOR, CudaRules.DIGITS));
+            table.put(op, op.equals("copy")
+                    ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
+                    : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
         }
         for (String op : List.of("sum", "max", "min")) {
-            table.put(op, List.of(CudaReduceRule.INSTANCE));
+            table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.INSTANCE));
         }
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
