@@ -1,15 +1,17 @@
 package org.axe4j.schedules;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Shape;
 
 /**
  * A register (local) tile at warp, warpgroup or CTA scope: which thread of the scope holds each element of the
@@ -24,8 +26,8 @@ import org.axe4j.layout.Layout;
  * it). The iters on axis m give the register slot: {@code slot = O_m + sum d_k s_k}. Digit ranges of t that no
  * iter names are {@link #missing}: threads there hold the same elements as if replicated.
  *
- * <p>The region: shard iters are grouped per buffer dim (innermost first, an iter split across two dims when
- * divisible); for the region [b, b + e) of a dim each digit is either whole, or restricted to
+ * <p>The region: the shard is grouped per buffer dim ({@link Group#group}: an iter split across two dims when
+ * divisible, neighbours fused); for the region [b, b + e) of a dim each digit is either whole, or restricted to
  * {@code [lo, lo + count)} with the digits above it fixed (a run-time start is declined). A restricted thread digit
  * is a {@link #guards guard}: only threads with {@code lo <= (t / tau) mod mod < lo + count} take part.
  */
@@ -175,7 +177,6 @@ final class RegisterTile {
         }
         List<Digit> replicas = new ArrayList<>();
         List<Digit> missing = new ArrayList<>();
-        Map<Iter, Long> tauOfShard = new java.util.IdentityHashMap<>();
         List<long[]> used = new ArrayList<>(); // {div, size} of axes with iters
         for (Map.Entry<Axis, Position> e : positions.entrySet()) {
             Axis axis = e.getKey();
@@ -213,11 +214,8 @@ final class RegisterTile {
                 if (it.stride() > expected) {
                     missing.add(new Digit(pos.div() * expected, it.stride() / expected));
                 }
-                long tau = pos.div() * it.stride();
                 if (isReplica.get(i)) {
-                    replicas.add(new Digit(tau, it.extent()));
-                } else {
-                    tauOfShard.put(it, tau);
+                    replicas.add(new Digit(pos.div() * it.stride(), it.extent()));
                 }
                 expected = it.stride() * it.extent();
             }
@@ -251,50 +249,31 @@ final class RegisterTile {
         if (next < threads) {
             missing.add(new Digit(next, threads / next));
         }
-        return region(call, o, threads, tauOfShard, replicas, missing, what);
+        return region(call, o, threads, positions, replicas, missing, what);
     }
 
-    /** Groups the shard per dim and applies the region: pieces, guards and the slot base. */
-    private static RegisterTile region(Request call, Operand o, long threads, Map<Iter, Long> tauOfShard,
+    /**
+     * Groups the shard per dim ({@link Group#group}: refined and fused so each dim's iters multiply to its extent)
+     * and applies the region: pieces, guards and the slot base.
+     */
+    private static RegisterTile region(Request call, Operand o, long threads, Map<Axis, Position> positions,
             List<Digit> replicas, List<Digit> missing, String what) {
-        // per dim, innermost first: {extent, stride, tau (0 for a register iter)}
-        Deque<long[]> iters = new ArrayDeque<>();
-        for (Iter it : o.layout().shard()) {
-            if (it.extent() != 1) {
-                Long tau = tauOfShard.get(it);
-                iters.addLast(tau == null ? new long[] {it.extent(), it.stride(), 0}
-                        : new long[] {it.extent(), 1, tau});
-            }
+        Grouped grouped;
+        try {
+            grouped = Group.group(o.layout(), Shape.of(o.shape()));
+        } catch (AxeException e) {
+            throw Declined.of("%s: %s", what, e.getMessage().strip());
         }
         long slotBase = o.elemOffset() + o.layout().offsetOn(Axis.M);
         List<Guard> guards = new ArrayList<>();
         List<List<Piece>> dims = new ArrayList<>();
         for (int d = o.shape().length - 1; d >= 0; d--) {
+            // per iter, innermost first: {extent, register stride, tau (0 for a register iter)}
             List<long[]> digits = new ArrayList<>();
-            long rest = o.shape()[d];
-            while (rest > 1) {
-                long[] inner = iters.pollLast();
-                if (inner == null) {
-                    throw Declined.of("%s: layout iters run out before dim %d", what, d);
-                }
-                if (inner[0] <= rest) {
-                    if (rest % inner[0] != 0) {
-                        throw Declined.of("%s: iter extent %d does not divide the remaining extent %d of dim %d", what,
-                                inner[0], rest, d);
-                    }
-                    digits.add(inner);
-                    rest /= inner[0];
-                } else {
-                    if (inner[0] % rest != 0) {
-                        throw Declined.of("%s: dim %d (remaining extent %d) does not divide iter extent %d", what, d,
-                                rest, inner[0]);
-                    }
-                    // a thread digit (t / tau) mod e splits into (t / tau) mod rest and (t / (tau rest)) mod e / rest
-                    digits.add(new long[] {rest, inner[1], inner[2]});
-                    iters.addLast(inner[2] == 0 ? new long[] {inner[0] / rest, inner[1] * rest, 0}
-                            : new long[] {inner[0] / rest, 1, inner[2] * rest});
-                    rest = 1;
-                }
+            for (Iter it : grouped.block(d)) {
+                Position pos = positions.get(it.axis());
+                digits.add(0, pos == null ? new long[] {it.extent(), it.stride(), 0}
+                        : new long[] {it.extent(), 0, pos.div() * it.stride()});
             }
             List<Piece> pieces = new ArrayList<>();
             long pos = o.start()[d];
