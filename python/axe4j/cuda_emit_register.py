@@ -69,16 +69,15 @@ def _guarded(cond, body):
 
 
 def _views(request, plan, loops):
-    """Flat views: a register operand over its slots, a memory operand over its reach from its base."""
+    """Flat views over each operand's reach from its base; a register operand covers at least its ``slots``."""
     views = {}
     for role, buffer in request.buffers.items():
         entry = plan["access"][role]
-        if entry.get("register", True) and "slots" in entry:
-            span = int(entry["slots"])
-        else:
-            reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
-            reach += sum((int(term[4]) - 1) * abs(int(term[5])) for term in entry.get("thread_terms", []))
-            span = int(entry["span_base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+        reach += sum((int(term[4]) - 1) * abs(int(term[5])) for term in entry.get("thread_terms", []))
+        span = int(entry["span_base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        if "slots" in entry:
+            span = max(span, int(entry["slots"]))
         views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, scope=buffer.scope(), layout=None)
     return views
 
@@ -151,7 +150,7 @@ def _emit_shuffle_reduce(request, plan, h):
         return addr
 
     def whole():
-        views = _views(request, plan, [])
+        views = _views(request, plan, plan["loops"])
         t = thread_index(request.scope, request.sctx, threads)
 
         def output(counters):

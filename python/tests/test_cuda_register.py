@@ -49,8 +49,9 @@ def _ns(scope):
     return getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
 
 
-def _through_registers(shape, dtype, layout, scope, threads, via_shared=False):
-    """A -> register tile (scope) -> [shared (scope) -> ] B: a register <- global load and a register -> memory store."""
+def _through_registers(shape, dtype, layout, scope, threads, via_shared=False, from_shared=False):
+    """A [-> shared] -> register tile (scope) -> [shared (scope) ->] B: a register <- global (or shared) load, a
+    register -> memory store."""
     ns = _ns(scope)
     full = tuple(slice(0, d) for d in shape)
 
@@ -60,7 +61,13 @@ def _through_registers(shape, dtype, layout, scope, threads, via_shared=False):
         B = T.match_buffer(B_ptr, shape, dtype)
         _header(threads)
         r = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
-        ns.copy(r[full], A[full])
+        if from_shared:
+            a = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+            Tx.cta.copy(a[full], A[full])
+            T.cuda.cta_sync()
+            ns.copy(r[full], a[full])
+        else:
+            ns.copy(r[full], A[full])
         if via_shared:
             s = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
             ns.copy(s[full], r[full])
@@ -153,6 +160,9 @@ KERNELS = {
                                                                      via_shared=True), [LD_G4, ST_S4]),
     "copy_warpgroup_tid_in_wg_f32": (lambda: _through_registers((128, 4), "float32", ROWS_ON_WG, "warpgroup", 128),
                                      [LD_G4, ST_G4]),
+    "copy_warpgroup_shared_to_registers_f32": (lambda: _through_registers((128, 4), "float32", ROWS_ON_WG,
+                                                                          "warpgroup", 128, from_shared=True),
+                                               [LD_S4, ST_G4]),
     "copy_warpgroup_wid_in_wg_f32": (lambda: _through_registers((64, 16), "float32", WG_TILES, "warpgroup", 128,
                                                                 via_shared=True), [LD_G2, r"st\.shared\.v2"]),
     "copy_cta_warpid_f16": (lambda: _through_registers((128, 8), "float16", CTA_ROWS, "cta", 128), [LD_G4, ST_G4]),

@@ -105,7 +105,8 @@ final class RegisterTile {
         switch (axis.name()) {
             case "laneid":
                 if (threads % 32 != 0) {
-                    throw Declined.of("%s: laneid needs whole warps; the %s scope has %d threads", what, scope, threads);
+                    throw Declined.of("%s: laneid needs whole warps; the %s scope has %d threads", what, scope,
+                            threads);
                 }
                 return new Position(1, 32);
             case "wid_in_wg":

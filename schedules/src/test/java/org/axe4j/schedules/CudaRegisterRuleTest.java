@@ -81,7 +81,8 @@ class CudaRegisterRuleTest {
      */
     static Tile randomTile(Random r, long[] registerExtents) {
         String scope = new String[] {"warp", "warpgroup", "cta"}[r.nextInt(3)];
-        long threads = scope.equals("warp") ? 32 : scope.equals("warpgroup") ? 128 : new long[] {64, 128, 256}[r.nextInt(3)];
+        long threads = scope.equals("warp") ? 32 : scope.equals("warpgroup") ? 128
+                : new long[] {64, 128, 256}[r.nextInt(3)];
         Map<String, Long> axes = new TreeMap<>();
         if (scope.equals("warp")) {
             axes.put("laneid", 32L);
@@ -198,7 +199,8 @@ class CudaRegisterRuleTest {
     static List<String> locations(Operand o, boolean register, long[] coord) {
         List<String> out = new ArrayList<>();
         for (Point p : o.layout().apply(Shape.of(o.shape()), coord)) {
-            out.add(register ? thread(p) + ":" + (o.elemOffset() + p.get(Axis.M)) : "@" + (o.elemOffset() + p.get(Axis.M)));
+            long at = o.elemOffset() + p.get(Axis.M);
+            out.add(register ? thread(p) + ":" + at : "@" + at);
         }
         return out;
     }
@@ -303,8 +305,8 @@ class CudaRegisterRuleTest {
                     expectedDst.put(l, List.of(l));
                 }
             } else {
-                String first = locs.stream().min(java.util.Comparator.comparingLong(x -> Long.parseLong(x.substring(1))))
-                        .orElseThrow();
+                String first = locs.stream()
+                        .min(java.util.Comparator.comparingLong(x -> Long.parseLong(x.substring(1)))).orElseThrow();
                 Collections.sort(locs);
                 elementOf.put(first, coord);
                 expectedDst.put(first, locs);
@@ -416,26 +418,35 @@ class CudaRegisterRuleTest {
 
     @Test
     void declinesNameTheThreadAxisProblem() {
-        declined(decide("S[(64,4):(1@laneid,1)]", new long[] {64, 4}, "warp", 32), "the laneid iters reach 64, the warp scope has 32 values of laneid");
-        declined(decide("S[(16,4):(1@laneid,1)]", new long[] {16, 4}, "warp", 32), "cover 16 of the scope's 32 threads");
-        declined(decide("S[(32,4):(1@laneid,1)]", new long[] {32, 4}, "cta", 128), "cover 32 of the scope's 128 threads");
-        declined(decide("S[(32,4):(4,1)]", new long[] {32, 4}, "warp", 32), "cover 1 of the scope's 32 threads");
-        declined(decide("S[(2,32,4):(1@warpid,1@laneid,1)]", new long[] {64, 4}, "warpgroup", 128), "warpid indexes the CTA's threads, not those of one warpgroup");
-        declined(decide("S[(4,8,4):(12@laneid,1@laneid,1)]", new long[] {32, 4}, "warp", 32), "are not a mixed radix of laneid");
-        assertTrue(decide("S[(32,4,4):(1@laneid,1@wid_in_wg,1)]", new long[] {32, 16}, "warpgroup", 128).accepted());
-        declined(decide("S[(128,4):(1@tid_in_wg,1)] + R[2:1@laneid]", new long[] {128, 4}, "warpgroup", 128), "index the same threads");
-        declined(decide("S[(32,4):(1@laneid,1)] + 1@laneid", new long[] {32, 4}, "warp", 32), "offset 1 on thread axis laneid");
-        declined(decide("S[(32,4):(1@laneid,1)] + R[2:8]", new long[] {32, 4}, "warp", 32), "one element in several slots");
-        declined(decide("S[(32,4):(1@laneid,1@P)]", new long[] {32, 4}, "warp", 32), "layout axis P is neither the register axis m nor a thread axis");
-        declined(decide("S[(32,4):(1@laneid,1)]", new long[] {32, 4}, "thread", 1), "at thread scope");
+        long[] s32 = {32, 4};
+        declined(decide("S[(64,4):(1@laneid,1)]", new long[] {64, 4}, "warp", 32),
+                "the laneid iters reach 64, the warp scope has 32 values of laneid");
+        declined(decide("S[(16,4):(1@laneid,1)]", new long[] {16, 4}, "warp", 32),
+                "cover 16 of the scope's 32 threads");
+        declined(decide("S[(32,4):(1@laneid,1)]", s32, "cta", 128), "cover 32 of the scope's 128 threads");
+        declined(decide("S[(32,4):(4,1)]", s32, "warp", 32), "cover 1 of the scope's 32 threads");
+        declined(decide("S[(2,32,4):(1@warpid,1@laneid,1)]", new long[] {64, 4}, "warpgroup", 128),
+                "warpid indexes the CTA's threads, not those of one warpgroup");
+        declined(decide("S[(4,8,4):(12@laneid,1@laneid,1)]", s32, "warp", 32), "are not a mixed radix of laneid");
+        declined(decide("S[(128,4):(1@tid_in_wg,1)] + R[2:1@laneid]", new long[] {128, 4}, "warpgroup", 128),
+                "index the same threads");
+        declined(decide("S[(32,4):(1@laneid,1)] + 1@laneid", s32, "warp", 32), "offset 1 on thread axis laneid");
+        declined(decide("S[(32,4):(1@laneid,1)] + R[2:8]", s32, "warp", 32), "one element in several slots");
+        declined(decide("S[(32,4):(1@laneid,1@P)]", s32, "warp", 32),
+                "layout axis P is neither the register axis m nor a thread axis");
+        declined(decide("S[(32,4):(1@laneid,1)]", s32, "thread", 1), "at thread scope");
+        Decision wg = decide("S[(32,4,4):(1@laneid,1@wid_in_wg,1)]", new long[] {32, 16}, "warpgroup", 128);
+        assertTrue(wg.accepted(), wg.reason());
         // a replica names the warps that hold copies
-        assertTrue(decide("S[(32,4):(1@laneid,1)] + R[4:1@warpid]", new long[] {32, 4}, "cta", 128).accepted());
+        Decision copies = decide("S[(32,4):(1@laneid,1)] + R[4:1@warpid]", s32, "cta", 128);
+        assertTrue(copies.accepted(), copies.reason());
     }
 
     @Test
     void registerOperandsOnDifferentThreadsAreDeclined() {
         long[] shape = {32, 4};
-        Operand a = new Operand("dst", "R", "float32", shape, new long[2], shape, Layout.parse("S[(32,4):(1@laneid,1)]"));
+        Operand a = new Operand("dst", "R", "float32", shape, new long[2], shape,
+                Layout.parse("S[(32,4):(1@laneid,1)]"));
         Operand b = new Operand("src0", "Q", "float32", shape, new long[2], shape,
                 Layout.parse("S[(4,8,4):(1,4@laneid,1@laneid)]"));
         Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", "warp", 32, List.of(a, b),
