@@ -243,6 +243,18 @@ def test_explain_names_the_partition_and_the_vector_width():
     assert "one store per replicated element" in report
 
 
+def test_thread_axes_are_read_from_thread_idx():
+    # warp w = tx / 32 holds rows 32w.., lane = tx % 32 its row: row = tx, 8 halves from tx * 8
+    _, _, source, _ = _build("copy_cta_warpid_f16", "sm_90a")
+    assert "*(uint4*)(r_ptr + 0) = *(uint4*)(A_ptr + (((int)threadIdx.x) * 8));" in source
+    # wid_in_wg * 16 + (lane >> 1) = tx >> 1 is the row, lane & 1 picks the column pair; registers 2 apart
+    _, _, source, _ = _build("copy_warpgroup_wid_in_wg_f32", "sm_90a")
+    base = "(((((int)threadIdx.x) >> 1) * 16) + ((((int)threadIdx.x) & 1) * 2))"
+    assert f"*(float2*)(r_ptr + 0) = *(float2*)(A_ptr + {base});" in source
+    for k in range(1, 4):
+        assert f"*(float2*)(r_ptr + {2 * k}) = *(float2*)(A_ptr + ({base} + {4 * k}));" in source
+
+
 def test_a_layout_that_leaves_threads_out_is_declined():
     kernel = _through_registers((32, 4), "float32", TileLayout(S[(32, 4):(1 @ laneid, 1)]), "cta", 128)
     report = _explain(kernel)
