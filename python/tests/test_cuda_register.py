@@ -79,6 +79,25 @@ def _through_registers(shape, dtype, layout, scope, threads, via_shared=False, f
     return kernel
 
 
+def _row_blocks_by_loop(blocks, dtype):
+    """A warp loads block i of A into register block i with a run-time index i (a dim on registers only), then
+    stores the whole register tile to B."""
+    shape = (blocks, 32, 8)
+    layout = TileLayout(S[shape:(8, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        _header(32)
+        r = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        for i in T.serial(blocks):
+            Tx.warp.copy(r[i:i + 1, :, :], A[i:i + 1, :, :])
+        Tx.warp.copy(B[:, :, :], r[:, :, :])
+
+    return kernel
+
+
 def _register_math(op, shape, layout, scope, threads):
     """A, B -> register tiles; ``op`` on them (add, exp, cast to fp32) into a register tile -> C."""
     ns = _ns(scope)
@@ -166,6 +185,7 @@ KERNELS = {
     "copy_warpgroup_wid_in_wg_f32": (lambda: _through_registers((64, 16), "float32", WG_TILES, "warpgroup", 128,
                                                                 via_shared=True), [LD_G2, r"st\.shared\.v2"]),
     "copy_cta_warpid_f16": (lambda: _through_registers((128, 8), "float16", CTA_ROWS, "cta", 128), [LD_G4, ST_G4]),
+    "copy_warp_run_time_block_f16": (lambda: _row_blocks_by_loop(4, "float16"), [LD_G4, ST_G4]),
     "add_warp_registers_f16": (lambda: _register_math("add", (32, 8), ROWS_ON_LANES, "warp", 32),
                                [LD_G4, r"add(\.rn)?\.f16", ST_G4]),
     "exp_warpgroup_registers_f16": (lambda: _register_math("exp", (128, 8), TileLayout(S[(128, 8):(1 @ tid_in_wg, 1)]),

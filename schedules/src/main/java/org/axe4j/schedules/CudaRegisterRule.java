@@ -252,6 +252,9 @@ public final class CudaRegisterRule implements Rule {
                     || !access[o].startStrides().values().stream().allMatch(s -> s % vec == 0))) {
                 return false;
             }
+            if (tiles[o] != null && !tiles[o].startStrides.values().stream().allMatch(s -> s % vec == 0)) {
+                return false;
+            }
         }
         return true;
     }
@@ -265,7 +268,8 @@ public final class CudaRegisterRule implements Rule {
             Operand op = ops.get(o);
             a.put("register", tiles[o] != null);
             a.put("base", tiles[o] != null ? tiles[o].slotBase : access[o].base());
-            a.put("start_strides", access[o] != null ? ElementwiseRules.startStrides(access[o]) : Map.of());
+            a.put("start_strides", access[o] != null ? ElementwiseRules.startStrides(access[o])
+                    : startStrides(tiles[o]));
             a.put("replicas", access[o] != null ? access[o].replicas() : List.of(0L));
             List<List<Long>> mine = new ArrayList<>();
             for (long[] t : terms) {
@@ -322,6 +326,13 @@ public final class CudaRegisterRule implements Rule {
             m.putAll(out.get(i));
             out.set(i, m);
         }
+        return out;
+    }
+
+    /** Run-time start strides of a register operand keyed by dim as text (JSON object keys). */
+    static Map<String, Long> startStrides(RegisterTile tile) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        tile.startStrides.forEach((d, s) -> out.put(Integer.toString(d), s));
         return out;
     }
 }

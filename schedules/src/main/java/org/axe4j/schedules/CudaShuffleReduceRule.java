@@ -187,7 +187,7 @@ public final class CudaShuffleReduceRule implements Rule {
             Map<String, Object> a = new LinkedHashMap<>();
             a.put("base", t.slotBase);
             a.put("slots", t.slots());
-            a.put("start_strides", Map.of());
+            a.put("start_strides", CudaRegisterRule.startStrides(t));
             a.put("replicas", List.of(0L));
             a.put("layout", t.op.layout().toString());
             access.put(t.op.role(), a);

@@ -29,7 +29,8 @@ import org.axe4j.layout.Shape;
  * <p>The region: the shard is grouped per buffer dim ({@link Group#group}: an iter split across two dims when
  * divisible, neighbours fused); for the region [b, b + e) of a dim each digit is either whole, or restricted to
  * {@code [lo, lo + count)} with the digits above it fixed (a run-time start is declined). A restricted thread digit
- * is a {@link #guards guard}: only threads with {@code lo <= (t / tau) mod mod < lo + count} take part.
+ * is a {@link #guards guard}: only threads with {@code lo <= (t / tau) mod mod < lo + count} take part. A dim
+ * may start at a run-time index only when it lies on registers with one stride ({@link #startStrides}).
  */
 final class RegisterTile {
     /** {@code value = ((((t / tau) mod mod) - lo) / below) mod count} (count kept by the {@link Piece}). */
@@ -79,9 +80,11 @@ final class RegisterTile {
     final List<Digit> replicas;
     /** Digit ranges of t no iter names. */
     final List<Digit> missing;
+    /** Register stride of each dim that starts at a run-time index: the slot moves by start * stride. */
+    final java.util.SortedMap<Integer, Long> startStrides;
 
     private RegisterTile(Operand op, long threads, List<List<Piece>> dims, long slotBase, List<Guard> guards,
-            List<Digit> replicas, List<Digit> missing) {
+            List<Digit> replicas, List<Digit> missing, java.util.SortedMap<Integer, Long> startStrides) {
         this.op = op;
         this.threads = threads;
         this.dims = dims;
@@ -89,6 +92,7 @@ final class RegisterTile {
         this.guards = guards;
         this.replicas = replicas;
         this.missing = missing;
+        this.startStrides = startStrides;
     }
 
     /** Registers each thread allocates: the span of the layout on m. */
@@ -143,11 +147,6 @@ final class RegisterTile {
     static RegisterTile of(Request call, Operand o, long threads) {
         String what = call.op() + ": " + o;
         Layout layout = o.layout();
-        for (boolean s : o.symbolic()) {
-            if (s) {
-                throw Declined.of("%s: a register tile's region must start at constant indices", what);
-            }
-        }
         long size = 1;
         for (long n : o.shape()) {
             size *= n;
@@ -268,6 +267,7 @@ final class RegisterTile {
         long slotBase = o.elemOffset() + o.layout().offsetOn(Axis.M);
         List<Guard> guards = new ArrayList<>();
         List<List<Piece>> dims = new ArrayList<>();
+        java.util.SortedMap<Integer, Long> startStrides = new TreeMap<>();
         for (int d = o.shape().length - 1; d >= 0; d--) {
             // per iter, innermost first: {extent, register stride, tau (0 for a register iter)}
             List<long[]> digits = new ArrayList<>();
@@ -275,6 +275,10 @@ final class RegisterTile {
                 Position pos = positions.get(it.axis());
                 digits.add(0, pos == null ? new long[] {it.extent(), it.stride(), 0}
                         : new long[] {it.extent(), 0, pos.div() * it.stride()});
+            }
+            if (o.symbolic()[d]) {
+                dims.add(0, symbolicDim(o, d, digits, startStrides, what));
+                continue;
             }
             List<Piece> pieces = new ArrayList<>();
             long pos = o.start()[d];
@@ -312,7 +316,23 @@ final class RegisterTile {
             }
             dims.add(0, pieces);
         }
-        return new RegisterTile(o, threads, dims, slotBase, guards, replicas, missing);
+        return new RegisterTile(o, threads, dims, slotBase, guards, replicas, missing, startStrides);
+    }
+
+    /**
+     * A dim whose start s is a run-time value (a loop variable): it must lie on registers, walked by one stride p
+     * (one fused iter); s then adds {@code s * p} to the slot ({@code startStrides}). A dim on threads is declined:
+     * which threads hold the region would change at run time.
+     */
+    private static List<Piece> symbolicDim(Operand o, int d, List<long[]> digits,
+            java.util.SortedMap<Integer, Long> startStrides, String what) {
+        if (digits.size() > 1 || digits.stream().anyMatch(x -> x[2] != 0)) {
+            throw Declined.of("%s: dim %d starts at a run-time index but is not one register stride of the layout "
+                    + "(thread digits or several register digits); its holders would depend on the index", what, d);
+        }
+        long stride = digits.isEmpty() ? 0 : digits.get(0)[1];
+        startStrides.put(d, stride);
+        return o.extent()[d] == 1 ? List.of() : List.of(new Piece(o.extent()[d], stride, null));
     }
 
     /** Every thread of the scope is named by an iter (shard or replica), as element-wise work needs. */

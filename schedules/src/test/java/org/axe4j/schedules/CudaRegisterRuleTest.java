@@ -35,7 +35,7 @@ class CudaRegisterRuleTest {
             "wgid", 128L, "tx", 1L);
 
     /** Each case enumerates up to 256 threads and every element's hardware points: fewer cases than the default. */
-    static final int CASES = Math.min(Property.CASES, 1500);
+    static final int CASES = Math.min(Property.CASES, 1000);
 
     record Tile(Layout layout, long[] shape, String scope, long threads) {}
 
@@ -440,6 +440,30 @@ class CudaRegisterRuleTest {
         // a replica names the warps that hold copies
         Decision copies = decide("S[(32,4):(1@laneid,1)] + R[4:1@warpid]", s32, "cta", 128);
         assertTrue(copies.accepted(), copies.reason());
+    }
+
+    @Test
+    void aRunTimeStartMovesTheSlotOnlyOnRegisterDims() {
+        long[] shape = {4, 32, 8};
+        Layout regs = Layout.parse("S[(4,32,8):(8,1@laneid,1)]");
+        Operand reg = new Operand("dst", "R", "float16", shape, new long[3], new long[] {1, 32, 8}, regs, 0,
+                new boolean[] {true, false, false});
+        Operand mem = new Operand("src0", "G", "float16", shape, new long[3], new long[] {1, 32, 8}, rowMajor(shape),
+                0, new boolean[] {true, false, false});
+        String json = request("copy", "warp", 32, List.of(reg, mem), new TreeMap<>(Map.of("dst", "local", "src0",
+                "global"))).replace("\"start\":[0, 0, 0]", "\"start\":[null, 0, 0]");
+        Decision d = CudaDispatch.decide("axe4j-cuda-register", Request.fromJson(json, List.of(regs, mem.layout())));
+        assertTrue(d.accepted(), d.reason());
+        assertEquals(8L, d.plan().get("vec"));
+        assertEquals("{0=8}", ((Map<?, ?>) ((Map<?, ?>) d.plan().get("access")).get("dst")).get("start_strides")
+                .toString());
+        Layout rowsOnLanes = Layout.parse("S[(4,32,8):(1@laneid,32,1)] + R[8:4@laneid]");
+        Operand lanes = new Operand("dst", "R", "float16", shape, new long[3], new long[] {1, 32, 8}, rowsOnLanes, 0,
+                new boolean[] {true, false, false});
+        json = request("copy", "warp", 32, List.of(lanes, mem), new TreeMap<>(Map.of("dst", "local", "src0",
+                "global"))).replace("\"start\":[0, 0, 0]", "\"start\":[null, 0, 0]");
+        declined(CudaDispatch.decide("axe4j-cuda-register", Request.fromJson(json, List.of(rowsOnLanes,
+                mem.layout()))), "dim 0 starts at a run-time index but is not one register stride of the layout");
     }
 
     @Test
