@@ -313,6 +313,7 @@ class CudaRegisterRuleTest {
             }
         }
         Map<String, List<String>> got = new TreeMap<>();
+        Map<String, List<String>> holdersOf = new HashMap<>(); // source role + coordinate -> its locations
         long[] counters = new long[loops.size()];
         for (long t = 0; t < threads; t++) {
             if (!holds(plan, t)) {
@@ -355,8 +356,10 @@ class CudaRegisterRuleTest {
                 for (Operand o : ops.subList(1, ops.size())) {
                     boolean reg = storage.get(o.role()).equals("local");
                     String loc = location(o, storage, t, addr.get(o.role()));
-                    assertTrue(locations(o, reg, coord).contains(loc), o.role() + " read " + loc + " for element "
-                            + Arrays.toString(coord) + " (holders " + locations(o, reg, coord) + ")");
+                    List<String> holders = holdersOf.computeIfAbsent(o.role() + Arrays.toString(coord),
+                            k -> locations(o, reg, coord));
+                    assertTrue(holders.contains(loc), o.role() + " read " + loc + " for element "
+                            + Arrays.toString(coord) + " (holders " + holders + ")");
                 }
                 int l = loops.size() - 1;
                 while (l >= 0 && ++counters[l] == (Long) loops.get(l).get("extent")) {
