@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * The register plan, run the way the emitter runs it (thread t of the scope checks the guards, adds its thread
  * terms to each memory base, walks its slot loops), against brute-force enumeration of the layouts' set-valued
  * maps: a register destination gets every (thread, slot) pair the layout gives each region element exactly once,
- * from an address (or register of the same thread) holding that element; a memory destination gets every element
+ * from an address (or register of the same thread) holding that element (zero: from no source); a memory destination gets every element
  * once, from a register holding it; vector accesses start at multiples of vec.
  */
 class CudaRegisterRuleTest {
@@ -212,7 +212,7 @@ class CudaRegisterRuleTest {
             Tile tile = randomTile(r, randomRegisterExtents(r));
             long[][] region = randomRegion(r, tile.shape());
             String dtype = new String[] {"float32", "float16", "int8", "float64"}[r.nextInt(4)];
-            int kind = r.nextInt(4); // 0: reg <- mem, 1: mem <- reg, 2: reg <- reg, 3: reg <- reg + mem
+            int kind = r.nextInt(5); // 0: reg <- mem, 1: mem <- reg, 2: reg <- reg, 3: reg <- reg + mem, 4: zero reg
             Operand reg = new Operand("dst", "R", dtype, tile.shape(), region[0], region[1], tile.layout());
             String memScope = r.nextBoolean() ? "global" : "shared";
             Layout memLayout = CudaRulesTest.randomLayout(r, tile.shape());
@@ -230,6 +230,10 @@ class CudaRegisterRuleTest {
                 ops = List.of(rename(mem, "dst"), rename(reg, "src0"));
                 storage.put("dst", memScope);
                 storage.put("src0", "local");
+            } else if (kind == 4) {
+                op = "zero";
+                ops = List.of(reg);
+                storage.put("dst", "local");
             } else {
                 long scale = r.nextInt(3) == 0 ? 2 : 1;
                 Layout other = Layout.of(tile.layout().shard().stream().map(it -> it.axis().equals(Axis.M)
