@@ -20,6 +20,7 @@ from tvm.script import tirx as T
 
 from .cuda_emit import thread_index
 
+# every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
 FULL_WARP = 0xFFFFFFFF
 
 
@@ -30,9 +31,9 @@ def emit(request, plan, helpers):
 
 
 def _digit(t, tau, mod):
-    """``(t / tau) % mod``, without the division or modulo where it is 1."""
+    """``(t / tau) % mod`` (no division when tau is 1)."""
     value = t if tau == 1 else tirx.floordiv(t, tau)
-    return value if mod == 0 else tirx.floormod(value, mod)
+    return tirx.floormod(value, mod)
 
 
 def _term_value(t, term):
