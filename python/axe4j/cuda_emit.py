@@ -7,7 +7,10 @@ loop counters by ``(c * vec / below_l) mod extent_l`` (below_l: the product of t
 each operand's address is ``base + sum_l counter_l * stride_l``. The digits plan does the same with one
 element per chunk and addresses from the layouts' digits. The reduce plan gives thread t the outputs
 ``t, t + T, ...`` of the kept loops; each folds the reduced loops into a one-element register buffer, then
-stores once (``init``: from the identity, else from the destination's value: ``accum``).
+stores once (``init``: from the identity, else from the destination's value: ``accum``). The tree-reduce plan
+gives output ``t // G`` (``+ T // G`` per round) to a group of G consecutive threads: each folds terms
+``t % G, t % G + G, ...``, log2(G) butterfly shuffles (``shfl.sync.bfly``, width G) combine the group, and the
+group's first thread stores.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ def emit(request, plan, helpers):
         return _emit_affine(request, plan, helpers)
     if plan["kind"] == "cuda-reduce":
         return _emit_reduce(request, plan, helpers)
+    if plan["kind"] == "cuda-tree-reduce":
+        return _emit_tree_reduce(request, plan, helpers)
     if plan["kind"] == "cuda-ldstmatrix":
         return _emit_ldstmatrix(request, plan)
     return _emit_digits(request, plan, helpers)
@@ -229,6 +234,75 @@ def _emit_reduce(request, plan, h):
                 with T.If(o < outputs):
                     with T.Then():
                         output(views, o)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_tree_reduce(request, plan, h):
+    kept, folded, access = plan["kept"], plan["folded"], plan["access"]
+    threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
+    group, terms = int(plan["group"]), int(plan["terms"])
+    combine = plan["combine"]
+    dtype = str(request.buffers["dst"].dtype)
+    per_round, per_thread = threads // group, -(-terms // group)
+
+    def address(role, loops, counters, base):
+        addr = base
+        for loop, c in zip(loops, counters):
+            stride = int(loop["strides"][role])
+            if stride:
+                addr = addr + c * stride
+        return addr
+
+    def guarded(condition, body):
+        if condition is None:
+            body()
+            return
+        with T.If(condition):
+            with T.Then():
+                body()
+
+    def both(a, b):
+        return b if a is None else a if b is None else tirx.And(a, b)
+
+    def whole():
+        views = h.flat_views(request, {"access": access, "tail": 0}, kept + folded)
+        tid = thread_index(request.scope, request.sctx, threads)
+        part, slot = tirx.floormod(tid, group), tirx.floordiv(tid, group)
+        acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+        with T.serial(rounds) as f:
+            o = f * per_round + slot
+            has_output = None if outputs % per_round == 0 else o < outputs
+            counters = _counters(o, kept) if kept else []
+            d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
+            s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+            T.buffer_store(acc, h.identity(combine, dtype), [0])
+            with T.serial(per_thread) as i:
+                k = i * group + part
+
+                def fold():
+                    value = views["src0"][address("src0", folded, _counters(k, folded), s_base)]
+                    value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
+                    T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+
+                guarded(both(has_output, None if terms % group == 0 else k < terms), fold)
+            # every lane of the warp reaches the shuffles (lanes without an output carry the identity)
+            mask = T.tvm_warp_activemask()
+            step = 1
+            while step < group:
+                T.buffer_store(acc, h.combine(combine, acc[0],
+                                              T.tvm_warp_shuffle_xor(mask, acc[0], step, group, 32)), [0])
+                step *= 2
+
+            def store():
+                value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                T.buffer_store(views["dst"], value, [d_addr])
+
+            guarded(both(part == 0, has_output), store)
 
     @T.prim_func(check_well_formed=False)
     def impl():

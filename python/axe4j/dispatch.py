@@ -301,7 +301,7 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
-    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix"):
+    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

@@ -19,6 +19,7 @@ from tvm.tirx.script import tile as Tx
 import axe4j
 
 ARCHS = ["sm_90a", "sm_100a"]
+SHFL = r"shfl\.sync\.bfly\.b32"
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 
 
@@ -233,7 +234,11 @@ KERNELS = {
     "max_cols_shared_warp_f32": (lambda: _reduce("max", (16, 40), 0, "warp", 32), [r"max(\.ftz)?\.f32"]),
     "min_rows_shared_wg_accum_f32": (lambda: _reduce("min", (96, 8), 1, "warpgroup", 128, accum=True),
                                      [r"min(\.ftz)?\.f32"]),
-    "sum_cols_small_cta_f32": (lambda: _reduce("sum", (8, 8), 0, "cta", 64), [r"add(\.rn)?(\.ftz)?\.f32"]),
+    "sum_cols_small_cta_f32": (lambda: _reduce("sum", (8, 8), 0, "cta", 64), [r"add(\.rn)?(\.ftz)?\.f32", SHFL]),
+    # few outputs: groups of threads per output meet in butterfly shuffles
+    "sum_rows_tree_cta_f32": (lambda: _reduce("sum", (4, 256), 1, "cta", 128), [SHFL]),
+    "max_rows_tree_warp_f32": (lambda: _reduce("max", (2, 100), 1, "warp", 32), [SHFL, r"max(\.ftz)?\.f32"]),
+    "sum_rows_tree_wg_accum_f32": (lambda: _reduce("sum", (3, 64), 1, "warpgroup", 128, accum=True), [SHFL]),
 }
 
 _built: dict = {}
@@ -287,7 +292,12 @@ def test_reduction_plan_gives_each_thread_whole_outputs():
     report = axe4j.explain(KERNELS["sum_rows_shared_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
     assert "axe4j-cuda-reduce" in report and "128 outputs over 128 threads, 24 terms each folded in a register" in report
     report = axe4j.explain(KERNELS["sum_cols_small_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
-    assert "8 outputs over 64 threads, 8 terms each folded in a register; 56 threads idle" in report
+    assert "axe4j-cuda-tree-reduce (prio=111): accepted <- chosen" in report
+    assert "8 outputs over 8 groups of 8 threads; each thread folds 1 of 8 terms, then 3 butterfly shuffles" in report
+    assert "axe4j-cuda-reduce (prio=110): accepted" in report
+    report = axe4j.explain(KERNELS["max_cols_shared_warp_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "40 outputs of 16 terms over 32 threads: no two threads share an output" in report
+    assert "40 outputs over 32 threads, 16 terms each folded in a register" in report
 
 
 def test_swizzled_shared_copy_plans_with_the_swizzle_and_others_decline_it():
@@ -404,6 +414,10 @@ def _reference(name, host):
         return np.minimum(a.min(axis=1), 1.0)
     if name == "sum_cols_small_cta_f32":
         return a.sum(axis=0)
+    if name in ("sum_rows_tree_cta_f32", "sum_rows_tree_wg_accum_f32"):
+        return a.sum(axis=1) + (1.0 if name.endswith("accum_f32") else 0.0)
+    if name == "max_rows_tree_warp_f32":
+        return a.max(axis=1)
     raise KeyError(name)
 
 

@@ -18,7 +18,7 @@ public final class CudaDispatch {
                     : List.of(CudaRules.VECTOR, CudaRules.DIGITS));
         }
         for (String op : List.of("sum", "max", "min")) {
-            table.put(op, List.of(CudaReduceRule.INSTANCE));
+            table.put(op, List.of(CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
