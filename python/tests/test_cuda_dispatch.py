@@ -122,11 +122,11 @@ def _reduce(op, shape, axis, scope, threads, accum=False):
         B = T.match_buffer(B_ptr, (kept,), "float32")
         T.device_entry()
         T.cta_id([1])
-        T.warpgroup_id([1])
-        T.warp_id_in_wg([threads // 32])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
         T.warp_id([threads // 32])
         T.lane_id([32])
-        T.thread_id_in_wg([threads])
+        T.thread_id_in_wg([min(threads, 128)])
         T.thread_id([threads])
         X = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
         r = T.alloc_buffer((kept,), "float32", scope="shared", layout=TileLayout(S[(kept,)]))
@@ -240,6 +240,14 @@ KERNELS = {
     "max_rows_tree_warp_f32": (lambda: _reduce("max", (2, 100), 1, "warp", 32), [SHFL, r"max(\.ftz)?\.f32"]),
     "sum_rows_tree_wg_accum_f32": (lambda: _reduce("sum", (3, 64), 1, "warpgroup", 128, accum=True), [SHFL]),
 }
+# every reduction at every scope, (40, 12) reduced along the rows: one thread per output at thread and warp scope,
+# groups of 2 and 4 threads per output (shuffle tree) at warpgroup and CTA scope
+for _op in ("sum", "max", "min"):
+    for _scope, _threads in (("thread", 32), ("warp", 32), ("warpgroup", 128), ("cta", 256)):
+        KERNELS[f"{_op}_every_scope_{_scope}_f32"] = (
+            lambda op=_op, scope=_scope, threads=_threads: _reduce(op, (40, 12), 1, scope, threads),
+            [{"sum": r"add(\.rn)?(\.ftz)?\.f32", "max": r"max(\.ftz)?\.f32", "min": r"min(\.ftz)?\.f32"}[_op]]
+            + ([SHFL] if _threads > 32 else []))
 
 _built: dict = {}
 
@@ -277,6 +285,12 @@ def test_axe4j_rule_compiles_to_the_intended_accesses(name, arch):
         binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
     assert binary[:4] == FATBIN_MAGIC
     assert set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in KERNELS if not n.startswith("ldst_matrix")))
+def test_axe4j_rule_compiles_for_ampere(name):
+    """sm_80 as well (stmatrix, in the ldst kernels, needs sm_90): the same instructions, a cubin for sm_80."""
+    test_axe4j_rule_compiles_to_the_intended_accesses(name, "sm_80")
 
 
 def test_explain_reports_the_plan_with_the_scope_threads():
@@ -418,6 +432,8 @@ def _reference(name, host):
         return a.sum(axis=1) + (1.0 if name.endswith("accum_f32") else 0.0)
     if name == "max_rows_tree_warp_f32":
         return a.max(axis=1)
+    if "_every_scope_" in name:
+        return getattr(a, name.split("_")[0])(axis=1)
     raise KeyError(name)
 
 
