@@ -41,6 +41,8 @@ def emit(request, plan, helpers):
         return _emit_tree_reduce(request, plan, helpers)
     if plan["kind"] == "cuda-ldstmatrix":
         return _emit_ldstmatrix(request, plan)
+    if plan["kind"] == "cuda-mma":
+        return _emit_mma(request, plan)
     return _emit_digits(request, plan, helpers)
 
 
@@ -341,6 +343,38 @@ def _emit_ldstmatrix(request, plan):
                 T.evaluate(T.ptx[chain](*regs, ptr))
             else:
                 T.evaluate(T.ptx[chain](ptr, *regs))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_mma(request, plan):
+    """One ``mma.sync`` per (i, j, k) block in plan order, accumulating in place in D's registers (c = d); each
+    output block first set from C's registers or zero. A and B reach the instruction as 32-bit words (two 16-bit
+    elements each), D and C as f32 registers, all at the slots the plan names."""
+    from tvm.tirx.layout import S, TileLayout
+
+    counts = {role: int(n) for role, n in plan["registers"].items()}
+    same_c = request.buffers["C"].same_as(request.buffers["D"])
+
+    def whole():
+        flat = {role: request.buffers[role].local(n, layout=TileLayout(S[(n,)])) for role, n in counts.items()}
+        d = flat["D"]
+        c = d if same_c else flat["C"]
+        a, b = flat["A"].view("uint32"), flat["B"].view("uint32")
+        for tile in plan["tiles"]:
+            for ds, cs in zip(tile["d"], tile["c"]):
+                if plan["init"] == "zero":
+                    T.buffer_store(d, tirx.const(0.0, "float32"), [int(ds)])
+                elif not (same_c and int(ds) == int(cs)):
+                    T.buffer_store(d, c[int(cs)], [int(ds)])
+            regs = [d[int(x)] for x in tile["d"]]
+            for step in tile["steps"]:
+                T.evaluate(T.ptx[plan["instruction"]](*regs, *[a[int(w)] for w in step["a"]],
+                                                      *[b[int(w)] for w in step["b"]], *regs))
 
     @T.prim_func(check_well_formed=False)
     def impl():

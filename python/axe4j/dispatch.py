@@ -205,6 +205,19 @@ def _int_or_none(value):
         return None
 
 
+def _constant(expr):
+    """The value of a numeric constant expression (a float), None when it is not one."""
+    from tvm import tirx as _tirx
+
+    if isinstance(expr, (int, float)):
+        return float(expr)
+    if isinstance(expr, _tirx.Cast):
+        return _constant(expr.value)
+    if isinstance(expr, (_tirx.IntImm, _tirx.FloatImm)):
+        return float(expr.value)
+    return None
+
+
 def _layout_of(buffer):
     from tvm.tirx.layout import S, TileLayout
 
@@ -251,6 +264,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_a"] = bool(int(args[4]))
         params["trans_b"] = bool(int(args[5]))
         scalars["alpha"], scalars["beta"] = args[6], args[7]
+        params["alpha"], params["beta"] = _constant(args[6]), _constant(args[7])
     else:
         raise _NotDescribable(f"op {op} has no CPU description")
     operands, layouts, buffers, regions = [], [], {}, {}
@@ -301,7 +315,7 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
-    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix"):
+    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads. */
+/** The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads, mma.sync GEMM of a warp's register tiles. */
 public final class CudaDispatch {
     public static final String TARGET_KIND = CudaRules.TARGET_KIND;
 
@@ -20,6 +20,7 @@ public final class CudaDispatch {
         for (String op : List.of("sum", "max", "min")) {
             table.put(op, List.of(CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
+        table.put("gemm", List.of(CudaMmaRule.INSTANCE));
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
 

@@ -29,9 +29,16 @@ public final class MmaAtoms {
     public static final Layout MMA_A = Layout.parse("S[(2,8,2,4,2):(2,4@laneid,4,1@laneid,1)]");
     public static final Shape MMA_A_SHAPE = Shape.of(16, 16);
 
+    /** The A fragment of a transposed operand, over (K, M) = (16, 16): {@code MMA_A_T(k, m) = MMA_A(m, k)}. */
+    public static final Layout MMA_A_T = Layout.parse("S[(2,4,2,2,8):(4,1@laneid,1,2,4@laneid)]");
+
     /** mma.m16n8k16 B fragment over (16, 8), rows K, columns N: 4 elements per lane. */
     public static final Layout MMA_B = Layout.parse("S[(2,4,2,8):(2,1@laneid,1,4@laneid)]");
     public static final Shape MMA_B_SHAPE = Shape.of(16, 8);
+
+    /** The B fragment of a transposed operand, over (N, K) = (8, 16): {@code MMA_B_T(n, k) = MMA_B(k, n)}. */
+    public static final Layout MMA_B_T = Layout.parse("S[(8,2,4,2):(4@laneid,2,1@laneid,1)]");
+    public static final Shape MMA_B_T_SHAPE = Shape.of(8, 16);
 
     /** mma.m16n8k* C/D fragment over (16, 8): 4 elements per lane. */
     public static final Layout MMA_C = Layout.parse("S[(2,8,4,2):(2,4@laneid,1@laneid,1)]");

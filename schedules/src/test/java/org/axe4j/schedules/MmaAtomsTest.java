@@ -48,6 +48,20 @@ class MmaAtomsTest {
     }
 
     @Test
+    void transposedFragmentsAreTheTransposes() {
+        for (long r = 0; r < 16; r++) {
+            for (long c = 0; c < 16; c++) {
+                assertEquals(MmaAtoms.MMA_A.apply(MmaAtoms.MMA_A_SHAPE, r, c),
+                        MmaAtoms.MMA_A_T.apply(MmaAtoms.MMA_A_SHAPE, c, r));
+                if (c < 8) {
+                    assertEquals(MmaAtoms.MMA_B.apply(MmaAtoms.MMA_B_SHAPE, r, c),
+                            MmaAtoms.MMA_B_T.apply(MmaAtoms.MMA_B_T_SHAPE, c, r));
+                }
+            }
+        }
+    }
+
+    @Test
     void mmaCFragmentIsThePtxTable() {
         check(MmaAtoms.MMA_C, MmaAtoms.MMA_C_SHAPE, 1, 4, (w, l, i) -> {
             long row = i < 2 ? l / 4 : l / 4 + 8;
@@ -70,12 +84,13 @@ class MmaAtomsTest {
 
     /**
      * A and C are tiles of the ldmatrix 8x8 fragment, with outer layouts on registers only (in units of the atom's
-     * span, 2 registers). B, K x N with lanes along N, is the transposed fragment (ldmatrix .trans).
+     * span, 2 registers), and so is B stored N x K; B as K x N is the transposed fragment (ldmatrix .trans).
      */
     @Test
     void fragmentsAreTilesOfTheLdmatrixAtom() {
         for (Object[] c : List.of(new Object[] {MmaAtoms.MMA_A, MmaAtoms.MMA_A_SHAPE, "S[(2,2):(1,2)]"},
-                new Object[] {MmaAtoms.MMA_C, MmaAtoms.MMA_C_SHAPE, "S[(2,1):(1,1)]"})) {
+                new Object[] {MmaAtoms.MMA_C, MmaAtoms.MMA_C_SHAPE, "S[(2,1):(1,1)]"},
+                new Object[] {MmaAtoms.MMA_B_T, MmaAtoms.MMA_B_T_SHAPE, "S[(1,2):(1,1)]"})) {
             Layout layout = (Layout) c[0];
             Shape shape = (Shape) c[1];
             TileOf.Match m = TileOf.explainOuter(layout, shape, CudaMatrixRules.ATOM, CudaMatrixRules.ATOM_SHAPE);
