@@ -43,6 +43,8 @@ def emit(request, plan, helpers):
         return _emit_ldstmatrix(request, plan)
     if plan["kind"] == "cuda-mma":
         return _emit_mma(request, plan)
+    if plan["kind"] == "cuda-wgmma":
+        return _emit_wgmma(request, plan)
     return _emit_digits(request, plan, helpers)
 
 
@@ -375,6 +377,44 @@ def _emit_mma(request, plan):
             for step in tile["steps"]:
                 T.evaluate(T.ptx[plan["instruction"]](*regs, *[a[int(w)] for w in step["a"]],
                                                       *[b[int(w)] for w in step["b"]], *regs))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_wgmma(request, plan):
+    """wgmma.fence; per output block and K step one ``wgmma.mma_async`` reading A and B through shared-memory matrix
+    descriptors (encoded from the plan's start, LBO, SBO and swizzle mode); commit the group and wait for it."""
+    from tvm.tirx.layout import S, TileLayout
+
+    count = int(plan["registers"])
+    c_buf = request.buffers["C"]
+
+    def descriptor_views(entry):
+        buf = request.buffers[entry["role"]]
+        return T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
+
+    def whole():
+        acc = c_buf.local(count, layout=TileLayout(S[(count,)]))
+        views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
+        desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
+        T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
+        for tile in plan["tiles"]:
+            regs = [acc[int(x)] for x in tile["d"]]
+            for kk, step in enumerate(tile["steps"]):
+                for slot, role in enumerate(("A", "B")):
+                    entry = plan[role]
+                    T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
+                        T.address_of(desc[slot]), views[role].ptr_to([int(step[role.lower()])]), int(entry["lbo"]),
+                        int(entry["sbo"]), int(entry["swizzle"])))
+                scale_d = 1 if (plan["accum"] or kk > 0) else 0
+                T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
+                                                      1, 1, 0, 0))
+        T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
+        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](0))
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -265,6 +265,11 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_b"] = bool(int(args[5]))
         scalars["alpha"], scalars["beta"] = args[6], args[7]
         params["alpha"], params["beta"] = _constant(args[6]), _constant(args[7])
+    elif op == "gemm_async" and len(args) == 6:   # (C, A, B, transA, transB, accum); block-scaled forms have 8
+        roles += [("C", args[0]), ("A", args[1]), ("B", args[2])]
+        params["trans_a"] = bool(int(args[3]))
+        params["trans_b"] = bool(int(args[4]))
+        params["accum"] = bool(int(args[5]))
     else:
         raise _NotDescribable(f"op {op} has no CPU description")
     operands, layouts, buffers, regions = [], [], {}, {}
@@ -283,6 +288,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == CUDA_KIND:
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
+        params["align"] = {role: int(b.data_alignment) for role, b in buffers.items()}
+        if sctx is not None:
+            params["arch"] = str(sctx.target.attrs.get("arch", ""))
         if sctx is not None:
             threads, full = threads_of(sctx)
             params["threads"] = threads if full else 0
@@ -315,7 +323,8 @@ def emit(request: Described, plan: dict):
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
-    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma"):
+    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
+                "cuda-wgmma"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

@@ -5,7 +5,7 @@ import org.axe4j.layout.Shape;
 
 /**
  * Operand fragments of the CUDA matrix instructions as Axe layouts: which lane ({@code laneid}), warp of the
- * warpgroup ({@code warpid}) and register slot ({@code m}, in elements) hold each element of the instruction's
+ * warpgroup ({@code wid_in_wg}) and register slot ({@code m}, in elements) hold each element of the instruction's
  * tile. Lane l is {@code 4 g + t} (PTX's groupID g = l / 4 and threadID_in_group t = l % 4).
  *
  * <ul>
@@ -49,7 +49,7 @@ public final class MmaAtoms {
         if (n < 8 || n > 256 || n % 8 != 0) {
             throw new IllegalArgumentException("wgmma accumulator: N = " + n + " is not a multiple of 8 in [8, 256]");
         }
-        return Layout.parse("S[(4,2,8," + n / 8 + ",4,2):(1@warpid,2,4@laneid,4,1@laneid,1)]");
+        return Layout.parse("S[(4,2,8," + n / 8 + ",4,2):(1@wid_in_wg,2,4@laneid,4,1@laneid,1)]");
     }
 
     public static Shape wgmmaAccumulatorShape(long n) {

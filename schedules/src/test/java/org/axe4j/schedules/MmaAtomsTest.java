@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class MmaAtomsTest {
     private static final Axis LANE = Axis.of("laneid");
-    private static final Axis WARP = Axis.of("warpid");
+    private static final Axis WARP = Axis.of("wid_in_wg");
 
     /** (row, column) of element i of lane l, as the PTX ISA tables state them. */
     interface Table {
