@@ -397,9 +397,18 @@ def _emit_wgmma(request, plan):
         buf = request.buffers[entry["role"]]
         return T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
 
+    def run_time_offset(entry):
+        """Elements added by the region's run-time starts (a pipeline stage, a warpgroup's rows)."""
+        starts, _ = request.regions[entry["role"]]
+        offset = 0
+        for dim, stride in entry.get("start_strides", {}).items():
+            offset = offset + starts[int(dim)] * int(stride)
+        return offset
+
     def whole():
         acc = c_buf.local(count, layout=TileLayout(S[(count,)]))
         views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
+        offsets = {role: run_time_offset(plan[role]) for role in ("A", "B")}
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
         T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
         for tile in plan["tiles"]:
@@ -408,7 +417,8 @@ def _emit_wgmma(request, plan):
                 for slot, role in enumerate(("A", "B")):
                     entry = plan[role]
                     T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
-                        T.address_of(desc[slot]), views[role].ptr_to([int(step[role.lower()])]), int(entry["lbo"]),
+                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
+                        int(entry["lbo"]),
                         int(entry["sbo"]), int(entry["swizzle"])))
                 scale_d = 1 if (plan["accum"] or kk > 0) else 0
                 T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,

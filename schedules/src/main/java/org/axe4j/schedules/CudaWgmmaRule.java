@@ -195,7 +195,7 @@ public final class CudaWgmmaRule implements Rule {
 
     /** A K-major operand's descriptor fields, and each instruction tile's start (elements from the data start). */
     private record Descriptor(Operand operand, long rows, long mode, long width, long sbo, long lbo,
-            Map<List<Long>, Long> starts) {
+            Map<List<Long>, Long> starts, Map<Integer, Long> startStrides) {
 
         /** Checks every instruction tile (rows x 16) of {@code o} against the descriptor's address map. */
         static Descriptor of(Request call, Operand o, long rows, long k) {
@@ -270,7 +270,23 @@ public final class CudaWgmmaRule implements Rule {
                 throw Declined.of("gemm_async: %s is aligned to %d bytes; the %s descriptor needs %d (declare the "
                         + "buffer with align=%d)", o, align, modeName(mode), need, need);
             }
-            return new Descriptor(o, rows, mode, width, sbo, lbo, starts);
+            // a run-time start (a pipeline stage, a warpgroup's rows) must keep every tile on the same boundaries
+            Map<Integer, Long> startStrides = new LinkedHashMap<>();
+            boolean symbolic = false;
+            for (boolean b : o.symbolic()) {
+                symbolic |= b;
+            }
+            if (symbolic) {
+                startStrides.putAll(AffineAccess.of(o).startStrides());
+                for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
+                    if (Math.floorMod(e.getValue() * o.elementBytes(), need) != 0) {
+                        throw Declined.of("gemm_async: %s starts at a run-time index in dim %d, which moves it by %d "
+                                + "elements: not a multiple of the %s period (%d bytes)", o, e.getKey(), e.getValue(),
+                                modeName(mode), need);
+                    }
+                }
+            }
+            return new Descriptor(o, rows, mode, width, sbo, lbo, starts, startStrides);
         }
 
         long start(long block, long kk) {
@@ -283,6 +299,9 @@ public final class CudaWgmmaRule implements Rule {
             d.put("swizzle", mode); // CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
             d.put("sbo", sbo / 8); // descriptor fields: bytes >> 4, i.e. 16-bit elements / 8
             d.put("lbo", mode == 0 ? lbo / 8 : 1);
+            Map<String, Long> strides = new LinkedHashMap<>();
+            startStrides.forEach((dim, stride) -> strides.put(Integer.toString(dim), stride));
+            d.put("start_strides", strides); // elements per unit of each run-time start
             return d;
         }
 
