@@ -332,13 +332,19 @@ def _emit_ldstmatrix(request, plan):
             out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
         return out
 
+    starts, _ = request.regions[plan["shared"]]
+    offset = 0
+    for dim, stride in plan.get("start_strides", {}).items():   # run-time starts (a warp's rows, a stage)
+        offset = offset + starts[int(dim)] * int(stride)
+        span += (int(smem.shape[int(dim)]) - 1) * abs(int(stride))
+
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
         lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
-            addr = block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
+            addr = offset + block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
             ptr = view.ptr_to([addr])
             regs = [words[int(w)] for w in group["words"]]
             if plan["direction"] == "ld":

@@ -205,6 +205,18 @@ def _int_or_none(value):
         return None
 
 
+def _modulus(expr):
+    """[c, b] with the run-time value of ``expr`` always ``c * n + b`` (TVM's modular-set analysis; [1, 0] when
+    nothing is known): lets a rule prove that a run-time start keeps an alignment."""
+    from tvm.sym import Analyzer
+
+    try:
+        m = Analyzer().modular_set(expr)
+        return [int(m.coeff), int(m.base)]
+    except Exception:  # noqa: BLE001  (an expression the analysis does not take)
+        return [1, 0]
+
+
 def _constant(expr):
     """The value of a numeric constant expression (a float), None when it is not one."""
     from tvm import tirx as _tirx
@@ -278,6 +290,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
             raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
         buffer = region.source
         start = [_int_or_none(r.min) for r in region.region]   # None: a run-time start (a loop variable)
+        if any(s is None for s in start):
+            params.setdefault("start_modulus", {})[role] = [
+                _modulus(r.min) if s is None else None for r, s in zip(region.region, start)]
         extent = _ints([r.extent for r in region.region], "region extent")
         (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
         operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),

@@ -278,12 +278,9 @@ public final class CudaWgmmaRule implements Rule {
             }
             if (symbolic) {
                 startStrides.putAll(AffineAccess.of(o).startStrides());
-                for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
-                    if (Math.floorMod(e.getValue() * o.elementBytes(), need) != 0) {
-                        throw Declined.of("gemm_async: %s starts at a run-time index in dim %d, which moves it by %d "
-                                + "elements: not a multiple of the %s period (%d bytes)", o, e.getKey(), e.getValue(),
-                                modeName(mode), need);
-                    }
+                if (!call.runTimeStartsKeep(o, startStrides, need / o.elementBytes())) {
+                    throw Declined.of("gemm_async: %s starts at run-time indices (elements per unit: %s) that may "
+                            + "move it off the %s period (%d bytes)", o, startStrides, modeName(mode), need);
                 }
             }
             return new Descriptor(o, rows, mode, width, sbo, lbo, starts, startStrides);
