@@ -250,6 +250,7 @@ def _emit_tree_reduce(request, plan, h):
     kept, folded, access = plan["kept"], plan["folded"], plan["access"]
     threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
     group, terms = int(plan["group"]), int(plan["terms"])
+    warps_per_group = int(plan.get("warps_per_group", 1))
     combine = plan["combine"]
     dtype = str(request.buffers["dst"].dtype)
     per_round, per_thread = threads // group, -(-terms // group)
@@ -273,11 +274,22 @@ def _emit_tree_reduce(request, plan, h):
     def both(a, b):
         return b if a is None else a if b is None else tirx.And(a, b)
 
+    def butterfly(acc, width):
+        # every lane of the warp reaches the shuffles (lanes without an output carry the identity)
+        mask = T.tvm_warp_activemask()
+        step = 1
+        while step < width:
+            T.buffer_store(acc, h.combine(combine, acc[0], T.tvm_warp_shuffle_xor(mask, acc[0], step, width, 32)),
+                           [0])
+            step *= 2
+
     def whole():
         views = h.flat_views(request, {"access": access, "tail": 0}, kept + folded)
         tid = thread_index(request.scope, request.sctx, threads)
         part, slot = tirx.floormod(tid, group), tirx.floordiv(tid, group)
         acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+        scratch = (T.alloc_buffer((threads // 32,), dtype, scope="shared", layout=None)
+                   if warps_per_group > 1 else None)
         with T.serial(rounds) as f:
             o = f * per_round + slot
             has_output = None if outputs % per_round == 0 else o < outputs
@@ -294,13 +306,25 @@ def _emit_tree_reduce(request, plan, h):
                     T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
 
                 guarded(both(has_output, None if terms % group == 0 else k < terms), fold)
-            # every lane of the warp reaches the shuffles (lanes without an output carry the identity)
-            mask = T.tvm_warp_activemask()
-            step = 1
-            while step < group:
-                T.buffer_store(acc, h.combine(combine, acc[0],
-                                              T.tvm_warp_shuffle_xor(mask, acc[0], step, group, 32)), [0])
-                step *= 2
+            butterfly(acc, min(group, 32))
+            if warps_per_group > 1:
+                # lane 0 of each warp leaves its warp's partial; the group's first warp combines them
+                warp, lane = tirx.floordiv(tid, 32), tirx.floormod(tid, 32)
+                guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))
+                T.evaluate(T.cuda.cta_sync())
+                first_warp = tirx.floormod(warp, warps_per_group) == 0
+                T.buffer_store(acc, tirx.Select(lane < warps_per_group,
+                                                scratch[tirx.Min(warp + lane, threads // 32 - 1)],
+                                                h.identity(combine, dtype)), [0])
+                butterfly(acc, warps_per_group)
+
+                def store_first_warp():
+                    value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                    T.buffer_store(views["dst"], value, [d_addr])
+
+                guarded(both(both(first_warp, lane == 0), has_output), store_first_warp)
+                T.evaluate(T.cuda.cta_sync())  # the scratch is read before the next round writes it
+                return
 
             def store():
                 value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])

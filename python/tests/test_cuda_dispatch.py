@@ -239,6 +239,10 @@ KERNELS = {
     "sum_rows_tree_cta_f32": (lambda: _reduce("sum", (4, 256), 1, "cta", 128), [SHFL]),
     "max_rows_tree_warp_f32": (lambda: _reduce("max", (2, 100), 1, "warp", 32), [SHFL, r"max(\.ftz)?\.f32"]),
     "sum_rows_tree_wg_accum_f32": (lambda: _reduce("sum", (3, 64), 1, "warpgroup", 128, accum=True), [SHFL]),
+    # groups wider than a warp: warp partials meet in shared memory after a CTA barrier
+    "sum_rows_tree_cross_warp_cta_f32": (lambda: _reduce("sum", (2, 512), 1, "cta", 256), [SHFL, r"bar\.sync"]),
+    "max_rows_tree_cross_warp_cta_accum_f32": (lambda: _reduce("max", (3, 300), 1, "cta", 256, accum=True),
+                                               [SHFL, r"max(\.ftz)?\.f32"]),
 }
 # every reduction at every scope, (40, 12) reduced along the rows: one thread per output at thread and warp scope,
 # groups of 2 and 4 threads per output (shuffle tree) at warpgroup and CTA scope
@@ -428,8 +432,10 @@ def _reference(name, host):
         return np.minimum(a.min(axis=1), 1.0)
     if name == "sum_cols_small_cta_f32":
         return a.sum(axis=0)
-    if name in ("sum_rows_tree_cta_f32", "sum_rows_tree_wg_accum_f32"):
+    if name in ("sum_rows_tree_cta_f32", "sum_rows_tree_wg_accum_f32", "sum_rows_tree_cross_warp_cta_f32"):
         return a.sum(axis=1) + (1.0 if name.endswith("accum_f32") else 0.0)
+    if name == "max_rows_tree_cross_warp_cta_accum_f32":
+        return np.maximum(a.max(axis=1), 1.0)
     if name == "max_rows_tree_warp_f32":
         return a.max(axis=1)
     if "_every_scope_" in name:

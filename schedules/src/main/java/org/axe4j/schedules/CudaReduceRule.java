@@ -21,6 +21,9 @@ import java.util.Map;
  * values meet in log2(G) butterfly shuffles ({@code shfl.sync.bfly} with width G: groups are consecutive threads
  * inside one warp), and the group's first thread stores. Every thread of a warp takes part in each shuffle (those
  * without an output fold nothing and carry the identity), so the scope's thread count must be a multiple of 32.
+ * At CTA scope G may exceed 32 (whole warps, G dividing T): each warp's butterfly leaves its partial in lane 0,
+ * which writes it to a shared scratch of T / 32 values; after a CTA barrier the group's first warp reads its
+ * G / 32 partials and combines them with a second butterfly (width G / 32). A barrier ends each round.
  */
 public final class CudaReduceRule implements Rule {
     public static final CudaReduceRule INSTANCE = new CudaReduceRule(false);
@@ -77,6 +80,7 @@ public final class CudaReduceRule implements Rule {
         if (tree) {
             plan.put("group", group);
             plan.put("terms", terms);
+            plan.put("warps_per_group", group > WARP ? group / WARP : 1);
         }
         plan.put("kept", CudaRules.describe(kept, ops));
         plan.put("folded", CudaRules.describe(folded, ops));
@@ -84,7 +88,8 @@ public final class CudaReduceRule implements Rule {
         if (tree) {
             plan.put("notes", List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + perRound
                     + " groups of " + group + " threads; each thread folds " + (terms + group - 1) / group + " of "
-                    + terms + " terms, then " + Long.numberOfTrailingZeros(group) + " butterfly shuffles"));
+                    + terms + " terms, then " + Long.numberOfTrailingZeros(group) + " butterfly shuffles"
+                    + (group > WARP ? " (" + group / WARP + " warps per group meet through shared memory)" : "")));
         } else {
             plan.put("notes", List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + threads
                     + " thread" + (threads == 1 ? "" : "s") + ", " + terms + " terms each folded in a register"
@@ -99,8 +104,11 @@ public final class CudaReduceRule implements Rule {
             throw Declined.of("%s at %s scope: %d threads is not a whole number of warps; the shuffle tree needs "
                     + "every lane of each warp", call.op(), call.scope(), threads);
         }
+        // at CTA scope a group may span whole warps, which meet through shared memory after a CTA barrier
+        long widest = call.scope().equals("cta") ? threads : WARP;
         long group = 1;
-        while (group * 2 <= WARP && group * 2 * outputs <= threads && group * 2 <= terms) {
+        while (group * 2 <= widest && group * 2 * outputs <= threads && group * 2 <= terms
+                && (group * 2 <= WARP || threads % (group * 2) == 0)) {
             group *= 2;
         }
         if (group < 2) {
