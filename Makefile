@@ -43,6 +43,16 @@ bench-tirx: python build
 bench-cpu: python build
 	.venv/bin/python schedules/src/test/python/bench_cpu_kernels.py
 
+## Native baseline harnesses (cuBLAS GEMM) with the PyPI CUDA 13 toolchain; no GPU needed to build.
+.PHONY: native
+native: python
+	bash native/build.sh
+
+## Hopper FP16 GEMM through axe4j against cuBLAS on a GPU (TFLOP/s, ratio, out/bench-gemm/); says so without one.
+.PHONY: bench-gemm
+bench-gemm: python build native
+	.venv/bin/python ci/bench_gemm.py
+
 ## Dispatch choices per tile call of the CUDA corpus: TVM's own cases against axe4j's (docs/dispatch-vs-upstream.md).
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build

@@ -193,7 +193,7 @@ def _other_cases(op, request):
 
 
 def _plan_summary(plan) -> str:
-    if plan["kind"] in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix"):
+    if plan["kind"].startswith("cuda-"):
         return f"{plan['kind']}: " + "; ".join(plan.get("notes", []))
     if plan["kind"] == "reduce-digits":
         kept = " ".join(f"serial({l['extent']})" for l in plan["spatial"])
@@ -208,4 +208,6 @@ def _plan_summary(plan) -> str:
                 f"vector dim {plan['vector_dim']}, K block {plan['blocks']['k']}, {plan['blocks']['u']}-row blocks, "
                 f"parallel={plan['parallel']}"
                 + "".join(f"; {n}" for n in plan.get("notes", [])))
-    return f"{plan['kind']} M={plan['M']} N={plan['N']} K={plan['K']}"
+    if "M" in plan:
+        return f"{plan['kind']} M={plan['M']} N={plan['N']} K={plan['K']}"
+    return f"{plan['kind']}: " + "; ".join(plan.get("notes", []))

@@ -7,7 +7,10 @@ loop counters by ``(c * vec / below_l) mod extent_l`` (below_l: the product of t
 each operand's address is ``base + sum_l counter_l * stride_l``. The digits plan does the same with one
 element per chunk and addresses from the layouts' digits. The reduce plan gives thread t the outputs
 ``t, t + T, ...`` of the kept loops; each folds the reduced loops into a one-element register buffer, then
-stores once (``init``: from the identity, else from the destination's value: ``accum``).
+stores once (``init``: from the identity, else from the destination's value: ``accum``). The tree-reduce plan
+gives output ``t // G`` (``+ T // G`` per round) to a group of G consecutive threads: each folds terms
+``t % G, t % G + G, ...``, log2(G) butterfly shuffles (``shfl.sync.bfly``, width G) combine the group, and the
+group's first thread stores.
 """
 
 from __future__ import annotations
@@ -34,8 +37,14 @@ def emit(request, plan, helpers):
         return _emit_affine(request, plan, helpers)
     if plan["kind"] == "cuda-reduce":
         return _emit_reduce(request, plan, helpers)
+    if plan["kind"] == "cuda-tree-reduce":
+        return _emit_tree_reduce(request, plan, helpers)
     if plan["kind"] == "cuda-ldstmatrix":
         return _emit_ldstmatrix(request, plan)
+    if plan["kind"] == "cuda-mma":
+        return _emit_mma(request, plan)
+    if plan["kind"] == "cuda-wgmma":
+        return _emit_wgmma(request, plan)
     return _emit_digits(request, plan, helpers)
 
 
@@ -237,6 +246,99 @@ def _emit_reduce(request, plan, h):
     return impl
 
 
+def _emit_tree_reduce(request, plan, h):
+    kept, folded, access = plan["kept"], plan["folded"], plan["access"]
+    threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
+    group, terms = int(plan["group"]), int(plan["terms"])
+    warps_per_group = int(plan.get("warps_per_group", 1))
+    combine = plan["combine"]
+    dtype = str(request.buffers["dst"].dtype)
+    per_round, per_thread = threads // group, -(-terms // group)
+
+    def address(role, loops, counters, base):
+        addr = base
+        for loop, c in zip(loops, counters):
+            stride = int(loop["strides"][role])
+            if stride:
+                addr = addr + c * stride
+        return addr
+
+    def guarded(condition, body):
+        if condition is None:
+            body()
+            return
+        with T.If(condition):
+            with T.Then():
+                body()
+
+    def both(a, b):
+        return b if a is None else a if b is None else tirx.And(a, b)
+
+    def butterfly(acc, width):
+        # every lane of the warp reaches the shuffles (lanes without an output carry the identity)
+        mask = T.tvm_warp_activemask()
+        step = 1
+        while step < width:
+            T.buffer_store(acc, h.combine(combine, acc[0], T.tvm_warp_shuffle_xor(mask, acc[0], step, width, 32)),
+                           [0])
+            step *= 2
+
+    def whole():
+        views = h.flat_views(request, {"access": access, "tail": 0}, kept + folded)
+        tid = thread_index(request.scope, request.sctx, threads)
+        part, slot = tirx.floormod(tid, group), tirx.floordiv(tid, group)
+        acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+        scratch = (T.alloc_buffer((threads // 32,), dtype, scope="shared", layout=None)
+                   if warps_per_group > 1 else None)
+        with T.serial(rounds) as f:
+            o = f * per_round + slot
+            has_output = None if outputs % per_round == 0 else o < outputs
+            counters = _counters(o, kept) if kept else []
+            d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
+            s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+            T.buffer_store(acc, h.identity(combine, dtype), [0])
+            with T.serial(per_thread) as i:
+                k = i * group + part
+
+                def fold():
+                    value = views["src0"][address("src0", folded, _counters(k, folded), s_base)]
+                    value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
+                    T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+
+                guarded(both(has_output, None if terms % group == 0 else k < terms), fold)
+            butterfly(acc, min(group, 32))
+            if warps_per_group > 1:
+                # lane 0 of each warp leaves its warp's partial; the group's first warp combines them
+                warp, lane = tirx.floordiv(tid, 32), tirx.floormod(tid, 32)
+                guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))
+                T.evaluate(T.cuda.cta_sync())
+                first_warp = tirx.floormod(warp, warps_per_group) == 0
+                T.buffer_store(acc, tirx.Select(lane < warps_per_group,
+                                                scratch[tirx.Min(warp + lane, threads // 32 - 1)],
+                                                h.identity(combine, dtype)), [0])
+                butterfly(acc, warps_per_group)
+
+                def store_first_warp():
+                    value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                    T.buffer_store(views["dst"], value, [d_addr])
+
+                guarded(both(both(first_warp, lane == 0), has_output), store_first_warp)
+                T.evaluate(T.cuda.cta_sync())  # the scratch is read before the next round writes it
+                return
+
+            def store():
+                value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                T.buffer_store(views["dst"], value, [d_addr])
+
+            guarded(both(part == 0, has_output), store)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
 def _emit_ldstmatrix(request, plan):
     """One ldmatrix/stmatrix per group of blocks: lane l points at row l % 8 of the group's block l // 8; the
     registers are the lane's 32-bit words of its fragment (two 16-bit elements each)."""
@@ -254,19 +356,105 @@ def _emit_ldstmatrix(request, plan):
             out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
         return out
 
+    starts, _ = request.regions[plan["shared"]]
+    offset = 0
+    for dim, stride in plan.get("start_strides", {}).items():   # run-time starts (a warp's rows, a stage)
+        offset = offset + starts[int(dim)] * int(stride)
+        span += (int(smem.shape[int(dim)]) - 1) * abs(int(stride))
+
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
         lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
-            addr = block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
+            addr = offset + block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
             ptr = view.ptr_to([addr])
             regs = [words[int(w)] for w in group["words"]]
             if plan["direction"] == "ld":
                 T.evaluate(T.ptx[chain](*regs, ptr))
             else:
                 T.evaluate(T.ptx[chain](ptr, *regs))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_mma(request, plan):
+    """One ``mma.sync`` per (i, j, k) block in plan order, accumulating in place in D's registers (c = d); each
+    output block first set from C's registers or zero. A and B reach the instruction as 32-bit words (two 16-bit
+    elements each), D and C as f32 registers, all at the slots the plan names."""
+    from tvm.tirx.layout import S, TileLayout
+
+    counts = {role: int(n) for role, n in plan["registers"].items()}
+    same_c = request.buffers["C"].same_as(request.buffers["D"])
+
+    def whole():
+        flat = {role: request.buffers[role].local(n, layout=TileLayout(S[(n,)])) for role, n in counts.items()}
+        d = flat["D"]
+        c = d if same_c else flat["C"]
+        a, b = flat["A"].view("uint32"), flat["B"].view("uint32")
+        for tile in plan["tiles"]:
+            for ds, cs in zip(tile["d"], tile["c"]):
+                if plan["init"] == "zero":
+                    T.buffer_store(d, tirx.const(0.0, "float32"), [int(ds)])
+                elif not (same_c and int(ds) == int(cs)):
+                    T.buffer_store(d, c[int(cs)], [int(ds)])
+            regs = [d[int(x)] for x in tile["d"]]
+            for step in tile["steps"]:
+                T.evaluate(T.ptx[plan["instruction"]](*regs, *[a[int(w)] for w in step["a"]],
+                                                      *[b[int(w)] for w in step["b"]], *regs))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_wgmma(request, plan):
+    """wgmma.fence; per output block and K step one ``wgmma.mma_async`` reading A and B through shared-memory matrix
+    descriptors (encoded from the plan's start, LBO, SBO and swizzle mode); commit the group and wait for it."""
+    from tvm.tirx.layout import S, TileLayout
+
+    count = int(plan["registers"])
+    c_buf = request.buffers["C"]
+
+    def descriptor_views(entry):
+        buf = request.buffers[entry["role"]]
+        return T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
+
+    def run_time_offset(entry):
+        """Elements added by the region's run-time starts (a pipeline stage, a warpgroup's rows)."""
+        starts, _ = request.regions[entry["role"]]
+        offset = 0
+        for dim, stride in entry.get("start_strides", {}).items():
+            offset = offset + starts[int(dim)] * int(stride)
+        return offset
+
+    def whole():
+        acc = c_buf.local(count, layout=TileLayout(S[(count,)]))
+        views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
+        offsets = {role: run_time_offset(plan[role]) for role in ("A", "B")}
+        desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
+        T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
+        for tile in plan["tiles"]:
+            regs = [acc[int(x)] for x in tile["d"]]
+            for kk, step in enumerate(tile["steps"]):
+                for slot, role in enumerate(("A", "B")):
+                    entry = plan[role]
+                    T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
+                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
+                        int(entry["lbo"]),
+                        int(entry["sbo"]), int(entry["swizzle"])))
+                scale_d = 1 if (plan["accum"] or kk > 0) else 0
+                T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
+                                                      1, 1, 0, 0))
+        T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
+        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](0))
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -205,6 +205,31 @@ def _int_or_none(value):
         return None
 
 
+def _modulus(expr):
+    """[c, b] with the run-time value of ``expr`` always ``c * n + b`` (TVM's modular-set analysis; [1, 0] when
+    nothing is known): lets a rule prove that a run-time start keeps an alignment."""
+    from tvm.sym import Analyzer
+
+    try:
+        m = Analyzer().modular_set(expr)
+        return [int(m.coeff), int(m.base)]
+    except Exception:  # noqa: BLE001  (an expression the analysis does not take)
+        return [1, 0]
+
+
+def _constant(expr):
+    """The value of a numeric constant expression (a float), None when it is not one."""
+    from tvm import tirx as _tirx
+
+    if isinstance(expr, (int, float)):
+        return float(expr)
+    if isinstance(expr, _tirx.Cast):
+        return _constant(expr.value)
+    if isinstance(expr, (_tirx.IntImm, _tirx.FloatImm)):
+        return float(expr.value)
+    return None
+
+
 def _layout_of(buffer):
     from tvm.tirx.layout import S, TileLayout
 
@@ -251,6 +276,12 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_a"] = bool(int(args[4]))
         params["trans_b"] = bool(int(args[5]))
         scalars["alpha"], scalars["beta"] = args[6], args[7]
+        params["alpha"], params["beta"] = _constant(args[6]), _constant(args[7])
+    elif op == "gemm_async" and len(args) == 6:   # (C, A, B, transA, transB, accum); block-scaled forms have 8
+        roles += [("C", args[0]), ("A", args[1]), ("B", args[2])]
+        params["trans_a"] = bool(int(args[3]))
+        params["trans_b"] = bool(int(args[4]))
+        params["accum"] = bool(int(args[5]))
     else:
         raise _NotDescribable(f"op {op} has no CPU description")
     operands, layouts, buffers, regions = [], [], {}, {}
@@ -259,6 +290,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
             raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
         buffer = region.source
         start = [_int_or_none(r.min) for r in region.region]   # None: a run-time start (a loop variable)
+        if any(s is None for s in start):
+            params.setdefault("start_modulus", {})[role] = [
+                _modulus(r.min) if s is None else None for r, s in zip(region.region, start)]
         extent = _ints([r.extent for r in region.region], "region extent")
         (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
         operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
@@ -269,6 +303,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == CUDA_KIND:
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
+        params["align"] = {role: int(b.data_alignment) for role, b in buffers.items()}
+        if sctx is not None:
+            params["arch"] = str(sctx.target.attrs.get("arch", ""))
         if sctx is not None:
             threads, full = threads_of(sctx)
             params["threads"] = threads if full else 0
@@ -305,7 +342,8 @@ def emit(request: Described, plan: dict):
         from . import cuda_emit_register
 
         return cuda_emit_register.emit(request, plan, _EmitHelpers)
-    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix"):
+    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
+                "cuda-wgmma"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

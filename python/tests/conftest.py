@@ -39,3 +39,19 @@ def java(bridge) -> types.SimpleNamespace:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: runs kernels on a CUDA GPU; skipped, with the reason, where tvm.cuda() does not exist")
+
+
+def _gpu_present() -> bool:
+    try:
+        return bool(tvm.cuda(0).exist)
+    except Exception:  # noqa: BLE001  (no CUDA driver at all)
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every ``gpu``-marked test skips, saying why, on a machine without a CUDA GPU."""
+    if any("gpu" in item.keywords for item in items) and not _gpu_present():
+        skip = pytest.mark.skip(reason="no CUDA GPU on this machine: the kernels were compiled, not run")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)

@@ -19,6 +19,7 @@ from tvm.tirx.script import tile as Tx
 import axe4j
 
 ARCHS = ["sm_90a", "sm_100a"]
+SHFL = r"shfl\.sync\.bfly\.b32"
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 
 
@@ -121,11 +122,11 @@ def _reduce(op, shape, axis, scope, threads, accum=False):
         B = T.match_buffer(B_ptr, (kept,), "float32")
         T.device_entry()
         T.cta_id([1])
-        T.warpgroup_id([1])
-        T.warp_id_in_wg([threads // 32])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
         T.warp_id([threads // 32])
         T.lane_id([32])
-        T.thread_id_in_wg([threads])
+        T.thread_id_in_wg([min(threads, 128)])
         T.thread_id([threads])
         X = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
         r = T.alloc_buffer((kept,), "float32", scope="shared", layout=TileLayout(S[(kept,)]))
@@ -233,8 +234,24 @@ KERNELS = {
     "max_cols_shared_warp_f32": (lambda: _reduce("max", (16, 40), 0, "warp", 32), [r"max(\.ftz)?\.f32"]),
     "min_rows_shared_wg_accum_f32": (lambda: _reduce("min", (96, 8), 1, "warpgroup", 128, accum=True),
                                      [r"min(\.ftz)?\.f32"]),
-    "sum_cols_small_cta_f32": (lambda: _reduce("sum", (8, 8), 0, "cta", 64), [r"add(\.rn)?(\.ftz)?\.f32"]),
+    "sum_cols_small_cta_f32": (lambda: _reduce("sum", (8, 8), 0, "cta", 64), [r"add(\.rn)?(\.ftz)?\.f32", SHFL]),
+    # few outputs: groups of threads per output meet in butterfly shuffles
+    "sum_rows_tree_cta_f32": (lambda: _reduce("sum", (4, 256), 1, "cta", 128), [SHFL]),
+    "max_rows_tree_warp_f32": (lambda: _reduce("max", (2, 100), 1, "warp", 32), [SHFL, r"max(\.ftz)?\.f32"]),
+    "sum_rows_tree_wg_accum_f32": (lambda: _reduce("sum", (3, 64), 1, "warpgroup", 128, accum=True), [SHFL]),
+    # groups wider than a warp: warp partials meet in shared memory after a CTA barrier
+    "sum_rows_tree_cross_warp_cta_f32": (lambda: _reduce("sum", (2, 512), 1, "cta", 256), [SHFL, r"bar\.sync"]),
+    "max_rows_tree_cross_warp_cta_accum_f32": (lambda: _reduce("max", (3, 300), 1, "cta", 256, accum=True),
+                                               [SHFL, r"max(\.ftz)?\.f32"]),
 }
+# every reduction at every scope, (40, 12) reduced along the rows: one thread per output at thread and warp scope,
+# groups of 2 and 4 threads per output (shuffle tree) at warpgroup and CTA scope
+for _op in ("sum", "max", "min"):
+    for _scope, _threads in (("thread", 32), ("warp", 32), ("warpgroup", 128), ("cta", 256)):
+        KERNELS[f"{_op}_every_scope_{_scope}_f32"] = (
+            lambda op=_op, scope=_scope, threads=_threads: _reduce(op, (40, 12), 1, scope, threads),
+            [{"sum": r"add(\.rn)?(\.ftz)?\.f32", "max": r"max(\.ftz)?\.f32", "min": r"min(\.ftz)?\.f32"}[_op]]
+            + ([SHFL] if _threads > 32 else []))
 
 _built: dict = {}
 
@@ -274,6 +291,12 @@ def test_axe4j_rule_compiles_to_the_intended_accesses(name, arch):
     assert set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
 
 
+@pytest.mark.parametrize("name", sorted(n for n in KERNELS if not n.startswith("ldst_matrix")))
+def test_axe4j_rule_compiles_for_ampere(name):
+    """sm_80 as well (stmatrix, in the ldst kernels, needs sm_90): the same instructions, a cubin for sm_80."""
+    test_axe4j_rule_compiles_to_the_intended_accesses(name, "sm_80")
+
+
 def test_explain_reports_the_plan_with_the_scope_threads():
     kernel = KERNELS["copy_cta_f32_64x32"][0]()
     report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
@@ -287,7 +310,12 @@ def test_reduction_plan_gives_each_thread_whole_outputs():
     report = axe4j.explain(KERNELS["sum_rows_shared_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
     assert "axe4j-cuda-reduce" in report and "128 outputs over 128 threads, 24 terms each folded in a register" in report
     report = axe4j.explain(KERNELS["sum_cols_small_cta_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
-    assert "8 outputs over 64 threads, 8 terms each folded in a register; 56 threads idle" in report
+    assert "axe4j-cuda-tree-reduce (prio=111): accepted <- chosen" in report
+    assert "8 outputs over 8 groups of 8 threads; each thread folds 1 of 8 terms, then 3 butterfly shuffles" in report
+    assert "axe4j-cuda-reduce (prio=110): accepted" in report
+    report = axe4j.explain(KERNELS["max_cols_shared_warp_f32"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
+    assert "40 outputs of 16 terms over 32 threads: no two threads share an output" in report
+    assert "40 outputs over 32 threads, 16 terms each folded in a register" in report
 
 
 def test_swizzled_shared_copy_plans_with_the_swizzle_and_others_decline_it():
@@ -404,6 +432,14 @@ def _reference(name, host):
         return np.minimum(a.min(axis=1), 1.0)
     if name == "sum_cols_small_cta_f32":
         return a.sum(axis=0)
+    if name in ("sum_rows_tree_cta_f32", "sum_rows_tree_wg_accum_f32", "sum_rows_tree_cross_warp_cta_f32"):
+        return a.sum(axis=1) + (1.0 if name.endswith("accum_f32") else 0.0)
+    if name == "max_rows_tree_cross_warp_cta_accum_f32":
+        return np.maximum(a.max(axis=1), 1.0)
+    if name == "max_rows_tree_warp_f32":
+        return a.max(axis=1)
+    if "_every_scope_" in name:
+        return getattr(a, name.split("_")[0])(axis=1)
     raise KeyError(name)
 
 

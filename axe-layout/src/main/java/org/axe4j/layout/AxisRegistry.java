@@ -23,7 +23,7 @@ public final class AxisRegistry {
 
     private static AxisRegistry withDefaults() {
         AxisRegistry r = new AxisRegistry();
-        for (String memory : new String[] {"m", "reg", "P", "F", "Lane", "Col", "TLane", "TCol", "bank", "psum"}) {
+        for (String memory : new String[] {"m", "reg", "P", "F", "Bank", "Lane", "Col", "TLane", "TCol", "bank", "psum"}) {
             r.register(memory, AxisKind.MEMORY, null);
         }
         r.register("laneid", AxisKind.THREAD, AxisScope.WARP);

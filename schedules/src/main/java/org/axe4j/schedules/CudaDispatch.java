@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads;
- * register tiles partitioned over thread axes first ({@link CudaRegisterRule}, {@link CudaShuffleReduceRule}).
+ * The CUDA dispatch table (target kind {@code cuda}): element-wise and reduction rules over the scope's threads,
+ * register tiles partitioned over thread axes first ({@link CudaRegisterRule}, {@link CudaShuffleReduceRule}),
+ * mma.sync GEMM of a warp's register tiles.
  */
 public final class CudaDispatch {
     public static final String TARGET_KIND = CudaRules.TARGET_KIND;
@@ -22,8 +23,10 @@ public final class CudaDispatch {
                     : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
         }
         for (String op : List.of("sum", "max", "min")) {
-            table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.INSTANCE));
+            table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
+        table.put("gemm", List.of(CudaMmaRule.INSTANCE));
+        table.put("gemm_async", List.of(CudaWgmmaRule.INSTANCE));
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
 

@@ -96,6 +96,20 @@ public final class CudaMatrixRules {
             blocks.sort(Comparator.comparingLong(b -> b[2]));
             int num = blocks.size() % 4 == 0 ? 4 : blocks.size() % 2 == 0 ? 2 : 1;
             AffineAccess.requireMemoryOnly(smem);
+            // a run-time start (a warp's rows, a pipeline stage) moves every row by start * stride: keep 16 bytes
+            Map<String, Long> startStrides = new LinkedHashMap<>();
+            boolean symbolic = false;
+            for (boolean b : smem.symbolic()) {
+                symbolic |= b;
+            }
+            if (symbolic) {
+                Map<Integer, Long> strides = AffineAccess.of(smem).startStrides();
+                if (!call.runTimeStartsKeep(smem, strides, 8)) {
+                    throw Declined.of("copy: %s starts at run-time indices (elements per unit: %s) that may move its "
+                            + "rows off 16 bytes", smem, strides);
+                }
+                strides.forEach((dim, stride) -> startStrides.put(Integer.toString(dim), stride));
+            }
             long rowStride = -1;
             List<Map<String, Object>> groups = new ArrayList<>();
             for (int g = 0; g < blocks.size(); g += num) {
@@ -143,6 +157,7 @@ public final class CudaMatrixRules {
             plan.put("register", reg.role());
             plan.put("shared", smem.role());
             plan.put("groups", groups);
+            plan.put("start_strides", startStrides);
             plan.put("notes", List.of((load ? "ldmatrix" : "stmatrix") + ".x" + num + " x " + groups.size()
                     + ", outer layout " + a + " over " + outerShape));
             return plan;

@@ -85,6 +85,37 @@ public record Request(String op, String target, String scope, List<Operand> oper
         return operands.stream().filter(x -> x.role().equals(role)).findFirst();
     }
 
+    /**
+     * What is known of the run-time start of {@code role}'s dim {@code dim}: {c, b} with the start always
+     * {@code c * n + b} (params {@code start_modulus}, from TVM's modular-set analysis); {1, 0} when nothing is.
+     */
+    public long[] startModulus(String role, int dim) {
+        JsonElement all = params.get("start_modulus");
+        if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
+            return new long[] {1, 0};
+        }
+        JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
+        if (dim >= dims.size() || dims.get(dim).isJsonNull()) {
+            return new long[] {1, 0};
+        }
+        JsonArray cb = dims.get(dim).getAsJsonArray();
+        return new long[] {cb.get(0).getAsLong(), cb.get(1).getAsLong()};
+    }
+
+    /**
+     * Whether every run-time start of {@code o} keeps its address a multiple of {@code elements}: each dim's start
+     * {@code c n + b} moves it by {@code (c n + b) * stride} ({@code startStrides}, elements per unit of start).
+     */
+    public boolean runTimeStartsKeep(Operand o, Map<Integer, Long> startStrides, long elements) {
+        for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
+            long[] cb = startModulus(o.role(), e.getKey());
+            if (Math.floorMod(cb[0] * e.getValue(), elements) != 0 || Math.floorMod(cb[1] * e.getValue(), elements) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public boolean flag(String name) {
         JsonElement e = params.get(name);
         return e != null && !e.isJsonNull() && e.getAsBoolean();

@@ -23,9 +23,49 @@ class CudaReduceRuleTest {
 
     @Test
     void everyOutputFoldsExactlyItsSlice() {
+        checkPlans("axe4j-cuda-reduce", new long[] {1, 32, 128}, new long[] {4, 8, 16});
+    }
+
+    /** The shuffle tree: the G threads of an output fold disjoint terms whose union is the output's slice. */
+    @Test
+    void everyTreeGroupFoldsExactlyItsSlice() {
+        checkPlans("axe4j-cuda-tree-reduce", new long[] {32, 64, 128, 256}, new long[] {4, 8, 16, 64, 256});
+    }
+
+    @Test
+    void treeDeclinesPartialWarpsAndFullThreads() {
+        Layout src = Layout.parse("S[(4,8):(8,1)]");
+        Layout dst = Layout.parse("S[4:1]");
+        Operand d = new Operand("dst", "r", "float32", new long[] {4}, new long[1], new long[] {4}, dst);
+        Operand s = new Operand("src0", "X", "float32", new long[] {4, 8}, new long[2], new long[] {4, 8}, src);
+        for (long threads : new long[] {16, 4}) {
+            String json = CudaRulesTest.request("sum", "cta", threads, List.of(d, s))
+                    .replace("\"params\":{", "\"params\":{\"axes\":[1],\"accum\":false,");
+            Decision decision = CudaDispatch.TABLE.decide("axe4j-cuda-tree-reduce",
+                    Request.fromJson(json, List.of(dst, src)));
+            assertTrue(!decision.accepted() && decision.reason().contains("whole number of warps"),
+                    decision.reason());
+        }
+        Layout wide = Layout.parse("S[(64,2):(2,1)]");
+        Operand d2 = new Operand("dst", "r", "float32", new long[] {64}, new long[1], new long[] {64},
+                Layout.parse("S[64:1]"));
+        Operand s2 = new Operand("src0", "X", "float32", new long[] {64, 2}, new long[2], new long[] {64, 2}, wide);
+        String json = CudaRulesTest.request("sum", "cta", 64, List.of(d2, s2))
+                .replace("\"params\":{", "\"params\":{\"axes\":[1],\"accum\":false,");
+        Decision decision = CudaDispatch.TABLE.decide("axe4j-cuda-tree-reduce",
+                Request.fromJson(json, List.of(d2.layout(), wide)));
+        assertTrue(!decision.accepted() && decision.reason().contains("no two threads share an output"),
+                decision.reason());
+    }
+
+    private static void checkPlans(String variant, long[] threadChoices, long[] extentChoices) {
+        boolean tree = variant.contains("tree");
         int[] counts = new int[2];
-        Property.forAll("cuda reduce plan = layout maps", r -> {
-            long[] shape = {new long[] {4, 6, 8, 12}[r.nextInt(4)], new long[] {4, 8, 16}[r.nextInt(3)]};
+        Property.forAll(variant + " plan = layout maps", tree ? 3000 : Property.CASES, r -> {
+            long[] shape = {new long[] {4, 6, 8, 12}[r.nextInt(4)], extentChoices[r.nextInt(extentChoices.length)]};
+            if (r.nextBoolean()) {
+                shape = new long[] {shape[1], shape[0]};
+            }
             int axis = r.nextInt(2);
             long[] kept = {shape[1 - axis]};
             Layout srcLayout = CudaRulesTest.randomLayout(r, shape);
@@ -35,14 +75,16 @@ class CudaReduceRuleTest {
             }
             Operand dst = new Operand("dst", "r", "float32", kept, new long[1], kept, dstLayout);
             Operand src = new Operand("src0", "X", "float32", shape, new long[2], shape, srcLayout);
-            long threads = new long[] {1, 32, 128}[r.nextInt(3)];
+            long threads = threadChoices[r.nextInt(threadChoices.length)];
             String json = CudaRulesTest.request("sum", threads == 1 ? "thread" : "cta", threads, List.of(dst, src))
                     .replace("\"params\":{", "\"params\":{\"axes\":[" + axis + "],\"accum\":false,");
-            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-reduce", Request.fromJson(json,
+            Decision d = CudaDispatch.TABLE.decide(variant, Request.fromJson(json,
                     List.of(dstLayout, srcLayout)));
             if (!d.accepted()) {
                 counts[1]++;
-                assertTrue(d.reason().contains("crosses a digit"), d.reason());
+                assertTrue(d.reason().contains("crosses a digit")
+                        || tree && kept[0] * 2 > threads && d.reason().contains("no two threads share an output"),
+                        d.reason());
                 return;
             }
             counts[0]++;
@@ -59,7 +101,7 @@ class CudaReduceRuleTest {
             expected.values().forEach(Collections::sort);
             assertEquals(expected, simulate(d.plan()), d.plan().toString());
         });
-        assertTrue(counts[0] > Property.CASES / 2, "accepted " + counts[0]);
+        assertTrue(counts[0] > (tree ? 3000 / 4 : Property.CASES / 2), "accepted " + counts[0]);
     }
 
     @SuppressWarnings("unchecked")
@@ -70,18 +112,25 @@ class CudaReduceRuleTest {
         long threads = (Long) plan.get("threads");
         long outputs = (Long) plan.get("outputs");
         long rounds = (Long) plan.get("rounds");
+        long group = plan.containsKey("group") ? (Long) plan.get("group") : 1;
+        assertTrue(group == 1 || group >= 2 && (group & (group - 1)) == 0 && threads % 32 == 0
+                && threads % group == 0, "group " + group);
         long terms = folded.stream().mapToLong(l -> (Long) l.get("extent")).reduce(1, (a, b) -> a * b);
         Map<Long, List<Long>> out = new TreeMap<>();
-        for (long t = 0; t < threads; t++) {
-            for (long f = 0; f < rounds; f++) {
-                long o = f * threads + t;
+        for (long f = 0; f < rounds; f++) {
+            for (long t = 0; t < threads; t += group) {
+                long o = f * (threads / group) + t / group;
                 if (o >= outputs) {
                     continue;
                 }
                 long[] base = at(kept, o, (Long) access.get("dst").get("base"), (Long) access.get("src0").get("base"));
                 List<Long> sources = new ArrayList<>();
-                for (long k = 0; k < terms; k++) {
-                    sources.add(at(folded, k, 0, base[1])[1]);
+                for (long p = 0; p < group; p++) { // the group's threads t .. t + G - 1: in one warp or whole warps
+                    assertTrue(group <= 32 ? t / 32 == (t + group - 1) / 32 : t % 32 == 0 && group % 32 == 0,
+                            "group of " + group + " at thread " + t + " is neither inside a warp nor whole warps");
+                    for (long k = p; k < terms; k += group) {
+                        sources.add(at(folded, k, 0, base[1])[1]);
+                    }
                 }
                 Collections.sort(sources);
                 assertTrue(out.put(base[0], sources) == null, "two outputs write " + base[0]);

@@ -1,0 +1,78 @@
+"""The Ampere-style FP16 GEMM example (``axe4j.kernels.ampere_gemm``) compiles through axe4j: cp.async into a 3-stage
+ring, ldmatrix into mma fragments, mma.sync m16n8k16, for sm_80, sm_90a and sm_100a. On a GPU (``-m gpu``) D is
+compared with numpy."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import re
+
+import numpy as np
+import pytest
+
+import axe4j
+from axe4j.kernels.ampere_gemm import ampere_gemm, check_shape
+
+FATBIN_MAGIC = bytes.fromhex("50ed55ba")
+ARCHS = ["sm_80", "sm_90a", "sm_100a"]
+SHAPES = [(128, 128, 128), (256, 192, 96)]
+
+
+def _target(arch):
+    return tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+
+
+_built: dict = {}
+
+
+def _build(shape, arch):
+    if (shape, arch) not in _built:
+        from tvm.support import nvcc
+
+        axe4j.use_pip_nvcc()
+        executable = axe4j.compile(ampere_gemm(*shape), _target(arch))
+        source = executable.mod.imports[0].inspect_source("cuda")
+        with _target(arch):
+            ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+        _built[(shape, arch)] = (executable, source, ptx)
+    return _built[(shape, arch)]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_compiles_to_cp_async_ldmatrix_and_mma(shape, arch):
+    _, source, ptx = _build(shape, arch)
+    assert re.search(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", ptx)
+    assert re.search(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", ptx)
+    assert re.search(r"cp\.async\.cg\.shared\.global(\.L2::\w+)? \[[^]]+\], \[[^]]+\], 16", ptx)
+    assert "cp.async.wait_group 1" in ptx and "cp.async.commit_group" in ptx
+    with _target(arch):
+        binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+    assert binary[:4] == FATBIN_MAGIC and set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
+
+
+def test_explain_shows_axe4j_choosing_ldmatrix_and_mma():
+    report = axe4j.explain(ampere_gemm(128, 128, 128), _target("sm_80"), file=open("/dev/null", "w"))
+    assert "axe4j-cuda-mma (prio=110): accepted <- chosen" in report
+    assert "8 x m16n8k16 (32x32x16)" in report
+    assert "axe4j-cuda-ldstmatrix (prio=112): accepted <- chosen" in report
+
+
+def test_shapes_it_cannot_tile_are_named():
+    with pytest.raises(ValueError, match=r"K=100 is not a multiple of the tile 32"):
+        check_shape(128, 128, 100, 3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_results_on_a_gpu(shape):
+    major, _ = (int(x) for x in tvm.cuda(0).compute_version.split("."))
+    executable, _, _ = _build(shape, "sm_100a" if major >= 10 else "sm_90a" if major == 9 else "sm_80")
+    m, n, k = shape
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2, 3, (m, k)).astype("float16")
+    b = rng.integers(-2, 3, (n, k)).astype("float16")
+    dev = tvm.cuda(0)
+    d = tvm.runtime.tensor(np.zeros((m, n), "float16"), dev)
+    executable(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), d)
+    np.testing.assert_allclose(d.numpy().astype("float32"), a.astype("float32") @ b.astype("float32").T,
+                               rtol=2e-3, atol=1e-2)

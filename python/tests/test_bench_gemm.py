@@ -1,0 +1,86 @@
+"""make bench-gemm's parts that run without a GPU: the no-GPU exit, shape parsing, the harness's input formula, and
+the PNG chart writer."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from axe4j import chart
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "ci"))
+import bench_gemm  # noqa: E402
+
+
+def _gpu() -> bool:
+    try:
+        return bool(tvm.cuda(0).exist)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.mark.skipif(_gpu(), reason="a GPU is present: the benchmark would run")
+def test_without_a_gpu_it_says_so_and_exits_0():
+    out = subprocess.run([sys.executable, str(ROOT / "ci" / "bench_gemm.py")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "bench-gemm: no CUDA GPU on this machine" in out.stdout
+
+
+def test_shapes_parse_and_bad_ones_are_named():
+    assert bench_gemm.parse_shapes("8192x4096x4096,64x32x16") == [(8192, 4096, 4096), (64, 32, 16)]
+    with pytest.raises(SystemExit, match="shape '8192x4096' is not MxNxK"):
+        bench_gemm.parse_shapes("8192x4096")
+
+
+def test_inputs_follow_the_harness_formula():
+    from test_native_cublas import inputs as harness_inputs
+
+    a, b = bench_gemm.inputs(24, 40, 56, seed=5)
+    ha, hb = harness_inputs(24, 40, 56, seed=5)
+    assert a.dtype == np.float16 and np.array_equal(a.astype("float64"), ha) and np.array_equal(b.astype("float64"), hb)
+
+
+def _decode(png: bytes):
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, {}
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos:pos + 4])
+        kind, data = png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])
+        assert crc == zlib.crc32(kind + data) & 0xFFFFFFFF, kind
+        chunks.setdefault(kind, b"")
+        chunks[kind] += data
+        pos += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    raw = zlib.decompress(chunks[b"IDAT"])
+    assert (depth, colour) == (8, 2) and len(raw) == height * (1 + 3 * width)
+    rows = [raw[y * (1 + 3 * width) + 1:(y + 1) * (1 + 3 * width)] for y in range(height)]
+    return width, height, rows
+
+
+def test_chart_is_a_valid_png_with_bars_in_proportion(tmp_path):
+    path = chart.bar_chart(tmp_path / "c.png", "FP16 GEMM TFLOP/s", ["64x64x64", "128x128x128"],
+                           {"axe4j": [100.0, 400.0], "cuBLAS": [200.0, 400.0]}, ["ratio 0.50", "ratio 1.00"])
+    width, height, rows = _decode(path.read_bytes())
+    blue = bytes(chart.PALETTE[0])
+
+    def bar_height(x):  # blue pixels of column x below the legend
+        return sum(1 for row in rows[70:] if row[3 * x:3 * x + 3] == blue)
+
+    xs = [x for x in range(width) if bar_height(x) > 0]
+    heights = sorted({bar_height(x) for x in xs if bar_height(x) > 20})
+    assert len(heights) == 2 and abs(heights[1] / heights[0] - 4.0) < 0.1, heights
+
+
+def test_chart_text_outside_the_font_is_refused():
+    with pytest.raises(ValueError, match="has no glyph"):
+        chart.bar_chart("/dev/null", "Ω", ["a"], {"s": [1.0]})
+    with pytest.raises(ValueError, match="series 's' has 2 values for 1 groups"):
+        chart.bar_chart("/dev/null", "t", ["a"], {"s": [1.0, 2.0]})
