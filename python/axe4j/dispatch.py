@@ -339,7 +339,7 @@ def emit(request: Described, plan: dict):
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
     if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
-                "cuda-wgmma"):
+                "cuda-wgmma", "cuda-tcgen05"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

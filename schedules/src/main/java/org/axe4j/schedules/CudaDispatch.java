@@ -21,7 +21,7 @@ public final class CudaDispatch {
             table.put(op, List.of(CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
         table.put("gemm", List.of(CudaMmaRule.INSTANCE));
-        table.put("gemm_async", List.of(CudaWgmmaRule.INSTANCE));
+        table.put("gemm_async", List.of(CudaWgmmaRule.INSTANCE, CudaTcgen05Rule.INSTANCE));
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
 

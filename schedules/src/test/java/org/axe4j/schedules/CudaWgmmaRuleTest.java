@@ -61,7 +61,7 @@ class CudaWgmmaRuleTest {
                 accumulator(64, 64, 64));
         Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
         assertFalse(d.accepted());
-        assertTrue(d.reason().contains("the wgmma descriptor (no swizzle"), d.reason());
+        assertTrue(d.reason().contains("the matrix descriptor (no swizzle"), d.reason());
         Request wrongAcc = request(64, 64, 32, core(64, 32), Swizzle.IDENTITY, core(64, 32), Swizzle.IDENTITY,
                 Layout.parse("S[(64,32,2):(1@laneid,2,1)]"));
         d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", wrongAcc);
