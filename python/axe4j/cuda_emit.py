@@ -45,6 +45,8 @@ def emit(request, plan, helpers):
         return _emit_mma(request, plan)
     if plan["kind"] == "cuda-wgmma":
         return _emit_wgmma(request, plan)
+    if plan["kind"] == "cuda-tcgen05":
+        return _emit_tcgen05(request, plan)
     return _emit_digits(request, plan, helpers)
 
 
@@ -455,6 +457,63 @@ def _emit_wgmma(request, plan):
                                                       1, 1, 0, 0))
         T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
         T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](0))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _shared_views_and_offsets(request, plan):
+    """A 1-element view of A's and B's data (pointers for the descriptors) and the elements their regions' run-time
+    starts add (a pipeline stage, a warpgroup's rows)."""
+    views, offsets = {}, {}
+    for role in ("A", "B"):
+        entry = plan[role]
+        buf = request.buffers[entry["role"]]
+        views[role] = T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
+        starts, _ = request.regions[entry["role"]]
+        offset = 0
+        for dim, stride in entry.get("start_strides", {}).items():
+            offset = offset + starts[int(dim)] * int(stride)
+        offsets[role] = offset
+    return views, offsets
+
+
+def _emit_tcgen05(request, plan):
+    """Per N block and K step: encode A's and B's shared-memory descriptors (tcgen05 form) and issue one
+    ``tcgen05.mma.cta_group::1.kind::f16`` into tensor memory at the buffer's address plus the block's column, with
+    the plan's instruction descriptor; at warp scope one elected lane issues. Completion is the caller's
+    (``tcgen05.commit`` to an mbarrier)."""
+    c_buf = request.buffers["C"]
+    if c_buf.allocated_addr is None or len(c_buf.allocated_addr) == 0:
+        raise ValueError(f"gemm_async: tensor-memory buffer {c_buf.name} has no allocated address "
+                         "(allocate it with TMEMPool or decl_buffer(..., allocated_addr=...))")
+    base = c_buf.allocated_addr[0]
+    idesc = tirx.const(int(plan["idesc"]), "uint32")
+
+    def issue():
+        views, offsets = _shared_views_and_offsets(request, plan)
+        desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
+        for tile in plan["tiles"]:
+            d_addr = T.cast(base + int(tile["column"]), "uint32")
+            for kk, step in enumerate(tile["steps"]):
+                for slot, role in enumerate(("A", "B")):
+                    entry = plan[role]
+                    T.evaluate(T.cuda.tcgen05.encode_matrix_descriptor(
+                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
+                        int(entry["lbo"]), int(entry["sbo"]), int(entry["swizzle"])))
+                accumulate = tirx.const(1 if (plan["accum"] or kk > 0) else 0, "int32") != 0
+                T.evaluate(T.ptx[plan["instruction"]](d_addr, desc[0], desc[1], idesc, 0, 0, 0, 0, accumulate))
+
+    def whole():
+        if plan["elect"]:
+            with T.If(T.cuda.elect_sync() != T.uint32(0)):
+                with T.Then():
+                    issue()
+        else:
+            issue()
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -343,7 +343,7 @@ def emit(request: Described, plan: dict):
 
         return cuda_emit_register.emit(request, plan, _EmitHelpers)
     if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
-                "cuda-wgmma"):
+                "cuda-wgmma", "cuda-tcgen05"):
         from . import cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)

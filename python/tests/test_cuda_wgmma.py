@@ -136,7 +136,7 @@ def test_explain_shows_the_descriptors():
 def test_declines_name_the_operand_and_the_reason():
     # a row-major A without swizzle is not the core-matrix walk
     report = _explain(_gemm(64, 64, 32, TileLayout(S[(64, 32)]), _core_matrices(64, 32)))
-    assert "the wgmma descriptor (no swizzle" in report and "A_smem" in report
+    assert "the matrix descriptor (no swizzle" in report and "A_smem" in report
     # the right swizzle but rows too narrow for it (64-element rows under a 32-byte swizzle)
     report = _explain(_gemm(64, 64, 64, ComposeLayout(3, 1, 3, TileLayout(S[(64, 64)])), _swizzled(64, 64, 1)))
     assert "reads it from" in report

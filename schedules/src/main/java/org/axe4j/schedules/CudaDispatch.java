@@ -26,7 +26,7 @@ public final class CudaDispatch {
             table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
         table.put("gemm", List.of(CudaMmaRule.INSTANCE));
-        table.put("gemm_async", List.of(CudaWgmmaRule.INSTANCE));
+        table.put("gemm_async", List.of(CudaWgmmaRule.INSTANCE, CudaTcgen05Rule.INSTANCE));
         TABLE = new DispatchTable(TARGET_KIND, table);
     }
 

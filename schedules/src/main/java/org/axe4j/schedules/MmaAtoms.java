@@ -55,4 +55,28 @@ public final class MmaAtoms {
     public static Shape wgmmaAccumulatorShape(long n) {
         return Shape.of(64, n);
     }
+
+    /**
+     * A K-major (rows x k) 16-bit operand tile in shared memory as wgmma and tcgen05 read it: {@code mode} 0 is
+     * 8x8 core matrices (64 contiguous elements, K-adjacent ones next, then 8-row groups); modes 1, 2, 3 are rows
+     * of W = 16, 32, 64 elements (32, 64, 128 bytes) under {@code Swizzle<mode,3,3>}, K blocks of W outermost.
+     */
+    public static org.axe4j.layout.SwizzledLayout sharedTileKMajor(long rows, long k, int mode) {
+        if (rows % 8 != 0 || k % 8 != 0 || mode < 0 || mode > 3) {
+            throw new IllegalArgumentException("shared K-major tile: rows " + rows + " and k " + k
+                    + " must be multiples of 8 and the mode 0..3, not " + mode);
+        }
+        if (mode == 0) {
+            return new org.axe4j.layout.SwizzledLayout(org.axe4j.layout.Swizzle.IDENTITY, Layout.parse(
+                    "S[(" + rows / 8 + ",8," + k / 8 + ",8):(" + 8 * k + ",8,64,1)]"));
+        }
+        long w = 8L << mode;
+        if (k % w != 0 && k > w) {
+            throw new IllegalArgumentException("shared K-major tile: k " + k + " is not a multiple of the " + 2 * w
+                    + "-byte swizzle row (" + w + " elements)");
+        }
+        Layout tile = k <= w ? Layout.parse("S[(" + rows + "," + k + "):(" + w + ",1)]")
+                : Layout.parse("S[(" + rows + "," + k / w + "," + w + "):(" + w + "," + rows * w + ",1)]");
+        return new org.axe4j.layout.SwizzledLayout(new org.axe4j.layout.Swizzle(mode, 3, 3), tile);
+    }
 }

@@ -54,6 +54,29 @@ class CudaWgmmaRuleTest {
         assertTrue(counts[0] > 200, "accepted " + counts[0]);
     }
 
+    /** Every shared K-major tile MmaAtoms builds is one the descriptor walks, for every mode and size. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void mmaAtomsSharedTilesAreDescriptorWalkable() {
+        for (int mode = 0; mode <= 3; mode++) {
+            for (long k : new long[] {16, 32, 64, 128}) {
+                long w = 8L << mode;
+                if (mode > 0 && k > w && k % w != 0) {
+                    continue;
+                }
+                org.axe4j.layout.SwizzledLayout a = MmaAtoms.sharedTileKMajor(64, k, mode);
+                org.axe4j.layout.SwizzledLayout b = MmaAtoms.sharedTileKMajor(128, k, mode);
+                Request call = request(64, 128, k, a.layout(), a.swizzle(), b.layout(), b.swizzle(),
+                        accumulator(64, 128, 128));
+                Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
+                assertTrue(d.accepted(), "mode " + mode + " k " + k + ": " + d.reason());
+                replay(d.plan(), "A", a.layout(), a.swizzle(), 64, k, 64);
+                replay(d.plan(), "B", b.layout(), b.swizzle(), 128, k, 128);
+                assertEquals((long) mode, ((Map<String, Object>) d.plan().get("A")).get("swizzle"));
+            }
+        }
+    }
+
     @Test
     void declinesNameTheReason() {
         Layout rowMajor = Layout.parse("S[(64,32):(32,1)]");
@@ -61,7 +84,7 @@ class CudaWgmmaRuleTest {
                 accumulator(64, 64, 64));
         Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
         assertFalse(d.accepted());
-        assertTrue(d.reason().contains("the wgmma descriptor (no swizzle"), d.reason());
+        assertTrue(d.reason().contains("the matrix descriptor (no swizzle"), d.reason());
         Request wrongAcc = request(64, 64, 32, core(64, 32), Swizzle.IDENTITY, core(64, 32), Swizzle.IDENTITY,
                 Layout.parse("S[(64,32,2):(1@laneid,2,1)]"));
         d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", wrongAcc);
