@@ -193,7 +193,7 @@ def _other_cases(op, request):
 
 
 def _plan_summary(plan) -> str:
-    if plan["kind"] in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix"):
+    if plan["kind"] in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-ldstmatrix", "cuda-cp-async", "cuda-tma"):
         return f"{plan['kind']}: " + "; ".join(plan.get("notes", []))
     if plan["kind"] == "reduce-digits":
         kept = " ".join(f"serial({l['extent']})" for l in plan["spatial"])
