@@ -45,7 +45,8 @@ import org.axe4j.layout.TileOf;
  * <p><b>Limits</b> (CUDA's tensor-map rules): rank <= 5, box dims <= 256, the innermost box dim a multiple of
  * 16 bytes, global strides (dims 1..) multiples of 16 bytes and the global base 16-byte aligned; each box start
  * in shared memory 128-byte aligned, or aligned to the swizzle's repeat (8 rows of 32, 64 or 128 bytes) when the
- * shared tile is swizzled. Swizzle modes: {@code Swizzle<B,M,3>} with 2^M elements = 16 bytes and B = 1, 2, 3
+ * shared tile is swizzled (offsets from the shared data's start, which is taken to be aligned to that repeat: the
+ * hardware swizzles absolute addresses, the layout offsets from the data). Swizzle modes: {@code Swizzle<B,M,3>} with 2^M elements = 16 bytes and B = 1, 2, 3
  * is the 32B, 64B, 128B mode; the innermost box dim then spans exactly 16 * 2^B bytes (one swizzle row).
  */
 public final class CudaTmaRule {
