@@ -65,7 +65,7 @@ public final class CudaAsyncRules {
             if (!CP_ASYNC_BYTES.contains(bytes)) {
                 throw Declined.of("%s: cp.async moves 4, 8 or 16 bytes per instruction, but the widest aligned chunk "
                         + "of %s and %s is %d element(s) = %d bytes (%s)", call.op(), ops.get(0), ops.get(1), vec,
-                        bytes, whyNarrow(loops));
+                        bytes, whyNarrow(call, loops));
             }
             long chunks = ops.get(0).elements() / vec;
             Map<String, Object> plan = new LinkedHashMap<>();
@@ -94,9 +94,13 @@ public final class CudaAsyncRules {
     };
 
     /** Why {@link CudaRules#vectorWidth} found no wide chunk: the inner loop's strides, or alignment. */
-    private static String whyNarrow(List<LoopNest.Loop> loops) {
+    private static String whyNarrow(Request call, List<LoopNest.Loop> loops) {
         if (loops.isEmpty()) {
             return "the region is one element";
+        }
+        Swizzle z = call.swizzle("dst");
+        if (!z.isIdentity() && (1L << z.base()) * call.operand("dst").elementBytes() < 4) {
+            return "the shared tile's " + z + " moves units of " + (1L << z.base()) + " element(s) whole";
         }
         LoopNest.Loop inner = loops.get(loops.size() - 1);
         if (inner.strides()[0] != 1 || inner.strides()[1] != 1) {

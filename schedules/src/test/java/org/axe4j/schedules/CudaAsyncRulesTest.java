@@ -184,6 +184,12 @@ class CudaAsyncRulesTest {
                 List.of(rowMajor, rowMajor)));
         assertTrue(mbar.reason().contains("does not implement the config [\"mbar\"]"), mbar.reason());
 
+        Operand hs2 = new Operand("dst", "H", "float16", shape, new long[2], shape, rowMajor);
+        Operand hg2 = new Operand("src0", "G", "float16", shape, new long[2], shape, rowMajor);
+        Decision unit = CudaDispatch.decide("axe4j-cuda-cp-async", call("warp", 32, hs2, hg2, new Swizzle(1, 0, 3)));
+        assertTrue(unit.reason().contains("the shared tile's Swizzle<1,0,3> moves units of 1 element(s) whole"),
+                unit.reason());
+
         Decision ok = CudaDispatch.decide("axe4j-cuda-cp-async", call("warp", 32, s2, g2));
         assertTrue(ok.accepted(), ok.reason());
         assertEquals(16L, ok.plan().get("bytes"));
