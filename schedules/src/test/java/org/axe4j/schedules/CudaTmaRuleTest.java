@@ -406,4 +406,40 @@ class CudaTmaRuleTest {
         assertTrue(d.reason().contains("TMA is issued by one thread; execution scope warp has 32 threads"),
                 d.reason());
     }
+
+    /** A k-loop into a ring of stages: global column start and shared stage are loop variables. */
+    static Request runTime(Layout stage, Swizzle swizzle) {
+        String json = "{\"op\":\"copy_async\",\"target\":\"cuda\",\"scope\":\"thread\",\"operands\":["
+                + "{\"role\":\"dst\",\"name\":\"A_smem\",\"dtype\":\"float16\",\"shape\":[2,64,64],"
+                + "\"start\":[null,0,0],\"extent\":[1,64,64]},"
+                + "{\"role\":\"src0\",\"name\":\"A\",\"dtype\":\"float16\",\"shape\":[128,256],"
+                + "\"start\":[64,null],\"extent\":[64,64]}],"
+                + "\"params\":{\"threads\":1,\"arch\":\"sm_100a\",\"config\":[\"mbar\"],"
+                + "\"storage\":{\"dst\":\"shared.dyn\",\"src0\":\"global\"}}}";
+        return Request.fromJson(json, List.of(stage, padded(new long[] {128, 256}, 0)),
+                Arrays.asList(swizzle, null));
+    }
+
+    @Test
+    void runTimeStartsBecomeRunTimeCoordinatesAndSharedOffsets() {
+        Decision d = CudaDispatch.decide(TMA, runTime(strided(new long[] {2, 64, 64}, new long[] {4096, 64, 1}),
+                new Swizzle(3, 3, 3)));
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> dims = (List<Map<String, Object>>) d.plan().get("dims");
+        assertEquals(-1L, dims.get(0).get("start")); // the column: read from the loop variable at run time
+        assertEquals(1L, dims.get(0).get("dim"));
+        assertEquals(64L, dims.get(1).get("start"));
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) d.plan().get("access");
+        assertEquals(Map.of("0", 4096L), access.get("dst").get("start_strides"));
+
+        // 64B-swizzled column blocks of 32 cut the global column dim at 32: a run-time column start cannot be split
+        Layout blocks = strided(new long[] {2, 64, 2, 32}, new long[] {4096, 32, 2048, 1});
+        d = CudaDispatch.decide(TMA, runTime(blocks, new Swizzle(2, 3, 3)));
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("copy_async: global dim 1 of src0=A[64:128, s1:s1+64] float16 "
+                + "S[(128,256):(256,1)] starts at a run-time index but the tensor map splits it (step 1, extent 32)"),
+                d.reason());
+    }
 }
