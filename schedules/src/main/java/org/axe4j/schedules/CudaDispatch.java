@@ -17,6 +17,7 @@ public final class CudaDispatch {
             table.put(op, op.equals("copy") ? List.of(CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
                     : List.of(CudaRules.VECTOR, CudaRules.DIGITS));
         }
+        table.put("copy_async", List.of(CudaTmaRule.TMA, CudaAsyncRules.CP_ASYNC));
         for (String op : List.of("sum", "max", "min")) {
             table.put(op, List.of(CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }
