@@ -43,11 +43,11 @@ public record Swizzle(int bits, int base, int shift) {
 
     /** True when every address maps to itself (no bits swizzled). */
     /**
-     * The span the swizzle repeats over: it changes no bit at or above {@code M + max(S, 0) + B}, so for an offset
+     * The span the swizzle repeats over: it reads and changes no bit at or above {@code M + |S| + B}, so for an offset
      * {@code o} that is a multiple of the period, {@code swz(o + x) = o + swz(x)}.
      */
     public long period() {
-        return isIdentity() ? 1 : 1L << (base + Math.max(shift, 0) + bits);
+        return isIdentity() ? 1 : 1L << (base + Math.abs(shift) + bits);
     }
 
     public boolean isIdentity() {
