@@ -271,6 +271,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         rank = len(args[1].source.shape)
         params["axes"] = sorted({a % rank for a in _ints(args[2], "axis")})
         params["accum"] = bool(int(args[3]))
+    elif op == "copy_async":
+        roles += [("dst", args[0]), ("src0", args[1])]
+        params["config"] = sorted(str(k) for k in call.config.keys())   # the rules decline what they do not do
     elif op == "gemm":
         roles += [("D", args[0]), ("A", args[1]), ("B", args[2]), ("C", args[3])]
         params["trans_a"] = bool(int(args[4]))
@@ -342,6 +345,10 @@ def emit(request: Described, plan: dict):
         from . import cuda_emit_register
 
         return cuda_emit_register.emit(request, plan, _EmitHelpers)
+    if kind in ("cuda-cp-async", "cuda-tma"):
+        from . import cuda_async_emit
+
+        return cuda_async_emit.emit(request, plan, _EmitHelpers)
     if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
                 "cuda-wgmma", "cuda-tcgen05"):
         from . import cuda_emit

@@ -52,6 +52,10 @@ def test_explain_shows_axe4j_choosing_wgmma_for_the_swizzled_ring():
     assert "axe4j-cuda-wgmma (prio=110): accepted <- chosen" in report
     assert "4 x m64n128k16 (64x128x64)" in report
     assert "A 128-byte swizzle, 8-row groups 1024 B apart" in report
+    # the loads are axe4j's TMA (box from the layouts, 128-byte swizzle mode), not cp.async: the ring's mbarriers
+    # count TMA bytes, which cp.async would never deliver
+    assert report.count("axe4j-cuda-tma (prio=112): accepted <- chosen") == 2  # the A halves (one call in a loop) and B
+    assert "1 x 2-d box [64, 64] (8192 bytes), 128B swizzle" in report
 
 
 def test_shapes_it_cannot_tile_are_named():

@@ -4,8 +4,9 @@ FP16, FP32 accumulation, D (M x N) FP16 -- the problem ``native/cublas_gemm_benc
 One CTA computes a (BM x BN) tile of D with three warpgroups:
 
 * warpgroup 0 is the producer: one thread streams (BM x BK) tiles of A and (BN x BK) tiles of B into a ring of
-  ``stages`` shared-memory slots with TMA (``Tx.copy_async`` with an mbarrier), waiting for a slot to be released
-  before refilling it;
+  ``stages`` shared-memory slots with TMA (``Tx.copy_async`` with an mbarrier; axe4j's TMA rule derives the box,
+  the tensor map and the 128-byte swizzle mode from the layouts), waiting for a slot to be released before
+  refilling it;
 * warpgroups 1 and 2 are consumers: each owns BM/2 rows of the tile, waits for a slot to be full, multiplies
   (``Tx.wg.gemm_async``: wgmma, reading the slot through shared-memory descriptors) into its register
   accumulator, and releases the slot; at the end it casts the accumulator to FP16 and stores its rows.
@@ -104,9 +105,9 @@ def hopper_gemm(m: int, n: int, k: int, bm: int = 128, bn: int = 128, bk: int = 
                         T.cuda.mbarrier_wait(empty.ptr_to([s]), ((kt // stages) + 1) % 2)
                     for h in T.unroll(2):
                         Tx.copy_async(A_smem[s, h, :, :], A[by * bm + h * half:by * bm + h * half + half,
-                                                            kt * bk:kt * bk + bk], mbar=full.ptr_to([s]), dispatch="tma_auto")
+                                                            kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
                     Tx.copy_async(B_smem[s, 0, :, :], B[bx * bn:bx * bn + bn, kt * bk:kt * bk + bk],
-                                  mbar=full.ptr_to([s]), dispatch="tma_auto")
+                                  mbar=full.ptr_to([s]))
                     T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
         else:
             acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)

@@ -42,6 +42,14 @@ public record Swizzle(int bits, int base, int shift) {
     }
 
     /** True when every address maps to itself (no bits swizzled). */
+    /**
+     * The span the swizzle repeats over: it reads and changes no bit at or above {@code M + |S| + B}, so for an offset
+     * {@code o} that is a multiple of the period, {@code swz(o + x) = o + swz(x)}.
+     */
+    public long period() {
+        return isIdentity() ? 1 : 1L << (base + Math.abs(shift) + bits);
+    }
+
     public boolean isIdentity() {
         return bits == 0;
     }

@@ -62,6 +62,27 @@ class SwizzledLayoutTest {
         });
     }
 
+    /** An offset that is a multiple of the period commutes with the swizzle; one below it (if any) does not. */
+    @Test
+    void offsetsByWholePeriodsCommuteWithTheSwizzle() {
+        Property.forAll("swizzle period", 2000, r -> {
+            Swizzle s = randomSwizzle(r);
+            long period = s.period();
+            long offset = period * (1 + r.nextInt(5));
+            for (long x = 0; x < 2 * period; x++) {
+                assertEquals(offset + s.apply(x), s.apply(offset + x), s + " offset " + offset + " x " + x);
+            }
+            if (!s.isIdentity()) {
+                long half = period / 2;
+                boolean differs = false;
+                for (long x = 0; x < 2 * period && !differs; x++) {
+                    differs = half + s.apply(x) != s.apply(half + x);
+                }
+                assertTrue(differs, s + ": half a period already commutes, so the period is not the smallest");
+            }
+        });
+    }
+
     @Test
     void swizzledLayoutIsTheSwizzleOfEveryEnumeratedPoint() {
         Property.forAll("swizzled layout apply", r -> {

@@ -22,6 +22,7 @@ public final class CudaDispatch {
                     ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
                     : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
         }
+        table.put("copy_async", List.of(CudaTmaRule.TMA, CudaAsyncRules.CP_ASYNC));
         for (String op : List.of("sum", "max", "min")) {
             table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }

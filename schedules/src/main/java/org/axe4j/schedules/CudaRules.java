@@ -54,9 +54,10 @@ public final class CudaRules {
             requireStorage(call, ops);
             List<AffineAccess> access = new ArrayList<>();
             for (Operand o : ops) {
-                if (!call.swizzle(o.role()).isIdentity() && o.elemOffset() != 0) {
-                    throw Declined.of("%s: %s is a swizzled view %d elements into its data; the swizzle applies to "
-                            + "addresses from the start of the data", call.op(), o, o.elemOffset());
+                if (!call.swizzle(o.role()).isIdentity() && o.elemOffset() % call.swizzle(o.role()).period() != 0) {
+                    throw Declined.of("%s: %s is a swizzled view %d elements into its data, not a multiple of the "
+                            + "swizzle's period %d (the swizzle applies to addresses from the start of the data)",
+                        call.op(), o, o.elemOffset(), call.swizzle(o.role()).period());
                 }
                 access.add(AffineAccess.of(o));
             }
