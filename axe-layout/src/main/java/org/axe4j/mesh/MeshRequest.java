@@ -1,0 +1,159 @@
+package org.axe4j.mesh;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.util.ArrayList;
+import java.util.List;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.interop.DeviceMesh;
+import org.axe4j.layout.interop.Placement;
+import org.axe4j.layout.interop.ShardingSpec;
+
+/**
+ * Reads the JSON requests of the {@code axe4j.mesh.*} globals:
+ * <pre>
+ *   {"mesh": {"shape": [2, 2], "axes": ["dp", "tp"]},       (axes optional: every dimension on gpuid)
+ *    "global_shape": [64, 128], "element_bytes": 4,
+ *    "src": {"layout": "S[(2,32,128):(1@dp,128,1)] + R[2:1@tp]", "partial_dims": [1]},
+ *    "dst": {"placements": "[Shard(1), Replicate()]"}}
+ * </pre>
+ * A tensor is given by an Axe layout, or by DTensor placements where {@code Partial()} marks a partial mesh
+ * dimension (it is laid out as {@code Replicate()} and listed in the partial dims). With placements,
+ * {@code "local_order": [1, 0]} stores the local buffer with tensor dimension 1 outermost (column-major), and
+ * {@code "held_at": [[j, c]]} keeps a {@code Replicate()} mesh dimension j's copy only at coordinate c.
+ */
+public final class MeshRequest {
+    private MeshRequest() {}
+
+    public static JsonObject parse(String json) {
+        try {
+            return JsonParser.parseString(json).getAsJsonObject();
+        } catch (RuntimeException e) {
+            throw new AxeException(AxeException.Kind.PARSE, "mesh request is not a JSON object: " + e.getMessage());
+        }
+    }
+
+    public static DeviceMesh mesh(JsonObject req) {
+        JsonObject m = field(req, "mesh").getAsJsonObject();
+        List<Long> shape = new ArrayList<>();
+        field(m, "shape").getAsJsonArray().forEach(e -> shape.add(e.getAsLong()));
+        if (!m.has("axes")) {
+            return DeviceMesh.of(shape.stream().mapToLong(Long::longValue).toArray());
+        }
+        List<String> axes = new ArrayList<>();
+        m.getAsJsonArray("axes").forEach(e -> axes.add(e.getAsString()));
+        return DeviceMesh.named(shape, axes.toArray(new String[0]));
+    }
+
+    public static Shape globalShape(JsonObject req) {
+        List<Long> dims = new ArrayList<>();
+        field(req, "global_shape").getAsJsonArray().forEach(e -> dims.add(e.getAsLong()));
+        return new Shape(dims);
+    }
+
+    public static int elementBytes(JsonObject req) {
+        return req.has("element_bytes") ? req.get("element_bytes").getAsInt() : 4;
+    }
+
+    /** The tensor under {@code key} ("src", "dst" or "tensor"). */
+    public static DistTensor tensor(JsonObject req, String key) {
+        DeviceMesh mesh = mesh(req);
+        Shape shape = globalShape(req);
+        JsonObject t = field(req, key).getAsJsonObject();
+        List<Integer> partial = new ArrayList<>();
+        if (t.has("partial_dims")) {
+            t.getAsJsonArray("partial_dims").forEach(e -> partial.add(e.getAsInt()));
+        }
+        if (t.has("layout")) {
+            return new DistTensor(mesh, shape, Layout.parse(t.get("layout").getAsString()), partial);
+        }
+        if (t.has("placements")) {
+            String text = t.get("placements").getAsString();
+            String body = text.strip();
+            if (body.startsWith("[") && body.endsWith("]")) {
+                body = body.substring(1, body.length() - 1);
+            }
+            String[] parts = body.split(",", -1);
+            StringBuilder plain = new StringBuilder("[");
+            for (int j = 0; j < parts.length; j++) {
+                String p = parts[j].strip();
+                boolean isPartial = p.matches("(Partial|partial)\\(\\s*\\)|partial_sum");
+                if (isPartial) {
+                    partial.add(j);
+                }
+                plain.append(j > 0 ? ", " : "").append(isPartial ? "Replicate()" : p);
+            }
+            ShardingSpec spec = new ShardingSpec(mesh, Placement.parseList(plain.append(']').toString()));
+            Layout l = DistTensor.fromSpec(spec, shape, partial).layout();
+            if (t.has("local_order")) {
+                List<Integer> order = new ArrayList<>();
+                t.getAsJsonArray("local_order").forEach(e -> order.add(e.getAsInt()));
+                l = Variants.localOrder(l, order);
+            }
+            if (t.has("held_at")) {
+                for (JsonElement e : t.getAsJsonArray("held_at")) {
+                    JsonArray pair = e.getAsJsonArray();
+                    l = Variants.heldAt(l, spec, pair.get(0).getAsInt(), pair.get(1).getAsLong());
+                }
+            }
+            return new DistTensor(mesh, shape, l, partial);
+        }
+        throw new AxeException(AxeException.Kind.INVALID, "mesh request: '" + key + "' needs a \"layout\" or"
+                + " \"placements\" field, got " + t);
+    }
+
+    public static Plan plan(String json) {
+        JsonObject req = parse(json);
+        return Planner.plan(tensor(req, "src"), tensor(req, "dst"), elementBytes(req));
+    }
+
+    /** Every rank's local shard of {@code "tensor"}: local shape, local layout, buffer size, region. */
+    public static String localShards(String json) {
+        JsonObject req = parse(json);
+        DistTensor t = tensor(req, "tensor");
+        JsonArray out = new JsonArray();
+        for (LocalShard s : LocalShard.of(t.holdings())) {
+            JsonObject o = new JsonObject();
+            o.addProperty("rank", s.rank());
+            JsonArray coord = new JsonArray();
+            for (int c : s.meshCoord()) {
+                coord.add(c);
+            }
+            o.add("mesh_coord", coord);
+            JsonArray shape = new JsonArray();
+            s.localShape().dims().forEach(shape::add);
+            o.add("local_shape", shape);
+            o.addProperty("local_layout", s.localLayout().toString());
+            o.addProperty("buffer_size", s.bufferSize());
+            o.addProperty("elements", s.elements());
+            JsonArray lo = new JsonArray();
+            JsonArray hi = new JsonArray();
+            for (int d = 0; d < s.lo().length; d++) {
+                lo.add(s.lo()[d]);
+                hi.add(s.hi()[d]);
+            }
+            o.add("lo", lo);
+            o.add("hi", hi);
+            o.addProperty("box", s.box());
+            o.addProperty("region", s.regionText());
+            out.add(o);
+        }
+        return out.toString();
+    }
+
+    /** The Axe layout text of a tensor given by placements or layout. */
+    public static String layoutText(String json) {
+        return tensor(parse(json), "tensor").layout().toString();
+    }
+
+    private static JsonElement field(JsonObject o, String name) {
+        if (!o.has(name)) {
+            throw new AxeException(AxeException.Kind.INVALID, "mesh request: missing field \"" + name + "\" in " + o);
+        }
+        return o.get(name);
+    }
+}

@@ -1,0 +1,120 @@
+package org.axe4j.mesh;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * A redistribution plan: global steps (which collectives, over which mesh dimensions), each rank's part of every
+ * step, and each rank's final local copies. Every rank takes part in every step (its sub-group may be idle), so
+ * the ranks call the same sequence of communicator splits. {@link PlanJson} writes it; {@link #explain} prints it.
+ */
+public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings srcHoldings, Holdings dstHoldings,
+        List<Step> steps, List<List<RankStep>> rankSteps, List<List<Copy>> copies, long minimumElements) {
+
+    /** One step: the collectives its sub-groups run, the mesh dims spanning a sub-group, the buffer it makes. */
+    public record Step(Set<Collective> kinds, List<Integer> meshDims, String out) {
+        public String kindText() {
+            return kinds.stream().map(Collective::json).collect(Collectors.joining("+"));
+        }
+    }
+
+    public int rankCount() {
+        return rankSteps.size();
+    }
+
+    /** Bytes rank r receives from other ranks, over all steps. */
+    public long bytesReceived(int rank) {
+        return rankSteps.get(rank).stream().mapToLong(RankStep::elements).sum() * elementBytes;
+    }
+
+    /** Bytes rank r receives in step s. */
+    public long bytesReceived(int rank, int step) {
+        return rankSteps.get(rank).get(step).elements() * elementBytes;
+    }
+
+    public long bytesTotal() {
+        long t = 0;
+        for (int r = 0; r < rankCount(); r++) {
+            t += bytesReceived(r);
+        }
+        return t;
+    }
+
+    public long minimumBytes() {
+        return minimumElements * elementBytes;
+    }
+
+    /**
+     * The information-theoretic minimum, in element transfers, summed over global elements x with D = ranks
+     * whose destination holds x and H = ranks whose source holds x:
+     * <pre>
+     *   not partial:                |D \ H|                      (each missing copy arrives once)
+     *   partial, p summands (p > 1): (p - 1) + |D| - [D meets H]  (combine p summands, then one arrival per
+     *                                                              other destination rank)
+     * </pre>
+     */
+    static long minimumElements(DistTensor src, Holdings hs, Holdings hd) {
+        int n = hs.rankCount();
+        long p = 1;
+        for (int j : src.partialDims()) {
+            p *= src.mesh().dim(j);
+        }
+        long min = 0;
+        int total = hs.where[0].length;
+        for (int x = 0; x < total; x++) {
+            long needers = 0;
+            long missing = 0;
+            boolean meets = false;
+            for (int r = 0; r < n; r++) {
+                if (hd.where[r][x] >= 0) {
+                    needers++;
+                    if (hs.where[r][x] >= 0) {
+                        meets = true;
+                    } else {
+                        missing++;
+                    }
+                }
+            }
+            min += p > 1 ? (p - 1) + needers - (meets ? 1 : 0) : missing;
+        }
+        return min;
+    }
+
+    /** Human-readable plan: tensors, each rank's local shards, each step with bytes per rank, totals. */
+    public String explain() {
+        StringBuilder b = new StringBuilder();
+        b.append("redistribute global ").append(src.globalShape()).append(" (").append(elementBytes)
+                .append(" B/element) on mesh ").append(src.mesh()).append(", ").append(rankCount()).append(" ranks\n");
+        b.append("  src: ").append(src.layout()).append(src.isPartial() ? "  partial over mesh dims "
+                + src.partialDims() : "").append('\n');
+        b.append("  dst: ").append(dst.layout()).append('\n');
+        List<LocalShard> s = LocalShard.of(srcHoldings);
+        List<LocalShard> d = LocalShard.of(dstHoldings);
+        b.append("  local layouts: src ").append(s.get(0).localLayout()).append(" shape ").append(s.get(0).localShape())
+                .append(", dst ").append(d.get(0).localLayout()).append(" shape ").append(d.get(0).localShape()).append('\n');
+        for (int r = 0; r < rankCount(); r++) {
+            b.append("  rank ").append(r).append(" mesh ").append(Arrays.toString(s.get(r).meshCoord())).append(": holds ")
+                    .append(s.get(r).regionText()).append(" -> needs ").append(d.get(r).regionText()).append('\n');
+        }
+        for (int i = 0; i < steps.size(); i++) {
+            Step st = steps.get(i);
+            b.append("step ").append(i + 1).append(": ").append(st.kindText()).append(" over mesh dims ")
+                    .append(st.meshDims()).append(" (groups of ").append(rankSteps.get(0).get(i).group().length)
+                    .append("), bytes received per rank [");
+            for (int r = 0; r < rankCount(); r++) {
+                b.append(r > 0 ? ", " : "").append(bytesReceived(r, i));
+            }
+            b.append("]\n");
+        }
+        b.append("local copy: elements per rank [");
+        for (int r = 0; r < rankCount(); r++) {
+            b.append(r > 0 ? ", " : "").append(copies.get(r).stream().mapToInt(c -> c.to().length).sum());
+        }
+        b.append("]\n");
+        b.append("total: ").append(bytesTotal()).append(" bytes moved; information-theoretic minimum ")
+                .append(minimumBytes()).append(" bytes\n");
+        return b.toString();
+    }
+}
