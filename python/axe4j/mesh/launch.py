@@ -13,13 +13,15 @@ import sys
 
 
 def mpirun_command(n: int, module: str, *args: str) -> list[str]:
+    """``mpirun`` of ``python -m module args`` on n ranks, or of ``python module args`` when it is a .py path."""
     mpirun = shutil.which("mpirun")
     if mpirun is None:
         raise RuntimeError("mpirun not found: run `bash ci/setup-mpi.sh` (Open MPI from Debian's packages)")
     cmd = [mpirun, "-n", str(n), "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    return cmd + [sys.executable, "-m", module, *args]
+    target = [module] if module.endswith(".py") else ["-m", module]
+    return cmd + [sys.executable, *target, *args]
 
 
 def run(n: int, module: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
