@@ -57,3 +57,9 @@ bench-gemm: python build native
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build
 	.venv/bin/python ci/dispatch_vs_upstream.py
+
+## Redistribution on 4 MPI ranks: bytes moved vs the minimum, planned collectives vs gather-to-one-and-scatter.
+.PHONY: bench-mesh
+bench-mesh: python build
+	bash ci/setup-mpi.sh
+	.venv/bin/python ci/bench_mesh.py

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 bash ci/setup-python.sh
 mvn -B --no-transfer-progress verify
+bash ci/setup-mpi.sh  # Open MPI, mpi4py, NCCL headers for the distributed-tensor tests (test_mesh_*.py)
 if [ -f ci/test-python.sh ]; then
   bash ci/test-python.sh -q
 fi

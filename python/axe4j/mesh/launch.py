@@ -31,6 +31,8 @@ def run(n: int, module: str, *args: str, timeout: float = 300) -> subprocess.Com
     env.setdefault("OMPI_MCA_btl", "self,vader")
     env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
     env.setdefault("PMIX_MCA_gds", "hash")
+    # More ranks than cores: a rank waiting in MPI yields its core instead of spinning on it.
+    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     # Ranks only run numpy + mpi4py: keep them off TVM's and BLAS's thread pools (2 cores, up to 8 ranks).
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -144,7 +144,7 @@ def naive(rp: RankPlan, plans: list, comm, src: np.ndarray, global_size: int) ->
     return dst
 
 
-def timed(comm, body, repeat: int = 5) -> float:
+def timed(comm, body, repeat: int = 9) -> float:
     """Best-of-``repeat`` wall time of ``body()`` across ranks (barrier, run, slowest rank)."""
     from mpi4py import MPI
 
