@@ -173,6 +173,10 @@ class PlannerTest {
         AxeException axis = assertThrows(AxeException.class, () -> DistTensor.of(mesh, Shape.of(8),
                 Layout.parse("S[(4,2):(1@tp,1)]")).holdings());
         assertTrue(axis.getMessage().contains("axis tp"), axis.getMessage());
+        Layout shifted = Layout.parse("S[(4,2):(1@gpuid,1)]").withOffset(Map.of(org.axe4j.layout.Axis.M, -1L));
+        AxeException negative = assertThrows(AxeException.class, () -> DistTensor.of(mesh, Shape.of(8), shifted)
+                .holdings());
+        assertTrue(negative.getMessage().contains("local offset m=-1"), negative.getMessage());
         AxeException partial = assertThrows(AxeException.class, () -> new DistTensor(mesh, Shape.of(8),
                 Layout.parse("S[(4,2):(1@gpuid,1)]"), List.of(0)).holdings());
         assertTrue(partial.getMessage().contains("partial group"), partial.getMessage());
