@@ -68,8 +68,11 @@ public record LocalShard(int rank, int[] meshCoord, Shape localShape, Layout loc
         return out;
     }
 
-    /** {@code [0:32, 64:128]} or {@code strided within [0:32, 0:128], 1024 elements}. */
+    /** {@code [0:32, 64:128]}, {@code strided within [0:32, 0:128], 1024 elements}, or {@code nothing}. */
     public String regionText() {
+        if (elements == 0) {
+            return "nothing";
+        }
         StringBuilder b = new StringBuilder("[");
         for (int d = 0; d < lo.length; d++) {
             b.append(d > 0 ? ", " : "").append(lo[d]).append(':').append(hi[d]);
