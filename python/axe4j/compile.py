@@ -18,7 +18,9 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     dispatch.register()
     kwargs.setdefault("tir_pipeline", "tirx")
     if kwargs["tir_pipeline"] == "tirx":
-        mod = _dispatch_worker_layouts(mod, target)
+        from .transform import run_layout_passes  # verify -> infer -> canonicalize (docs/passes.md)
+
+        mod = _dispatch_worker_layouts(run_layout_passes(mod, target), target)
     return tvm.compile(mod, target=target, **kwargs)
 
 

@@ -1,0 +1,87 @@
+"""axe4j's layout passes as TVM passes (Java PrimFunc passes registered through ``tirx.transform.CreatePrimFuncPass``).
+
+Each constructor starts the JVM (``axe4j.install()``) and returns a ``tvm.transform.Pass`` that composes with
+``tvm.transform.Sequential``::
+
+    seq = tvm.transform.Sequential([axe4j.transform.VerifyLayouts("llvm"),
+                                    axe4j.transform.InferLayouts("llvm"),
+                                    axe4j.transform.CanonicalizeLayouts()])
+    mod = seq(mod)
+
+``pipeline(target)`` is that list followed by TVM's TIRx lowering (which uses axe4j's dispatch rules once installed);
+``axe4j.compile`` runs the layout part before ``tvm.compile``. See docs/passes.md.
+"""
+
+from __future__ import annotations
+
+
+def _global(name):
+    import tvm
+
+    from . import install
+
+    install()
+    return tvm.get_global_func("axe4j.passes." + name)
+
+
+def _target_arg(target):
+    import tvm
+
+    if target is None or isinstance(target, tvm.target.Target):
+        return target
+    return tvm.target.Target(target)
+
+
+def VerifyLayouts(target=None):  # noqa: N802  (TVM pass naming)
+    """Raises ``ValueError`` listing every layout violation of a function (buffers, tile calls, target limits)."""
+    return _global("VerifyLayouts")(_target_arg(target))
+
+
+def CanonicalizeLayouts():  # noqa: N802
+    """Rewrites every buffer layout to axe4j's canonical form (same map; idempotent)."""
+    return _global("CanonicalizeLayouts")()
+
+
+def InferLayouts(target=None):  # noqa: N802
+    """Gives layouts to buffers allocated without one; explanations go to the ``axe4j.layout_choices`` attribute."""
+    return _global("InferLayouts")(_target_arg(target))
+
+
+def verify(func, target=None) -> list[str]:
+    """The diagnostics of ``func`` (a PrimFunc), one text per violation; empty for a correct function."""
+    return [str(d) for d in _global("verify")(func, _target_arg(target))]
+
+
+def infer(func, target=None):
+    """``(new_func, notes)``: ``func`` with inferred layouts, and the explanation of each choice and conflict."""
+    new_func, notes = _global("infer")(func, _target_arg(target))
+    return new_func, [str(n) for n in notes]
+
+
+def layout_passes(target=None):
+    """verify -> infer -> canonicalize: the axe4j part of the pipeline."""
+    return [VerifyLayouts(target), InferLayouts(target), CanonicalizeLayouts()]
+
+
+def pipeline(target="llvm"):
+    """The recommended passes for ``target``: axe4j's layout passes, then TVM's TIRx lowering with axe4j's dispatch."""
+    import tvm
+
+    from . import dispatch
+
+    _global("verify")
+    dispatch.register()
+    lowering, _, _ = tvm.tirx.get_tir_pipeline("tirx")
+    return tvm.transform.Sequential(layout_passes(target) + [lowering], name="axe4j.pipeline")
+
+
+def run_layout_passes(mod, target=None):
+    """verify -> infer -> canonicalize on ``mod`` (a PrimFunc or IRModule); returns an IRModule."""
+    import tvm
+    from tvm import tirx
+
+    if isinstance(mod, tirx.PrimFunc):
+        attrs = mod.attrs
+        name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"
+        mod = tvm.IRModule({name: mod})
+    return tvm.transform.Sequential(layout_passes(target), name="axe4j.layout_passes")(mod)
