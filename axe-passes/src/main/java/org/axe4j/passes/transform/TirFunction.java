@@ -49,7 +49,7 @@ public final class TirFunction {
             for (Long d : shape) {
                 parts.add(d == null ? "?" : d.toString());
             }
-            return "(" + String.join(", ", parts) + ")";
+            return "(" + String.join(", ", parts) + (parts.size() == 1 ? ",)" : ")");
         }
     }
 
