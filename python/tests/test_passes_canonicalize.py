@@ -1,0 +1,74 @@
+"""CanonicalizeLayouts: every CPU test kernel (test_cpu_dispatch.py, test_cpu_random_layouts.py) gives the same
+numbers with and without it, its layouts keep their maps (checked by enumeration with TIRx's apply) and it is
+idempotent; see _canonical_twin.py. Also: the pass in a Sequential, and layouts already canonical stay the same
+objects."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import tvm_ffi
+from tvm.script import tirx as T
+from tvm.tirx.layout import R, S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+import axe4j
+import axe4j.transform as at
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_every_cpu_test_kernel_gives_the_same_numbers_after_canonicalization(tmp_path):
+    report = tmp_path / "twin.json"
+    env = dict(os.environ, AXE4J_TWIN_REPORT=str(report),
+               PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "_canonical_twin", "-p", "no:cacheprovider",
+                          os.path.join(HERE, "test_cpu_dispatch.py"), os.path.join(HERE, "test_cpu_random_layouts.py")],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    counts = json.loads(report.read_text())
+    assert counts["compiled"] >= 80, counts
+    assert counts["runs"] >= 80, counts
+    assert counts["layouts_changed"] >= 50, counts  # the check compares real rewrites, not identities
+    assert counts["elements_checked"] > 10000, counts
+
+
+@pytest.fixture(scope="module")
+def installed():
+    axe4j.install()
+
+
+def _kernel():
+    @T.prim_func
+    def k(Sf: T.Buffer((64,), "float32"), B: T.Buffer((4, 16), "float32")):
+        A = T.decl_buffer((4, 16), "float32", data=Sf.data, layout=TileLayout(S[(4, 2, 8):(16, 8, 1)]))
+        X = T.alloc_buffer((4, 16), "float32", layout=TileLayout(S[(4, 16):(16, 1)] + R[1:5]))
+        Y = T.alloc_buffer((4, 16), "float32", layout=TileLayout(S[64:1]))
+        Tx.exp(X[:, :], A[:, :])
+        Tx.add(B[:, :], X[:, :], Y[:, :])
+    return k
+
+
+def test_the_pass_rewrites_to_canonical_form_in_a_sequential_and_is_idempotent(installed):
+    mod = tvm.IRModule({"k": _kernel()})
+    once = tvm.transform.Sequential([at.CanonicalizeLayouts()])(mod)
+    twice = at.CanonicalizeLayouts()(once)
+    assert tvm_ffi.structural_equal(once, twice)
+    text = once["k"].script()
+    assert "layout=T.TileLayout(T.S[64:1]))" in text  # (4,2,8):(16,8,1) fused; the unit replica dropped
+    assert "R[" not in text
+    for name in ("A", "X"):
+        assert f"{name} = " in text
+
+
+def test_layouts_already_canonical_keep_their_objects(installed):
+    k = _kernel()
+    out = tvm.get_global_func("axe4j.passes.canonicalize")(k)
+    y_before = k.body.seq[2].buffer.ty.layout
+    y_after = out.body.seq[2].buffer.ty.layout
+    assert y_before.same_as(y_after)
+    assert not k.body.seq[0].buffer.ty.layout.same_as(out.body.seq[0].buffer.ty.layout)
