@@ -1,0 +1,119 @@
+"""InferLayouts: CPU kernels whose intermediate buffers have no layout compile through ``axe4j.compile`` (which runs
+verify -> infer -> canonicalize), run, and match numpy; the inferred layouts equal the hand-written ones, so both
+versions lower to the same code (ci/bench_infer.py times them). Explanations, conflicts, user layouts left alone."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import numpy as np
+import pytest
+import tvm_ffi
+from tvm.script import tirx as T
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+import axe4j
+import axe4j.transform as at
+from _infer_kernels import KERNELS, build, inputs, reference
+
+N = 16
+RNG = np.random.default_rng(20261123)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def installed():
+    axe4j.install()
+
+
+def _alloc_layouts(func):
+    out = {}
+
+    def walk(node):
+        if isinstance(node, tvm.tirx.AllocBuffer):
+            out[str(node.buffer.name)] = node.buffer.ty.layout
+        for field in ("seq", "body"):
+            child = getattr(node, field, None)
+            if child is not None:
+                for c in (child if type(child).__name__ == "Array" else [child]):
+                    walk(c)
+
+    walk(func.body)
+    return out
+
+
+def test_at_least_10_kernels():
+    assert len(KERNELS) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_inferred_kernel_runs_and_matches_numpy_and_the_hand_written_layouts(name):
+    bare = build(name, N, hand=False)
+    assert all(layout is None for layout in _alloc_layouts(bare).values())
+    arrays = inputs(name, N, RNG)
+    expected = reference(name, arrays)
+    tensors = [tvm.runtime.tensor(a) for a in arrays]
+    axe4j.compile(bare, "llvm")(*tensors)
+    for t, e in zip(tensors, expected):
+        np.testing.assert_allclose(t.numpy(), e, rtol=1e-4, atol=1e-4)
+
+    inferred, notes = at.infer(bare, "llvm")
+    hand = _alloc_layouts(build(name, N, hand=True))
+    got = _alloc_layouts(inferred)
+    assert got.keys() == hand.keys()
+    for buffer, layout in hand.items():
+        assert axe4j.layout.equivalent(got[buffer], layout), (buffer, str(got[buffer]), str(layout), notes)
+    assert len([n for n in notes if n.startswith("[infer]")]) == len(hand)
+    assert at.verify(inferred, "llvm") == []
+
+
+def test_each_choice_is_explained_with_its_reason():
+    inferred, notes = at.infer(build("column_major_chain", N, hand=False), "llvm")
+    assert notes == [
+        "[infer] k: buffer X (16, 16) float32 global: elementwise partner A has dimension order [1, 0] (outer to inner):"
+        " same order, compact, from call #0 exp(X[0:16, 0:16], A[0:16, 0:16]) (layout S[(16,16):(1,16)])"]
+    assert [str(s) for s in inferred.attrs["axe4j.layout_choices"]] == notes
+    _, notes = at.infer(build("gemm_then_add", N, hand=False), "llvm")
+    assert "gemm accumulator: row-major, the blocked rule's register tile runs along its rows, from call #0 gemm(" \
+        in notes[0]
+
+
+def test_user_layouts_are_left_alone_and_conflicts_reported():
+    @T.prim_func
+    def k(Af: T.Buffer((64,), "float32"), B: T.Buffer((8, 8), "float32")):
+        A = T.decl_buffer((8, 8), "float32", data=Af.data, layout=TileLayout(S[(8, 8):(1, 8)]))
+        U = T.alloc_buffer((8, 8), "float32", layout=TileLayout(S[(8, 8):(1, 8)]))
+        X = T.alloc_buffer((8, 8), "float32", layout=None)
+        Tx.exp(X[:, :], A[:, :])
+        Tx.add(B[:, :], X[:, :], U[:, :])
+
+    inferred, notes = at.infer(k, "llvm")
+    layouts = _alloc_layouts(inferred)
+    assert layouts["U"].same_as(_alloc_layouts(k)["U"])
+    assert str(layouts["X"]) == str(TileLayout(S[(8, 8):(1, 8)]))
+    assert notes[1] == ("[infer-conflict] k: buffer X (8, 8) float32 global: call #1 add(B[0:8, 0:8], X[0:8, 0:8], "
+                        "U[0:8, 0:8]) would want S[(8,8):(8,1)] (elementwise partner B has dimension order [0, 1] "
+                        "(outer to inner): same order, compact); kept the choice of call #0 exp(X[0:8, 0:8], "
+                        "A[0:8, 0:8]) (layout S[(8,8):(1,8)])")
+
+
+def test_register_buffers_of_a_cuda_kernel_are_reported_not_guessed():
+    @T.prim_func
+    def k(A: T.Buffer((128,), "float32")) -> None:
+        T.device_entry()
+        T.warp_id([4])
+        T.lane_id([32])
+        r = T.alloc_buffer((128,), "float32", scope="local", layout=None)
+        Tx.cta.copy(r[:], A[:])
+
+    inferred, notes = at.infer(k, tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}))
+    assert notes == ["[infer-unsupported] k: buffer r (128,) float32 local: no inference rule for scope local on "
+                     "target cuda (register fragments and swizzled tiles need the rule's own layout); give its layout"]
+    assert _alloc_layouts(inferred)["r"] is None
+
+
+def test_infer_runs_in_a_python_sequential_with_the_other_passes():
+    mod = tvm.IRModule({"k": build("two_stage", N, hand=False)})
+    out = tvm.transform.Sequential([at.VerifyLayouts("llvm"), at.InferLayouts("llvm"), at.CanonicalizeLayouts()])(mod)
+    layouts = _alloc_layouts(out["k"])
+    assert [str(layouts[b]) for b in ("X", "Y")] == [str(TileLayout(S[256:1]))] * 2
+    again = at.InferLayouts("llvm")(out)
+    assert tvm_ffi.structural_equal(again, out)
