@@ -57,3 +57,8 @@ bench-gemm: python build native
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build
 	.venv/bin/python ci/dispatch_vs_upstream.py
+
+## Kernels with layouts inferred by InferLayouts against the same kernels with hand-written layouts (times, ratio).
+.PHONY: bench-infer
+bench-infer: python build
+	.venv/bin/python ci/bench_infer.py

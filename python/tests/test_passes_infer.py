@@ -4,6 +4,8 @@ versions lower to the same code (ci/bench_infer.py times them). Explanations, co
 
 import tvm  # noqa: F401  (before the JVM)
 
+import re
+
 import numpy as np
 import pytest
 import tvm_ffi
@@ -63,6 +65,18 @@ def test_inferred_kernel_runs_and_matches_numpy_and_the_hand_written_layouts(nam
         assert axe4j.layout.equivalent(got[buffer], layout), (buffer, str(got[buffer]), str(layout), notes)
     assert len([n for n in notes if n.startswith("[infer]")]) == len(hand)
     assert at.verify(inferred, "llvm") == []
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_inferred_and_hand_written_kernels_lower_to_the_same_code(name):
+    """Same LLVM IR (object addresses aside) means the same run time; ci/bench_infer.py measures both."""
+    inferred = axe4j.compile(build(name, N, hand=False), "llvm")
+    hand = axe4j.compile(build(name, N, hand=True), "llvm")
+    assert _llvm(inferred) == _llvm(hand)
+
+
+def _llvm(lib):
+    return re.sub(r"0x[0-9a-f]+", "0x?", lib.mod.inspect_source("ll"))
 
 
 def test_each_choice_is_explained_with_its_reason():
