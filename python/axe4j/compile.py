@@ -20,7 +20,10 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     if kwargs["tir_pipeline"] == "tirx":
         from .transform import run_layout_passes  # verify -> infer -> canonicalize (docs/passes.md)
 
-        mod = _dispatch_worker_layouts(run_layout_passes(mod, target), target)
+        def as_written():
+            return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
+
+        mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
     return tvm.compile(mod, target=target, **kwargs)
 
 

@@ -58,9 +58,9 @@ def infer(func, target=None):
     return new_func, [str(n) for n in notes]
 
 
-def layout_passes(target=None):
-    """verify -> infer -> canonicalize: the axe4j part of the pipeline."""
-    return [VerifyLayouts(target), InferLayouts(target), CanonicalizeLayouts()]
+def layout_passes(target=None, verify=True):
+    """verify -> infer -> canonicalize: the axe4j part of the pipeline (``verify=False`` leaves out the first)."""
+    return ([VerifyLayouts(target)] if verify else []) + [InferLayouts(target), CanonicalizeLayouts()]
 
 
 def pipeline(target="llvm"):
@@ -75,8 +75,12 @@ def pipeline(target="llvm"):
     return tvm.transform.Sequential(layout_passes(target) + [lowering], name="axe4j.pipeline")
 
 
-def run_layout_passes(mod, target=None):
-    """verify -> infer -> canonicalize on ``mod`` (a PrimFunc or IRModule); returns an IRModule."""
+def run_layout_passes(mod, target=None, late=None):
+    """verify -> infer -> canonicalize on ``mod`` (a PrimFunc or IRModule); returns an IRModule.
+
+    Violations raise one ``ValueError`` listing all of them (as the VerifyLayouts pass does). ``late``, if given, is
+    the compilation that would follow (a callable); it is tried on the unchanged module only to append the error it
+    gives, so a report shows both the layout violations and the failure they lead to further down."""
     import tvm
     from tvm import tirx
 
@@ -84,4 +88,17 @@ def run_layout_passes(mod, target=None):
         attrs = mod.attrs
         name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"
         mod = tvm.IRModule({name: mod})
-    return tvm.transform.Sequential(layout_passes(target), name="axe4j.layout_passes")(mod)
+    for gvar, func in mod.functions.items():
+        if not isinstance(func, tirx.PrimFunc):
+            continue
+        found = verify(func, target)
+        if found:
+            s = "s" if len(found) > 1 else ""
+            report = f"VerifyLayouts: {len(found)} layout violation{s} in {gvar.name_hint}:\n  " + "\n  ".join(found)
+            if late is not None:
+                try:
+                    late()
+                except Exception as error:  # noqa: BLE001  (any compile failure is context for the report)
+                    report += f"\n\nTVM's pipeline, run on the kernel as written, fails as well:\n{error}"
+            raise ValueError(report)
+    return tvm.transform.Sequential(layout_passes(target, verify=False), name="axe4j.layout_passes")(mod)

@@ -108,8 +108,8 @@ def pytest_configure(config):
     original = axe4j.compile
     full = at.layout_passes
 
-    def without_canonicalize(target=None):
-        return [p for p in full(target) if "Canonicalize" not in str(p)]
+    def without_canonicalize(target=None, **kwargs):
+        return [p for p in full(target, **kwargs) if "Canonicalize" not in str(p)]
 
     def twin_compile(mod, target="llvm", **kwargs):
         canonical = original(mod, target, **kwargs)

@@ -115,5 +115,5 @@ def test_python_results_equal_the_file_the_jvm_hosted_test_checks():
     assert got == expected
     assert expected["three_at_once"]["verify"].startswith("VerifyLayouts: 3 layout violations in k:")
     assert expected["lanes"]["verify"].count("[thread-extent]") == 1
-    assert expected["two_stage"]["layouts"]["X"] == "S[64:1]"
+    assert expected["two_stage"]["layouts"]["X"] == "S[(8,8):(8,1)]"
     assert expected["column_major"]["layouts"]["X"] == "S[(8,8):(1,8)]"

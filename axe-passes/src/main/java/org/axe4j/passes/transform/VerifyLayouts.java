@@ -29,7 +29,8 @@ import org.axe4j.passes.transform.TirFunction.Region;
  *       are added to the shard's reach</li>
  *   <li>{@code region-bounds}: a region lies inside its buffer</li>
  *   <li>{@code region-shape}: the operand regions of a tile call agree (elementwise: equal extents after dropping
- *       unit dims; reductions: the source without its reduced axes; gemm: {@code M, N, K})</li>
+ *       unit dims; reductions: the source without its reduced axes; {@code gemm}, {@code gemm_async}: {@code M, N, K}
+ *       with the transposes)</li>
  *   <li>{@code shared-memory}: the shared buffers of a CUDA function fit the target's shared memory per CTA</li>
  *   <li>{@code trn-partitions}, {@code trn-sbuf}, {@code trn-psum-banks}: Trainium on-chip tiles fit 128 partitions,
  *       192 KiB of SBUF per partition, 8 PSUM banks of 2 KiB</li>
@@ -163,7 +164,7 @@ public final class VerifyLayouts {
             return;
         }
         long capacity = data.elements() * data.elementBytes() / b.elementBytes();
-        if (r.highest() >= capacity) {
+        if (data.elements() > 0 && r.highest() >= capacity) { // 0: a pool sized at launch (dynamic shared memory)
             report(culprit(r, capacity, "memory-span"), subject(b), text, "the layout reaches element " + r.highest()
                     + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
                     + "), past the " + capacity + " " + b.dtype() + " elements of " + data.name() + "'s memory");
@@ -260,7 +261,7 @@ public final class VerifyLayouts {
                 return;
             }
         }
-        if (c.op().equals("gemm")) {
+        if (c.op().startsWith("gemm")) {
             gemm(c);
         } else if (REDUCTIONS.contains(c.op())) {
             reduction(c);
@@ -328,8 +329,14 @@ public final class VerifyLayouts {
         if (d == null || a == null || b == null) {
             return;
         }
-        boolean ta = c.others().size() > 0 && Boolean.TRUE.equals(c.others().get(0));
-        boolean tb = c.others().size() > 1 && Boolean.TRUE.equals(c.others().get(1));
+        List<Boolean> flags = new ArrayList<>(); // transA, transB: the first two booleans after the operands
+        c.others().forEach(o -> {
+            if (o instanceof Boolean f) {
+                flags.add(f);
+            }
+        });
+        boolean ta = flags.size() > 0 && flags.get(0);
+        boolean tb = flags.size() > 1 && flags.get(1);
         long m = d[0];
         long n = d[1];
         long am = ta ? a[1] : a[0];
@@ -346,7 +353,7 @@ public final class VerifyLayouts {
         if (ak != bk) {
             problems.add("A has K = " + ak + ", B has K = " + bk);
         }
-        if (c.regions().size() > 3) {
+        if (c.op().equals("gemm") && c.regions().size() > 3) {
             long[] cc = matrix(c.regions().get(3));
             if (cc != null && (cc[0] != m || cc[1] != n)) {
                 problems.add("C is " + cc[0] + "x" + cc[1] + ", D is " + m + "x" + n);
