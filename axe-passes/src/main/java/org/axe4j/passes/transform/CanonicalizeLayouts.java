@@ -33,7 +33,7 @@ public final class CanonicalizeLayouts {
             if (tl == null) {
                 continue;
             }
-            Layout canon = canonicalFor(tl.layout(), b);
+            Layout canon = b.constantShape() ? canonicalFor(tl.layout(), b.shape()) : Canonicalize.canonicalize(tl.layout());
             if (!canon.equals(tl.layout())) {
                 changed.put(b, TirxLayouts.write(tl.withLayout(canon)));
             }
@@ -46,19 +46,20 @@ public final class CanonicalizeLayouts {
      * messages read layouts per dimension); a function of the canonical form alone, hence unique and idempotent.
      * Where the layout does not group by the shape (VerifyLayouts reports it), the plain canonical form.
      */
-    static Layout canonicalFor(Layout layout, Buffer b) {
+    public static Layout canonicalFor(Layout layout, Long[] shape) {
         Layout canon = Canonicalize.canonicalize(layout);
-        if (!b.constantShape() || canon.size() != b.elements()) {
+        Shape s = new Shape(List.of(shape));
+        if (canon.size() != s.size()) {
             return canon;
         }
-        return Group.tryGroup(canon, new Shape(List.of(b.shape()))).map(g -> dropUnitIters(g.layout(), b)).orElse(canon);
+        return Group.tryGroup(canon, s).map(g -> dropUnitIters(g.layout(), s)).orElse(canon);
     }
 
     /** Grouping may leave extent-1 iters beside a dimension's real ones; a dimension of extent 1 keeps one. */
-    private static Layout dropUnitIters(Layout grouped, Buffer b) {
-        Grouped g = Group.group(grouped, new Shape(List.of(b.shape())));
+    private static Layout dropUnitIters(Layout grouped, Shape shape) {
+        Grouped g = Group.group(grouped, shape);
         List<Iter> kept = new ArrayList<>();
-        for (int d = 0; d < b.shape().length; d++) {
+        for (int d = 0; d < shape.rank(); d++) {
             List<Iter> dim = new ArrayList<>(g.layout().shard().subList(g.seps().get(d), g.seps().get(d + 1)));
             List<Iter> real = dim.stream().filter(it -> it.extent() > 1).toList();
             kept.addAll(real.isEmpty() ? List.of(Iter.of(1, 1)) : real);
