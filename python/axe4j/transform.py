@@ -64,15 +64,21 @@ def layout_passes(target=None, verify=True):
 
 
 def pipeline(target="llvm"):
-    """The recommended passes for ``target``: axe4j's layout passes, then TVM's TIRx lowering with axe4j's dispatch."""
+    """The recommended passes for ``target``: verify -> infer -> canonicalize, then ``BindTarget`` and TVM's TIRx
+    lowering (``tvm.tirx.get_tir_pipeline("tirx")``), whose tile-op dispatch uses axe4j's rules once installed.
+    Functions need a ``global_symbol`` (``MakePackedAPI``); the result is ready for TVM's host/device finalization."""
     import tvm
 
     from . import dispatch
 
     _global("verify")
     dispatch.register()
+    target = _target_arg(target)
+    if target.host is None:
+        target = target.with_host("llvm") if target.kind.name != "llvm" else target.with_host(target)
     lowering, _, _ = tvm.tirx.get_tir_pipeline("tirx")
-    return tvm.transform.Sequential(layout_passes(target) + [lowering], name="axe4j.pipeline")
+    return tvm.transform.Sequential(layout_passes(target) + [tvm.tirx.transform.BindTarget(target), lowering],
+                                    name="axe4j.pipeline")
 
 
 def run_layout_passes(mod, target=None, late=None):

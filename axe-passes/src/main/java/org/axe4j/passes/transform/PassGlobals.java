@@ -36,15 +36,16 @@ public final class PassGlobals implements GlobalsProvider {
 
     @Override
     public void register() {
-        def("VerifyLayouts", a -> pass("axe4j.VerifyLayouts", (func, name) -> {
+        def("VerifyLayouts", a -> pass("axe4j.VerifyLayouts", arg(a, 0), (func, name) -> {
             List<Diagnostic> found = VerifyLayouts.check(TirFunction.read(name, func), limits(arg(a, 0), func));
             if (!found.isEmpty()) {
                 throw new TvmException("ValueError", report(name, found), "");
             }
             return func;
         }));
-        def("CanonicalizeLayouts", a -> pass("axe4j.CanonicalizeLayouts", (func, name) -> CanonicalizeLayouts.run(func)));
-        def("InferLayouts", a -> pass("axe4j.InferLayouts", (func, name) -> infer(func, name, arg(a, 0)).func()));
+        def("CanonicalizeLayouts", a -> pass("axe4j.CanonicalizeLayouts", null,
+                (func, name) -> CanonicalizeLayouts.run(func)));
+        def("InferLayouts", a -> pass("axe4j.InferLayouts", arg(a, 0), (func, name) -> infer(func, name, arg(a, 0)).func()));
         def("verify", a -> texts(VerifyLayouts.check(TirFunction.read(symbol((TvmObject) a[0]), (TvmObject) a[0]),
                 limits(arg(a, 1), (TvmObject) a[0]))));
         def("infer", a -> {
@@ -75,12 +76,19 @@ public final class PassGlobals implements GlobalsProvider {
         TvmObject apply(TvmObject func, String name);
     }
 
+    /**
+     * Pass bodies by pass and target text. Java keeps each one referenced for the life of the process: a pass object
+     * dropped by Python at interpreter exit, after the JVM stopped, then never calls back into Java to free it.
+     */
+    private static final Map<String, TvmFunction> BODIES = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** A {@code tirx.PrimFuncPass} whose body is {@code rewrite}, at opt level 0. */
-    private static TvmObject pass(String passName, FuncRewrite rewrite) {
-        TvmFunction body = TvmFunction.of(args -> {
+    private static TvmObject pass(String passName, Object target, FuncRewrite rewrite) {
+        String key = passName + "|" + (target instanceof TvmObject t ? t.repr() : String.valueOf(target));
+        TvmFunction body = BODIES.computeIfAbsent(key, k -> TvmFunction.of(args -> {
             TvmObject func = (TvmObject) args[0];
             return rewrite.apply(func, symbol(func));
-        });
+        }));
         Object info = Tvm.call("transform.PassInfo", 0L, passName, List.of(), false);
         return (TvmObject) Tvm.call("tirx.transform.CreatePrimFuncPass", body, info);
     }

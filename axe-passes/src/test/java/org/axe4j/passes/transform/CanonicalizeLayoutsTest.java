@@ -17,7 +17,7 @@ class CanonicalizeLayoutsTest {
     @Test
     void canonicalFormForAShapeKeepsTheMapByEnumerationAndIsIdempotent() {
         AtomicInteger grouped = new AtomicInteger();
-        Property.forAll("canonicalFor", Math.max(1, Property.CASES / 5), r -> {
+        Property.forAll("canonicalFor", Math.max(1, Property.CASES / 20), r -> {
             Layout l = RandomLayouts.layout(r);
             Shape shape = RandomLayouts.shapeOf(r, l.size(), 3);
             Long[] dims = shape.dims().toArray(new Long[0]);
