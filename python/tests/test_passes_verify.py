@@ -148,6 +148,21 @@ def gemm_trans_b():
     return _gemm((8, 4), (8, 16), (16, 4), (8, 4), tb=True)
 
 
+def gemm_async_k():
+    """gemm_async takes B as N x K (K-major) unless transB: here its K (16) is not A's (32)."""
+    @T.prim_func
+    def k(C: T.Buffer((64, 64), "float32"), A: T.Buffer((64, 32), "float16"), B: T.Buffer((64, 16), "float16")):
+        Tx.gemm_async(C[:, :], A[:, :], B[:, :], transA=False, transB=False, accum=False)
+    return k
+
+
+def gemm_async_fine():
+    @T.prim_func
+    def k(C: T.Buffer((64, 128), "float32"), A: T.Buffer((64, 32), "float16"), B: T.Buffer((128, 32), "float16")):
+        Tx.gemm_async(C[:, :], A[:, :], B[:, :], transA=False, transB=False, accum=False)
+    return k
+
+
 def lanes_64():
     @T.prim_func
     def k(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")) -> None:
@@ -271,6 +286,7 @@ CASES = {
     "gemm_c": (gemm_c, None, [("region-shape", "C is 4x8, D is 8x4")]),
     "gemm_trans_b": (gemm_trans_b, None, [("region-shape", "B has N = 16, D has N = 4; A has K = 16, B has K = 4 "
                                            "(trans_a=false, trans_b=true)")]),
+    "gemm_async_k": (gemm_async_k, None, [("region-shape", "gemm operands disagree: A has K = 32, B has K = 16")]),
     "lanes": (lanes_64, SM90, [("thread-extent", "buffer r (64,) float32 local: laneid reaches 63 (shard 63 + replicas"
                                                  " 0 + offset 0), but laneid < 32 in this launch")]),
     "warps": (warps_8_of_4, SM90, [("thread-extent", "warpid reaches 7 (shard 7 + replicas 0 + offset 0), but "
@@ -369,7 +385,8 @@ def correct_cuda():
     return k
 
 
-@pytest.mark.parametrize("make,target", [(correct_cpu, "llvm"), (correct_cpu, None), (correct_cuda, SM90)])
+@pytest.mark.parametrize("make,target", [(correct_cpu, "llvm"), (correct_cpu, None), (correct_cuda, SM90),
+                                         (gemm_async_fine, SM90)])
 def test_a_correct_kernel_produces_no_diagnostic(make, target):
     assert at.verify(make(), _target(target)) == []
     mod = tvm.IRModule({"k": make()})

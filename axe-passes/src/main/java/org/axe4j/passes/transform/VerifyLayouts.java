@@ -341,8 +341,9 @@ public final class VerifyLayouts {
         long n = d[1];
         long am = ta ? a[1] : a[0];
         long ak = ta ? a[0] : a[1];
-        long bk = tb ? b[1] : b[0];
-        long bn = tb ? b[0] : b[1];
+        boolean kMajorB = c.op().equals("gemm_async") != tb; // gemm_async: B is N x K unless transB; gemm: K x N
+        long bk = kMajorB ? b[1] : b[0];
+        long bn = kMajorB ? b[0] : b[1];
         List<String> problems = new ArrayList<>();
         if (am != m) {
             problems.add("A has M = " + am + ", D has M = " + m);
