@@ -4,6 +4,7 @@ versions lower to the same code (ci/bench_infer.py times them). Explanations, co
 
 import tvm  # noqa: F401  (before the JVM)
 
+import os
 import re
 
 import numpy as np
@@ -142,3 +143,41 @@ def test_the_recommended_pipeline_lowers_a_kernel_without_layouts():
     out = seq(mod)
     text = out.script()
     assert "axe4j.layout_choices" in text and "T.tile." not in text and "__tvm_ffi_k" in text
+
+
+def test_a_cuda_shared_tile_gets_a_row_major_layout_and_compiles(monkeypatch):
+    """The shared staging tile of a register round trip (as in test_cuda_register.py) needs no hand-written layout."""
+    from tvm.tirx.layout import laneid, warpid
+
+    def kernel(shared_layout):
+        @T.prim_func
+        def k(A_ptr: T.handle, B_ptr: T.handle) -> None:
+            A = T.match_buffer(A_ptr, (128, 8), "float32")
+            B = T.match_buffer(B_ptr, (128, 8), "float32")
+            T.device_entry()
+            T.cta_id([1])
+            T.warpgroup_id([1])
+            T.warp_id_in_wg([4])
+            T.warp_id([4])
+            T.lane_id([32])
+            T.thread_id_in_wg([128])
+            T.thread_id([128])
+            r = T.alloc_buffer((128, 8), "float32", scope="local",
+                               layout=TileLayout(S[(4, 32, 8):(1 @ warpid, 1 @ laneid, 1)]))
+            s = T.alloc_buffer((128, 8), "float32", scope="shared", layout=shared_layout)
+            Tx.cta.copy(r[:, :], A[:, :])
+            Tx.cta.copy(s[:, :], r[:, :])
+            T.cuda.cta_sync()
+            Tx.cta.copy(B[:, :], s[:, :])
+        return k
+
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+    inferred, notes = at.infer(kernel(None), target)
+    assert notes == ["[infer] k: buffer s (128, 8) float32 shared: shared tile: compact row-major, unswizzled (the "
+                     "CUDA copy rules accept it; a TMA or wgmma swizzle must be given) (layout S[(128,8):(8,1)])"]
+    monkeypatch.setenv("PATH", os.environ.get("PATH", ""))
+    monkeypatch.delenv("TVM_CUDA_COMPILE_MODE", raising=False)
+    axe4j.use_pip_nvcc()
+    sources = [axe4j.compile(kernel(layout), target).mod.imports[0].inspect_source("cuda")
+               for layout in (None, TileLayout(S[(128, 8)]))]
+    assert sources[0] == sources[1]

@@ -35,8 +35,9 @@ import org.axe4j.tvm.TvmObject;
  *   <li>reductions: row-major (the kept dims outer, reduced ones contiguous for a source).</li>
  *   <li>otherwise: compact row-major ({@code S[shape]}).</li>
  * </ul>
- * The choice is then checked by {@link VerifyLayouts}. Buffers on CUDA and Trainium register/PSUM scopes, whose
- * layouts name thread or partition axes, are not inferred: they get an {@code infer-unsupported} diagnostic.
+ * CUDA shared tiles get the compact row-major layout (unswizzled). Other buffers of CUDA and Trainium functions
+ * (registers, PSUM, SBUF), whose layouts name thread or partition axes, are not inferred: they get an
+ * {@code infer-unsupported} diagnostic.
  */
 public final class InferLayouts {
     /** The rewritten function and the explanation of each choice (rule {@code infer}) and each conflict. */
@@ -75,6 +76,12 @@ public final class InferLayouts {
         if (!b.constantShape()) {
             note("infer-unsupported", subject, "", "its shape is symbolic; give its layout");
             return null;
+        }
+        if (target.isCuda() && b.scope().startsWith("shared")) {
+            Layout l = rowMajor(b.shape());
+            note("infer", subject, l.toString(), "shared tile: compact row-major, unswizzled (the CUDA copy rules "
+                    + "accept it; a TMA or wgmma swizzle must be given)");
+            return l;
         }
         if (!target.isCpu() && !target.kind().isEmpty() && !b.scope().isEmpty() && !b.scope().equals("global")) {
             note("infer-unsupported", subject, "", "no inference rule for scope " + b.scope() + " on target "
