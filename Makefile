@@ -63,3 +63,8 @@ dispatch-vs-upstream: python build
 bench-mesh: python build
 	bash ci/setup-mpi.sh
 	.venv/bin/python ci/bench_mesh.py
+
+## Kernels with layouts inferred by InferLayouts against the same kernels with hand-written layouts (times, ratio).
+.PHONY: bench-infer
+bench-infer: python build
+	.venv/bin/python ci/bench_infer.py

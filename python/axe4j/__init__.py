@@ -52,6 +52,10 @@ CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-
 (puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
 unless it is set) and returns nvcc's path. It changes this process's environment and needs no JVM.
 
+Layout passes: ``axe4j.transform`` has ``VerifyLayouts``, ``InferLayouts`` and ``CanonicalizeLayouts`` (Java PrimFunc
+passes for ``tvm.transform.Sequential``); ``pipeline(target)`` is them followed by TVM's TIRx lowering, and
+``compile`` runs them first (docs/passes.md).
+
 Environment: ``AXE4J_CLASSPATH`` (classpath override), ``AXE4J_JVM_OPTS`` (extra JVM options,
 e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts).
 """
@@ -64,10 +68,11 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _signals, _tvm, layout
+from . import _classpath, _signals, _tvm, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
 from .compile import compile, explain, host_target
+from .transform import pipeline
 
 __all__ = [
     "InstallInfo",
@@ -78,6 +83,8 @@ __all__ = [
     "install",
     "installed",
     "layout",
+    "pipeline",
+    "transform",
     "use_pip_nvcc",
     "version",
     "__version__",

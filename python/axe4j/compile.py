@@ -18,7 +18,12 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     dispatch.register()
     kwargs.setdefault("tir_pipeline", "tirx")
     if kwargs["tir_pipeline"] == "tirx":
-        mod = _dispatch_worker_layouts(mod, target)
+        from .transform import run_layout_passes  # verify -> infer -> canonicalize (docs/passes.md)
+
+        def as_written():
+            return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
+
+        mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
     return tvm.compile(mod, target=target, **kwargs)
 
 

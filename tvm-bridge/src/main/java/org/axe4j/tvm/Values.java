@@ -180,6 +180,10 @@ final class Values {
                 b.get(offset + 8, small);
                 return type == TypeIndex.SMALL_STR ? new String(small, StandardCharsets.UTF_8) : small;
             }
+            case TypeIndex.OBJECT_RVALUE_REF: { // a pass's moved argument: borrow the object its slot holds
+                long handle = new Pointer(bits).getLong(0);
+                return handle == 0 ? null : decodeObject(handle, TvmObject.typeIndexOf(handle), owned);
+            }
             default:
                 if (type < TypeIndex.STATIC_OBJECT_BEGIN) {
                     throw new IllegalStateException("TVM returned a value of unsupported type index " + type);

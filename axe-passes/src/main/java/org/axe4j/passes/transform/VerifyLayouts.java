@@ -1,0 +1,381 @@
+package org.axe4j.passes.transform;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.AxisKind;
+import org.axe4j.layout.Group;
+import org.axe4j.layout.Iter;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Shape;
+import org.axe4j.passes.TirxLayout;
+import org.axe4j.passes.TirxLayouts;
+import org.axe4j.passes.transform.TirFunction.Buffer;
+import org.axe4j.passes.transform.TirFunction.Call;
+import org.axe4j.passes.transform.TirFunction.Region;
+
+/**
+ * Checks every buffer and tile call of a PrimFunc against the layout rules and returns every violation at once.
+ * Rules (the {@link Diagnostic#rule()} names):
+ * <ul>
+ *   <li>{@code layout-shape}: the layout's size is the buffer's element count and it groups by the shape</li>
+ *   <li>{@code memory-span}: addresses {@code offset + sum (e-1)*s} stay in {@code [0, elements of the data)}</li>
+ *   <li>{@code thread-extent}: per thread axis, the largest coordinate is below the launched extent
+ *       ({@code laneid < 32}, {@code warpid <} warps per CTA from {@code T.warp_id}, ...)</li>
+ *   <li>{@code replica-range}, {@code offset-range}: the same bounds, broken only once replicas, or the offset,
+ *       are added to the shard's reach</li>
+ *   <li>{@code region-bounds}: a region lies inside its buffer</li>
+ *   <li>{@code region-shape}: the operand regions of a tile call agree (elementwise: equal extents after dropping
+ *       unit dims; reductions: the source without its reduced axes; {@code gemm}, {@code gemm_async}: {@code M, N, K}
+ *       with the transposes)</li>
+ *   <li>{@code shared-memory}: the shared buffers of a CUDA function fit the target's shared memory per CTA</li>
+ *   <li>{@code trn-partitions}, {@code trn-sbuf}, {@code trn-psum-banks}: Trainium on-chip tiles fit 128 partitions,
+ *       192 KiB of SBUF per partition, 8 PSUM banks of 2 KiB</li>
+ * </ul>
+ */
+public final class VerifyLayouts {
+    private static final Set<String> REDUCTIONS = Set.of("sum", "max", "min", "prod");
+    private static final Set<String> NO_SOURCES = Set.of("fill", "zero");
+
+    private final TirFunction f;
+    private final TargetLimits target;
+    private final List<Diagnostic> out = new ArrayList<>();
+
+    private VerifyLayouts(TirFunction f, TargetLimits target) {
+        this.f = f;
+        this.target = target;
+    }
+
+    /** Every violation in {@code f} for {@code target}, buffers first (in definition order), then calls. */
+    public static List<Diagnostic> check(TirFunction f, TargetLimits target) {
+        VerifyLayouts v = new VerifyLayouts(f, target);
+        for (Buffer b : f.buffers()) {
+            v.buffer(b);
+        }
+        v.sharedMemory();
+        for (Call c : f.calls()) {
+            v.call(c);
+        }
+        return List.copyOf(v.out);
+    }
+
+    private void report(String rule, String subject, String layout, String message) {
+        out.add(new Diagnostic(rule, f.name(), subject, layout, message));
+    }
+
+    static String subject(Buffer b) {
+        return "buffer " + b.name() + " " + b.shapeText() + " " + b.dtype() + (b.scope().isEmpty() ? "" : " " + b.scope());
+    }
+
+    /** The layout of {@code b} as axe4j reads it, or null (none, or a form axe4j does not read). */
+    static TirxLayout layoutOf(Buffer b) {
+        if (b.layout() == null) {
+            return null;
+        }
+        try {
+            return TirxLayouts.read(b.layout());
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    // ---- buffers -------------------------------------------------------------------------------
+
+    private void buffer(Buffer b) {
+        TirxLayout tl = layoutOf(b);
+        if (tl == null || !b.constantShape()) {
+            return;
+        }
+        Layout l = tl.layout();
+        String text = tl.toString();
+        Shape shape = new Shape(List.of(b.shape()));
+        if (l.size() != shape.size()) {
+            report("layout-shape", subject(b), text, "the layout has " + l.size() + " elements, the shape "
+                    + b.shapeText() + " has " + shape.size());
+        } else if (Group.tryGroup(l, shape).isEmpty()) {
+            report("layout-shape", subject(b), text, "the layout cannot be grouped by the shape " + b.shapeText()
+                    + " (an iter straddles two dimensions)");
+        }
+        for (Axis axis : l.axes()) {
+            Reach r = reach(l, axis, tl.symbolic().isEmpty());
+            if (r == null) {
+                continue;
+            }
+            if (axis.equals(Axis.M)) {
+                memory(b, r, text);
+            } else if (isThreadAxis(axis)) {
+                thread(b, axis, r, text);
+            }
+        }
+        trainium(b, l, text);
+    }
+
+    /** How far a layout reaches on one axis: shard and replica iters ({@code sum (e-1)*|s|}), offset, lowest point. */
+    record Reach(long shard, long replica, long offset, long lowest) {
+        long highest() {
+            return lowest + shard + replica;
+        }
+    }
+
+    static Reach reach(Layout l, Axis axis, boolean integerOffset) {
+        if (!integerOffset) {
+            return null;
+        }
+        long shard = 0;
+        long replica = 0;
+        long negative = 0;
+        for (Iter it : l.shard()) {
+            if (it.axis().equals(axis)) {
+                shard += it.reach();
+                negative += it.stride() < 0 ? it.reach() : 0;
+            }
+        }
+        for (Iter it : l.replica()) {
+            if (it.axis().equals(axis)) {
+                replica += it.reach();
+                negative += it.stride() < 0 ? it.reach() : 0;
+            }
+        }
+        long offset = l.offsetOn(axis);
+        return new Reach(shard, replica, offset, offset - negative);
+    }
+
+    /** Which part first breaks the bound {@code highest < limit}: the shard, the replicas, or the offset. */
+    private static String culprit(Reach r, long limit, String plainRule) {
+        if (r.shard() >= limit) {
+            return plainRule;
+        }
+        if (r.shard() + r.replica() >= limit) {
+            return "replica-range";
+        }
+        return "offset-range";
+    }
+
+    private void memory(Buffer b, Reach r, String text) {
+        if (r.lowest() < 0) {
+            report("memory-span", subject(b), text, "the layout reaches address " + r.lowest()
+                    + ", before the start of the buffer's memory");
+        }
+        Buffer data = b.aliasOf();
+        if (b.origin() != TirFunction.Origin.DECL || data == null || !data.constantShape()) {
+            return;
+        }
+        long capacity = data.elements() * data.elementBytes() / b.elementBytes();
+        if (data.elements() > 0 && r.highest() >= capacity) { // 0: a pool sized at launch (dynamic shared memory)
+            report(culprit(r, capacity, "memory-span"), subject(b), text, "the layout reaches element " + r.highest()
+                    + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
+                    + "), past the " + capacity + " " + b.dtype() + " elements of " + data.name() + "'s memory");
+        }
+    }
+
+    static boolean isThreadAxis(Axis axis) {
+        return axis.kind() == AxisKind.THREAD || axis.name().equals("tid_in_wg");
+    }
+
+    private void thread(Buffer b, Axis axis, Reach r, String text) {
+        Long launched = f.threadExtents().get(axis.name());
+        if (launched == null && axis.name().equals("laneid")) {
+            launched = TargetLimits.LANES;
+        }
+        if (launched == null) {
+            report("thread-extent", subject(b), text, "the layout places elements on " + axis.name()
+                    + " (up to " + r.highest() + "), but the function launches no " + axis.name());
+            return;
+        }
+        if (r.lowest() < 0 || r.highest() >= launched) {
+            report(culprit(r, launched, "thread-extent"), subject(b), text, axis.name() + " reaches " + r.highest()
+                    + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset() + "), but "
+                    + axis.name() + " < " + launched + " in this launch");
+        }
+    }
+
+    private void trainium(Buffer b, Layout l, String text) {
+        boolean psum = b.scope().equals("trn.psum");
+        if (!psum && !b.scope().equals("trn.sbuf")) {
+            return;
+        }
+        Axis p = Axis.of("P");
+        long partitions = l.spanOn(p) + l.offsetOn(p);
+        if (partitions > TargetLimits.TRN_PARTITIONS) {
+            report("trn-partitions", subject(b), text, "spans " + partitions + " partitions > "
+                    + TargetLimits.TRN_PARTITIONS);
+        }
+        Axis fAxis = Axis.of("F");
+        long freeBytes = (l.spanOn(fAxis) + l.offsetOn(fAxis)) * b.elementBytes();
+        if (!psum && freeBytes > TargetLimits.TRN_SBUF_BYTES_PER_PARTITION) {
+            report("trn-sbuf", subject(b), text, freeBytes + " bytes per partition > SBUF's "
+                    + TargetLimits.TRN_SBUF_BYTES_PER_PARTITION);
+        }
+        if (psum) {
+            Axis bank = Axis.of("Bank");
+            long banks = l.axes().contains(bank) ? l.spanOn(bank) + l.offsetOn(bank)
+                    : (freeBytes + TargetLimits.TRN_PSUM_BANK_BYTES - 1) / TargetLimits.TRN_PSUM_BANK_BYTES;
+            if (banks > TargetLimits.TRN_PSUM_BANKS) {
+                report("trn-psum-banks", subject(b), text, banks + " PSUM banks (" + freeBytes
+                        + " bytes per partition) > " + TargetLimits.TRN_PSUM_BANKS + " banks of "
+                        + TargetLimits.TRN_PSUM_BANK_BYTES + " bytes");
+            }
+        }
+    }
+
+    /** CUDA: the bytes of every shared buffer (span on {@code m} times the element size) fit one CTA. */
+    private void sharedMemory() {
+        if (!target.isCuda()) {
+            return;
+        }
+        long total = 0;
+        Map<String, Long> parts = new LinkedHashMap<>();
+        for (Buffer b : f.buffers()) {
+            TirxLayout tl = layoutOf(b);
+            if (b.origin() != TirFunction.Origin.ALLOC || !b.scope().startsWith("shared") || !b.constantShape()) {
+                continue;
+            }
+            long elements = tl == null ? b.elements() : tl.layout().spanOn(Axis.M) + Math.max(0, tl.layout().offsetOn(Axis.M));
+            long bytes = elements * b.elementBytes();
+            parts.put(b.name(), bytes);
+            total += bytes;
+        }
+        if (total > target.sharedBytesPerCta()) {
+            List<String> each = new ArrayList<>();
+            parts.forEach((n, v) -> each.add(n + " " + v + " B"));
+            report("shared-memory", "function", "", total + " bytes of shared memory (" + String.join(", ", each)
+                    + ") > " + target.sharedBytesPerCta() + " bytes per CTA on " + target.kind()
+                    + (target.arch().isEmpty() ? "" : " " + target.arch()));
+        }
+    }
+
+    // ---- tile calls ----------------------------------------------------------------------------
+
+    private void call(Call c) {
+        for (Region r : c.regions()) {
+            bounds(c, r);
+        }
+        if (c.regions().size() < 2 || NO_SOURCES.contains(c.op())) {
+            return;
+        }
+        for (Region r : c.regions()) {
+            if (!r.constantExtents()) {
+                return;
+            }
+        }
+        if (c.op().startsWith("gemm")) {
+            gemm(c);
+        } else if (REDUCTIONS.contains(c.op())) {
+            reduction(c);
+        } else {
+            List<Long> want = c.regions().get(0).squeezed();
+            for (Region r : c.regions().subList(1, c.regions().size())) {
+                if (!r.squeezed().equals(want)) {
+                    report("region-shape", c.label(), "", "operand " + r + " has extents " + r.squeezed()
+                            + ", the destination " + c.regions().get(0) + " has " + want + " (unit dims dropped)");
+                }
+            }
+        }
+    }
+
+    private void bounds(Call c, Region r) {
+        Long[] shape = r.buffer().shape();
+        for (int k = 0; k < Math.min(shape.length, r.extents().length); k++) {
+            if (shape[k] == null || r.begins()[k] == null || r.extents()[k] == null) {
+                continue;
+            }
+            long end = r.begins()[k] + r.extents()[k];
+            if (r.begins()[k] < 0 || end > shape[k]) {
+                report("region-bounds", c.label(), "", "operand " + r + " dim " + k + " spans [" + r.begins()[k]
+                        + ", " + end + ") outside the buffer's extent " + shape[k]);
+            }
+        }
+    }
+
+    private void reduction(Call c) {
+        Region dst = c.regions().get(0);
+        Region src = c.regions().get(1);
+        int rank = src.extents().length;
+        Set<Integer> axes = new java.util.HashSet<>();
+        if (!c.others().isEmpty() && c.others().get(0) instanceof List<?> list) {
+            for (Object a : list) {
+                Long v = TirFunction.constant(a);
+                if (v == null) {
+                    return;
+                }
+                axes.add((int) ((v % rank + rank) % rank));
+            }
+        } else {
+            return;
+        }
+        List<Long> kept = new ArrayList<>();
+        for (int k = 0; k < rank; k++) {
+            if (!axes.contains(k) && src.extents()[k] != 1) {
+                kept.add(src.extents()[k]);
+            }
+        }
+        if (!dst.squeezed().equals(kept)) {
+            report("region-shape", c.label(), "", "destination " + dst + " has extents " + dst.squeezed()
+                    + ", the source " + src + " without its reduced axes " + new java.util.TreeSet<>(axes) + " has "
+                    + kept);
+        }
+    }
+
+    private void gemm(Call c) {
+        if (c.regions().size() < 3) {
+            return;
+        }
+        long[] d = matrix(c.regions().get(0));
+        long[] a = matrix(c.regions().get(1));
+        long[] b = matrix(c.regions().get(2));
+        if (d == null || a == null || b == null) {
+            return;
+        }
+        List<Boolean> flags = new ArrayList<>(); // transA, transB: the first two booleans after the operands
+        c.others().forEach(o -> {
+            if (o instanceof Boolean f) {
+                flags.add(f);
+            }
+        });
+        boolean ta = flags.size() > 0 && flags.get(0);
+        boolean tb = flags.size() > 1 && flags.get(1);
+        long m = d[0];
+        long n = d[1];
+        long am = ta ? a[1] : a[0];
+        long ak = ta ? a[0] : a[1];
+        boolean kMajorB = c.op().equals("gemm_async") != tb; // gemm_async: B is N x K unless transB; gemm: K x N
+        long bk = kMajorB ? b[1] : b[0];
+        long bn = kMajorB ? b[0] : b[1];
+        List<String> problems = new ArrayList<>();
+        if (am != m) {
+            problems.add("A has M = " + am + ", D has M = " + m);
+        }
+        if (bn != n) {
+            problems.add("B has N = " + bn + ", D has N = " + n);
+        }
+        if (ak != bk) {
+            problems.add("A has K = " + ak + ", B has K = " + bk);
+        }
+        if (c.op().equals("gemm") && c.regions().size() > 3) {
+            long[] cc = matrix(c.regions().get(3));
+            if (cc != null && (cc[0] != m || cc[1] != n)) {
+                problems.add("C is " + cc[0] + "x" + cc[1] + ", D is " + m + "x" + n);
+            }
+        }
+        if (!problems.isEmpty()) {
+            report("region-shape", c.label(), "", "gemm operands disagree: " + String.join("; ", problems)
+                    + (ta || tb ? " (trans_a=" + ta + ", trans_b=" + tb + ")" : ""));
+        }
+    }
+
+    /** The (rows, cols) of a matrix operand: its last two extents after dropping leading unit dims. */
+    private static long[] matrix(Region r) {
+        Long[] e = r.extents();
+        int start = 0;
+        while (e.length - start > 2 && e[start] == 1) {
+            start++;
+        }
+        if (e.length - start != 2) {
+            return null;
+        }
+        return new long[] {e[start], e[start + 1]};
+    }
+}
