@@ -126,7 +126,10 @@ class _Access:
         return self.shape()[0] if self.shape() else 1
 
     def read(self):
-        return self.tensor.data[self.key]
+        try:
+            return self.tensor.data[self.key]
+        except IndexError as error:
+            _fail(f"{self.tensor.name}: access out of bounds ({error})")
 
     def write(self, value):
         target = self.tensor.data[self.key]

@@ -20,6 +20,8 @@ import org.axe4j.layout.Shape;
  */
 final class TrnTiles {
     static final String TARGET_KIND = "trn";
+    /** Marks a decline that no Trainium case may get past: the tile breaks the hardware. */
+    static final String HARDWARE_LIMIT = "breaks a Trainium hardware limit: ";
 
     private TrnTiles() {}
 
@@ -57,7 +59,7 @@ final class TrnTiles {
         try {
             TrainiumMemory.check(o.name(), o.layout(), Shape.of(o.shape()), o.elementBytes(), space);
         } catch (IllegalArgumentException e) {
-            throw new Declined(call.op() + ": " + e.getMessage());
+            throw new Declined(call.op() + ": " + HARDWARE_LIMIT + e.getMessage());
         }
     }
 
