@@ -25,7 +25,7 @@ MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = 128, 128, 512
 
 MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
            "nisa.nc_matmul (+= into PSUM), nisa.tensor_copy, nisa.tensor_tensor, nisa.tensor_scalar, "
-           "nisa.tensor_reduce, nisa.activation (exp), memset by assignment")
+           "nisa.tensor_reduce, nisa.activation (exp), nisa.reciprocal, memset by assignment")
 
 
 class NkiLimitError(RuntimeError):
@@ -270,6 +270,10 @@ def _namespace(memory):
                                                                           keepdims=True)
         return -r if negate else r
 
+    def reciprocal(data):
+        (x,) = engine("nisa.reciprocal", data)
+        return np.float32(1) / x.astype(np.float32)
+
     def activation(op, data, bias=0.0, scale=1.0):
         x, b = engine("nisa.activation", data, bias)
         b = np.asarray(b, dtype=np.float32)
@@ -283,7 +287,8 @@ def _namespace(memory):
         add=np.add, subtract=np.subtract, multiply=np.multiply, maximum=np.maximum, minimum=np.minimum,
         max=np.maximum, min=np.minimum, exp=np.exp, divide=np.divide)
     isa = types.SimpleNamespace(nc_matmul=nc_matmul, tensor_copy=tensor_copy, tensor_tensor=tensor_tensor,
-                                tensor_scalar=tensor_scalar, tensor_reduce=tensor_reduce, activation=activation)
+                                tensor_scalar=tensor_scalar, tensor_reduce=tensor_reduce, activation=activation,
+                                reciprocal=reciprocal)
     compiler = types.SimpleNamespace(sbuf=types.SimpleNamespace(mod_alloc=_SbufAlloc),
                                      psum=types.SimpleNamespace(mod_alloc=_PsumAlloc))
     nki = types.SimpleNamespace(language=language, isa=isa, compiler=compiler)
