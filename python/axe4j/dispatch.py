@@ -309,6 +309,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == "trn":
+        from . import trn_emit
+
+        trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     if target_kind == CUDA_KIND:
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}

@@ -31,6 +31,19 @@ def describe_bias_scale(args, roles, scalars, params, constant):
         scalars["scale"] = scale
 
 
+def describe_workspace(call, operands, layouts, buffers, regions, layout_of):
+    """Workspace buffers of a trn call (``identity``, ``psum``, ...) as whole-buffer operands named by their key."""
+    workspace = getattr(call, "workspace", None) or {}
+    for key in sorted(str(k) for k in workspace.keys()):
+        buffer = workspace[key]
+        shape = [int(n) for n in buffer.shape]
+        operands.append({"role": key, "name": str(buffer.name), "dtype": str(buffer.dtype), "shape": shape,
+                         "start": [0] * len(shape), "extent": shape, "elem_offset": int(buffer.elem_offset)})
+        layouts.append(layout_of(buffer))
+        buffers[key] = buffer
+        regions[key] = ([0] * len(shape), shape)
+
+
 def _index(request, role, dims, counters):
     start, _ = request.regions[role]
     idx = list(start)
@@ -133,8 +146,29 @@ def _matmul_body(request, plan):
     return whole
 
 
+def _transpose_body(request, plan):
+    loops, memset, inst, copy, out = plan["loops"], plan["memset"], plan["inst"], plan["copy"], plan["out"]
+
+    def tile(outer):
+        def at(role, dims, inner):
+            return _at(request, role, loops + dims, list(outer) + inner)
+
+        _instruction(memset, lambda inner: T.evaluate(T.nki.memset(at(out, memset, inner), 0.0)))
+        _instruction(inst, lambda inner: T.evaluate(T.nki.matmul(at(out, inst, inner), at("src0", inst, inner),
+                                                                 at("identity", inst, inner), True)))
+        if copy:
+            _instruction(copy, lambda inner: T.evaluate(T.nki.tensor_copy(at("dst", copy, inner),
+                                                                          at("acc_psum", copy, inner))))
+
+    def whole():
+        _serial(loops, tile)
+
+    return whole
+
+
 def emit(request, plan):
-    whole = _matmul_body(request, plan) if plan["instruction"] == "matmul" else _map_body(request, plan)
+    bodies = {"matmul": _matmul_body, "transpose": _transpose_body}
+    whole = bodies.get(plan["instruction"], _map_body)(request, plan)
 
     @T.prim_func(check_well_formed=False)
     def impl():

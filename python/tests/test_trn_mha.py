@@ -41,5 +41,5 @@ def test_every_call_is_an_axe4j_rule():
     calls = text.count("\nmain #") + text.startswith("main #")
     assert calls > 0 and text.count("<- chosen") == calls
     assert "default (prio=10): accepted <- chosen" not in text
-    # the transposes: p (queries on P) against the identity, p stationary with its keys as output partitions
-    assert "128 (K, P) x 128 (stationary A) x 128 (moving B)" in text
+    # p (queries on P) to p^T (keys on P): copies that became TensorEngine transposes
+    assert f"{1024 // 128} x transpose of 128 x 128 through the TensorEngine" in text

@@ -3,9 +3,10 @@ multiple of 512), with Axe layouts and tile ops.
 
 Per 128-query block: scores Q K^T in 512-key chunks on the TensorEngine (Q^T and K^T in SBUF with the head dim
 on partitions, each chunk one PSUM bank), copied to an SBUF row of S float32; the row max along F; p = exp(scale
-s - scale max) on the ScalarEngine (the max as a per-partition bias), its sum along F; p^T by TensorEngine
-transposes (a gemm against the identity, 128 keys at a time); O = p V with the keys contracted over partitions,
-S/128 steps accumulated in one PSUM bank; O times 1/sum; stored. The identity comes in as an input.
+s - scale max) on the ScalarEngine (the max as a per-partition bias), its sum along F; p copied to a layout with
+the keys on partitions, which the rules turn into TensorEngine transposes (nc_matmul against the identity, 128
+keys at a time); O = p V with the keys contracted over partitions, S/128 steps accumulated in one PSUM bank; O times 1/sum; stored. The identity
+comes in as an input.
 """
 
 import math
@@ -24,7 +25,8 @@ def attention(s: int):
     d, bq, kc = HEAD_DIM, 128, 512
     scale = 1.0 / math.sqrt(d)
     on_p_d = trainium_layout("FP", (s, d))          # K^T: the head dim on partitions, keys on F
-    rows = trainium_layout("PF", (s, d))            # V and p^T: keys 128-wise on partitions
+    rows = trainium_layout("PF", (s, d))            # V: keys 128-wise on partitions
+    keys_on_p = trainium_layout("FP", (bq, s))      # p again, with its keys 128-wise on partitions
     q_t = trainium_layout("FP", (bq, d))            # Q^T block
     row = trainium_layout("PF", (bq, s))            # one score / probability row per query
     col = trainium_layout("PF", (bq, 1))            # a value per query
@@ -43,7 +45,7 @@ def attention(s: int):
         qt = T.alloc_buffer((bq, d), "float16", scope="trn.sbuf", layout=q_t)
         sc = T.alloc_buffer((bq, s), "float32", scope="trn.sbuf", layout=row)
         p = T.alloc_buffer((bq, s), "float16", scope="trn.sbuf", layout=row)
-        pt = T.alloc_buffer((s, bq), "float16", scope="trn.sbuf", layout=rows)
+        pt = T.alloc_buffer((bq, s), "float16", scope="trn.sbuf", layout=keys_on_p)
         mx = T.alloc_buffer((bq, 1), "float32", scope="trn.sbuf", layout=col)
         bias = T.alloc_buffer((bq, 1), "float32", scope="trn.sbuf", layout=col)
         total = T.alloc_buffer((bq, 1), "float32", scope="trn.sbuf", layout=col)
@@ -64,10 +66,8 @@ def attention(s: int):
             Tx.mul(bias, mx, -scale)
             Tx.exp(p, sc, bias, scale)
             Tx.sum(total, p, -1)
-            for b in range(s // bq):
-                Tx.gemm(t_ps, p[:, b * bq:(b + 1) * bq], ident, t_ps, transpose_A=True)
-                Tx.copy(pt[b * bq:(b + 1) * bq, :], t_ps)
-            Tx.gemm(o_ps, pt, v, o_ps, transpose_A=True)
+            Tx.copy(pt, p, workspace={"identity": ident, "acc_psum": t_ps})
+            Tx.gemm(o_ps, pt, v, o_ps)
             Tx.reciprocal(inv, total)
             Tx.mul(o, o_ps, inv)
             Tx.copy(O[qb * bq:(qb + 1) * bq, :], o)

@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * {@code copy} on Trainium: HBM to SBUF is one DMA {@code nl.load} per tile, SBUF to HBM one {@code nl.store},
  * SBUF/PSUM to SBUF/PSUM one {@code nisa.tensor_copy} (which may convert the dtype). The tile is
- * {@link TrnMapPlan}'s; a copy whose operands sit on different partitions is a transpose (the TensorEngine's
- * matmul against an identity, written as a {@code gemm}) and is declined with that reason.
+ * {@link TrnMapPlan}'s. A copy whose partition dim differs between source and destination is a transpose through
+ * the TensorEngine ({@link TrnTransposePlan}, with an identity from the call's workspace).
  */
 public final class TrnCopyRule implements Rule {
     public static final TrnCopyRule INSTANCE = new TrnCopyRule();
@@ -43,6 +43,23 @@ public final class TrnCopyRule implements Rule {
             throw Declined.of("copy: %s is %s but %s is %s; DMA does not convert (copy on chip to convert)", src,
                     src.dtype(), dst, dst.dtype());
         }
+        if (instruction.equals("tensor_copy") && partitionDim(src) != partitionDim(dst)) {
+            return TrnTransposePlan.plan(call, dst, src);
+        }
         return TrnMapPlan.plan(call, List.of(dst, src), -1, instruction.equals("tensor_copy"), instruction);
+    }
+
+    /** The loop dim with the longest P run (-1 when none is longer than 1). */
+    private static int partitionDim(Operand o) {
+        int best = -1;
+        long len = 1;
+        for (int d : o.loopDims()) {
+            long r = TrnTiles.run(o, o.start(), d, TrnTiles.P, 128).length();
+            if (r > len) {
+                best = d;
+                len = r;
+            }
+        }
+        return best;
     }
 }
