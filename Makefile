@@ -57,3 +57,8 @@ bench-gemm: python build native
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build
 	.venv/bin/python ci/dispatch_vs_upstream.py
+
+## Trainium examples at every listed size (GEMM 512-4096, attention S = 512-4096) in the NKI executor.
+.PHONY: test-trn-full
+test-trn-full: python build
+	AXE4J_TRN_FULL=1 .venv/bin/python -m pytest -q python/tests/test_trn_gemm.py python/tests/test_trn_mha.py
