@@ -116,7 +116,7 @@ class _Access:
         f = np.asarray(self.key[pdim + 1])
         limit = t.data.shape[-1]
         if f.min() < 0 or f.max() >= limit:
-            what = f"a PSUM bank of {PSUM_BANK_BYTES} bytes" if pdim else f"the tensor's {limit} free elements"
+            what = f"a PSUM bank of {PSUM_BANK_BYTES} bytes" if pdim else f"SBUF's {SBUF_BYTES} bytes per partition"
             _fail(f"{t.name}: free index up to {f.max()} outside {what}")
 
     def shape(self):
@@ -168,13 +168,11 @@ def _namespace(memory):
         counter["n"] += 1
         name = f"tensor{counter['n']}{list(shape)}"
         if isinstance(buffer, _SbufAlloc):
-            elems = int(np.prod(shape))
-            if elems % PARTITIONS and elems > PARTITIONS:
-                _fail(f"{name}: {elems} elements do not fill whole partitions")
-            per = max(1, elems // PARTITIONS)
-            end = buffer.base_addr + per * dtype.itemsize
-            if end > SBUF_BYTES:
-                _fail(f"{name}: SBUF bytes [{buffer.base_addr}, {end}) per partition exceed {SBUF_BYTES}")
+            # the declared shape is the logical one; a tensor reaches from its address to the end of SBUF, so an
+            # access past its allocation aliases the next one (as on the chip) and one past SBUF is an error
+            if not 0 <= buffer.base_addr < SBUF_BYTES:
+                _fail(f"{name}: SBUF address {buffer.base_addr} outside {SBUF_BYTES} bytes per partition")
+            end = buffer.base_addr + (SBUF_BYTES - buffer.base_addr) // dtype.itemsize * dtype.itemsize
             view = memory.sbuf[:, buffer.base_addr:end].view(dtype)
             return _OnChip(name, "sbuf", view)
         banks = buffer.banks if isinstance(buffer, _PsumAlloc) else PSUM_BANKS

@@ -123,22 +123,31 @@ def _map_body(request, plan):
 
 
 def _matmul_body(request, plan):
+    """Per output tile: memset (beta = 0), the K loop of nc_matmul += into ``out`` (D, or a PSUM workspace), then
+    the tensor_copy of ``copy`` (PSUM workspace -> SBUF destination) when the plan has one."""
     loops, k_loop, inst, memset = plan["loops"], plan["k_loop"], plan["inst"], plan["memset"]
-    st, mv = plan["stationary"], plan["moving"]
+    st, mv, out, copy = plan["stationary"], plan["moving"], plan.get("out", "D"), plan.get("copy", [])
 
     def tile(outer):
         if memset:
             def zero(inner):
-                T.evaluate(T.nki.memset(_at(request, "D", loops + memset, list(outer) + inner), 0.0))
+                T.evaluate(T.nki.memset(_at(request, out, loops + memset, list(outer) + inner), 0.0))
 
             _instruction(memset, zero)
         with T.serial(int(k_loop["extent"])) as k:
             def mac(inner):
                 dims, counters = loops + [k_loop] + inst, list(outer) + [k] + inner
-                T.evaluate(T.nki.matmul(_at(request, "D", dims, counters), _at(request, st, dims, counters),
+                T.evaluate(T.nki.matmul(_at(request, out, dims, counters), _at(request, st, dims, counters),
                                         _at(request, mv, dims, counters), True))
 
             _instruction(inst, mac)
+        if copy:
+            def move(inner):
+                dims, counters = loops + copy, list(outer) + inner
+                T.evaluate(T.nki.tensor_copy(_at(request, "dst", dims, counters),
+                                             _at(request, "acc_psum", dims, counters)))
+
+            _instruction(copy, move)
 
     def whole():
         _serial(loops, tile)

@@ -4,9 +4,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code sum/max/min} of an on-chip tile along one dim on Trainium: {@code nisa.tensor_reduce} along F, one
- * instruction per P tile, when the reduced dim is one F run of the source ({@link TrnMapPlan}). A reduced dim on
- * partitions is declined with that reason, as is {@code accum} (it needs a second instruction and a scratch tile).
+ * {@code sum/max/min} of an on-chip tile along one dim on Trainium: along F, {@code nisa.tensor_reduce}, one
+ * instruction per P tile, when the reduced dim is one F run of the source ({@link TrnMapPlan}); along P, a sum on
+ * the TensorEngine against a ones column ({@link TrnPartitionSum}; max/min along P are declined with the way
+ * round: copy to a layout with that dim on F). {@code accum} is declined (a second instruction and a scratch tile).
  */
 public final class TrnReduceRule implements Rule {
     public static final TrnReduceRule INSTANCE = new TrnReduceRule();
@@ -14,7 +15,7 @@ public final class TrnReduceRule implements Rule {
     private TrnReduceRule() {}
 
     public String variant() {
-        return "axe4j-trn-reduce-f";
+        return "axe4j-trn-reduce";
     }
 
     public int priority() {
@@ -42,6 +43,9 @@ public final class TrnReduceRule implements Rule {
                 throw Declined.of("%s: %s is in %s; tensor_reduce reads and writes SBUF/PSUM", call.op(), o,
                         TrnTiles.storage(call, o));
             }
+        }
+        if (src.extent()[axis] > 1 && TrnTiles.run(src, src.start(), axis, TrnTiles.P, 128).length() > 1) {
+            return TrnPartitionSum.plan(call, dst, src, axis);
         }
         Map<String, Object> plan = TrnMapPlan.plan(call, List.of(dst, src), axis, true, "tensor_reduce");
         plan.put("combine", call.op());
