@@ -148,4 +148,32 @@ class TrnMapRulesTest {
         assertFalse(d.accepted());
         assertTrue(d.reason().contains("is not one F run"), d.reason());
     }
+
+    private static JsonObject axis(int a) {
+        JsonObject params = new JsonObject();
+        params.add("axes", new com.google.gson.JsonArray());
+        params.getAsJsonArray("axes").add(a);
+        return params;
+    }
+
+    @Test
+    void sumAlongPartitionsIsAMatmulAgainstOnes() {
+        Decision d = TrnReduceRule.INSTANCE.decide(call("sum", axis(0),
+                arg("dst", "trn.sbuf", "float32", pf("PF", 1, 1024), 1, 1024),
+                arg("src0", "trn.sbuf", "float16", pf("PF", 256, 1024), 256, 1024),
+                arg("ones", "trn.sbuf", "float16", pf("PF", 128, 1), 128, 1),
+                arg("acc_psum", "trn.psum", "float32", pf("PF", 1, 512), 1, 512)));
+        assertEquals(List.of(128L, 1L, 512L), inst(d));
+        assertEquals("ones", d.plan().get("stationary"));
+        assertEquals(2L, ((Map<?, ?>) d.plan().get("k_loop")).get("extent"));
+    }
+
+    @Test
+    void maxAlongPartitionsIsDeclinedWithTheWayRound() {
+        Decision d = TrnReduceRule.INSTANCE.decide(call("max", axis(0),
+                arg("dst", "trn.sbuf", "float32", pf("PF", 1, 1024), 1, 1024),
+                arg("src0", "trn.sbuf", "float32", pf("PF", 128, 1024), 128, 1024)));
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("only sum crosses partitions"), d.reason());
+    }
 }
