@@ -16,7 +16,7 @@ import org.axe4j.layout.Shape;
  * <p>An instruction reads or writes a P x F box: {@code lenP} consecutive partitions (stride 1) times {@code lenF}
  * free elements at a constant stride. {@link #run} finds the longest such run of one logical dim: the largest
  * {@code L <= cap} dividing the extent with {@code coord(b L + i) = coord(b L) + i s} on one axis for every block
- * b (same s in a block, nothing else moving). {@link #isBox} checks that a whole tile is the box its two edges span.
+ * b (same s in all blocks, nothing else moving). {@link #boxPartition} checks that a whole tile is a P x F box.
  */
 final class TrnTiles {
     static final String TARGET_KIND = "trn";
@@ -161,7 +161,8 @@ final class TrnTiles {
 
     /**
      * Whether the tile at {@code base} (region index) spanning {@code lenP} along dim {@code dimP} and {@code lenF}
-     * along {@code dimF} is a P x F box: both edges affine and every row of it the first row shifted by the P step.
+     * along {@code dimF} is a P x F box: the first row affine on F (every element), and every further row one
+     * partition down with the same F at both of its ends (the runs of {@link #run} cover the inside).
      * Returns the partition of its first element, or -1 when it is not a box. A dim of -1 is a length-1 edge.
      */
     static long boxPartition(Operand o, long[] start, long[] base, int dimP, long lenP, int dimF, long lenF) {
