@@ -50,7 +50,7 @@ public final class DispatchTable {
         return rules(call.op()).stream().map(r -> r.decide(call)).toList();
     }
 
-    /** The table for a request's target kind ({@code llvm} or {@code cuda}). */
+    /** The table for a request's target kind ({@code llvm}, {@code cuda} or {@code trn}). */
     public static DispatchTable forTarget(String kind) {
         return switch (kind) {
             case CudaDispatch.TARGET_KIND -> CudaDispatch.TABLE;
