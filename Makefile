@@ -68,3 +68,8 @@ bench-mesh: python build
 .PHONY: bench-infer
 bench-infer: python build
 	.venv/bin/python ci/bench_infer.py
+
+## Trainium examples at every listed size (GEMM 512-4096, attention S = 512-4096) in the NKI executor.
+.PHONY: test-trn-full
+test-trn-full: python build
+	AXE4J_TRN_FULL=1 .venv/bin/python -m pytest -q python/tests/test_trn_gemm.py python/tests/test_trn_mha.py

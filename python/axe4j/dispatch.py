@@ -266,6 +266,10 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
                 roles.append((f"src{i}", s))
             else:
                 scalars[i] = s
+        if op in _UNARY_WITH_BIAS_SCALE and target_kind == "trn":
+            from . import trn_emit
+
+            trn_emit.describe_bias_scale(args, roles, scalars, params, _constant)
     elif op in _REDUCE_OPS:
         roles += [("dst", args[0]), ("src0", args[1])]
         rank = len(args[1].source.shape)
@@ -304,6 +308,11 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         layouts.append(_layout_of(buffer))
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
+    if target_kind == "trn":
+        from . import trn_emit
+
+        trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
+        params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     if target_kind == CUDA_KIND:
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
         params["align"] = {role: int(b.data_alignment) for role, b in buffers.items()}
@@ -325,6 +334,10 @@ def emit(request: Described, plan: dict):
     for role, entry in plan.get("access", {}).items():
         _bind_run_time_starts(request, role, entry)
     kind = plan["kind"]
+    if kind == "trn":
+        from . import trn_emit
+
+        return trn_emit.emit(request, plan)
     if kind == "affine":
         return _emit_affine(request, plan)
     if kind == "logical":

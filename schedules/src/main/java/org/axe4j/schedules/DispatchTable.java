@@ -50,17 +50,18 @@ public final class DispatchTable {
         return rules(call.op()).stream().map(r -> r.decide(call)).toList();
     }
 
-    /** The table for a request's target kind ({@code llvm} or {@code cuda}). */
+    /** The table for a request's target kind ({@code llvm}, {@code cuda} or {@code trn}). */
     public static DispatchTable forTarget(String kind) {
         return switch (kind) {
             case CudaDispatch.TARGET_KIND -> CudaDispatch.TABLE;
             case CpuDispatch.TARGET_KIND -> CpuDispatch.TABLE;
+            case TrnDispatch.TARGET_KIND -> TrnDispatch.TABLE;
             default -> throw new IllegalArgumentException("no axe4j dispatch table for target kind " + kind
-                    + " (tables: llvm, cuda)");
+                    + " (tables: llvm, cuda, trn)");
         };
     }
 
     public static List<DispatchTable> all() {
-        return List.of(CpuDispatch.TABLE, CudaDispatch.TABLE);
+        return List.of(CpuDispatch.TABLE, CudaDispatch.TABLE, TrnDispatch.TABLE);
     }
 }

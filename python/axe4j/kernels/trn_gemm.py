@@ -1,0 +1,61 @@
+"""FP16 GEMM C = A B on Trainium (square n, a multiple of 512) with Axe layouts and tile ops.
+
+A 128-row block of A sits in SBUF with K on partitions (annotation "FP": rows on F, K split 128-wise onto P),
+a 512-column block of B with K on partitions ("PF"), the product in one PSUM bank (128 x 512 float32). The
+axe4j rules pick the instructions: strided DMA loads, nc_matmul 128 x 128 x 512 with K/128 accumulation steps,
+a tensor_copy to SBUF (float32 -> float16) and a store.
+"""
+
+import io
+
+import tvm
+from tvm.backend.trn.layout import trainium_layout
+from tvm.script import tirx as T
+from tvm.script.tirx import tile as Tx
+
+TARGET = "aws/trn1/trn1.2xlarge"
+SIZES = (512, 1024, 2048, 4096)
+
+
+def gemm(n: int):
+    bm, bn = 128, 512
+    a_layout = trainium_layout("FP", (bm, n))
+    b_layout = trainium_layout("PF", (n, bn))
+    d_layout = trainium_layout("PF", (bm, bn), is_psum=True)
+    c_layout = trainium_layout("PF", (bm, bn))
+
+    @T.prim_func
+    def kernel(A: T.Buffer((n, n), "float16"), B: T.Buffer((n, n), "float16"), C: T.Buffer((n, n), "float16")):
+        T.func_attr({"num_inputs": 2, "global_symbol": "gemm"})
+        T.device_entry()
+        a = T.alloc_buffer((bm, n), "float16", scope="trn.sbuf", layout=a_layout)
+        b = T.alloc_buffer((n, bn), "float16", scope="trn.sbuf", layout=b_layout)
+        d = T.alloc_buffer((bm, bn), "float32", scope="trn.psum", layout=d_layout)
+        c = T.alloc_buffer((bm, bn), "float16", scope="trn.sbuf", layout=c_layout)
+        for j in range(n // bn):
+            Tx.copy(b, B[:, j * bn:(j + 1) * bn])
+            for i in range(n // bm):
+                Tx.copy(a, A[i * bm:(i + 1) * bm, :])
+                Tx.gemm(d, a, b, d)
+                Tx.copy(c, d)
+                Tx.copy(C[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn], c)
+
+    return kernel
+
+
+def nki_source(func) -> str:
+    """The NKI source of a trn kernel, built through ``tir_pipeline="trn"`` with the axe4j rules installed."""
+    import axe4j
+    from axe4j import dispatch
+
+    axe4j.install()
+    dispatch.register()
+    target = tvm.target.Target(TARGET)
+    # TVM's own trn cases would take a tile that breaks the hardware; the axe4j rules' check stops the build
+    broken = [line.strip() for line in axe4j.explain(func, target, file=io.StringIO()).splitlines()
+              if "breaks a Trainium hardware limit" in line]
+    if broken:
+        raise ValueError("trn kernel " + str(func.attrs.get("global_symbol", "")) + ": " + broken[0])
+    with target:
+        ex = tvm.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="trn")
+    return ex.mod.imports[0].inspect_source()
