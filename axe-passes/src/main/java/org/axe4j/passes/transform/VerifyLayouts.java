@@ -268,12 +268,27 @@ public final class VerifyLayouts {
         } else {
             List<Long> want = c.regions().get(0).squeezed();
             for (Region r : c.regions().subList(1, c.regions().size())) {
-                if (!r.squeezed().equals(want)) {
+                if (!r.squeezed().equals(want) && !trnBroadcast(c.regions().get(0), r)) {
                     report("region-shape", c.label(), "", "operand " + r + " has extents " + r.squeezed()
                             + ", the destination " + c.regions().get(0) + " has " + want + " (unit dims dropped)");
                 }
             }
         }
+    }
+
+    /** On trn an operand may repeat along its unit dims (a per-partition column {@code [P, 1]} against {@code [P, F]}). */
+    private boolean trnBroadcast(Region dst, Region operand) {
+        if (!target.kind().equals("trn") || dst.extents().length != operand.extents().length) {
+            return false;
+        }
+        for (int k = 0; k < dst.extents().length; k++) {
+            Long d = dst.extents()[k];
+            Long o = operand.extents()[k];
+            if (d == null || o == null || (o != 1 && !o.equals(d))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void bounds(Call c, Region r) {
