@@ -143,7 +143,7 @@ public final class InferLayouts {
         }
         if (!target.isCpu() && !target.kind().isEmpty() && !b.scope().isEmpty() && !b.scope().equals("global")) {
             note("infer-unsupported", subject, "", "no inference rule for scope " + b.scope() + " on target "
-                    + target.kind() + " (register fragments and swizzled tiles need the rule's own layout); give its layout");
+                    + target.kind() + "; give its layout");
             return null;
         }
         List<Proposal> proposals = new ArrayList<>();
