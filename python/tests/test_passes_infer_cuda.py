@@ -32,6 +32,12 @@ def _mma_bt(n, k):
     return TileLayout(S[(bn, 8, bk, 2, 4, 2):(4 * bk, 4 @ laneid, 4, 2, 1 @ laneid, 1)])
 
 
+def _mma_b(k, n):
+    """mma B fragment of B stored K x N (16x8 per block) over (k/16, n/8) blocks, row-major (4 registers each)."""
+    bk, bn = k // 16, n // 8
+    return TileLayout(S[(bk, 2, 4, 2, bn, 8):(4 * bn, 2, 1 @ laneid, 1, 4, 4 @ laneid)])
+
+
 def _mma_c(m, n):
     bm, bn = m // 16, n // 8
     return TileLayout(S[(bm, 2, 8, bn, 4, 2):(4 * bn, 2, 4 @ laneid, 4, 1 @ laneid, 1)])
@@ -118,6 +124,45 @@ def tma_wgmma_gemm(m, n, k, dtype="float16", a=None, b=None, c=None):
     return kernel
 
 
+def tma_mma_gemm(m, n, k, trans_b=True, dtype="float16", sa=None, sb=None, a=None, b=None, d=None):
+    """TMA loads of A (M x K) and B (N x K with trans_b, else K x N) into shared tiles, ldmatrix into registers,
+    warp gemm (mma.sync) on sm_90a: every staging buffer without a layout."""
+    nbytes = (m + n) * k * 2
+    bshape = (n, k) if trans_b else (k, n)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, D_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), dtype)
+        B = T.match_buffer(B_ptr, bshape, dtype)
+        D = T.match_buffer(D_ptr, (m, n), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        tid = T.thread_id([32])
+        A_smem = T.alloc_buffer((m, k), dtype, scope="shared", layout=sa, align=1024)
+        B_smem = T.alloc_buffer(bshape, dtype, scope="shared", layout=sb, align=1024)
+        mbar = T.alloc_buffer((1,), "uint64", scope="shared", layout=TileLayout(S[1]))
+        A_reg = T.alloc_buffer((m, k), dtype, scope="local", layout=a)
+        B_reg = T.alloc_buffer(bshape, dtype, scope="local", layout=b)
+        D_reg = T.alloc_buffer((m, n), "float32", scope="local", layout=d)
+        if tid == 0:
+            T.ptx.mbarrier.init.shared.b64(mbar.ptr_to([0]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tid == 0:
+            Tx.copy_async(A_smem[:, :], A[:, :], mbar=mbar.ptr_to([0]))
+            Tx.copy_async(B_smem[:, :], B[:, :], mbar=mbar.ptr_to([0]))
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(mbar.ptr_to([0]), T.uint32(nbytes))
+        T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+        Tx.warp.copy(A_reg[:, :], A_smem[:, :])
+        Tx.warp.copy(B_reg[:, :], B_smem[:, :])
+        Tx.warp.gemm(D_reg[:, :], A_reg[:, :], B_reg[:, :], D_reg[:, :], False, trans_b, 1.0, 0.0)
+        Tx.warp.copy(D[:, :], D_reg[:, :])
+
+    return kernel
+
+
 # name: (builder, arch, shape args, hand-written layouts by buffer, instructions the source must hold)
 KERNELS = {
     "mma_32x16x32_f16": (mma_gemm, "sm_80", (32, 16, 32),
@@ -130,6 +175,14 @@ KERNELS = {
     "tma_wgmma_128x64x32_sw64": (tma_wgmma_gemm, "sm_90a", (128, 64, 32),
                                  {"a": _swizzled(128, 32, 2), "b": _swizzled(64, 32, 2), "c": _wgmma_acc(128, 64)},
                                  ["wgmma.mma_async", "cp.async.bulk.tensor"]),
+    "tma_mma_32x16x64_bt": (tma_mma_gemm, "sm_90a", (32, 16, 64),
+                            {"sa": _swizzled(32, 64, 3), "sb": _swizzled(16, 64, 3), "a": _mma_a(32, 64),
+                             "b": _mma_bt(16, 64), "d": _mma_c(32, 16)},
+                            ["mma.sync", "cp.async.bulk.tensor", "ldmatrix"]),
+    "tma_mma_32x16x64_b": (lambda m, n, k, **kw: tma_mma_gemm(m, n, k, trans_b=False, **kw), "sm_90a", (32, 16, 64),
+                           {"sa": _swizzled(32, 64, 3), "sb": _swizzled(64, 16, 1), "a": _mma_a(32, 64),
+                            "b": _mma_b(64, 16), "d": _mma_c(32, 16)},
+                           ["mma.sync", "cp.async.bulk.tensor", "ldmatrix"]),
 }
 
 _built: dict = {}
@@ -183,9 +236,10 @@ def test_inferred_layouts_are_the_hand_written_ones_as_maps(name):
     """Every element's (lane, warp, register / address) under the inferred layout is the hand-written one's."""
     _, _, shape, hand, _ = KERNELS[name]
     layouts, notes = _inferred_layouts(name)
-    staged = "_reg" if name.startswith("mma") else "_smem"
+    staged = "_reg" if name.startswith(("mma", "tma_mma")) else "_smem"
+    names = {"a": "A" + staged, "b": "B" + staged, "c": "C_reg", "d": "D_reg", "sa": "A_smem", "sb": "B_smem"}
     for key, want in hand.items():
-        got = layouts[key.upper() + (staged if key in "ab" else "_reg")]
+        got = layouts[names[key]]
         assert got is not None, (name, key, notes)
         assert _same_map(got, want), (name, key, str(got), str(want))
     assert all(n.startswith("[infer]") for n in notes), notes
@@ -203,7 +257,7 @@ def _same_map(got, want):
 
 def test_choices_are_explained_and_reported_by_explain():
     _, notes = _inferred_layouts("tma_wgmma_64x128x64_sw128")
-    assert any("TMA destination: K-major, 128-byte swizzle (the widest whose row of 64 elements divides K = 64)"
+    assert any("TMA destination: 128-byte swizzle (the widest whose row of 64 elements divides its rows of 64)"
                in n for n in notes), notes
     assert any("C_reg" in n and "wgmma accumulator: the m64n128k16 fragment" in n for n in notes), notes
     _, notes = _inferred_layouts("mma_32x16x32_f16")

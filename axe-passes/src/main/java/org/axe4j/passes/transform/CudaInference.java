@@ -68,9 +68,10 @@ final class CudaInference {
             return Optional.empty();
         }
         int mode = CudaFragments.widestSwizzle(cols, b.elementBytes());
-        String why = mode == 0 ? "no swizzle row (16, 32, 64 elements) divides K = " + cols + ": 8x8 core matrices"
-                : "K-major, " + (16 << mode) + "-byte swizzle (the widest whose row of " + (8 << mode)
-                + " elements divides K = " + cols + ")";
+        String inner = wgmmaOperand ? "K = " + cols : "its rows of " + cols;
+        String why = mode == 0 ? "no swizzle row (16, 32, 64 elements) divides " + inner + ": 8x8 core matrices"
+                : (wgmmaOperand ? "K-major, " : "") + (16 << mode) + "-byte swizzle (the widest whose row of "
+                + (8 << mode) + " elements divides " + inner + ")";
         return Optional.of(new Proposal(CudaFragments.sharedKMajor(rows, cols, mode),
                 (wgmmaOperand ? "wgmma operand " + roleName(c, role) : "TMA destination") + ": " + why
                         + ", which axe4j-cuda-tma and axe4j-cuda-wgmma both accept", c));
