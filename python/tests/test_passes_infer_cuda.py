@@ -163,6 +163,54 @@ def tma_mma_gemm(m, n, k, trans_b=True, dtype="float16", sa=None, sb=None, a=Non
     return kernel
 
 
+def staged_tma_wgmma_gemm(m, n, bk, dtype="float16", a=None, b=None, c=None):
+    """K = 2 bk in a ring of two shared stages (stages, rows, bk), both loaded by TMA (one mbarrier each), then two
+    accumulating wgmma steps, one per stage."""
+    k = 2 * bk
+    nbytes = (m + n) * bk * 2
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), dtype)
+        B = T.match_buffer(B_ptr, (n, k), dtype)
+        C = T.match_buffer(C_ptr, (m, n), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id_in_wg([128])
+        tid = T.thread_id([128])
+        A_smem = T.alloc_buffer((2, m, bk), dtype, scope="shared", layout=a, align=1024)
+        B_smem = T.alloc_buffer((2, n, bk), dtype, scope="shared", layout=b, align=1024)
+        full = T.alloc_buffer((2,), "uint64", scope="shared", layout=TileLayout(S[2]))
+        C_reg = T.alloc_buffer((m, n), "float32", scope="local", layout=c)
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tid == 0:
+            for s in T.unroll(2):
+                Tx.copy_async(A_smem[s, :, :], A[:, s * bk:s * bk + bk], mbar=full.ptr_to([s]))
+                Tx.copy_async(B_smem[s, :, :], B[:, s * bk:s * bk + bk], mbar=full.ptr_to([s]))
+                T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(nbytes))
+        T.cuda.mbarrier_wait(full.ptr_to([0]), 0)
+        Tx.wg.gemm_async(C_reg[:, :], A_smem[0, :, :], B_smem[0, :, :], transA=False, transB=False, accum=False)
+        T.cuda.mbarrier_wait(full.ptr_to([1]), 0)
+        Tx.wg.gemm_async(C_reg[:, :], A_smem[1, :, :], B_smem[1, :, :], transA=False, transB=False, accum=True)
+        Tx.wg.copy(C[:, :], C_reg[:, :])
+
+    return kernel
+
+
+def _staged(rows, bk):
+    """(2, rows, bk) stages of the 128-byte-swizzled K-major tile, as python/axe4j/kernels/hopper_gemm.py writes."""
+    kb = bk // 64
+    return ComposeLayout(3, 3, 3, TileLayout(S[(2, rows, kb, 64):(rows * bk, 64, rows * 64, 1)]))
+
+
 # name: (builder, arch, shape args, hand-written layouts by buffer, instructions the source must hold)
 KERNELS = {
     "mma_32x16x32_f16": (mma_gemm, "sm_80", (32, 16, 32),
@@ -183,6 +231,9 @@ KERNELS = {
                            {"sa": _swizzled(32, 64, 3), "sb": _swizzled(64, 16, 1), "a": _mma_a(32, 64),
                             "b": _mma_b(64, 16), "d": _mma_c(32, 16)},
                            ["mma.sync", "cp.async.bulk.tensor", "ldmatrix"]),
+    "staged_tma_wgmma_64x64x2x64": (staged_tma_wgmma_gemm, "sm_90a", (64, 64, 64),
+                                   {"a": _staged(64, 64), "b": _staged(64, 64), "c": _wgmma_acc(64, 64)},
+                                   ["wgmma.mma_async", "cp.async.bulk.tensor"]),
 }
 
 _built: dict = {}

@@ -110,4 +110,20 @@ final class CudaFragments {
                 : Layout.parse("S[(" + rows + "," + k / w + "," + w + "):(" + w + "," + rows * w + ",1)]");
         return new SwizzledLayout(new Swizzle(mode, 3, 3), tile);
     }
+
+    /**
+     * Tiles of {@code tileSize} elements stacked over {@code lead} (row-major, outermost): element
+     * {@code (s..., r, c)} at {@code flat(s) * tileSize + tile(r, c)} before the swizzle. Each tile is a whole number
+     * of swizzle periods (rows a multiple of 8, K of the row), so every tile keeps the swizzle pattern.
+     */
+    static SwizzledLayout stacked(Long[] lead, SwizzledLayout tile, long tileSize) {
+        java.util.List<org.axe4j.layout.Iter> iters = new java.util.ArrayList<>();
+        long stride = tileSize;
+        for (int d = lead.length - 1; d >= 0; d--) {
+            iters.add(0, org.axe4j.layout.Iter.of(lead[d], stride));
+            stride *= lead[d];
+        }
+        iters.addAll(tile.layout().shard());
+        return new SwizzledLayout(tile.swizzle(), Layout.shard(iters.toArray(new org.axe4j.layout.Iter[0])));
+    }
 }

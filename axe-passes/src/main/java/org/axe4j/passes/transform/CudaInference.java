@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.TileOf;
 import org.axe4j.passes.TirxLayout;
 import org.axe4j.passes.transform.CudaFragments.MmaRole;
@@ -24,7 +25,9 @@ import org.axe4j.tvm.TvmObject;
  *   multiple of 8 up to 256 dividing the tile's N) tiled row-major over its blocks;</li>
  *   <li>a shared 16-bit operand of {@code gemm_async} (A M x K, B N x K, K-major) or the 2-D destination of a
  *   {@code copy_async} from global (TMA): K-major with the widest swizzle (128, 64, 32 bytes) whose row divides K,
- *   the layout both the TMA box and the wgmma descriptor walk; 8x8 core matrices when none divides.</li>
+ *   the layout both the TMA box and the wgmma descriptor walk; 8x8 core matrices when none divides. A shared
+ *   buffer of more dims used one (rows x K) matrix at a time (a ring of stages) stacks such tiles, leading dims
+ *   row-major and outermost.</li>
  * </ul>
  */
 final class CudaInference {
@@ -33,13 +36,14 @@ final class CudaInference {
     /** The proposal of {@code call} for its operand {@code role} ({@code b}), if the call has a rule to satisfy. */
     static Optional<Proposal> propose(Buffer b, Call c, int role, TargetLimits target) {
         Region r = c.regions().get(role);
-        if (b.shape().length != 2 || !whole(r)) {
+        int rank = b.shape().length;
+        boolean local = b.scope().equals("local");
+        if (rank < 2 || (local && rank != 2) || !wholeMatrix(r)) {
             return Optional.empty();
         }
-        long rows = b.shape()[0];
-        long cols = b.shape()[1];
+        long rows = b.shape()[rank - 2];
+        long cols = b.shape()[rank - 1];
         String scope = execScope(c);
-        boolean local = b.scope().equals("local");
         if (local && c.op().equals("gemm") && scope.equals("warp") && c.regions().size() >= 4) {
             MmaRole mr = mmaRole(c, role);
             if (!mmaTypes(c)) {
@@ -72,9 +76,15 @@ final class CudaInference {
         String why = mode == 0 ? "no swizzle row (16, 32, 64 elements) divides " + inner + ": 8x8 core matrices"
                 : (wgmmaOperand ? "K-major, " : "") + (16 << mode) + "-byte swizzle (the widest whose row of "
                 + (8 << mode) + " elements divides " + inner + ")";
-        return Optional.of(new Proposal(CudaFragments.sharedKMajor(rows, cols, mode),
-                (wgmmaOperand ? "wgmma operand " + roleName(c, role) : "TMA destination") + ": " + why
-                        + ", which axe4j-cuda-tma and axe4j-cuda-wgmma both accept", c));
+        SwizzledLayout tile = CudaFragments.sharedKMajor(rows, cols, mode);
+        String stack = "";
+        if (rank > 2) {
+            tile = CudaFragments.stacked(java.util.Arrays.copyOf(b.shape(), rank - 2), tile, rows * cols);
+            stack = "; the leading dims " + java.util.Arrays.toString(java.util.Arrays.copyOf(b.shape(), rank - 2))
+                    + " stack whole (" + rows + "x" + cols + ") tiles, each a whole number of swizzle periods";
+        }
+        return Optional.of(new Proposal(tile, (wgmmaOperand ? "wgmma operand " + roleName(c, role)
+                : "TMA destination") + ": " + why + stack + ", which axe4j-cuda-tma and axe4j-cuda-wgmma both accept", c));
     }
 
     /**
@@ -150,12 +160,16 @@ final class CudaInference {
         return c.op().equals("gemm_async") ? List.of("C", "A", "B").get(Math.min(role, 2)) : roleName(role);
     }
 
-    /** The region covers its whole buffer (fragments are whole register tiles). */
-    private static boolean whole(Region r) {
+    /**
+     * The region is one whole matrix of its buffer: the last two dims whole, every leading dim of extent 1 (a
+     * stage of a stacked shared tile; a register tile has no leading dims).
+     */
+    private static boolean wholeMatrix(Region r) {
         Long[] shape = r.buffer().shape();
         for (int k = 0; k < shape.length; k++) {
-            if (r.begins()[k] == null || r.begins()[k] != 0 || r.extents()[k] == null
-                    || !r.extents()[k].equals(shape[k])) {
+            boolean last = k >= shape.length - 2;
+            if (r.extents()[k] == null || (last && (r.begins()[k] == null || r.begins()[k] != 0
+                    || !r.extents()[k].equals(shape[k]))) || (!last && r.extents()[k] != 1)) {
                 return false;
             }
         }

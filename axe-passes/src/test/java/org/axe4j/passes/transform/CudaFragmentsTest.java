@@ -130,4 +130,22 @@ class CudaFragmentsTest {
             }
         }
     }
+
+    @Test
+    void stackedTilesPutEachStageOnWholeSwizzlePeriods() {
+        SwizzledLayout tile = CudaFragments.sharedKMajor(64, 128, 3);
+        SwizzledLayout stack = CudaFragments.stacked(new Long[] {3L, 2L}, tile, 64 * 128);
+        assertEquals(tile.swizzle(), stack.swizzle());
+        assertEquals(0, 64 * 128 % stack.swizzle().period(), "a stage is a whole number of swizzle periods");
+        for (long s0 = 0; s0 < 3; s0++) {
+            for (long s1 = 0; s1 < 2; s1++) {
+                for (long r = 0; r < 64; r += 7) {
+                    for (long c = 0; c < 128; c += 5) {
+                        long want = (s0 * 2 + s1) * 64 * 128 + tile.layout().apply(Shape.of(64, 128), r, c).get(0).get("m");
+                        assertEquals(want, stack.layout().apply(Shape.of(3, 2, 64, 128), s0, s1, r, c).get(0).get("m"));
+                    }
+                }
+            }
+        }
+    }
 }
