@@ -126,6 +126,27 @@ def _tile_calls(node, out):
             _tile_calls(child, out)
 
 
+def _with_inferred_layouts(funcs, mod, target, lines):
+    """The functions as ``compile`` dispatches them: InferLayouts' choices applied, each listed in ``lines`` (the
+    ``axe4j.layout_choices`` notes). Returns the new (name, func) pairs and the module (or function) they form."""
+    import tvm
+    from tvm import tirx
+
+    from . import transform
+
+    out = []
+    for name, func in funcs:
+        if isinstance(func, tirx.PrimFunc):
+            func, notes = transform.infer(func, target)
+            if notes:
+                lines.append(f"{name}: layout choices (InferLayouts):")
+                lines.extend("  " + n for n in notes)
+        out.append((name, func))
+    if not hasattr(mod, "functions"):
+        return out, out[0][1]
+    return out, tvm.IRModule({name: func for name, func in out})
+
+
 def explain(mod, target="llvm", *, file=None) -> str:
     """For every tile call of ``mod`` (a PrimFunc or IRModule), every Java rule's decision with its reason.
 
@@ -142,10 +163,11 @@ def explain(mod, target="llvm", *, file=None) -> str:
     dispatch.register()
     target = tvm.target.Target(target) if isinstance(target, str) else target
     funcs = [("main", mod)] if not hasattr(mod, "functions") else [(str(g.name_hint), f) for g, f in mod.functions.items()]
+    lines = []
+    funcs, mod = _with_inferred_layouts(funcs, mod, target, lines)
     cuda = dispatch._kind_name(target) == dispatch.CUDA_KIND
     recorded, stopped = dispatch.recorded_requests(mod, target) if cuda else ([], None)
     bonus = dispatch.cuda_priority_offset() if cuda else 0  # as register() ranked the CUDA rows
-    lines = []
     for name, func in funcs:
         calls = []
         _tile_calls(func.body, calls)

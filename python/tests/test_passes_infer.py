@@ -120,8 +120,8 @@ def test_register_buffers_of_a_cuda_kernel_are_reported_not_guessed():
         Tx.cta.copy(r[:], A[:])
 
     inferred, notes = at.infer(k, tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}))
-    assert notes == ["[infer-unsupported] k: buffer r (128,) float32 local: no inference rule for scope local on "
-                     "target cuda (register fragments and swizzled tiles need the rule's own layout); give its layout"]
+    assert notes == ["[infer-unsupported] k: buffer r (128,) float32 local: no warp gemm (mma) or warpgroup "
+                     "gemm_async (wgmma accumulator) uses this register buffer; give its layout"]
     assert _alloc_layouts(inferred)["r"] is None
 
 
@@ -173,8 +173,8 @@ def test_a_cuda_shared_tile_gets_a_row_major_layout_and_compiles(monkeypatch):
 
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
     inferred, notes = at.infer(kernel(None), target)
-    assert notes == ["[infer] k: buffer s (128, 8) float32 shared: shared tile: compact row-major, unswizzled (the "
-                     "CUDA copy rules accept it; a TMA or wgmma swizzle must be given) (layout S[(128,8):(8,1)])"]
+    assert notes == ["[infer] k: buffer s (128, 8) float32 shared: shared tile that no TMA copy or wgmma reads: "
+                     "compact row-major, unswizzled (what the CUDA copy rules accept) (layout S[(128,8):(8,1)])"]
     monkeypatch.setenv("PATH", os.environ.get("PATH", ""))
     monkeypatch.delenv("TVM_CUDA_COMPILE_MODE", raising=False)
     axe4j.use_pip_nvcc()

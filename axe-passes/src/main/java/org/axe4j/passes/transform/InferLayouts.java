@@ -13,6 +13,8 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.Swizzle;
+import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.passes.TirxLayout;
 import org.axe4j.passes.TirxLayouts;
 import org.axe4j.passes.transform.TirFunction.Buffer;
@@ -35,9 +37,10 @@ import org.axe4j.tvm.TvmObject;
  *   <li>reductions: row-major (the kept dims outer, reduced ones contiguous for a source).</li>
  *   <li>otherwise: compact row-major ({@code S[shape]}).</li>
  * </ul>
- * CUDA shared tiles get the compact row-major layout (unswizzled). Other buffers of CUDA and Trainium functions
- * (registers, PSUM, SBUF), whose layouts name thread or partition axes, are not inferred: they get an
- * {@code infer-unsupported} diagnostic.
+ * CUDA register and shared buffers get the layout their matrix rule wants ({@link CudaInference}): mma fragments
+ * for a warp gemm, the wgmma accumulator for a warpgroup gemm_async, the K-major swizzled tile for a TMA copy or a
+ * wgmma operand; other shared tiles are compact row-major. Other CUDA registers and Trainium SBUF/PSUM tiles, whose
+ * layouts name thread or partition axes, are not inferred: they get an {@code infer-unsupported} diagnostic.
  */
 public final class InferLayouts {
     /** The rewritten function and the explanation of each choice (rule {@code infer}) and each conflict. */
@@ -45,7 +48,7 @@ public final class InferLayouts {
 
     private final TirFunction f;
     private final TargetLimits target;
-    private final Map<Buffer, Layout> chosen = new LinkedHashMap<>();
+    private final Map<Buffer, Choice> chosen = new LinkedHashMap<>();
     private final List<Diagnostic> notes = new ArrayList<>();
 
     private InferLayouts(TirFunction f, TargetLimits target) {
@@ -60,32 +63,87 @@ public final class InferLayouts {
             if (b.layout() != null || b.origin() != TirFunction.Origin.ALLOC) {
                 continue;
             }
-            Layout l = inf.infer(b);
+            Choice l = inf.infer(b);
             if (l != null) {
                 inf.chosen.put(b, l);
-                layouts.put(b, TirxLayouts.toTvm(l));
+                layouts.put(b, l.swizzle().isIdentity() ? TirxLayouts.toTvm(l.layout())
+                        : TirxLayouts.toTvm(new SwizzledLayout(l.swizzle(), l.layout())));
             }
         }
-        return new Result(LayoutRewrite.apply(f.func(), layouts), List.copyOf(inf.notes));
+        return new Result(LayoutRewrite.apply(f.func(), layouts, inf.alignments(layouts.keySet())),
+                List.copyOf(inf.notes));
     }
 
-    private record Proposal(Layout layout, String reason, Call call) {}
+    /** A layout one use of a buffer asks for, why, and the call. */
+    record Proposal(Choice layout, String reason, Call call) {
+        Proposal(Layout layout, String reason, Call call) {
+            this(new Choice(Swizzle.IDENTITY, layout), reason, call);
+        }
 
-    private Layout infer(Buffer b) {
+        Proposal(SwizzledLayout layout, String reason, Call call) {
+            this(new Choice(layout.swizzle(), layout.layout()), reason, call);
+        }
+
+        String text() {
+            return layout.toString();
+        }
+    }
+
+    /** A chosen layout: the tile layout, then the swizzle on its addresses (identity for registers). */
+    record Choice(Swizzle swizzle, Layout layout) {
+        @Override
+        public String toString() {
+            return swizzle.isIdentity() ? layout.toString() : new SwizzledLayout(swizzle, layout).toString();
+        }
+    }
+
+    /** Byte alignment a swizzled choice needs: the swizzle period (the hardware swizzles absolute addresses). */
+    private Map<Buffer, Long> alignments(java.util.Set<Buffer> buffers) {
+        Map<Buffer, Long> out = new LinkedHashMap<>();
+        for (Buffer b : buffers) {
+            Swizzle s = chosen.get(b).swizzle();
+            if (!s.isIdentity()) {
+                out.put(b, s.period() * b.elementBytes());
+            }
+        }
+        return out;
+    }
+
+    private Choice infer(Buffer b) {
         String subject = VerifyLayouts.subject(b);
         if (!b.constantShape()) {
             note("infer-unsupported", subject, "", "its shape is symbolic; give its layout");
             return null;
         }
-        if (target.isCuda() && b.scope().startsWith("shared")) {
-            Layout l = rowMajor(b.shape());
-            note("infer", subject, l.toString(), "shared tile: compact row-major, unswizzled (the CUDA copy rules "
-                    + "accept it; a TMA or wgmma swizzle must be given)");
-            return l;
+        if (target.isCuda() && (b.scope().startsWith("shared") || b.scope().equals("local"))) {
+            List<Proposal> proposals = new ArrayList<>();
+            for (Call c : f.calls()) {
+                for (int k = 0; k < c.regions().size(); k++) {
+                    if (c.regions().get(k).buffer() == b) {
+                        CudaInference.propose(b, c, k, target).ifPresent(proposals::add);
+                    }
+                }
+            }
+            if (!proposals.isEmpty()) {
+                for (Call c : proposals.stream().map(Proposal::call).distinct().toList()) {
+                    CudaInference.partnerConflicts(b, c, target)
+                            .forEach(m -> note("infer-conflict", "call #" + c.index() + " " + c.op(), "", m));
+                }
+                return decide(subject, proposals);
+            }
+            if (b.scope().startsWith("shared")) {
+                Layout l = rowMajor(b.shape());
+                note("infer", subject, l.toString(), "shared tile that no TMA copy or wgmma reads: compact "
+                        + "row-major, unswizzled (what the CUDA copy rules accept)");
+                return new Choice(Swizzle.IDENTITY, l);
+            }
+            note("infer-unsupported", subject, "", "no warp gemm (mma) or warpgroup gemm_async (wgmma accumulator) "
+                    + "uses this register buffer; give its layout");
+            return null;
         }
         if (!target.isCpu() && !target.kind().isEmpty() && !b.scope().isEmpty() && !b.scope().equals("global")) {
             note("infer-unsupported", subject, "", "no inference rule for scope " + b.scope() + " on target "
-                    + target.kind() + " (register fragments and swizzled tiles need the rule's own layout); give its layout");
+                    + target.kind() + "; give its layout");
             return null;
         }
         List<Proposal> proposals = new ArrayList<>();
@@ -99,14 +157,19 @@ public final class InferLayouts {
         if (proposals.isEmpty()) {
             Layout l = rowMajor(b.shape());
             note("infer", subject, l.toString(), "no tile call uses it: compact row-major");
-            return l;
+            return new Choice(Swizzle.IDENTITY, l);
         }
+        return decide(subject, proposals);
+    }
+
+    /** The first proposal wins; each later one that differs is an {@code infer-conflict}. */
+    private Choice decide(String subject, List<Proposal> proposals) {
         Proposal first = proposals.get(0);
-        note("infer", subject, first.layout().toString(), first.reason() + ", from " + first.call().label());
+        note("infer", subject, first.text(), first.reason() + ", from " + first.call().label());
         for (Proposal p : proposals.subList(1, proposals.size())) {
             if (!p.layout().equals(first.layout())) {
-                note("infer-conflict", subject, first.layout().toString(), p.call().label() + " would want "
-                        + p.layout() + " (" + p.reason() + "); kept the choice of " + first.call().label());
+                note("infer-conflict", subject, first.text(), p.call().label() + " would want "
+                        + p.text() + " (" + p.reason() + "); kept the choice of " + first.call().label());
             }
         }
         return first.layout();
@@ -141,7 +204,8 @@ public final class InferLayouts {
     /** The layout known for a buffer: user-given, or chosen earlier in this pass. */
     private Layout known(Buffer b) {
         if (chosen.containsKey(b)) {
-            return chosen.get(b);
+            Choice s = chosen.get(b);
+            return s.swizzle().isIdentity() ? s.layout() : null;
         }
         TirxLayout tl = VerifyLayouts.layoutOf(b);
         return tl == null || !tl.symbolic().isEmpty() ? null : tl.layout();

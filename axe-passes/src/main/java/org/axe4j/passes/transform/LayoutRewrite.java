@@ -20,6 +20,11 @@ final class LayoutRewrite {
 
     /** {@code func} with each buffer of {@code layouts} given its new layout; {@code func} itself when empty. */
     static TvmObject apply(TvmObject func, Map<Buffer, TvmObject> layouts) {
+        return apply(func, layouts, Map.of());
+    }
+
+    /** As {@link #apply(TvmObject, Map)}, raising each buffer of {@code alignBytes} to at least that alignment. */
+    static TvmObject apply(TvmObject func, Map<Buffer, TvmObject> layouts, Map<Buffer, Long> alignBytes) {
         if (layouts.isEmpty()) {
             return func;
         }
@@ -29,7 +34,7 @@ final class LayoutRewrite {
             TvmObject type = (TvmObject) args[0];
             for (Buffer b : keys) {
                 if (b.type().sameObject(type)) {
-                    return withLayout(type, layouts.get(b));
+                    return withLayout(type, layouts.get(b), alignBytes.get(b));
                 }
             }
             return type;
@@ -42,8 +47,17 @@ final class LayoutRewrite {
 
     /** A copy of a {@code tirx.BufferType} with another layout (every other field kept). */
     static TvmObject withLayout(TvmObject type, TvmObject layout) {
+        return withLayout(type, layout, null);
+    }
+
+    /** As {@link #withLayout(TvmObject, TvmObject)}, with {@code data_alignment} raised to {@code minAlign} bytes. */
+    static TvmObject withLayout(TvmObject type, TvmObject layout, Long minAlign) {
+        Object align = type.get("data_alignment");
+        if (minAlign != null && align instanceof Long a && a < minAlign) {
+            align = minAlign;
+        }
         return (TvmObject) Tvm.call("tirx.BufferType", type.get("storage_scope"), type.get("dtype"), type.get("shape"),
-                type.get("strides"), type.get("elem_offset"), type.get("data_alignment"), type.get("offset_factor"),
+                type.get("strides"), type.get("elem_offset"), align, type.get("offset_factor"),
                 layout, type.get("allocated_addr"), null);
     }
 }
