@@ -134,6 +134,8 @@ def _with_inferred_layouts(funcs, mod, target, lines):
 
     from . import transform
 
+    if target.kind.name == "trn":  # compile only verifies trn kernels (see _verify_trn)
+        return funcs, mod
     out = []
     for name, func in funcs:
         if isinstance(func, tirx.PrimFunc):
