@@ -1,4 +1,5 @@
-"""Attention without a causal mask (head dim 128) through tir_pipeline="trn"; the NKI source runs in the executor."""
+"""Multi-head attention without a causal mask (head dim 128) through tir_pipeline="trn"; the NKI source runs in the
+executor."""
 
 import io
 import os
@@ -12,8 +13,8 @@ import axe4j
 from axe4j import nki_executor
 from axe4j.kernels import trn_gemm, trn_mha
 
-# CI runs the two shorter sequences; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.
-SIZES = trn_mha.SIZES if os.environ.get("AXE4J_TRN_FULL") else (512, 1024)
+# (sequence length, heads): CI runs the two shorter sequences; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.
+CASES = [(s, 2) for s in trn_mha.SIZES] if os.environ.get("AXE4J_TRN_FULL") else [(512, 2), (1024, 1)]
 
 
 def _reference(q, k, v):
@@ -22,18 +23,20 @@ def _reference(q, k, v):
     return (p / p.sum(axis=-1, keepdims=True)) @ v.astype(np.float32)
 
 
-@pytest.mark.parametrize("s", SIZES)
-def test_attention_matches_numpy(s):
-    source = trn_gemm.nki_source(trn_mha.attention(s))
-    rng = np.random.default_rng(s)
-    q, k, v = (rng.standard_normal((s, trn_mha.HEAD_DIM)).astype(np.float16) for _ in range(3))
-    out = np.zeros((s, trn_mha.HEAD_DIM), np.float16)
+@pytest.mark.parametrize("s,heads", CASES)
+def test_attention_matches_numpy(s, heads):
+    source = trn_gemm.nki_source(trn_mha.attention(s, heads))
+    rng = np.random.default_rng(s + heads)
+    q, k, v = (rng.standard_normal((heads * s, trn_mha.HEAD_DIM)).astype(np.float16) for _ in range(3))
+    out = np.zeros((heads * s, trn_mha.HEAD_DIM), np.float16)
     counts = nki_executor.run(source, q, k, v, np.eye(128, dtype=np.float16), out)
-    blocks = s // 128
+    blocks = heads * (s // 128)
     # per query block: S/512 score matmuls, S/128 transposes, S/128 p V steps
-    assert counts["nisa.nc_matmul"] == blocks * (s // 512 + 2 * blocks)
+    assert counts["nisa.nc_matmul"] == blocks * (s // 512 + 2 * (s // 128))
     assert counts["nisa.activation"] == blocks and counts["nisa.tensor_reduce"] == 2 * blocks
-    np.testing.assert_allclose(out.astype(np.float32), _reference(q, k, v), rtol=2e-2, atol=2e-3)
+    head = [slice(h * s, (h + 1) * s) for h in range(heads)]
+    want = np.concatenate([_reference(q[r], k[r], v[r]) for r in head])
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=2e-2, atol=2e-3)
 
 
 def test_every_call_is_an_axe4j_rule():

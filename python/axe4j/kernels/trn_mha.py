@@ -1,12 +1,13 @@
-"""Multi-head attention without a causal mask on Trainium (one head of dim 128 per call, sequence length S a
-multiple of 512), with Axe layouts and tile ops.
+"""Multi-head attention without a causal mask on Trainium (H heads of dim 128, sequence length S a multiple of
+512), with Axe layouts and tile ops. Q, K, V and O are (H, S, 128) row-major, given as (H S, 128): head h is rows
+[h S, (h+1) S).
 
-Per 128-query block: scores Q K^T in 512-key chunks on the TensorEngine (Q^T and K^T in SBUF with the head dim
-on partitions, each chunk one PSUM bank), copied to an SBUF row of S float32; the row max along F; p = exp(scale
-s - scale max) on the ScalarEngine (the max as a per-partition bias), its sum along F; p copied to a layout with
-the keys on partitions, which the rules turn into TensorEngine transposes (nc_matmul against the identity, 128
-keys at a time); O = p V with the keys contracted over partitions, S/128 steps accumulated in one PSUM bank; O times 1/sum; stored. The identity
-comes in as an input.
+Per head, K^T and V are loaded once; per 128-query block: scores Q K^T in 512-key chunks on the TensorEngine (Q^T
+and K^T in SBUF with the head dim on partitions, each chunk one PSUM bank), copied to an SBUF row of S float32; the
+row max along F; p = exp(scale s - scale max) on the ScalarEngine (the max as a per-partition bias), its sum along
+F; p copied to a layout with the keys on partitions, which the rules turn into TensorEngine transposes (nc_matmul
+against the identity, 128 keys at a time); O = p V with the keys contracted over partitions, S/128 steps
+accumulated in one PSUM bank; O times 1/sum; stored. The identity comes in as an input.
 """
 
 import math
@@ -21,7 +22,7 @@ HEAD_DIM = 128
 SIZES = (512, 1024, 2048, 4096)
 
 
-def attention(s: int):
+def attention(s: int, heads: int = 1):
     d, bq, kc = HEAD_DIM, 128, 512
     scale = 1.0 / math.sqrt(d)
     on_p_d = trainium_layout("FP", (s, d))          # K^T: the head dim on partitions, keys on F
@@ -35,8 +36,9 @@ def attention(s: int):
     square = trainium_layout("PF", (bq, bq), is_psum=True)
 
     @T.prim_func
-    def kernel(Q: T.Buffer((s, d), "float16"), K: T.Buffer((s, d), "float16"), V: T.Buffer((s, d), "float16"),
-               I: T.Buffer((bq, bq), "float16"), O: T.Buffer((s, d), "float16")):
+    def kernel(Q: T.Buffer((heads * s, d), "float16"), K: T.Buffer((heads * s, d), "float16"),
+               V: T.Buffer((heads * s, d), "float16"), I: T.Buffer((bq, bq), "float16"),
+               O: T.Buffer((heads * s, d), "float16")):
         T.func_attr({"num_inputs": 4, "global_symbol": "attention"})
         T.device_entry()
         kt = T.alloc_buffer((s, d), "float16", scope="trn.sbuf", layout=on_p_d)
@@ -54,22 +56,23 @@ def attention(s: int):
         s_ps = T.alloc_buffer((bq, kc), "float32", scope="trn.psum", layout=chunk)
         t_ps = T.alloc_buffer((bq, bq), "float32", scope="trn.psum", layout=square)
         o_ps = T.alloc_buffer((bq, d), "float32", scope="trn.psum", layout=square)
-        Tx.copy(kt, K)
-        Tx.copy(v, V)
         Tx.copy(ident, I)
-        for qb in range(s // bq):
-            Tx.copy(qt, Q[qb * bq:(qb + 1) * bq, :])
-            for c in range(s // kc):
-                Tx.gemm(s_ps, qt, kt[c * kc:(c + 1) * kc, :], s_ps, transpose_B=True)
-                Tx.copy(sc[:, c * kc:(c + 1) * kc], s_ps)
-            Tx.max(mx, sc, -1)
-            Tx.mul(bias, mx, -scale)
-            Tx.exp(p, sc, bias, scale)
-            Tx.sum(total, p, -1)
-            Tx.copy(pt, p, workspace={"identity": ident, "acc_psum": t_ps})
-            Tx.gemm(o_ps, pt, v, o_ps)
-            Tx.reciprocal(inv, total)
-            Tx.mul(o, o_ps, inv)
-            Tx.copy(O[qb * bq:(qb + 1) * bq, :], o)
+        for h in range(heads):
+            Tx.copy(kt, K[h * s:(h + 1) * s, :])
+            Tx.copy(v, V[h * s:(h + 1) * s, :])
+            for qb in range(s // bq):
+                Tx.copy(qt, Q[h * s + qb * bq:h * s + (qb + 1) * bq, :])
+                for c in range(s // kc):
+                    Tx.gemm(s_ps, qt, kt[c * kc:(c + 1) * kc, :], s_ps, transpose_B=True)
+                    Tx.copy(sc[:, c * kc:(c + 1) * kc], s_ps)
+                Tx.max(mx, sc, -1)
+                Tx.mul(bias, mx, -scale)
+                Tx.exp(p, sc, bias, scale)
+                Tx.sum(total, p, -1)
+                Tx.copy(pt, p, workspace={"identity": ident, "acc_psum": t_ps})
+                Tx.gemm(o_ps, pt, v, o_ps)
+                Tx.reciprocal(inv, total)
+                Tx.mul(o, o_ps, inv)
+                Tx.copy(O[h * s + qb * bq:h * s + (qb + 1) * bq, :], o)
 
     return kernel
