@@ -17,33 +17,14 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     install()
     dispatch.register()
     kwargs.setdefault("tir_pipeline", "tirx")
-    if kwargs["tir_pipeline"] == "tirx":
+    if kwargs["tir_pipeline"] in ("tirx", "trn"):
         from .transform import run_layout_passes  # verify -> infer -> canonicalize (docs/passes.md)
 
         def as_written():
             return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
 
         mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
-    elif kwargs["tir_pipeline"] == "trn":
-        _verify_trn(mod, target)
     return tvm.compile(mod, target=target, **kwargs)
-
-
-def _verify_trn(mod, target):
-    """VerifyLayouts before the ``trn`` pipeline: a tile over 128 partitions or 8 PSUM banks stops here, named, instead
-    of being taken by TVM's own trn cases. Only verification: TVM's trn lowering wants every iter on P or F, and the
-    canonical form may move a unit iter to the memory axis ``m``."""
-    from tvm import tirx
-
-    from .transform import verify
-
-    funcs = [("main", mod)] if isinstance(mod, tirx.PrimFunc) else [(g.name_hint, f) for g, f in mod.functions.items()]
-    for name, func in funcs:
-        if isinstance(func, tirx.PrimFunc):
-            found = verify(func, target)
-            if found:
-                raise ValueError(f"VerifyLayouts: {len(found)} layout violation(s) in trn kernel "
-                                 f"{name}:\n  " + "\n  ".join(found))
 
 
 def host_target():
@@ -134,8 +115,6 @@ def _with_inferred_layouts(funcs, mod, target, lines):
 
     from . import transform
 
-    if target.kind.name == "trn":  # compile only verifies trn kernels (see _verify_trn)
-        return funcs, mod
     out = []
     for name, func in funcs:
         if isinstance(func, tirx.PrimFunc):
