@@ -39,8 +39,9 @@ import org.axe4j.tvm.TvmObject;
  * </ul>
  * CUDA register and shared buffers get the layout their matrix rule wants ({@link CudaInference}): mma fragments
  * for a warp gemm, the wgmma accumulator for a warpgroup gemm_async, the K-major swizzled tile for a TMA copy or a
- * wgmma operand; other shared tiles are compact row-major. Other CUDA registers and Trainium SBUF/PSUM tiles, whose
- * layouts name thread or partition axes, are not inferred: they get an {@code infer-unsupported} diagnostic.
+ * wgmma operand; other shared tiles are compact row-major. Trainium SBUF and PSUM tiles get a P/F layout their rules
+ * accept ({@link TrnInference}). Other CUDA registers, whose layouts name thread axes, are not inferred: they get an
+ * {@code infer-unsupported} diagnostic.
  */
 public final class InferLayouts {
     /** The rewritten function and the explanation of each choice (rule {@code infer}) and each conflict. */
@@ -59,8 +60,17 @@ public final class InferLayouts {
     public static Result run(TirFunction f, TargetLimits target) {
         InferLayouts inf = new InferLayouts(f, target);
         Map<Buffer, TvmObject> layouts = new LinkedHashMap<>();
+        if (target.isTrainium()) {
+            List<Buffer> open = f.buffers().stream().filter(b -> b.layout() == null
+                    && b.origin() == TirFunction.Origin.ALLOC && TrnInference.onChip(b) && b.constantShape()).toList();
+            TrnInference.infer(f, open, inf.notes).forEach((b, l) -> {
+                inf.chosen.put(b, new Choice(Swizzle.IDENTITY, l));
+                layouts.put(b, TirxLayouts.toTvm(l));
+            });
+        }
         for (Buffer b : f.buffers()) {
-            if (b.layout() != null || b.origin() != TirFunction.Origin.ALLOC) {
+            if (b.layout() != null || b.origin() != TirFunction.Origin.ALLOC || inf.chosen.containsKey(b)
+                    || (target.isTrainium() && TrnInference.onChip(b) && b.constantShape())) {
                 continue;
             }
             Choice l = inf.infer(b);
