@@ -93,3 +93,25 @@ def conflicting(n: int = 128):
         Tx.copy(C, d)
 
     return kernel
+
+
+def column_sums():
+    """A sum along P: ``a`` is given ("PF", rows 128-wise on partitions); ``ones``, ``b`` and the PSUM workspace
+    ``ps`` have no layout."""
+    from tvm.backend.trn.layout import trainium_layout
+
+    @T.prim_func
+    def kernel(A: T.Buffer((256, 1024), "float16"), One: T.Buffer((128, 1), "float16"),
+               B: T.Buffer((1, 1024), "float32")):
+        T.func_attr({"num_inputs": 2, "global_symbol": "column_sums"})
+        T.device_entry()
+        a = T.alloc_buffer((256, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (256, 1024)))
+        ones = T.alloc_buffer((128, 1), "float16", scope="trn.sbuf")
+        b = T.alloc_buffer((1, 1024), "float32", scope="trn.sbuf")
+        ps = T.alloc_buffer((1, 512), "float32", scope="trn.psum")
+        Tx.copy(ones, One)
+        Tx.copy(a, A)
+        Tx.sum(b, a, 0, workspace={"ones": ones, "acc_psum": ps})
+        Tx.copy(B, b)
+
+    return kernel

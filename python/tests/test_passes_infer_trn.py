@@ -126,3 +126,20 @@ def test_a_given_operand_with_k_off_the_partitions_is_reported():
     assert len(conflicts) == 1, notes
     assert 'user-given layout of a is "PF", but gemm A stored M x K' in conflicts[0]
     assert "axe4j-trn-matmul will decline this call" in conflicts[0]
+
+
+def test_a_sum_along_partitions_keeps_its_given_source_axes():
+    """The destination of a sum along P takes the given source's axes ("PF": the unit dim on P, the kept one on
+    F), as the hand-written kernel of test_trn_ops.py has it; the build runs in the executor."""
+    func, notes = at.infer(unlaid.column_sums(), TRN)
+    got = _alloc_layouts(func)
+    want = {"ones": trainium_layout("PF", (128, 1)), "b": trainium_layout("PF", (1, 1024)),
+            "ps": trainium_layout("PF", (1, 512), is_psum=True)}
+    for buf, layout in want.items():
+        assert axe4j.layout.equivalent(got[buf], layout), (buf, str(got[buf]), str(layout))
+    assert any('"PF": sum destination: the axes of its source a ("PF")' in n for n in notes), notes
+    a = (np.random.default_rng(3).random((256, 1024)) - 0.5).astype(np.float16)
+    out = np.zeros((1, 1024), np.float32)
+    counts = nki_executor.run(trn_gemm.nki_source(unlaid.column_sums()), a, np.ones((128, 1), np.float16), out)
+    assert counts["nisa.nc_matmul"] == 4
+    np.testing.assert_allclose(out, a.astype(np.float32).sum(axis=0, keepdims=True), rtol=1e-5, atol=1e-4)
