@@ -9,7 +9,11 @@ _worker_lock = threading.Lock()
 
 
 def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
-    """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases."""
+    """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases.
+
+    For ``tir_pipeline="tirx"`` and ``"trn"`` the layout passes run first (verify -> infer -> canonicalize,
+    docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
+    one (CPU, CUDA registers and shared tiles, Trainium SBUF/PSUM tiles)."""
     import tvm
 
     from . import dispatch, install

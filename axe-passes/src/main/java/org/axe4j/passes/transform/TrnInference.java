@@ -40,14 +40,14 @@ final class TrnInference {
     }
 
     private final TirFunction f;
-    private final List<Buffer> open;
     private final Map<Buffer, String> decided = new LinkedHashMap<>();
+    /** Buffers whose wanted annotation the shape cannot take (reported {@code infer-unsupported}). */
+    private final Set<Buffer> failed = new java.util.HashSet<>();
     private final Map<Buffer, Layout> layouts = new LinkedHashMap<>();
     private final List<Diagnostic> notes;
 
-    private TrnInference(TirFunction f, List<Buffer> open, List<Diagnostic> notes) {
+    private TrnInference(TirFunction f, List<Diagnostic> notes) {
         this.f = f;
-        this.open = open;
         this.notes = notes;
     }
 
@@ -57,7 +57,7 @@ final class TrnInference {
 
     /** The layouts of {@code open} (on-chip buffers without one), explaining each choice into {@code notes}. */
     static Map<Buffer, Layout> infer(TirFunction f, List<Buffer> open, List<Diagnostic> notes) {
-        TrnInference inf = new TrnInference(f, open, notes);
+        TrnInference inf = new TrnInference(f, notes);
         for (Buffer b : open) {
             inf.decideByRules(b);
         }
@@ -83,8 +83,6 @@ final class TrnInference {
         inf.partnerConflicts();
         return inf.layouts;
     }
-
-    private final java.util.Set<Buffer> failed = new java.util.HashSet<>();
 
     private void decideByRules(Buffer b) {
         List<Need> needs = new ArrayList<>();
