@@ -16,7 +16,7 @@ import org.axe4j.layout.Shape;
  * <p>{@link #footprint} measures what a tile layout occupies (spans on P, F and Bank) and {@link #check} reports
  * every limit it breaks at once, naming the tile, its layout and the numbers. {@link #annotated} builds the usual
  * layout of a logical shape from a "P"/"F" annotation per dim (TIRx's trainium_layout convention): P dims
- * row-major on P, F dims row-major on F; a single P dim longer than 128 is split into an outer F part and 128
+ * row-major on P, F dims row-major on F; a single P dim longer than 128 is split into an outer F part (outermost on F) and 128
  * partitions.
  */
 public final class TrainiumMemory {
@@ -113,13 +113,16 @@ public final class TrainiumMemory {
             throw new IllegalArgumentException("annotation '" + pf + "' on " + shape + ": " + pTotal
                     + " partitions > " + PARTITIONS);
         }
-        // F strides: row-major over the F dims (and the outer part of a split P dim, taken in dim order)
+        // F strides: row-major over the outer part of a split P dim (outermost, as TIRx's trainium_layout puts
+        // it) and then the F dims in dim order
         List<long[]> fParts = new ArrayList<>(); // {dim, extent}
+        if (split) {
+            int p = pf.indexOf('P');
+            fParts.add(new long[] {p, shape.dim(p) / PARTITIONS});
+        }
         for (int d = 0; d < pf.length(); d++) {
             if (pf.charAt(d) == 'F') {
                 fParts.add(new long[] {d, shape.dim(d)});
-            } else if (split) {
-                fParts.add(new long[] {d, shape.dim(d) / PARTITIONS});
             }
         }
         long[] fStride = new long[pf.length()];
