@@ -28,7 +28,11 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
             return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
 
         mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
-    return tvm.compile(mod, target=target, **kwargs)
+    from . import cuda_interp
+
+    with cuda_interp.capture() as record:  # the lowered modules, for the CPU interpreter of CUDA kernels
+        executable = tvm.compile(mod, target=target, **kwargs)
+    return cuda_interp.attach(executable, record)
 
 
 def host_target():

@@ -1,0 +1,636 @@
+"""The interpreter of one lowered CUDA kernel (the device PrimFunc TVM hands to its CUDA code generator).
+
+Execution model
+---------------
+A CTA runs at a time (CTAs of a launch are independent unless a kernel uses clusters, which it does not). Inside a
+CTA, a *group* is a set of threads that execute in lock step: every value is a numpy array over the group's threads
+(shape (n,) or (n, lanes)), so one statement runs for all of them at once. A branch whose condition differs between
+threads splits the group into two child groups that run as separate tasks; the parent waits for both and continues
+with all its threads (reconvergence at the end of the ``if``, as on the GPU). Tasks are generators: at a barrier,
+an mbarrier wait or an async-group wait a task yields a ``Wait`` and the scheduler runs another one, so producer and
+consumer warps of a warp-specialised kernel make progress together. When every task waits, pending asynchronous
+operations (TMA, cp.async, bulk stores) complete one at a time, oldest first: data lands as late as the hardware
+could let it, so a read that is not ordered after its copy's completion sees stale (poisoned) data. When nothing is
+pending either, the kernel is deadlocked: that is an error naming each waiting group and what it waits for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _values as V
+from ._errors import KernelFault, NotModelled, thread_name
+from ._memory import POISON, Access, Pointer, SharedWindow, Space
+
+
+def op_name(call) -> str:
+    """The call's operator, with TVM's ``prim.`` builtins spelled as ``tirx.``."""
+    name = str(call.op.name)
+    return "tirx." + name[5:] if name.startswith("prim.") else name
+
+
+def key(var) -> int:
+    """Identity of a variable (its object's address; the IR keeps it alive)."""
+    return var.__chandle__()
+
+
+def loaded(load):
+    """The buffer a load reads (``TensorLoad.source`` in this TVM, ``BufferLoad.buffer`` in others)."""
+    source = getattr(load, "source", None)
+    return source if source is not None else load.buffer
+
+
+def buffer_key(buffer) -> int:
+    """Identity of a buffer's storage: ``buffer.data`` reads as ``buffer_data(var)``; the var is the identity."""
+    data = buffer.data
+    if type(data).__name__ == "Call":
+        data = data.args[0]
+    return key(data)
+
+
+class Group:
+    """Threads of one CTA executing together: ``tids`` (sorted thread indices) and their variable bindings."""
+
+    __slots__ = ("cta", "tids", "env")
+
+    def __init__(self, cta, tids, env):
+        self.cta, self.tids, self.env = cta, tids, env
+
+    @property
+    def n(self):
+        return len(self.tids)
+
+    def subset(self, mask):
+        index = np.flatnonzero(mask)
+        env = {}
+        for k, v in self.env.items():
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == self.n:
+                env[k] = v[index]
+            elif isinstance(v, Pointer):
+                env[k] = v.take(index)
+            else:
+                env[k] = v
+        return Group(self.cta, self.tids[index], env)
+
+    def full(self, value, dtype):
+        return np.full(self.n, value, dtype=V.numpy_dtype(dtype))
+
+
+# ---- waits ---------------------------------------------------------------------------------------------------------
+
+class Wait:
+    what = "?"
+
+    def ready(self) -> bool:
+        raise NotImplementedError
+
+
+class Fork(Wait):
+    """Run child groups as tasks; the parent resumes when all finished."""
+
+    def __init__(self, children):
+        self.children = children  # [(group, generator)]
+        self.tasks = []
+        self.what = "its divergent branches"
+
+    def ready(self):
+        return all(t.done for t in self.tasks)
+
+
+class Barrier:
+    """bar.sync / __syncthreads: completes when ``expected`` threads arrived; publishes shared writes."""
+
+    def __init__(self, ident, expected):
+        self.ident, self.expected, self.arrived, self.generation = ident, expected, 0, 0
+
+
+class BarrierWait(Wait):
+    def __init__(self, cta, ident, expected, group):
+        bar = cta.barriers.get(ident)
+        if bar is None or bar.arrived == 0:
+            bar = cta.barriers[ident] = Barrier(ident, expected)
+        elif bar.expected != expected:
+            raise KernelFault(f"kernel '{cta.kernel}': barrier {ident} used with {expected} threads by "
+                              f"{thread_name(cta.block, group.tids[0])} while {bar.expected} are expected")
+        self.bar, self.generation, self.cta = bar, bar.generation, cta
+        self.what = f"barrier {ident} ({bar.expected} threads)"
+        bar.arrived += group.n
+        if bar.arrived > bar.expected:
+            raise KernelFault(f"kernel '{cta.kernel}': {bar.arrived} threads arrived at barrier {ident}, which "
+                              f"expects {bar.expected}")
+        if bar.arrived == bar.expected:
+            bar.arrived = 0
+            bar.generation += 1
+            cta.shared.publish()
+
+    def ready(self):
+        return self.bar.generation != self.generation
+
+
+class Until(Wait):
+    def __init__(self, what, predicate):
+        self.what, self.predicate = what, predicate
+
+    def ready(self):
+        return self.predicate()
+
+
+class Task:
+    __slots__ = ("gen", "group", "wait", "done")
+
+    def __init__(self, gen, group):
+        self.gen, self.group, self.wait, self.done = gen, group, None, False
+
+
+# ---- one CTA -------------------------------------------------------------------------------------------------------
+
+class Cta:
+    def __init__(self, launch, block):
+        self.launch, self.kernel, self.block = launch, launch.kernel_name, block
+        self.threads = launch.threads
+        self.access = Access(self.kernel, block)
+        self.shared = SharedWindow(launch.static_shared + launch.dynamic_shared)
+        self.access.shared = self.shared
+        self.static_next = 0
+        self.allocations: dict[int, Pointer | Space] = {}
+        self.barriers: dict = {}
+        self.mbarriers: dict[int, object] = {}
+        self.pending: list = []      # asynchronous operations not yet completed, in issue order
+        self.async_state: dict = {}  # per-instruction-family bookkeeping (commit groups, tensor memory, ...)
+
+    # asynchronous operations ---------------------------------------------------------------------------------------
+    def issue(self, op):
+        self.pending.append(op)
+
+    def complete(self, predicate):
+        """Complete, in issue order, every pending operation for which ``predicate(op)`` holds."""
+        keep = []
+        done = []
+        for op in self.pending:
+            (done if predicate(op) else keep).append(op)
+        self.pending = keep
+        for op in done:
+            op.complete(self)
+
+    def complete_oldest(self) -> bool:
+        if not self.pending:
+            return False
+        op = self.pending.pop(0)
+        op.complete(self)
+        return True
+
+    def run(self, body, env):
+        root = Group(self, np.arange(self.threads, dtype=np.int64), env)
+        tasks = [Task(self.launch.interp.stmt(root, body), root)]
+        while True:
+            progressed = False
+            for task in list(tasks):
+                if task.done:
+                    continue
+                if task.wait is not None and not task.wait.ready():
+                    continue
+                progressed = True
+                self._step(task, tasks)
+            tasks = [t for t in tasks if not t.done]
+            if not tasks:
+                break
+            if not progressed and not self.complete_oldest():
+                waits = "; ".join(
+                    f"threads {_ranges(t.group.tids)} wait for {t.wait.what}" for t in tasks
+                    if not isinstance(t.wait, Fork))
+                raise KernelFault(f"kernel '{self.kernel}' deadlocks in block {self.block}: {waits}")
+        while self.complete_oldest():
+            pass
+
+    def _step(self, task, tasks):
+        task.wait = None
+        while True:
+            try:
+                wait = next(task.gen)
+            except StopIteration:
+                task.done = True
+                return
+            if isinstance(wait, Fork):
+                for group, gen in wait.children:
+                    child = Task(gen, group)
+                    wait.tasks.append(child)
+                    tasks.append(child)
+                task.wait = wait
+                return
+            if not wait.ready():
+                task.wait = wait
+                return
+
+
+def _ranges(tids) -> str:
+    tids = [int(t) for t in tids]
+    out, start, prev = [], tids[0], tids[0]
+    for t in tids[1:] + [None]:
+        if t is not None and t == prev + 1:
+            prev = t
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if t is not None:
+            start = prev = t
+    return ",".join(out)
+
+
+# ---- the interpreter -----------------------------------------------------------------------------------------------
+
+_BINARY = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum,
+    "EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal,
+    "And": np.logical_and, "Or": np.logical_or, "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor, "LShift": np.left_shift, "RShift": np.right_shift,
+}
+
+
+def _truncdiv(a, b):
+    if np.issubdtype(np.asarray(a).dtype, np.integer):
+        _nonzero(b)
+        q = np.abs(a) // np.abs(b)
+        return np.where((a < 0) != (b < 0), -q, q).astype(np.result_type(a, b))
+    return a / b
+
+
+def _nonzero(b):
+    if np.any(np.asarray(b) == 0):
+        raise KernelFault("integer division by zero")
+
+
+def _floordiv(a, b):
+    if np.issubdtype(np.asarray(a).dtype, np.integer):
+        _nonzero(b)
+        return np.floor_divide(a, b)
+    return np.floor(a / b)
+
+
+def _floormod(a, b):
+    _nonzero(b)
+    return np.mod(a, b)
+
+
+def _truncmod(a, b):
+    _nonzero(b)
+    return np.fmod(a, b)
+
+
+_BINARY.update({"Div": _truncdiv, "FloorDiv": _floordiv, "FloorMod": _floormod, "Mod": _truncmod})
+
+_MATH = {
+    "tirx.exp": np.exp, "tirx.exp2": np.exp2, "tirx.log": np.log, "tirx.log2": np.log2, "tirx.sqrt": np.sqrt,
+    "tirx.rsqrt": lambda x: 1 / np.sqrt(x), "tirx.fabs": np.abs, "tirx.tanh": np.tanh, "tirx.sin": np.sin,
+    "tirx.cos": np.cos, "tirx.floor": np.floor, "tirx.ceil": np.ceil, "tirx.round": np.rint,
+    "tirx.trunc": np.trunc, "tirx.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tirx.erf": None,
+}
+_EXTERN_MATH = {"__expf": np.exp, "expf": np.exp, "exp": np.exp, "hexp": np.exp, "__logf": np.log, "logf": np.log,
+                "sqrtf": np.sqrt, "hsqrt": np.sqrt, "sqrt": np.sqrt, "rsqrtf": lambda x: 1 / np.sqrt(x),
+                "fabsf": np.abs, "__habs": np.abs, "tanhf": np.tanh, "__expf2": np.exp, "exp2f": np.exp2,
+                "__exp2f": np.exp2, "hexp2": np.exp2, "__log2f": np.log2, "log2f": np.log2, "fmaxf": np.maximum,
+                "fminf": np.minimum, "__hmax": np.maximum, "__hmin": np.minimum, "max": np.maximum,
+                "min": np.minimum}
+
+
+class Interpreter:
+    """Executes statements and expressions of one launch for groups of threads (see the module docstring)."""
+
+    def __init__(self, launch, instructions):
+        self.launch = launch
+        self.instructions = instructions  # the _ptx module's dispatcher
+
+    # ---- expressions --------------------------------------------------------------------------------------------
+    def eval(self, g: Group, e):
+        kind = type(e).__name__
+        method = getattr(self, "e_" + kind, None)
+        if method is not None:
+            return method(g, e)
+        op = _BINARY.get(kind)
+        if op is not None:
+            a, b = self.eval(g, e.a), self.eval(g, e.b)
+            out = op(a, b)
+            dtype = str(e.ty)
+            if dtype != "bool" and not dtype.startswith("bool"):
+                out = np.asarray(out).astype(V.numpy_dtype(dtype), copy=False)
+            return out
+        raise NotModelled(f"expression {kind} is not modelled: {e}")
+
+    def e_IntImm(self, g, e):
+        return g.full(int(e.value), e.ty)
+
+    def e_FloatImm(self, g, e):
+        return g.full(float(e.value), e.ty)
+
+    def e_StringImm(self, g, e):
+        return str(e.value)
+
+    def e_Var(self, g, e):
+        try:
+            return g.env[key(e)]
+        except KeyError:
+            raise NotModelled(f"variable {e.name} has no value here") from None
+
+    e_SizeVar = e_Var
+
+    def e_Not(self, g, e):
+        return np.logical_not(self.eval(g, e.a))
+
+    def e_BitwiseNot(self, g, e):
+        return np.invert(self.eval(g, e.a))
+
+    def e_Select(self, g, e):
+        c = self.eval(g, e.condition)
+        a, b = self.eval(g, e.true_value), self.eval(g, e.false_value)
+        if np.ndim(a) > np.ndim(c):
+            c = c.reshape(c.shape + (1,) * (np.ndim(a) - np.ndim(c)))
+        return np.where(c, a, b)
+
+    def e_Cast(self, g, e):
+        return V.convert(self.eval(g, e.value), e.ty)
+
+    def e_Ramp(self, g, e):
+        base, stride = self.eval(g, e.base), self.eval(g, e.stride)
+        lanes = int(e.lanes)
+        return base[:, None] + stride[:, None] * np.arange(lanes, dtype=base.dtype)[None, :]
+
+    def e_Broadcast(self, g, e):
+        value = self.eval(g, e.value)
+        return np.repeat(value[:, None], int(e.lanes), axis=1)
+
+    def e_Let(self, g, e):
+        g.env[key(e.var)] = self.eval(g, e.value)
+        return self.eval(g, e.body)
+
+    def e_Shuffle(self, g, e):
+        vectors = [self.eval(g, v) for v in e.vectors]
+        flat = np.concatenate([v if v.ndim == 2 else v[:, None] for v in vectors], axis=1)
+        index = [int(i) for i in e.indices]
+        out = flat[:, index]
+        return out[:, 0] if len(index) == 1 else out
+
+    def e_BufferLoad(self, g, e):
+        ptr, addr, dtype = self.address(g, loaded(e), e.indices, e.ty)
+        if isinstance(ptr, Space):
+            return self.launch.tmem_load(g, ptr, addr, dtype)
+        return g.cta.access.load(ptr.space, g.tids, addr, dtype)
+
+    e_TensorLoad = e_BufferLoad
+
+    def e_Call(self, g, e):
+        name = op_name(e)
+        return self.instructions.call(self, g, e, name)
+
+    # ---- addresses ----------------------------------------------------------------------------------------------
+    def buffer_pointer(self, g, buffer):
+        data = g.env.get(buffer_key(buffer))
+        if data is None:
+            raise NotModelled(f"buffer {buffer.name} has no storage here")
+        return data
+
+    def address(self, g, buffer, indices, access_dtype):
+        """(pointer, byte addresses (n,) or (n, lanes), numpy dtype of one element) of ``buffer[indices]``."""
+        ptr = self.buffer_pointer(g, buffer)
+        elem = V.numpy_dtype(buffer.dtype)
+        if len(indices) != 1:
+            index = 0
+            for i, extent in zip(indices, buffer.shape):
+                index = index * self.eval(g, extent).astype(np.int64) + self.eval(g, i).astype(np.int64)
+        else:
+            index = self.eval(g, indices[0]).astype(np.int64)
+        offset = self.eval(g, buffer.elem_offset).astype(np.int64) if buffer.elem_offset is not None else 0
+        if np.ndim(index) == 2:
+            offset = np.asarray(offset).reshape(-1, 1) if np.ndim(offset) else offset
+        blanes = V.lanes(buffer.dtype)
+        if blanes > 1 and np.ndim(index) == 1:  # a buffer of vectors: one element is ``blanes`` scalars
+            index = index[:, None] * blanes + np.arange(blanes)[None, :]
+            offset = np.asarray(offset).reshape(-1, 1) * blanes if np.ndim(offset) else offset * blanes
+        if isinstance(ptr, Space):  # tensor memory: addresses are columns, not bytes
+            return ptr, index + offset, elem
+        base = ptr.offset if np.ndim(index) == 1 else ptr.offset[:, None]
+        return ptr, base + (index + offset) * elem.itemsize, elem
+
+    def store(self, g, buffer, indices, values):
+        ptr, addr, dtype = self.address(g, buffer, indices, None)
+        if isinstance(ptr, Space):
+            return self.launch.tmem_store(g, ptr, addr, values, dtype)
+        values = np.asarray(values)
+        if values.ndim == 1 and addr.ndim == 2:
+            values = values[:, None]
+        g.cta.access.store(ptr.space, g.tids, addr, values, dtype)
+
+    # ---- statements (generators) --------------------------------------------------------------------------------
+    def stmt(self, g: Group, s):
+        kind = type(s).__name__
+        method = getattr(self, "s_" + kind, None)
+        if method is None:
+            raise NotModelled(f"statement {kind} is not modelled")
+        result = method(g, s)
+        if result is None:
+            return
+        if isinstance(result, Wait):
+            yield result
+            return
+        yield from result
+
+    def s_Return(self, g, s):
+        return None
+
+    def s_SeqStmt(self, g, s):
+        for child in s.seq:
+            yield from self.stmt(g, child)
+
+    def s_Bind(self, g, s):
+        g.env[key(s.var)] = self.eval(g, s.value)
+
+    def s_LetStmt(self, g, s):
+        g.env[key(s.var)] = self.eval(g, s.value)
+        yield from self.stmt(g, s.body)
+
+    def s_AttrStmt(self, g, s):
+        if s.attr_key == "thread_extent":
+            var = s.node.var
+            self.launch.bind_thread(g, var, str(s.node.thread_tag), int(s.value))
+        yield from self.stmt(g, s.body)
+
+    def s_AssertStmt(self, g, s):
+        ok = self.eval(g, s.condition)
+        if not np.all(ok):
+            raise KernelFault(f"kernel '{self.launch.kernel_name}': assertion failed: {s.message}")
+        body = getattr(s, "body", None)
+        if body is not None:
+            yield from self.stmt(g, body)
+
+    def s_Evaluate(self, g, s):
+        value = s.value
+        if type(value).__name__ != "Call":
+            self.eval(g, value)
+            return None
+        return self.instructions.statement(self, g, value, op_name(value))
+
+    def s_BufferStore(self, g, s):
+        self.store(g, s.buffer, s.indices, self.eval(g, s.value))
+
+    s_TensorStore = s_BufferStore
+
+    def s_DeclBuffer(self, g, s):
+        buffer = s.buffer
+        if s.data is not None:
+            data = s.data
+            value = self.eval(g, data)
+            g.env[buffer_key(buffer)] = value
+        elif buffer_key(buffer) not in g.env:
+            raise NotModelled(f"buffer {buffer.name} is declared without storage")
+        body = getattr(s, "body", None)
+        if body is not None:
+            yield from self.stmt(g, body)
+
+    def s_AllocBuffer(self, g, s):
+        g.env[buffer_key(s.buffer)] = self.launch.allocate(g, s.buffer)
+        body = getattr(s, "body", None)
+        if body is not None:
+            yield from self.stmt(g, body)
+
+    def s_For(self, g, s):
+        start = self.eval(g, s.min)
+        extent = self.eval(g, s.extent)
+        if not (np.all(start == start[0]) and np.all(extent == extent[0])):
+            yield from self._split_by(g, np.stack([start, extent], axis=1), s)
+            return
+        begin, count = int(start[0]), int(extent[0])
+        step = 1 if s.step is None else int(self.eval(g, s.step)[0])
+        var = key(s.loop_var)
+        dtype = V.numpy_dtype(s.loop_var.ty)
+        for i in range(begin, begin + count * step, step):
+            g.env[var] = np.full(g.n, i, dtype=dtype)
+            yield from self.stmt(g, s.body)
+
+    def _split_by(self, g, values, s):
+        keys = np.unique(values, axis=0)
+        children = []
+        for k in keys:
+            mask = np.all(values == k, axis=1)
+            child = g.subset(mask)
+            children.append((child, self.stmt(child, s)))
+        yield Fork(children)
+
+    def s_IfThenElse(self, g, s):
+        cond = np.asarray(self.eval(g, s.condition), dtype=bool)
+        if cond.all():
+            yield from self.stmt(g, s.then_case)
+            return
+        if not cond.any():
+            if s.else_case is not None:
+                yield from self.stmt(g, s.else_case)
+            return
+        children = [(g.subset(cond), None)]
+        children[0] = (children[0][0], self.stmt(children[0][0], s.then_case))
+        if s.else_case is not None:
+            other = g.subset(~cond)
+            children.append((other, self.stmt(other, s.else_case)))
+        yield Fork(children)
+
+    def s_While(self, g, s):
+        while True:
+            cond = np.asarray(self.eval(g, s.condition), dtype=bool)
+            if not cond.any():
+                return
+            if not cond.all():
+                child = g.subset(cond)
+                yield Fork([(child, self.stmt(child, s))])
+                return
+            yield from self.stmt(g, s.body)
+
+
+class Launch:
+    """One kernel launch: grid and block sizes, the argument bindings, and CTA-independent state."""
+
+    def __init__(self, kernel_name, func, args, grid, threads, dynamic_shared, instructions):
+        self.kernel_name, self.func, self.args = kernel_name, func, args
+        self.grid, self.threads, self.dynamic_shared = grid, threads, dynamic_shared
+        self.static_shared = _static_shared_bytes(func.body)
+        self.interp = Interpreter(self, instructions)
+        self.cta: Cta | None = None
+        self.block = (0, 0, 0)
+        self.instructions = instructions
+
+    def bind_thread(self, g, var, tag, extent):
+        axis = "xyz".index(tag[-1])
+        if tag.startswith("threadIdx"):
+            if axis != 0 and extent != 1:
+                raise NotModelled(f"{tag} of extent {extent}: the interpreter launches 1-D CTAs (threadIdx.x)")
+            if axis == 0 and extent != self.threads:
+                raise KernelFault(f"kernel '{self.kernel_name}': threadIdx.x extent {extent} differs from the "
+                                  f"launch's {self.threads} threads")
+            value = g.tids.astype(np.int32) if axis == 0 else np.zeros(g.n, np.int32)
+        elif tag.startswith("blockIdx"):
+            value = np.full(g.n, self.block[axis], dtype=np.int32)
+        else:
+            raise NotModelled(f"thread tag {tag}")
+        g.env[key(var)] = value
+
+    def allocate(self, g, buffer):
+        cta = g.cta
+        handle = buffer_key(buffer)
+        existing = cta.allocations.get(handle)
+        scope = str(buffer.scope())
+        elem = V.numpy_dtype(buffer.dtype)
+        count = 1
+        for extent in buffer.shape:
+            count *= int(extent)
+        nbytes = count * elem.itemsize * V.lanes(buffer.dtype)
+        if existing is None:
+            if scope == "local":
+                size = max(16, -(-nbytes // 16) * 16)
+                existing = Space("local", buffer.name, np.full((self.threads, size), POISON, dtype=np.uint8))
+                existing = Pointer(existing, 0)
+            elif scope == "shared.dyn":
+                start = -(-self.static_shared // 16) * 16 if self.static_shared else 0
+                existing = Pointer(cta.shared.space, start)
+            elif scope == "shared":
+                align = 16
+                start = -(-cta.static_next // align) * align
+                cta.static_next = start + nbytes
+                existing = Pointer(cta.shared.space, start)
+            else:
+                raise NotModelled(f"buffer {buffer.name} in scope {scope}")
+            cta.allocations[handle] = existing
+        return Pointer(existing.space, np.full(g.n, int(np.asarray(existing.offset).reshape(-1)[0]), np.int64))
+
+    def tmem_load(self, g, space, addr, dtype):
+        raise NotModelled("tensor-memory buffer accessed as a buffer")
+
+    def tmem_store(self, g, space, addr, values, dtype):
+        raise NotModelled("tensor-memory buffer accessed as a buffer")
+
+    def run(self, body, env):
+        gx, gy, gz = self.grid
+        for bz in range(gz):
+            for by in range(gy):
+                for bx in range(gx):
+                    self.block = (bx, by, bz)
+                    self.cta = Cta(self, self.block)
+                    self.cta.run(body, dict(env))
+
+
+def _static_shared_bytes(body) -> int:
+    """Bytes of static shared allocations (``scope='shared'``) in the kernel, each rounded up to 16."""
+    total = 0
+
+    def visit(node):
+        nonlocal total
+        kind = type(node).__name__
+        if kind == "AllocBuffer" and str(node.buffer.scope()) == "shared":
+            count = 1
+            for extent in node.buffer.shape:
+                count *= int(extent)
+            nbytes = count * V.numpy_dtype(node.buffer.dtype).itemsize * V.lanes(node.buffer.dtype)
+            total += -(-nbytes // 16) * 16
+        for field in ("body", "then_case", "else_case"):
+            child = getattr(node, field, None)
+            if child is not None:
+                visit(child)
+        if kind == "SeqStmt":
+            for child in node.seq:
+                visit(child)
+
+    visit(body)
+    return total

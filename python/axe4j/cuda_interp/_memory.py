@@ -1,0 +1,128 @@
+"""Memory of the interpreter: global, shared and local spaces as byte arrays, pointers into them, and the shadow that
+finds data races on shared memory.
+
+Every access is checked: an address outside its allocation, or not a multiple of the access size, raises
+``KernelFault`` naming the kernel, the first offending thread and the address. Shared and local memory start filled
+with 0xFF bytes (NaN in every float type), so reading what nothing wrote shows up in the results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._errors import KernelFault, thread_name
+
+POISON = 0xFF
+
+
+class Space:
+    """One allocation: ``data`` is uint8, shape (size,) for global and shared, (threads, size) for local."""
+
+    def __init__(self, kind: str, name: str, data: np.ndarray, base: int = 0):
+        self.kind, self.name, self.data, self.base = kind, name, data, base
+        self.size = data.shape[-1]
+
+    def __repr__(self):
+        return f"{self.kind} '{self.name}'"
+
+
+class Pointer:
+    """A generic pointer: a space and one byte offset per thread of the group (shape (n,))."""
+
+    __slots__ = ("space", "offset")
+
+    def __init__(self, space: Space, offset):
+        self.space, self.offset = space, np.asarray(offset, dtype=np.int64)
+
+    def take(self, index):
+        return Pointer(self.space, self.offset[index])
+
+    def add(self, byte_offset):
+        return Pointer(self.space, self.offset + np.asarray(byte_offset, dtype=np.int64))
+
+
+class SharedWindow:
+    """The shared memory of one CTA: one byte array holding static allocations and the dynamic window; a shadow of the
+    last writer of each byte since the last synchronisation finds races."""
+
+    def __init__(self, size: int):
+        self.space = Space("shared", "shared memory", np.full(size, POISON, dtype=np.uint8))
+        self.writer = np.full(size, -1, dtype=np.int32)
+
+    def publish(self, threads=None):
+        """A barrier: writes so far are visible to every thread (or only those of ``threads``, a warp's sync)."""
+        if threads is None:
+            self.writer.fill(-1)
+        else:
+            self.writer[np.isin(self.writer, threads)] = -1
+
+
+class Access:
+    """Checked gathers and scatters of ``dtype`` values at byte addresses (one row per thread of a group)."""
+
+    def __init__(self, kernel: str, block):
+        self.kernel, self.block = kernel, block
+        self.shared: SharedWindow | None = None
+
+    def _fault(self, what, space, tids, addr, bad):
+        i = int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])
+        a = np.asarray(addr).reshape(len(tids), -1)[i]
+        first = int(a[np.asarray(bad).reshape(len(tids), -1)[i]][0])
+        raise KernelFault(f"kernel '{self.kernel}': {what} of {space} at byte {first} (size {space.size}) by "
+                          f"{thread_name(self.block, tids[i])}")
+
+    def _check(self, space, tids, addr, itemsize, write):
+        verb = "write" if write else "read"
+        bad = (addr < 0) | (addr + itemsize > space.size)
+        if bad.any():
+            self._fault(f"out-of-bounds {itemsize}-byte {verb}", space, tids, addr, bad)
+        bad = (addr % itemsize) != 0
+        if bad.any():
+            self._fault(f"misaligned {itemsize}-byte {verb}", space, tids, addr, bad)
+
+    def load(self, space: Space, tids, addr, dtype):
+        """addr: int64 (n,) or (n, lanes) byte addresses; returns values of the same shape."""
+        dtype = np.dtype(dtype)
+        addr = np.asarray(addr, dtype=np.int64)
+        self._check(space, tids, addr, dtype.itemsize, False)
+        if space.kind == "shared" and self.shared is not None:
+            self._race(space, tids, addr, dtype.itemsize)
+        if space.kind == "local":
+            view = space.data.view(dtype)
+            rows = tids.reshape((-1,) + (1,) * (addr.ndim - 1))
+            return view[rows, addr // dtype.itemsize]
+        return space.data.view(dtype)[addr // dtype.itemsize]
+
+    def store(self, space: Space, tids, addr, values, dtype):
+        dtype = np.dtype(dtype)
+        addr = np.asarray(addr, dtype=np.int64)
+        values = np.broadcast_to(np.asarray(values).astype(dtype, copy=False), addr.shape)
+        self._check(space, tids, addr, dtype.itemsize, True)
+        if space.kind == "local":
+            rows = tids.reshape((-1,) + (1,) * (addr.ndim - 1))
+            space.data.view(dtype)[rows, addr // dtype.itemsize] = values
+            return
+        space.data.view(dtype)[addr // dtype.itemsize] = values
+        if space.kind == "shared" and self.shared is not None:
+            rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (addr.ndim - 1)), addr.shape)
+            for b in range(dtype.itemsize):
+                self.shared.writer[(addr + b).ravel()] = rows.ravel()
+
+    def _race(self, space, tids, addr, itemsize):
+        rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (addr.ndim - 1)), addr.shape)
+        for b in range(itemsize):
+            writer = self.shared.writer[addr + b]
+            bad = (writer >= 0) & (writer != rows)
+            if bad.any():
+                i = np.argwhere(bad)[0]
+                raise KernelFault(
+                    f"kernel '{self.kernel}': data race on shared memory byte {int(addr[tuple(i)] + b)}: "
+                    f"{thread_name(self.block, rows[tuple(i)])} reads what {thread_name(self.block, writer[tuple(i)])} "
+                    "wrote with no barrier between")
+
+    def raw(self, space: Space, start: int, nbytes: int, who: str):
+        """A byte range for bulk copies (TMA, cp.async), bounds-checked."""
+        if start < 0 or start + nbytes > space.size:
+            raise KernelFault(f"kernel '{self.kernel}': {who} touches bytes [{start}, {start + nbytes}) of {space} "
+                              f"(size {space.size})")
+        return space.data[start:start + nbytes]

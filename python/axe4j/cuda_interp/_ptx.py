@@ -1,0 +1,510 @@
+"""Semantics of the calls a lowered CUDA kernel makes: TIR builtins, CUDA intrinsics and the ``T.ptx`` instructions.
+
+Each instruction's meaning is written from the PTX ISA (the section is named next to its code), independently of
+axe4j's own fragment tables (``MmaAtoms``, ``CudaFragments``): the interpreter is a second source of truth for them.
+A ``T.ptx`` call carries its operands first and its modifier tokens (strings) last; the tokens joined with dots give
+the PTX spelling that selects the semantics here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _values as V
+from ._errors import KernelFault, NotModelled, thread_name
+from ._exec import _EXTERN_MATH, _MATH, BarrierWait, Until, key, loaded
+from ._memory import Pointer
+from . import _tensor as TC
+
+
+def _is_string(e) -> bool:
+    return type(e).__name__ == "StringImm"
+
+
+def split_operands(call):
+    args = list(call.args)
+    cut = len(args)
+    while cut > 0 and _is_string(args[cut - 1]):
+        cut -= 1
+    tokens = [str(a.value) for a in args[cut:] if str(a.value)]
+    return args[:cut], tokens
+
+
+def _uniform(g, values, what):
+    values = np.asarray(values)
+    if values.size and not np.all(values == values.reshape(len(values), -1)[0]):
+        raise KernelFault(f"kernel '{g.cta.kernel}': {what} differs between the threads of one instruction "
+                          f"({thread_name(g.cta.block, g.tids[0])} and others)")
+    return values.reshape(len(values), -1)[0] if values.ndim > 1 else values[0]
+
+
+def shared_address(interp, g, e):
+    """Operand that names a shared-memory address: a 32-bit shared address (cvta) or a generic pointer into shared."""
+    value = interp.eval(g, e)
+    if isinstance(value, Pointer):
+        if value.space.kind != "shared":
+            raise KernelFault(f"kernel '{g.cta.kernel}': a shared-memory operand points into {value.space}")
+        return value.offset
+    return np.asarray(value).astype(np.int64)
+
+
+class LValue:
+    """An output operand: a buffer element the instruction writes."""
+
+    def __init__(self, interp, g, e):
+        if type(e).__name__ not in ("BufferLoad", "TensorLoad"):
+            raise NotModelled(f"output operand {e} is not a buffer element")
+        self.interp, self.g, self.e = interp, g, e
+        self.dtype = V.numpy_dtype(loaded(e).dtype)
+
+    def read(self):
+        return self.interp.eval(self.g, self.e)
+
+    def write(self, values):
+        self.interp.store(self.g, loaded(self.e), self.e.indices, np.asarray(values).astype(self.dtype, copy=False))
+
+    def write_bits(self, words):
+        """Write raw bits (unsigned integers of the element's width)."""
+        words = np.asarray(words).astype({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[self.dtype.itemsize])
+        self.write(words.view(self.dtype))
+
+
+def _as_bits(values, width=4):
+    values = np.ascontiguousarray(np.asarray(values))
+    if values.dtype.itemsize != width:
+        if np.issubdtype(values.dtype, np.integer):
+            return values.astype({4: np.uint32, 8: np.uint64, 2: np.uint16}[width])
+        raise NotModelled(f"a {values.dtype} operand where a .b{width * 8} register is expected")
+    return values.view({4: np.uint32, 8: np.uint64, 2: np.uint16}[width])
+
+
+# ---- mbarriers (PTX ISA: "Parallel Synchronization and Communication Instructions: mbarrier") --------------------
+
+class MBarrier:
+    """An mbarrier object: expected arrival count, pending arrivals, tx-count and the number of completed phases."""
+
+    def __init__(self, count):
+        self.count, self.pending, self.tx, self.phase = count, count, 0, 0
+
+    def settle(self, cta):
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.count
+            cta.shared.publish()
+
+
+def mbarrier_at(g, addr):
+    addr = int(_uniform(g, addr, "the mbarrier address"))
+    bar = g.cta.mbarriers.get(addr)
+    if bar is None:
+        raise KernelFault(f"kernel '{g.cta.kernel}': mbarrier at shared byte {addr} used before mbarrier.init by "
+                          f"{thread_name(g.cta.block, g.tids[0])}")
+    return addr, bar
+
+
+def mbarrier(interp, g, ops, tokens):
+    chain = ".".join(tokens)
+    addr = shared_address(interp, g, ops[0])
+    if tokens[0] == "init":
+        count = int(_uniform(g, interp.eval(g, ops[1]), "the mbarrier count"))
+        for a in np.unique(addr):
+            if a % 8:
+                raise KernelFault(f"kernel '{g.cta.kernel}': mbarrier at shared byte {a} is not 8-byte aligned")
+            g.cta.mbarriers[int(a)] = MBarrier(count)
+        return None
+    if tokens[0] == "arrive":
+        for a in np.unique(addr):
+            threads = int(np.sum(addr == a))
+            _, bar = mbarrier_at(g, np.array([a]))
+            value = int(_uniform(g, interp.eval(g, ops[1]), "the mbarrier operand")) if len(ops) > 1 else 1
+            if "expect_tx" in tokens:
+                bar.tx += value * threads
+                bar.pending -= threads
+            else:
+                bar.pending -= value * threads
+            if bar.pending < 0:
+                raise KernelFault(f"kernel '{g.cta.kernel}': more arrivals than the {bar.count} expected on the "
+                                  f"mbarrier at shared byte {a}")
+            bar.settle(g.cta)
+        return None
+    raise NotModelled(f"mbarrier.{chain}")
+
+
+def mbarrier_wait(interp, g, ptr, parity):
+    """try_wait.parity: the phase of parity P has completed when the completed-phase count's parity differs from P."""
+    addr = shared_address(interp, g, ptr)
+    a, bar = mbarrier_at(g, addr)
+    p = int(_uniform(g, interp.eval(g, parity), "the mbarrier parity")) & 1
+    return Until(f"mbarrier at shared byte {a} to complete its phase of parity {p}", lambda: bar.phase % 2 != p)
+
+
+def complete_tx(cta, addr, nbytes):
+    bar = cta.mbarriers.get(int(addr))
+    if bar is None:
+        raise KernelFault(f"kernel '{cta.kernel}': an async copy completes on shared byte {addr}, which holds no "
+                          "initialised mbarrier")
+    bar.tx -= nbytes
+    bar.settle(cta)
+
+
+# ---- loads, stores, moves (PTX ISA: "Data Movement and Conversion Instructions: ld, st, mov") -------------------
+
+_TYPES = {"u32": np.uint32, "b32": np.uint32, "s32": np.int32, "f32": np.float32, "u16": np.uint16, "b16": np.uint16,
+          "f16": np.float16, "u64": np.uint64, "b64": np.uint64, "s64": np.int64, "u8": np.uint8, "b8": np.uint8,
+          "s8": np.int8, "s16": np.int16, "f64": np.float64}
+
+
+def _memory_of(interp, g, e, space_token):
+    value = interp.eval(g, e)
+    if isinstance(value, Pointer):
+        return value.space, value.offset
+    if space_token == "shared":
+        return g.cta.shared.space, np.asarray(value).astype(np.int64)
+    raise NotModelled(f"an address operand {e} in state space {space_token}")
+
+
+def ld_st(interp, g, family, ops, tokens):
+    vec = next((int(t[1:]) for t in tokens if t in ("v2", "v4", "v8")), 1)
+    ty = np.dtype(next(_TYPES[t] for t in reversed(tokens) if t in _TYPES))
+    space = next((t for t in tokens if t in ("global", "shared", "local", "shared::cta")), "generic")
+    space = "shared" if space == "shared::cta" else space
+    access = g.cta.access
+    if family == "ld":
+        outs = [LValue(interp, g, o) for o in ops[:vec]]
+        mem, addr = _memory_of(interp, g, ops[vec], space)
+        words = access.load(mem, g.tids, addr[:, None] + np.arange(vec) * ty.itemsize, ty)
+        for j, out in enumerate(outs):
+            out.write_bits(words[:, j].view(np.uint32) if ty.itemsize == 4 else words[:, j]) if out.dtype != ty \
+                else out.write(words[:, j])
+        return None
+    mem, addr = _memory_of(interp, g, ops[0], space)
+    values = np.stack([_as_bits(interp.eval(g, o), ty.itemsize).view(ty) for o in ops[1:1 + vec]], axis=1)
+    access.store(mem, g.tids, addr[:, None] + np.arange(vec) * ty.itemsize, values, ty)
+    return None
+
+
+def mov(interp, g, ops, tokens):
+    """mov.b64 d, {a, b} packs two 32-bit registers (a low); mov.b64 {a, b}, d unpacks."""
+    first = LValue(interp, g, ops[0])
+    if first.dtype.itemsize == 8 and len(ops) == 3:
+        lo, hi = (_as_bits(interp.eval(g, o)).astype(np.uint64) for o in ops[1:3])
+        first.write_bits(lo | (hi << np.uint64(32)))
+        return None
+    if len(ops) == 3:
+        word = _as_bits(interp.eval(g, ops[2]), 8)
+        first.write_bits(word & np.uint64(0xFFFFFFFF))
+        LValue(interp, g, ops[1]).write_bits(word >> np.uint64(32))
+        return None
+    raise NotModelled("mov." + ".".join(tokens))
+
+
+def arith(interp, g, family, ops, tokens):
+    """add/mul/max with .f32 or packed .f32x2 (two f32 in a 64-bit register; PTX ISA: "Floating Point Instructions")."""
+    out = LValue(interp, g, ops[0])
+    fn = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[family]
+    if "f32x2" in tokens:
+        pairs = [_as_bits(interp.eval(g, o), 8).view(np.float32).reshape(g.n, 2) for o in ops[1:]]
+        result = pairs[0]
+        for p in pairs[1:]:
+            result = fn(result, p)
+        out.write_bits(np.ascontiguousarray(result.astype(np.float32)).view(np.uint64).reshape(g.n))
+        return None
+    values = [interp.eval(g, o).astype(np.float32) for o in ops[1:]]
+    result = values[0]
+    for v in values[1:]:
+        result = fn(result, v)
+    out.write(result)
+    return None
+
+
+# ---- cp.async (PTX ISA: "Data Movement: cp.async, cp.async.commit_group, cp.async.wait_group") ------------------
+
+class CpAsync:
+    def __init__(self, tids, src_space, src, dst, size, fill, group):
+        self.tids, self.src_space, self.src, self.dst, self.size, self.fill = tids, src_space, src, dst, size, fill
+        self.group = group
+        self.kind = "cp.async"
+
+    def complete(self, cta):
+        access = cta.access
+        data = access.load(self.src_space, self.tids, self.src[:, None] + np.arange(self.size), np.uint8)
+        if self.fill is not None:
+            data = np.where(np.arange(self.size)[None, :] < self.fill[:, None], data, 0).astype(np.uint8)
+        cta.shared.space.data[(self.dst[:, None] + np.arange(self.size)).ravel()] = data.ravel()
+
+
+def cp_async(interp, g, ops, tokens):
+    state = g.cta.async_state.setdefault("cp.async", {"open": np.zeros(g.cta.threads, np.int64)})
+    if tokens[1:2] == ["commit_group"]:
+        state["open"][g.tids] += 1
+        return None
+    if tokens[1:2] in (["wait_group"], ["wait_all"]):
+        keep = int(_uniform(g, interp.eval(g, ops[0]), "wait_group's count")) if ops else 0
+        committed = state["open"][g.tids]
+        mine = set(int(t) for t in g.tids)
+
+        def due(op):
+            return op.kind == "cp.async" and any(int(t) in mine for t in op.tids) and \
+                op.group < int(committed.max()) - keep
+        g.cta.complete(due)
+        return None
+    dst = shared_address(interp, g, ops[0])
+    src = interp.eval(g, ops[1])
+    size = int(_uniform(g, interp.eval(g, ops[2]), "cp.async's size"))
+    if size not in (4, 8, 16):
+        raise KernelFault(f"kernel '{g.cta.kernel}': cp.async of {size} bytes (4, 8 or 16)")
+    fill = interp.eval(g, ops[3]).astype(np.int64) if len(ops) > 3 else None
+    for what, a in (("destination", dst), ("source", src.offset)):
+        if np.any(a % size):
+            bad = int(a[np.flatnonzero(a % size)[0]])
+            raise KernelFault(f"kernel '{g.cta.kernel}': cp.async {what} byte {bad} is not {size}-byte aligned")
+    g.cta.access.raw(g.cta.shared.space, int(dst.min()), int(dst.max() - dst.min()) + size, "cp.async")
+    g.cta.issue(CpAsync(g.tids.copy(), src.space, src.offset.copy(), dst.copy(), size, fill,
+                        int(state["open"][g.tids].max())))
+    return None
+
+
+# ---- bulk tensor copies (TMA) -------------------------------------------------------------------------------------
+
+class TensorCopy:
+    """cp.async.bulk.tensor (PTX ISA: "cp.async.bulk.tensor"; tensor maps as cuTensorMapEncodeTiled defines them;
+    the swizzle as PTX ISA "Tensor swizzling modes" gives it: 16-byte chunk bits [4, 4+b) of the shared byte address
+    XOR bits [7, 7+b), b = 1, 2, 3 for the 32, 64 and 128-byte modes)."""
+
+    def __init__(self, direction, tmap, coords, smem, mbar, tids):
+        self.direction, self.tmap, self.coords, self.smem, self.mbar = direction, tmap, coords, smem, mbar
+        self.tids, self.kind = tids, "tma"
+
+    def complete(self, cta):
+        TC.tensor_copy(cta, self)
+        if self.mbar is not None:
+            complete_tx(cta, self.mbar, self.tmap.box_bytes())
+
+
+def cp_bulk(interp, g, ops, tokens):
+    state = g.cta.async_state.setdefault("bulk", {"open": 0})
+    if "commit_group" in tokens:
+        for op in g.cta.pending:
+            if op.kind == "tma-store" and op.group is None:
+                op.group = state["open"]
+        state["open"] += 1
+        return None
+    if "wait_group" in tokens or "wait_group.read" in ".".join(tokens):
+        keep = int(_uniform(g, interp.eval(g, ops[0]), "wait_group's count")) if ops else 0
+        g.cta.complete(lambda op: op.kind == "tma-store" and op.group is not None and op.group < state["open"] - keep)
+        return None
+    if "tensor" not in tokens:
+        raise NotModelled("cp." + ".".join(tokens))
+    rank = int(next(t for t in tokens if t.endswith("d") and t[:-1].isdigit())[:-1])
+    if tokens.index("global") > tokens.index(next(t for t in tokens if t.startswith("shared"))):
+        # load: dst smem, tensor map, coordinates (innermost first), mbarrier
+        smem = shared_address(interp, g, ops[0])
+        tmap = interp.eval(g, ops[1])
+        coords = [interp.eval(g, c).astype(np.int64) for c in ops[2:2 + rank]]
+        mbar = shared_address(interp, g, ops[2 + rank])
+        for i in range(g.n):
+            g.cta.issue(TensorCopy("load", TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]),
+                                   int(mbar[i]), g.tids[i:i + 1]))
+        return None
+    tmap = interp.eval(g, ops[0])
+    coords = [interp.eval(g, c).astype(np.int64) for c in ops[1:1 + rank]]
+    smem = shared_address(interp, g, ops[1 + rank])
+    for i in range(g.n):
+        op = TensorCopy("store", TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]), None,
+                        g.tids[i:i + 1])
+        op.kind, op.group = "tma-store", None
+        g.cta.issue(op)
+    return None
+
+
+# ---- dispatch -----------------------------------------------------------------------------------------------------
+
+def call(interp, g, e, name):
+    """Calls inside expressions (they return a value)."""
+    args = e.args
+    if name in _MATH and _MATH[name] is not None:
+        x = interp.eval(g, args[0])
+        return _MATH[name](x.astype(np.float32) if x.dtype == np.float16 else x).astype(x.dtype)
+    if name in ("tirx.call_pure_extern", "tirx.call_extern"):
+        fn = str(args[0].value)
+        if fn in _EXTERN_MATH:
+            values = [interp.eval(g, a) for a in args[1:]]
+            out = _EXTERN_MATH[fn](*values)
+            return np.asarray(out).astype(V.numpy_dtype(e.ty))
+        raise NotModelled(f"extern function {fn}")
+    if name == "tirx.if_then_else":
+        cond = np.asarray(interp.eval(g, args[0]), dtype=bool)
+        if cond.all():
+            return interp.eval(g, args[1])
+        if not cond.any():
+            return interp.eval(g, args[2])
+        out = None
+        for mask, arg in ((cond, args[1]), (~cond, args[2])):
+            if not mask.any():
+                continue
+            part = interp.eval(g.subset(mask), arg)
+            if out is None:
+                out = np.empty((g.n,) + np.shape(part)[1:], dtype=np.asarray(part).dtype)
+            out[mask] = part
+        return out
+    if name == "tirx.reinterpret":
+        value = interp.eval(g, args[0])
+        if isinstance(value, (Pointer, TC.TensorMap)) or not isinstance(value, np.ndarray):
+            return value
+        target = V.numpy_dtype(e.ty)
+        return np.ascontiguousarray(value).view(target)
+    if name == "tirx.address_of":
+        load = args[0]
+        if type(load).__name__ in ("Var", "SizeVar"):  # a tensor map parameter
+            value = interp.eval(g, load)
+            return value.value if hasattr(value, "value") and not isinstance(value, np.ndarray) else value
+        if type(load).__name__ in ("BufferLoad", "TensorLoad"):
+            ptr, addr, _ = interp.address(g, loaded(load), load.indices, None)
+            return Pointer(ptr.space, addr)
+        raise NotModelled(f"address_of {load} ({type(load).__name__})")
+    if name == "tirx.cuda.cvta_generic_to_shared":
+        value = interp.eval(g, args[0])
+        if isinstance(value, Pointer):
+            if value.space.kind != "shared":
+                raise KernelFault(f"kernel '{g.cta.kernel}': cvta to shared of a pointer into {value.space}")
+            return value.offset.astype(np.uint32)
+        return value
+    if name == "tirx.cuda.func_call":
+        return _func_call(interp, g, e)
+    if name in ("tirx.tvm_warp_shuffle", "tirx.tvm_warp_shuffle_xor", "tirx.tvm_warp_shuffle_down",
+                "tirx.tvm_warp_shuffle_up"):
+        return _shuffle(interp, g, name.rsplit("_", 1)[-1], args)
+    if name in ("tirx.cuda.__shfl_sync", "tirx.cuda.__shfl_xor_sync", "tirx.cuda.__shfl_down_sync",
+                "tirx.cuda.__shfl_up_sync"):
+        kind = {"sync": "shuffle", "xor": "xor", "down": "down", "up": "up"}[name.split("_")[-2] if
+                                                                            name.count("_") > 3 else "sync"]
+        return _shuffle(interp, g, kind, args)
+    if name == "tirx.tvm_warp_activemask":
+        return np.full(g.n, 0xFFFFFFFF, np.uint32)
+    if name == "tirx.cuda.elect_sync":
+        lanes = g.tids % 32
+        first = np.zeros(g.n, dtype=np.uint32)
+        for warp in np.unique(g.tids // 32):
+            where = np.flatnonzero(g.tids // 32 == warp)
+            first[where[np.argmin(lanes[where])]] = 1
+        return first
+    if name == "tirx.cuda.warp_reduce":
+        return _warp_reduce(interp, g, args)
+    if name == "tirx.isnullptr":
+        return np.zeros(g.n, dtype=bool)
+    if name == "tirx.handle_add_byte_offset":
+        return interp.eval(g, args[0]).add(interp.eval(g, args[1]))
+    if name == "tirx.buffer_data":
+        value = g.env.get(key(args[0]))
+        if value is None:
+            raise NotModelled(f"storage {args[0]} has no value here")
+        return value
+    if name == "tirx.type_annotation":
+        return None
+    raise NotModelled(f"call {name}")
+
+
+def statement(interp, g, e, name):
+    """Calls as statements: may return a Wait (barriers, mbarrier waits) for the scheduler."""
+    if name == "tirx.cuda.cta_sync":
+        return BarrierWait(g.cta, 0, g.cta.threads, g)
+    if name == "tirx.cuda.warp_sync":
+        g.cta.shared.publish(g.tids)
+        return None
+    if name == "tirx.cuda.mbarrier_wait":
+        return mbarrier_wait(interp, g, e.args[0], e.args[1])
+    if name in ("tirx.cuda.wgmma_encode_matrix_descriptor", "tirx.cuda.tcgen05_encode_matrix_descriptor"):
+        return TC.encode_descriptor(interp, g, e.args, "wgmma" if "wgmma" in name else "tcgen05")
+    if name.startswith("tirx.ptx."):
+        family = name[len("tirx.ptx."):].split("_")[0]  # table entries are <family>_<shape>
+        ops, tokens = split_operands(e)
+        if family == "mbarrier":
+            return mbarrier(interp, g, ops, tokens)
+        if family == "fence":
+            return None
+        if family in ("ld", "st"):
+            return ld_st(interp, g, family, ops, tokens)
+        if family == "mov":
+            return mov(interp, g, ops, tokens)
+        if family in ("add", "mul", "max", "min"):
+            return arith(interp, g, family, ops, tokens)
+        if family == "cp":
+            if "bulk" in tokens:
+                return cp_bulk(interp, g, ops, tokens)
+            return cp_async(interp, g, ops, tokens)
+        if family in ("ldmatrix", "stmatrix"):
+            return TC.ldstmatrix(interp, g, family, ops, tokens)
+        if family == "mma":
+            return TC.mma_sync(interp, g, ops, tokens)
+        if family == "wgmma":
+            return TC.wgmma(interp, g, ops, tokens)
+        if family == "tcgen05":
+            return TC.tcgen05(interp, g, ops, tokens)
+        raise NotModelled(f"ptx {family}." + ".".join(tokens))
+    call(interp, g, e, name)
+    return None
+
+
+def _func_call(interp, g, e):
+    fn = str(e.args[0].value)
+    if fn == "tvm_builtin_pointer_offset":
+        ptr = interp.eval(g, e.args[1])
+        elem = V.numpy_dtype(loaded(e.args[1].args[0]).dtype) if type(e.args[1]).__name__ == "Call" else np.uint8
+        return ptr.add(interp.eval(g, e.args[2]).astype(np.int64) * np.dtype(elem).itemsize)
+    if fn.startswith("tvm_builtin_cast_") and "x2_" in fn:
+        # tvm_builtin_cast_<src>x2_<dst>x2(dst, src): two elements converted with round to nearest
+        src_type, dst_type = fn[len("tvm_builtin_cast_"):].split("x2_")
+        dst, src = interp.eval(g, e.args[1]), interp.eval(g, e.args[2])
+        values = g.cta.access.load(src.space, g.tids, src.offset[:, None] + np.arange(2) * V.numpy_dtype(src_type)
+                                   .itemsize, V.numpy_dtype(src_type))
+        out_type = V.numpy_dtype(dst_type.rstrip("x2"))
+        g.cta.access.store(dst.space, g.tids, dst.offset[:, None] + np.arange(2) * out_type.itemsize,
+                           V.convert(values, dst_type.rstrip("x2")), out_type)
+        return None
+    raise NotModelled(f"device function {fn}")
+
+
+def _shuffle(interp, g, kind, args):
+    """shfl.sync (PTX ISA "shfl.sync"): idx/bfly/down/up within segments of ``width`` lanes; a source lane outside
+    the segment (down/up) returns the caller's own value."""
+    value = interp.eval(g, args[1])
+    delta = interp.eval(g, args[2]).astype(np.int64)
+    width = int(_uniform(g, interp.eval(g, args[3]), "the shuffle width"))
+    lane = g.tids % 32
+    seg = lane - lane % width
+    if kind == "shuffle":
+        src = seg + delta % width
+    elif kind == "xor":
+        src = lane ^ delta
+        src = np.where(src // width == lane // width, src, lane)
+    elif kind == "down":
+        src = np.where(lane % width + delta < width, lane + delta, lane)
+    else:
+        src = np.where(lane % width - delta >= 0, lane - delta, lane)
+    src_tid = g.tids - lane + src
+    where = np.searchsorted(g.tids, src_tid)
+    where = np.minimum(where, g.n - 1)
+    missing = g.tids[where] != src_tid
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise KernelFault(f"kernel '{g.cta.kernel}': shfl.sync by {thread_name(g.cta.block, g.tids[i])} reads lane "
+                          f"{int(src[i])}, which is not executing the shuffle with it")
+    return value[where]
+
+
+def _warp_reduce(interp, g, args):
+    value = interp.eval(g, args[0])
+    op = str(args[1].value)
+    width = int(args[2].value) if type(args[2]).__name__ == "IntImm" else int(interp.eval(g, args[2])[0])
+    fn = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op]
+    out = value.copy()
+    step = 1
+    while step < width:
+        lane = g.tids % 32
+        src_tid = g.tids - lane + (lane ^ step)
+        where = np.searchsorted(g.tids, src_tid)
+        if np.any(g.tids[np.minimum(where, g.n - 1)] != src_tid):
+            raise KernelFault(f"kernel '{g.cta.kernel}': warp reduction over lanes that are not converged")
+        out = fn(out, out[where])
+        step *= 2
+    return out
