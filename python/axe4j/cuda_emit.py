@@ -18,6 +18,8 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
+from . import _planted
+
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
 # lane is tx % 32, a warpgroup's thread tx % 128. Read from tx, the index needs no scope-id declaration in the
 # kernel header beyond T.thread_id.
@@ -313,7 +315,8 @@ def _emit_tree_reduce(request, plan, h):
                 # lane 0 of each warp leaves its warp's partial; the group's first warp combines them
                 warp, lane = tirx.floordiv(tid, 32), tirx.floormod(tid, 32)
                 guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))
-                T.evaluate(T.cuda.cta_sync())
+                if not _planted.active("missing-barrier"):
+                    T.evaluate(T.cuda.cta_sync())
                 first_warp = tirx.floormod(warp, warps_per_group) == 0
                 T.buffer_store(acc, tirx.Select(lane < warps_per_group,
                                                 scratch[tirx.Min(warp + lane, threads // 32 - 1)],
@@ -349,7 +352,8 @@ def _emit_ldstmatrix(request, plan):
     reg, smem = request.buffers[plan["register"]], request.buffers[plan["shared"]]
     num, row_stride, registers = int(plan["num"]), int(plan["row_stride"]), int(plan["registers"])
     groups = plan["groups"]
-    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}.shared.b16"
+    trans = ".trans" if _planted.active("ldmatrix-trans") else ""
+    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}{trans}.shared.b16"
     span = max(int(b) for g in groups for b in g["bases"]) + 7 * row_stride + 8
 
     def block_base(bases, k):
@@ -366,7 +370,8 @@ def _emit_ldstmatrix(request, plan):
 
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
-        lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
+        lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var
+                             + (1 if _planted.active("lane-off-by-one") else 0), 32)
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
@@ -451,7 +456,8 @@ def _emit_wgmma(request, plan):
                     T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
                         T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
                         int(entry["lbo"]),
-                        int(entry["sbo"]), int(entry["swizzle"])))
+                        int(entry["sbo"]) * (2 if _planted.active("wgmma-descriptor-stride") else 1),
+                        int(entry["swizzle"])))
                 scale_d = 1 if (plan["accum"] or kk > 0) else 0
                 T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
                                                       1, 1, 0, 0))

@@ -1,0 +1,34 @@
+"""Faults planted in the CUDA emitters on request, for tests only: each shows that the CPU interpreter of lowered
+kernels (``axe4j.cuda_interp``) catches that kind of emitter bug. Nothing is planted unless a test asks, inside a
+``planted(...)`` block, in its own thread."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+KINDS = {
+    "wrong-swizzle": "TMA tensor maps get the next smaller swizzle mode than the plan's",
+    "missing-barrier": "the cross-warp tree reduction leaves out the barrier between its scratch writes and reads",
+    "lane-off-by-one": "ldmatrix/stmatrix row addresses come from lane + 1",
+    "ldmatrix-trans": "ldmatrix/stmatrix get .trans where the plan has none",
+    "wgmma-descriptor-stride": "wgmma shared-memory descriptors get twice the plan's stride byte offset",
+}
+
+_local = threading.local()
+
+
+def active(kind: str) -> bool:
+    return kind in getattr(_local, "kinds", ())
+
+
+@contextlib.contextmanager
+def planted(kind: str):
+    if kind not in KINDS:
+        raise ValueError(f"unknown planted fault {kind!r}; known: {', '.join(sorted(KINDS))}")
+    before = getattr(_local, "kinds", frozenset())
+    _local.kinds = before | {kind}
+    try:
+        yield
+    finally:
+        _local.kinds = before

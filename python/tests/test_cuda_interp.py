@@ -1,0 +1,228 @@
+"""The CPU interpreter of lowered CUDA kernels (``axe4j.cuda_interp``): the GEMMs run and match numpy, faults a GPU
+would hit are errors that name the kernel, the thread and the address, and five bugs planted in the emitters are
+each caught. Every GPU test's kernel also runs interpreted: see ``test_cuda_interp_twins.py``."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import time
+
+import numpy as np
+import pytest
+from tvm.script import tirx as T
+
+import axe4j
+from axe4j import _planted, cuda_corpus, cuda_interp
+from axe4j.cuda_corpus import build
+from axe4j.kernels.ampere_gemm import ampere_gemm
+from axe4j.kernels.hopper_gemm import hopper_gemm
+
+
+def _target(arch="sm_90a"):
+    return tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+
+
+def _operands(m, n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, (m, k)).astype("float16")
+    b = rng.integers(-2, 3, (n, k)).astype("float16")
+    return a, b, np.zeros((m, n), "float16"), a.astype("float32") @ b.astype("float32").T
+
+
+def _run_gemm(builder, shape, arch):
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(builder(*shape), _target(arch))
+    a, b, d, expected = _operands(*shape)
+    start = time.perf_counter()
+    cuda_interp.run(executable, a, b, d)
+    return d, expected, time.perf_counter() - start
+
+
+def test_hopper_gemm_256x256x128_matches_numpy_within_the_time_budget():
+    d, expected, seconds = _run_gemm(hopper_gemm, (256, 256, 128), "sm_90a")
+    print(f"hopper_gemm 256x256x128 interpreted in {seconds:.2f} s")
+    np.testing.assert_array_equal(d.astype("float32"), expected)
+    assert seconds < 30, f"the interpreter took {seconds:.1f} s (budget 30 s)"
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_ampere_gemm_matches_numpy(arch):
+    d, expected, _ = _run_gemm(ampere_gemm, (128, 128, 128), arch)
+    np.testing.assert_array_equal(d.astype("float32"), expected)
+
+
+# ---- faults a GPU would hit -----------------------------------------------------------------------------------------
+
+def _oob():
+    @T.prim_func
+    def kernel(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([2])
+        T.lane_id([32])
+        tid = T.thread_id([64])
+        B[tid] = A[tid + 1]
+
+    return kernel
+
+
+def _neighbour(sync):
+    @T.prim_func
+    def kernel(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([2])
+        T.lane_id([32])
+        tid = T.thread_id([64])
+        S = T.alloc_buffer((64,), "float32", scope="shared", layout=None)
+        S[tid] = A[tid]
+        if sync:
+            T.cuda.cta_sync()
+        B[tid] = S[(tid + 1) % 64]
+
+    return kernel
+
+
+def _never_arrives():
+    @T.prim_func
+    def kernel(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([2])
+        T.lane_id([32])
+        tid = T.thread_id([64])
+        bar = T.alloc_buffer((1,), "uint64", scope="shared", layout=None)
+        if tid == 0:
+            T.ptx.mbarrier.init.shared.b64(bar.ptr_to([0]), T.uint32(1))
+        T.cuda.cta_sync()
+        T.cuda.mbarrier_wait(bar.ptr_to([0]), 0)
+        B[tid] = A[tid]
+
+    return kernel
+
+
+def _run_small(kernel):
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(kernel, _target())
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    cuda_interp.run(executable, a, b)
+    return a, b
+
+
+def test_out_of_bounds_read_names_kernel_thread_and_address():
+    with pytest.raises(cuda_interp.KernelFault,
+                       match=r"kernel 'kernel_kernel': out-of-bounds 4-byte read of global 'argument 0' at byte 256 "
+                             r"\(size 256\) by block \(0, 0, 0\) thread 63 \(warp 1, lane 31\)"):
+        _run_small(_oob())
+
+
+def test_shared_memory_race_without_a_barrier_is_named_and_the_synchronised_kernel_runs():
+    with pytest.raises(cuda_interp.KernelFault, match=r"data race on shared memory byte 4: .* thread 0 .* reads what "
+                                                      r".* thread 1 .* wrote with no barrier between"):
+        _run_small(_neighbour(sync=False))
+    a, b = _run_small(_neighbour(sync=True))
+    np.testing.assert_array_equal(b, np.roll(a, -1))
+
+
+def test_a_wait_that_nothing_completes_is_a_deadlock_naming_the_waiters():
+    with pytest.raises(cuda_interp.KernelFault, match=r"deadlocks in block \(0, 0, 0\): threads 0-63 wait for "
+                                                      r"mbarrier at shared byte 0 to complete its phase of parity 0"):
+        _run_small(_never_arrives())
+
+
+def test_executables_without_recorded_modules_are_refused():
+    with pytest.raises(cuda_interp.NotModelled, match="no lowered CUDA modules recorded"):
+        cuda_interp.run(object())
+
+
+def test_arrays_must_be_contiguous():
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(_oob(), _target())
+    with pytest.raises(TypeError, match="C-contiguous"):
+        cuda_interp.run(executable, np.zeros((64, 2), "float32")[:, 0], np.zeros(64, "float32"))
+
+
+# ---- bugs planted in the emitters -----------------------------------------------------------------------------------
+
+def _hopper(kind):
+    with _planted.planted(kind):
+        d, expected, _ = _run_gemm(hopper_gemm, (128, 128, 64), "sm_90a")
+    return d, expected
+
+
+def _ampere(kind):
+    with _planted.planted(kind):
+        d, expected, _ = _run_gemm(ampere_gemm, (128, 128, 64), "sm_80")
+    return d, expected
+
+
+def _tree_reduce(kind):
+    import test_cuda_dispatch as dispatch_tests  # its cross-warp tree reduction (scratch in shared, a barrier)
+
+    axe4j.use_pip_nvcc()
+    kernel = dispatch_tests.KERNELS["sum_rows_tree_cross_warp_cta_f32"][0]()
+    a = np.random.default_rng(3).standard_normal((2, 512)).astype("float32")
+    out = np.zeros(2, "float32")
+    if kind is None:
+        cuda_interp.run(axe4j.compile(kernel, _target()), a, out)
+    else:
+        with _planted.planted(kind):
+            cuda_interp.run(axe4j.compile(kernel, _target()), a, out)
+    return out, a.sum(axis=1)
+
+
+def test_the_kernels_used_for_planted_bugs_are_right_without_them():
+    d, expected, _ = _run_gemm(hopper_gemm, (128, 128, 64), "sm_90a")
+    np.testing.assert_array_equal(d.astype("float32"), expected)
+    d, expected, _ = _run_gemm(ampere_gemm, (128, 128, 64), "sm_80")
+    np.testing.assert_array_equal(d.astype("float32"), expected)
+    out, expected = _tree_reduce(None)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-4)
+
+
+def _wrong(d, expected):
+    return not np.array_equal(d.astype("float32"), expected)
+
+
+def test_planted_wrong_swizzle_is_caught():
+    with pytest.raises(cuda_interp.KernelFault, match="inner box of 128 bytes exceeds the 64-byte swizzle span"):
+        _hopper("wrong-swizzle")
+
+
+def test_planted_wrong_wgmma_descriptor_stride_is_caught():
+    assert _wrong(*_hopper("wgmma-descriptor-stride"))
+
+
+def test_planted_lane_off_by_one_is_caught():
+    assert _wrong(*_ampere("lane-off-by-one"))
+
+
+def test_planted_wrong_ldmatrix_trans_is_caught():
+    assert _wrong(*_ampere("ldmatrix-trans"))
+
+
+def test_planted_missing_barrier_is_caught_as_a_race():
+    with pytest.raises(cuda_interp.KernelFault, match="data race on shared memory"):
+        _tree_reduce("missing-barrier")
+
+
+def test_every_planted_kind_has_a_test():
+    tested = {"wrong-swizzle", "wgmma-descriptor-stride", "lane-off-by-one", "ldmatrix-trans", "missing-barrier"}
+    assert tested == set(_planted.KINDS)
+
+
+# ---- the whole CUDA corpus, every arch it targets ---------------------------------------------------------------
+
+_CORPUS = [(k.name, arch) for k in cuda_corpus.kernels() for arch in k.archs]
+
+
+@pytest.mark.parametrize("name,arch", _CORPUS)
+def test_corpus_kernel_interpreted_matches_numpy(name, arch):
+    kernel = cuda_corpus.get(name)
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(build.module(kernel), build.target(arch))
+    inputs = kernel.random_inputs(np.random.default_rng(sum(map(ord, name))))
+    outputs = kernel.zero_outputs()
+    cuda_interp.run(executable, *inputs, *outputs)
+    for i, (got, want) in enumerate(zip(outputs, kernel.reference(*inputs))):
+        np.testing.assert_allclose(got.astype("float64"), np.asarray(want).astype("float64"), rtol=kernel.rtol,
+                                   atol=kernel.atol, err_msg=f"{name} {arch} output {i}")
