@@ -68,7 +68,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _signals, _tvm, layout, transform
+from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
 from .compile import compile, explain, host_target
