@@ -29,6 +29,11 @@ class TensorMap:
             raise NotModelled("interleaved tensor maps")
         if any(s != 1 for s in self.element_strides):
             raise NotModelled(f"tensor map element strides {self.element_strides}")
+        reach = int(pointer.offset.reshape(-1)[0]) + sum((n - 1) * s for n, s in zip(self.dims, self.strides)) \
+            + self.dtype.itemsize
+        if reach > pointer.space.size:
+            raise KernelFault(f"tensor map over {pointer.space} (dims {self.dims}, byte strides {self.strides}) reaches "
+                              f"byte {reach}; the argument holds {pointer.space.size} bytes")
         span = self.SWIZZLE_BYTES[self.swizzle]
         if span and self.box[0] * self.dtype.itemsize > span:
             raise KernelFault(f"tensor map: inner box of {self.box[0] * self.dtype.itemsize} bytes exceeds the "
