@@ -13,6 +13,7 @@ KINDS = {
     "lane-off-by-one": "ldmatrix/stmatrix row addresses come from lane + 1",
     "ldmatrix-trans": "ldmatrix/stmatrix get .trans where the plan has none",
     "wgmma-descriptor-stride": "wgmma shared-memory descriptors get twice the plan's stride byte offset",
+    "early-release": "the pipelined Hopper GEMM releases a ring slot while the wgmma group reading it is in flight",
 }
 
 _local = threading.local()

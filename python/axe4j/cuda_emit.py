@@ -462,7 +462,7 @@ def _emit_wgmma(request, plan):
                 T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
                                                       1, 1, 0, 0))
         T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
-        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](0))
+        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](int(plan.get("wait", 0))))
 
     @T.prim_func(check_well_formed=False)
     def impl():

@@ -160,6 +160,9 @@ class Cta:
 
     # asynchronous operations ---------------------------------------------------------------------------------------
     def issue(self, op):
+        op.shared_writes = np.unique(np.asarray(getattr(op, "shared_writes", []), dtype=np.int64))
+        op.shared_reads = np.unique(np.asarray(getattr(op, "shared_reads", []), dtype=np.int64))
+        self.shared.track(op, self.kernel)
         self.pending.append(op)
 
     def complete(self, predicate):
@@ -170,12 +173,14 @@ class Cta:
             (done if predicate(op) else keep).append(op)
         self.pending = keep
         for op in done:
+            self.shared.untrack(op)
             op.complete(self)
 
     def complete_oldest(self) -> bool:
         if not self.pending:
             return False
         op = self.pending.pop(0)
+        self.shared.untrack(op)
         op.complete(self)
         return True
 

@@ -48,6 +48,38 @@ class SharedWindow:
     def __init__(self, size: int):
         self.space = Space("shared", "shared memory", np.full(size, POISON, dtype=np.uint8))
         self.writer = np.full(size, -1, dtype=np.int32)
+        # bytes that issued, unfinished asynchronous operations will write / read (counts per byte)
+        self.async_writes = np.zeros(size, dtype=np.int32)
+        self.async_reads = np.zeros(size, dtype=np.int32)
+        self.inflight: list = []   # those operations, to name them in errors
+
+    def owner(self, byte, write):
+        for op in self.inflight:
+            if byte in op.shared_writes or (write and byte in op.shared_reads):
+                return op.describe()
+        return "an asynchronous operation"
+
+    def track(self, op, kernel):
+        """An asynchronous operation is issued: it must not write bytes another unfinished one reads or writes, nor
+        read bytes another unfinished one writes (a race whatever the order they land in)."""
+        writes, reads = op.shared_writes, op.shared_reads
+        clash = None
+        if len(writes) and (self.async_writes[writes].any() or self.async_reads[writes].any()):
+            clash = writes[(self.async_writes[writes] > 0) | (self.async_reads[writes] > 0)][0]
+        elif len(reads) and self.async_writes[reads].any():
+            clash = reads[self.async_writes[reads] > 0][0]
+        if clash is not None:
+            raise KernelFault(f"kernel '{kernel}': {op.describe()} touches shared byte {int(clash)} while "
+                              f"{self.owner(int(clash), True)} is unfinished")
+        np.add.at(self.async_writes, writes, 1)
+        np.add.at(self.async_reads, reads, 1)
+        self.inflight.append(op)
+
+    def untrack(self, op):
+        if op in self.inflight:
+            self.inflight.remove(op)
+            np.add.at(self.async_writes, op.shared_writes, -1)
+            np.add.at(self.async_reads, op.shared_reads, -1)
 
     def publish(self, threads=None):
         """A barrier: writes so far are visible to every thread (or only those of ``threads``, a warp's sync)."""
@@ -87,6 +119,7 @@ class Access:
         self._check(space, tids, addr, dtype.itemsize, False)
         if space.kind == "shared" and self.shared is not None:
             self._race(space, tids, addr, dtype.itemsize)
+            self._against_async(tids, addr, dtype.itemsize, False)
         if space.kind == "local":
             view = space.data.view(dtype)
             rows = tids.reshape((-1,) + (1,) * (addr.ndim - 1))
@@ -102,11 +135,31 @@ class Access:
             rows = tids.reshape((-1,) + (1,) * (addr.ndim - 1))
             space.data.view(dtype)[rows, addr // dtype.itemsize] = values
             return
+        if space.kind == "shared" and self.shared is not None:
+            self._against_async(tids, addr, dtype.itemsize, True)
         space.data.view(dtype)[addr // dtype.itemsize] = values
         if space.kind == "shared" and self.shared is not None:
             rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (addr.ndim - 1)), addr.shape)
             for b in range(dtype.itemsize):
                 self.shared.writer[(addr + b).ravel()] = rows.ravel()
+
+    def _against_async(self, tids, addr, itemsize, write):
+        """A thread's access to shared bytes that an issued, unfinished asynchronous operation writes (or, for a
+        write, reads): the hardware may land it at any time, so the access races with it."""
+        shared = self.shared
+        if not shared.inflight:
+            return
+        for b in range(itemsize):
+            hit = shared.async_writes[addr + b] > 0
+            if write:
+                hit |= shared.async_reads[addr + b] > 0
+            if hit.any():
+                i = np.argwhere(hit)[0]
+                byte = int(np.asarray(addr)[tuple(i)] + b)
+                rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (np.ndim(addr) - 1)), np.shape(addr))
+                raise KernelFault(f"kernel '{self.kernel}': {thread_name(self.block, rows[tuple(i)])} "
+                                  f"{'writes' if write else 'reads'} shared byte {byte} while "
+                                  f"{shared.owner(byte, write)} is unfinished")
 
     def _race(self, space, tids, addr, itemsize):
         rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (addr.ndim - 1)), addr.shape)

@@ -224,6 +224,11 @@ class CpAsync:
         self.tids, self.src_space, self.src, self.dst, self.size, self.fill = tids, src_space, src, dst, size, fill
         self.group = group
         self.kind = "cp.async"
+        self.shared_writes = (dst[:, None] + np.arange(size)).ravel()
+
+    def describe(self):
+        return (f"a cp.async of {self.size} bytes to shared bytes [{int(self.dst.min())}, {int(self.dst.max()) + self.size})"
+                f" issued by thread {int(self.tids[0])}")
 
     def complete(self, cta):
         access = cta.access
@@ -274,6 +279,15 @@ class TensorCopy:
     def __init__(self, direction, tmap, coords, smem, mbar, tids):
         self.direction, self.tmap, self.coords, self.smem, self.mbar = direction, tmap, coords, smem, mbar
         self.tids, self.kind = tids, "tma"
+        smem_bytes = TC.box_shared_bytes(tmap, smem)
+        if direction == "load":
+            self.shared_writes = smem_bytes
+        else:
+            self.shared_reads = smem_bytes
+
+    def describe(self):
+        return (f"a TMA {self.direction} (box {self.tmap.box} at {self.coords}, shared byte {self.smem}) issued by "
+                f"thread {int(self.tids[0])}")
 
     def complete(self, cta):
         TC.tensor_copy(cta, self)
@@ -422,7 +436,7 @@ def statement(interp, g, e, name):
         ops, tokens = split_operands(e)
         if family == "mbarrier":
             return mbarrier(interp, g, ops, tokens)
-        if family == "fence":
+        if family in ("fence", "setmaxnreg"):  # no memory effect; register budgets are not modelled
             return None
         if family in ("ld", "st"):
             return ld_st(interp, g, family, ops, tokens)

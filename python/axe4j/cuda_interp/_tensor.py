@@ -57,18 +57,28 @@ def swizzle_bytes(addr, span):
     return addr ^ (((addr >> 7) & ((1 << b) - 1)) << 4)
 
 
-def tensor_copy(cta, op):
-    m = op.tmap
-    if op.smem % 128:
-        raise KernelFault(f"kernel '{cta.kernel}': bulk tensor copy at shared byte {op.smem}, not 128-byte aligned")
+def _box(m, smem_start):
+    """index[d] (box coordinate of dim d, innermost first) of every box element, and its swizzled shared address."""
     grids = np.meshgrid(*[np.arange(b) for b in reversed(m.box)], indexing="ij")
-    index = [gr.ravel() for gr in reversed(grids)]  # index[d]: box coordinate of dim d (innermost first)
+    index = [gr.ravel() for gr in reversed(grids)]
     linear = np.zeros_like(index[0])
     scale = 1
     for d, b in enumerate(m.box):
         linear = linear + index[d] * scale
         scale *= b
-    smem = swizzle_bytes(op.smem + linear * m.dtype.itemsize, TensorMap.SWIZZLE_BYTES[m.swizzle])
+    return index, linear, swizzle_bytes(smem_start + linear * m.dtype.itemsize, TensorMap.SWIZZLE_BYTES[m.swizzle])
+
+
+def box_shared_bytes(m, smem_start):
+    _, _, smem = _box(m, smem_start)
+    return (smem[:, None] + np.arange(m.dtype.itemsize)).ravel()
+
+
+def tensor_copy(cta, op):
+    m = op.tmap
+    if op.smem % 128:
+        raise KernelFault(f"kernel '{cta.kernel}': bulk tensor copy at shared byte {op.smem}, not 128-byte aligned")
+    index, linear, smem = _box(m, op.smem)
     coord = [op.coords[d] + index[d] for d in range(len(m.box))]
     inside = np.ones(linear.shape, dtype=bool)
     gaddr = np.zeros(linear.shape, dtype=np.int64)
@@ -144,7 +154,13 @@ def _decode(desc, family):
     return start, lbo, sbo, span
 
 
-def read_operand(cta, desc, family, rows, k, dtype):
+def operand_bytes(desc, family, rows, k, dtype):
+    """Every shared byte a (rows x k) operand read through ``desc`` touches."""
+    addr = _operand_addresses(desc, family, rows, k, dtype)
+    return (addr.ravel()[:, None] + np.arange(np.dtype(dtype).itemsize)).ravel()
+
+
+def _operand_addresses(desc, family, rows, k, dtype):
     """A K-major (rows x k) operand through a descriptor (PTX ISA "Shared Memory Matrix Layout", K-major canonical
     layouts): no swizzle, 8x16-byte core matrices, LBO between K-adjacent core matrices and SBO between 8-row groups;
     swizzled, 8 rows of ``span`` bytes per 8-row group (SBO apart) and the swizzle on the byte address."""
@@ -158,6 +174,12 @@ def read_operand(cta, desc, family, rows, k, dtype):
         if k * item > span:
             raise NotModelled(f"a K slice of {k * item} bytes under a {span}-byte swizzle")
         addr = swizzle_bytes(start + (r // 8) * sbo + (r % 8) * span + kb, span)
+    return addr
+
+
+def read_operand(cta, desc, family, rows, k, dtype):
+    addr = _operand_addresses(desc, family, rows, k, dtype)
+    item = np.dtype(dtype).itemsize
     shared = cta.shared.space
     _check_range(cta, shared, addr.ravel(), item, f"{family} operand read")
     if np.any(addr % item):
@@ -263,6 +285,11 @@ class WgmmaOp:
     def __init__(self, wg, regs, desc_a, desc_b, scale_d, n, dtype, group):
         self.wg, self.regs, self.desc_a, self.desc_b, self.scale_d = wg, regs, desc_a, desc_b, scale_d
         self.n, self.dtype, self.group, self.kind = n, dtype, group, "wgmma"
+        self.shared_reads = np.concatenate([operand_bytes(desc_a, "wgmma", 64, 16, dtype),
+                                            operand_bytes(desc_b, "wgmma", n, 16, dtype)])
+
+    def describe(self):
+        return f"a wgmma.mma_async of warpgroup {self.wg} (reading A and B from shared memory)"
 
     def complete(self, cta):
         space, addr, tids = self.regs  # accumulator registers: (128, n/2) byte addresses of the warpgroup's threads
@@ -351,6 +378,13 @@ class Tcgen05Mma:
     def __init__(self, column, desc_a, desc_b, idesc, accumulate, issuer):
         self.column, self.desc_a, self.desc_b, self.idesc = column, desc_a, desc_b, idesc
         self.accumulate, self.issuer, self.kind = accumulate, issuer, "tcgen05"
+        n, m = ((idesc >> 17) & 0x3F) << 3, ((idesc >> 24) & 0x1F) << 4
+        item = np.float16 if (idesc >> 7) & 7 == 0 else V.numpy_dtype("bfloat16")
+        self.shared_reads = np.concatenate([operand_bytes(desc_a, "tcgen05", m, 16, item),
+                                            operand_bytes(desc_b, "tcgen05", n, 16, item)])
+
+    def describe(self):
+        return f"a tcgen05.mma issued by thread {self.issuer} (reading A and B from shared memory)"
 
     def complete(self, cta):
         d = self.idesc  # PTX ISA "Instruction descriptor" (.kind::f16): D format bits 4-5, A/B 7-9/10-12, N 17-22, M 24-28
@@ -378,6 +412,9 @@ class Tcgen05Mma:
 class Tcgen05Commit:
     def __init__(self, mbar, issuer):
         self.mbar, self.issuer, self.kind = mbar, issuer, "tcgen05-commit"
+
+    def describe(self):
+        return f"a tcgen05.commit by thread {self.issuer}"
 
     def complete(self, cta):
         from ._ptx import complete_tx

@@ -34,7 +34,10 @@ import org.axe4j.layout.TileOf;
  * the hardware swizzles absolute shared addresses while the layout swizzles offsets into the buffer.
  *
  * <p>Per output block the K steps issue one instruction each (the first overwrites unless {@code accum}); all
- * instructions are fenced before, committed as one group and waited for (the accumulators are then final).
+ * instructions are fenced before and committed as one group. The call then waits until at most {@code wait}
+ * groups are pending ({@code wgmma.wait_group wait}; config {@code wait=N}, default 0: the accumulators are final
+ * when the call returns). With {@code wait >= 1} the next K tile's instructions issue while this group retires; the
+ * kernel waits with depth 0 before it reads the accumulators or releases the shared tiles a group reads.
  */
 public final class CudaWgmmaRule implements Rule {
     public static final CudaWgmmaRule INSTANCE = new CudaWgmmaRule();
@@ -69,6 +72,7 @@ public final class CudaWgmmaRule implements Rule {
             throw Declined.of("gemm_async: wgmma runs at warpgroup scope with all 128 threads, not %s scope",
                     call.scope());
         }
+        long wait = waitDepth(call);
         Operand c = call.operand("C");
         Operand a = call.operand("A");
         Operand b = call.operand("B");
@@ -139,14 +143,40 @@ public final class CudaWgmmaRule implements Rule {
         plan.put("kind", "cuda-wgmma");
         plan.put("instruction", "wgmma.mma_async.sync.aligned.m64n" + acc.width + "k16.f32." + ptx + "." + ptx);
         plan.put("accum", call.flag("accum"));
+        plan.put("wait", wait);
         plan.put("registers", c.layout().spanOn(Axis.M));
         plan.put("A", da.describe());
         plan.put("B", db.describe());
         plan.put("tiles", tiles);
         plan.put("notes", List.of((m / 64) * (n / acc.width) * (k / 16) + " x m64n" + acc.width + "k16 (" + m + "x"
                 + n + "x" + k + "), accumulator outer layout " + acc.outer + "; A " + da.summary() + "; B "
-                + db.summary()));
+                + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")));
         return plan;
+    }
+
+    /** Config {@code wait=N}: the wait_group depth after the call's commit; any other config key is declined. */
+    static long waitDepth(Request call) {
+        JsonElement config = call.params().get("config");
+        if (config != null && config.isJsonArray()) {
+            for (JsonElement key : config.getAsJsonArray()) {
+                if (!key.getAsString().equals("wait")) {
+                    throw Declined.of("gemm_async: config key %s is not implemented (wgmma takes wait=N)",
+                            key.getAsString());
+                }
+            }
+        }
+        JsonElement wait = call.params().get("wait");
+        if (wait == null || wait.isJsonNull()) {
+            return 0;
+        }
+        if (!wait.isJsonPrimitive() || !wait.getAsJsonPrimitive().isNumber()) {
+            throw Declined.of("gemm_async: wait=%s must be a constant integer", wait);
+        }
+        long depth = wait.getAsLong();
+        if (depth < 0 || depth > 7) {
+            throw Declined.of("gemm_async: wait=%d is outside wgmma.wait_group's 0..7 used here", depth);
+        }
+        return depth;
     }
 
     private static void require(JsonObject storage, Operand o, String scope) {

@@ -1,0 +1,164 @@
+"""A persistent, warp-specialised FP16/BF16 GEMM for Hopper (sm_90a) with wgmma kept in flight, written with Axe
+layouts and tile ops: D = A B^T, A (M x K) and B (N x K) row-major, FP32 accumulation, D (M x N) in the input type.
+
+Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`` shows):
+
+* **Persistent CTAs.** The grid is ``min(tiles, sms)`` CTAs; CTA c computes output tiles c, c + grid, ... in the
+  grouped order below, so the pipeline fills once per CTA rather than once per tile, and the producer prefetches the
+  next tile's operands while the consumers store the last one.
+* **Grouped rasterization** (L2 reuse): tiles are visited in groups of ``group_m`` tile rows; inside a group, down the
+  rows first, then across. Linear tile t: group g = t / (group_m * tiles_n), first row f = g * group_m, rows in the
+  group r = min(tiles_m - f, group_m), tile (f + (t mod (group_m tiles_n)) mod r, (t mod (group_m tiles_n)) / r).
+* **Warp specialisation.** Warpgroup 0 is the producer (one thread issues TMA loads into a ring of ``stages`` slots
+  with the 128-byte swizzle; it gives registers back with ``setmaxnreg.dec``); warpgroups 1 and 2 are consumers
+  (``setmaxnreg.inc``), each owning BM/2 rows of the tile.
+* **wgmma in flight.** Each K tile is one ``Tx.wg.gemm_async(..., wait=1)``: the rule commits the tile's wgmma group
+  and waits only until one group is pending, so the next K tile's MMAs issue while this one retires. The slot a group
+  read is released (its ``empty`` mbarrier) only after the next wait shows that group retired: the slot of iteration
+  i - 1 after the wait of iteration i, the last one after a ``wait_group 0``.
+* **Stages from capacity.** Unless given, stages = the most (BM + BN) x BK tiles that fit the 227 KiB of shared memory
+  of an H100 CTA next to the barriers, at most 8.
+
+The shared tiles are K-major with the 128-byte swizzle (``Swizzle<3,3,3>`` on element addresses, 64-element rows, K
+blocks outermost), the TMA box and the wgmma descriptor walk of the same layout; the accumulator is a tile of the
+wgmma m64nNk16 fragment over (``wid_in_wg``, ``laneid``, registers).
+"""
+
+from __future__ import annotations
+
+from tvm.script import tirx as T
+from tvm.tirx.script import tile as Tx
+
+from .. import _planted
+from .hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+
+SHARED_BYTES = 227 * 1024
+MAX_STAGES = 8
+
+
+def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2) -> int:
+    """The most ring slots of (BM + BN) x BK elements that fit a CTA's shared memory beside 2 mbarriers per slot."""
+    per = (bm + bn) * bk * itemsize + 16
+    return max(1, min(MAX_STAGES, SHARED_BYTES // per))
+
+
+def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
+    """(tile row, tile column) of linear tile ``t`` in grouped order (see the module docstring); works on ints and
+    on TIR expressions."""
+    per_group = group_m * tiles_n
+    first = (t // per_group) * group_m
+    rows = T.min(tiles_m - first, group_m) if not isinstance(t, int) else min(tiles_m - first, group_m)
+    within = t % per_group
+    return first + within % rows, within // rows
+
+
+def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype):
+    problems = []
+    for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
+        if value % tile:
+            problems.append(f"{name}={value} is not a multiple of the tile {tile}")
+    if bm % 128:
+        problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
+    if bk % SWIZZLE_ROW:
+        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} elements)")
+    if bn > 256 or bn % 8:
+        problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
+    if (bm // 2) * bn // 128 > 128:
+        problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
+                        "(at most 128 leave room for addresses)")
+    smem = stages * ((bm + bn) * bk * 2 + 16)
+    if smem > SHARED_BYTES:
+        problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
+                        f"has {SHARED_BYTES}")
+    if group_m < 1 or sms < 1:
+        problems.append(f"group_m={group_m} and sms={sms} must be positive")
+    if dtype not in ("float16", "bfloat16"):
+        problems.append(f"dtype {dtype}: wgmma here multiplies float16 or bfloat16")
+    if problems:
+        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}): "
+                         + "; ".join(problems))
+
+
+def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int = 64, stages: int | None = None,
+                          group_m: int = 8, sms: int = 132, dtype: str = "float16"):
+    """The kernel as a TIRx PrimFunc; raises ValueError naming every parameter it cannot lower."""
+    stages = stages or stages_for(bm, bn, bk)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype)
+    half = bm // 2
+    a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
+    acc_layout = accumulator(half, bn)
+    k_tiles = k // bk
+    tiles_m, tiles_n = m // bm, n // bn
+    tiles = tiles_m * tiles_n
+    grid = min(tiles, sms)
+    stage_bytes = (bm + bn) * bk * 2
+    lag = 0 if _planted.active("early-release") else 1  # iterations between a slot's wgmma and its release
+
+    @T.prim_func
+    def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
+        T.device_entry()
+        cta = T.cta_id([grid])
+        wg = T.warpgroup_id([3])
+        T.warp_id_in_wg([4])
+        T.warp_id([12])
+        T.lane_id([32])
+        tid_in_wg = T.thread_id_in_wg([128])
+        tid = T.thread_id([384])
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((stages, 2, half, bk), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((stages, 1, bn, bk), dtype, layout=b_layout, align=1024)
+        full = pool.alloc((stages,), "uint64", align=8)
+        empty = pool.alloc((stages,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(stages):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(2))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        mine = (tiles - cta + grid - 1) // grid  # tiles of this CTA: cta, cta + grid, ...
+        if wg == 0:
+            T.ptx["setmaxnreg.dec.sync.aligned.u32"](40)
+            if tid == 0:
+                for j in T.serial(mine):
+                    tm, tn = tile_order(cta + j * grid, tiles_m, tiles_n, group_m)
+                    for kt in T.serial(k_tiles):
+                        it = j * k_tiles + kt
+                        s = it % stages
+                        if it >= stages:
+                            # both consumers released the slot's previous contents
+                            T.cuda.mbarrier_wait(empty.ptr_to([s]), ((it // stages) + 1) % 2)
+                        for h in T.unroll(2):
+                            Tx.copy_async(A_smem[s, h, :, :], A[tm * bm + h * half:tm * bm + h * half + half,
+                                                                kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
+                        Tx.copy_async(B_smem[s, 0, :, :], B[tn * bn:tn * bn + bn, kt * bk:kt * bk + bk],
+                                      mbar=full.ptr_to([s]))
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+        else:
+            T.ptx["setmaxnreg.inc.sync.aligned.u32"](232)
+            acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
+            out = T.alloc_buffer((half, bn), dtype, scope="local", layout=acc_layout)
+            part = wg - 1
+            for j in T.serial(mine):
+                tm, tn = tile_order(cta + j * grid, tiles_m, tiles_n, group_m)
+                Tx.wg.fill(acc[:, :], T.float32(0.0))
+                for kt in T.serial(k_tiles):
+                    it = j * k_tiles + kt
+                    s = it % stages
+                    T.cuda.mbarrier_wait(full.ptr_to([s]), (it // stages) % 2)
+                    Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
+                                     transB=False, accum=True, wait=1)
+                    if kt >= lag:
+                        # the group of iteration it - 1 has retired: its slot may be refilled
+                        if tid_in_wg == 0:
+                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(it - lag) % stages]), T.uint32(1))
+                T.ptx["wgmma.wait_group.sync.aligned"](0)
+                if lag == 1:
+                    if tid_in_wg == 0:
+                        T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
+                                                         T.uint32(1))
+                Tx.wg.cast(out[:, :], acc[:, :])
+                row = tm * bm + part * half
+                Tx.wg.copy(D[row:row + half, tn * bn:tn * bn + bn], out[:, :])
+
+    return kernel

@@ -1,0 +1,101 @@
+"""The persistent, warp-specialised Hopper GEMM with wgmma in flight (``axe4j.kernels.hopper_gemm_pipelined``):
+its PTX keeps a wgmma group in flight inside the K loop (``wgmma.wait_group 1``) and splits registers between
+producer and consumers (``setmaxnreg``); run in the CPU interpreter it matches numpy for 128x256 and 256x128 tiles,
+several tiles per CTA and grouped rasterization, and releasing a ring slot too early is caught."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import axe4j
+from axe4j import _planted, cuda_interp
+from axe4j.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
+
+FATBIN_MAGIC = bytes.fromhex("50ed55ba")
+TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+
+CASES = {
+    "128x256_tiles_3_ctas": ((256, 512, 256), dict(bm=128, bn=256, sms=3, group_m=2)),
+    "256x128_tiles_2_ctas": ((512, 256, 192), dict(bm=256, bn=128, sms=2, group_m=1)),
+    "128x128_tiles_bf16": ((384, 256, 128), dict(bm=128, bn=128, sms=4, group_m=2, dtype="bfloat16")),
+    "128x256_two_stages": ((256, 512, 512), dict(bm=128, bn=256, sms=2, stages=2)),
+}
+
+
+def _operands(shape, dtype, seed=0):
+    m, n, k = shape
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, (m, k)).astype("float32")
+    b = rng.integers(-2, 3, (n, k)).astype("float32")
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    return a.astype(np_dtype), b.astype(np_dtype), np.zeros((m, n), np_dtype), a @ b.T
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_interpreted_results_match_numpy(name):
+    shape, options = CASES[name]
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET)
+    a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
+    cuda_interp.run(executable, a, b, d)
+    np.testing.assert_array_equal(d.astype("float32"), expected)
+
+
+def test_ptx_keeps_a_wgmma_group_in_flight_and_splits_registers():
+    from tvm.support import nvcc
+
+    axe4j.use_pip_nvcc()
+    executable = axe4j.compile(hopper_gemm_pipelined(256, 512, 256), TARGET)
+    source = executable.mod.imports[0].inspect_source("cuda")
+    with TARGET:
+        ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16", ptx)
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx), "no wgmma group kept in flight"
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx), "no drain before the epilogue"
+    assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
+    with TARGET:
+        binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+    assert binary[:4] == FATBIN_MAGIC and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}
+
+
+def test_explain_shows_the_wait_depth():
+    report = axe4j.explain(hopper_gemm_pipelined(256, 512, 256), TARGET, file=open("/dev/null", "w"))
+    assert "axe4j-cuda-wgmma (prio=110): accepted <- chosen" in report
+    assert "wgmma.wait_group 1 (groups kept in flight)" in report
+    assert "4 x m64n256k16 (64x256x64)" in report
+
+
+def test_releasing_a_slot_while_its_wgmma_is_in_flight_is_caught():
+    axe4j.use_pip_nvcc()
+    with _planted.planted("early-release"):
+        executable = axe4j.compile(hopper_gemm_pipelined(256, 512, 512, sms=2, stages=2), TARGET)
+    a, b, d, _ = _operands((256, 512, 512), "float16")
+    with pytest.raises(cuda_interp.KernelFault, match=r"a TMA load .* touches shared byte \d+ while a "
+                                                      r"wgmma\.mma_async of warpgroup \d .*is unfinished"):
+        cuda_interp.run(executable, a, b, d)
+
+
+def test_grouped_order_visits_every_tile_once_group_by_group():
+    for tiles_m, tiles_n, group in ((5, 3, 2), (4, 4, 8), (1, 7, 3), (6, 2, 1)):
+        order = [tile_order(t, tiles_m, tiles_n, group) for t in range(tiles_m * tiles_n)]
+        assert sorted(order) == [(i, j) for i in range(tiles_m) for j in range(tiles_n)]
+        for t, (i, _) in enumerate(order):   # tile t lies in its group's rows
+            first = (t // (group * tiles_n)) * group
+            assert first <= i < first + group
+
+
+def test_stages_fill_the_shared_memory_and_bad_parameters_are_named():
+    assert stages_for(128, 256, 64) == 4 and stages_for(128, 128, 64) == 7 and stages_for(64, 64, 64) == 8
+    with pytest.raises(ValueError, match=r"N=200 is not a multiple of the tile 256"):
+        hopper_gemm_pipelined(256, 200, 256)
+    with pytest.raises(ValueError, match=r"BN=264: one wgmma covers N <= 256"):
+        hopper_gemm_pipelined(256, 528, 256, bn=264)
+    with pytest.raises(ValueError, match=r"need \d+ bytes of shared memory"):
+        hopper_gemm_pipelined(256, 512, 256, stages=6)
+    with pytest.raises(ValueError, match=r"256 accumulator registers per consumer thread"):
+        hopper_gemm_pipelined(512, 512, 256, bm=256, bn=256)
