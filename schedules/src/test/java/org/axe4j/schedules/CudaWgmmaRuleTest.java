@@ -92,6 +92,37 @@ class CudaWgmmaRuleTest {
         assertTrue(d.reason().contains("is not a tile of the wgmma m64nNk16 accumulator"), d.reason());
     }
 
+    /** Config wait=N sets the wait_group depth (default 0); other config keys and depths outside 0..7 decline. */
+    @Test
+    void waitDepthComesFromTheConfig() {
+        for (long wait = -1; wait <= 8; wait++) {
+            Request call = request(64, 64, 32, core(64, 32), Swizzle.IDENTITY, core(64, 32), Swizzle.IDENTITY,
+                    accumulator(64, 64, 64));
+            com.google.gson.JsonArray keys = new com.google.gson.JsonArray();
+            keys.add("wait");
+            call.params().add("config", keys);
+            call.params().addProperty("wait", wait);
+            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
+            if (wait < 0 || wait > 7) {
+                assertFalse(d.accepted(), "wait " + wait);
+                assertTrue(d.reason().contains("wait=" + wait + " is outside"), d.reason());
+                continue;
+            }
+            assertTrue(d.accepted(), d.reason());
+            assertEquals(wait, d.plan().get("wait"));
+            assertTrue(d.plan().get("notes").toString().contains("wgmma.wait_group " + wait), d.plan().toString());
+        }
+        Request plain = request(64, 64, 32, core(64, 32), Swizzle.IDENTITY, core(64, 32), Swizzle.IDENTITY,
+                accumulator(64, 64, 64));
+        assertEquals(0L, CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", plain).plan().get("wait"));
+        com.google.gson.JsonArray other = new com.google.gson.JsonArray();
+        other.add("mbar");
+        plain.params().add("config", other);
+        Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", plain);
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("config key mbar is not implemented"), d.reason());
+    }
+
     /** The swizzle mode, or none where K spans several swizzle rows without filling the last. */
     private static int fitting(int mode, long k) {
         long w = 8L << mode;
