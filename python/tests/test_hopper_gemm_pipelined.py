@@ -1,6 +1,6 @@
 """The persistent, warp-specialised Hopper GEMM with wgmma in flight (``axe4j.kernels.hopper_gemm_pipelined``):
-its PTX keeps a wgmma group in flight inside the K loop (``wgmma.wait_group 1``) and splits registers between
-producer and consumers (``setmaxnreg``); run in the CPU interpreter it matches numpy for 128x256 and 256x128 tiles,
+its PTX keeps a wgmma group in flight inside the K loop (``wgmma.wait_group 1``), splits registers between
+producer and consumers (``setmaxnreg``) and stores through swizzled shared memory with a TMA store; run in the CPU interpreter it matches numpy for 128x256 and 256x128 tiles,
 several tiles per CTA and grouped rasterization, and releasing a ring slot too early is caught."""
 
 import tvm  # noqa: F401  (before the JVM)
@@ -58,6 +58,10 @@ def test_ptx_keeps_a_wgmma_group_in_flight_and_splits_registers():
     assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx), "no drain before the epilogue"
     assert "setmaxnreg.dec.sync.aligned.u32" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
+    # epilogue: registers -> swizzled shared with stmatrix -> global with a TMA store
+    assert "stmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert re.search(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.tile\.bulk_group", ptx)
+    assert "cp.async.bulk.wait_group.read" in ptx
     with TARGET:
         binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
     assert binary[:4] == FATBIN_MAGIC and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}
@@ -90,7 +94,7 @@ def test_grouped_order_visits_every_tile_once_group_by_group():
 
 
 def test_stages_fill_the_shared_memory_and_bad_parameters_are_named():
-    assert stages_for(128, 256, 64) == 4 and stages_for(128, 128, 64) == 7 and stages_for(64, 64, 64) == 8
+    assert stages_for(128, 256, 64) == 3 and stages_for(128, 128, 64) == 6 and stages_for(64, 64, 64) == 8
     with pytest.raises(ValueError, match=r"N=200 is not a multiple of the tile 256"):
         hopper_gemm_pipelined(256, 200, 256)
     with pytest.raises(ValueError, match=r"BN=264: one wgmma covers N <= 256"):

@@ -102,6 +102,7 @@ class Barrier:
 
     def __init__(self, ident, expected):
         self.ident, self.expected, self.arrived, self.generation = ident, expected, 0, 0
+        self.threads: list = []
 
 
 class BarrierWait(Wait):
@@ -115,16 +116,28 @@ class BarrierWait(Wait):
         self.bar, self.generation, self.cta = bar, bar.generation, cta
         self.what = f"barrier {ident} ({bar.expected} threads)"
         bar.arrived += group.n
+        bar.threads.append(group.tids)
         if bar.arrived > bar.expected:
             raise KernelFault(f"kernel '{cta.kernel}': {bar.arrived} threads arrived at barrier {ident}, which "
                               f"expects {bar.expected}")
         if bar.arrived == bar.expected:
             bar.arrived = 0
             bar.generation += 1
-            cta.shared.publish()
+            # the participants' shared-memory writes become visible (all threads' for __syncthreads)
+            cta.shared.publish(None if bar.expected == cta.threads else np.concatenate(bar.threads))
+            bar.threads = []
 
     def ready(self):
         return self.bar.generation != self.generation
+
+
+class AllOf(Wait):
+    def __init__(self, waits):
+        self.waits = waits
+        self.what = " and ".join(w.what for w in waits)
+
+    def ready(self):
+        return all(w.ready() for w in self.waits)
 
 
 class Until(Wait):

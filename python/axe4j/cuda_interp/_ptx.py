@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _values as V
 from ._errors import KernelFault, NotModelled, thread_name
-from ._exec import _EXTERN_MATH, _MATH, BarrierWait, Until, key, loaded
+from ._exec import _EXTERN_MATH, _MATH, AllOf, BarrierWait, Until, key, loaded
 from ._memory import Pointer
 from . import _tensor as TC
 
@@ -424,6 +424,10 @@ def statement(interp, g, e, name):
     """Calls as statements: may return a Wait (barriers, mbarrier waits) for the scheduler."""
     if name == "tirx.cuda.cta_sync":
         return BarrierWait(g.cta, 0, g.cta.threads, g)
+    if name == "tirx.cuda.warpgroup_sync":  # bar.sync id, 128 (threads naming different ids sync apart)
+        ids = np.asarray(interp.eval(g, e.args[0])).astype(np.int64)
+        waits = [BarrierWait(g.cta, int(i), 128, g.subset(ids == i)) for i in np.unique(ids)]
+        return waits[0] if len(waits) == 1 else AllOf(waits)
     if name == "tirx.cuda.warp_sync":
         g.cta.shared.publish(g.tids)
         return None

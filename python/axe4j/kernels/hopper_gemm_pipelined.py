@@ -16,8 +16,12 @@ Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`
   and waits only until one group is pending, so the next K tile's MMAs issue while this one retires. The slot a group
   read is released (its ``empty`` mbarrier) only after the next wait shows that group retired: the slot of iteration
   i - 1 after the wait of iteration i, the last one after a ``wait_group 0``.
+* **Epilogue through shared memory.** Each consumer casts its accumulator, writes it with ``stmatrix`` into its
+  own 128-byte-swizzled staging tile and one thread stores the tile with a TMA store (``bulk_group``); before the
+  next tile overwrites the staging tile, ``cp.async.bulk.wait_group.read 0`` waits until the store has read it.
+  Named barriers (``bar.sync 1 + part, 128``) order the warpgroup's writes, the proxy fence and the store.
 * **Stages from capacity.** Unless given, stages = the most (BM + BN) x BK tiles that fit the 227 KiB of shared memory
-  of an H100 CTA next to the barriers, at most 8.
+  of an H100 CTA next to the barriers and the BM x BN staging tile, at most 8.
 
 The shared tiles are K-major with the 128-byte swizzle (``Swizzle<3,3,3>`` on element addresses, 64-element rows, K
 blocks outermost), the TMA box and the wgmma descriptor walk of the same layout; the accumulator is a tile of the
@@ -37,9 +41,10 @@ MAX_STAGES = 8
 
 
 def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2) -> int:
-    """The most ring slots of (BM + BN) x BK elements that fit a CTA's shared memory beside 2 mbarriers per slot."""
+    """The most ring slots of (BM + BN) x BK elements (and 2 mbarriers each) that fit a CTA's shared memory beside
+    the BM x BN epilogue staging tile."""
     per = (bm + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, SHARED_BYTES // per))
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * itemsize) // per))
 
 
 def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
@@ -66,7 +71,7 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype):
     if (bm // 2) * bn // 128 > 128:
         problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
                         "(at most 128 leave room for addresses)")
-    smem = stages * ((bm + bn) * bk * 2 + 16)
+    smem = stages * ((bm + bn) * bk * 2 + 16) + bm * bn * 2
     if smem > SHARED_BYTES:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
                         f"has {SHARED_BYTES}")
@@ -107,6 +112,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         pool = T.SMEMPool()
         A_smem = pool.alloc((stages, 2, half, bk), dtype, layout=a_layout, align=1024)
         B_smem = pool.alloc((stages, 1, bn, bk), dtype, layout=b_layout, align=1024)
+        D_smem = pool.alloc((2, 1, half, bn), dtype, layout=shared_tile(2, 1, half, bn), align=1024)
         full = pool.alloc((stages,), "uint64", align=8)
         empty = pool.alloc((stages,), "uint64", align=8)
         pool.commit()
@@ -159,6 +165,18 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                                                          T.uint32(1))
                 Tx.wg.cast(out[:, :], acc[:, :])
                 row = tm * bm + part * half
-                Tx.wg.copy(D[row:row + half, tn * bn:tn * bn + bn], out[:, :])
+                # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
+                # read this warpgroup's staging tile first
+                if tid_in_wg == 0:
+                    T.ptx.cp.async_.bulk.wait_group.read(0)
+                T.cuda.warpgroup_sync(1 + part)
+                Tx.wg.copy(D_smem[part, 0, :, :], out[:, :])
+                T.ptx.fence.proxy.async_.shared__cta()
+                T.cuda.warpgroup_sync(1 + part)
+                if tid_in_wg == 0:
+                    Tx.copy_async(D[row:row + half, tn * bn:tn * bn + bn], D_smem[part, 0, :, :])
+                    T.ptx.cp.async_.bulk.commit_group()
+            if tid_in_wg == 0:
+                T.ptx.cp.async_.bulk.wait_group(0)
 
     return kernel
