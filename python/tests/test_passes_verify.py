@@ -57,6 +57,24 @@ def view_past_memory():
     return k
 
 
+def padded_argument():
+    """A (16, 30) argument with rows 32 apart: TVM passes 480 elements, the layout reads up to element 509."""
+    @T.prim_func
+    def k(A: T.Buffer((16, 30), "float32", layout=TileLayout(S[(16, 30):(32, 1)])), B: T.Buffer((16, 30), "float32")):
+        Tx.copy(B[:, :], A[:, :])
+    return k
+
+
+def padded_allocation():
+    """A shared (8, 32) tile with rows 40 apart: TVM allocates 256 elements, the layout reaches element 311."""
+    @T.prim_func
+    def k(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8, 32), "float32")):
+        X = T.alloc_buffer((8, 32), "float32", scope="shared", layout=TileLayout(S[(8, 32):(40, 1)]))
+        Tx.copy(X[:, :], A[:, :])
+        Tx.copy(B[:, :], X[:, :])
+    return k
+
+
 def negative_address():
     @T.prim_func
     def k(Sf: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -266,6 +284,12 @@ CASES = {
     "view_past_memory": (view_past_memory, None, [("memory-span", "buffer A (8, 8) float32 global: the layout reaches "
                                                    "element 63 (shard 63 + replicas 0 + offset 0), past the 40 float32 "
                                                    "elements of Sf's memory")]),
+    "padded_argument": (padded_argument, None, [("memory-span", "buffer A (16, 30) float32 global: the layout reaches "
+                                                              "element 509 (shard 509 + replicas 0 + offset 0), past "
+                                                              "the 480 elements TVM gives the argument of shape (16, 30)")]),
+    "padded_allocation": (padded_allocation, None, [("memory-span", "buffer X (8, 32) float32 shared: the layout "
+                                                                  "reaches element 311 (shard 311 + replicas 0 + offset "
+                                                                  "0), past the 256 elements TVM gives the allocation")]),
     "negative_address": (negative_address, None, [("memory-span", "reaches address -7, before the start")]),
     "offset_past_memory": (offset_past_memory, None, [("offset-range", "reaches element 41 (shard 31 + replicas 0 + "
                                                        "offset 10), past the 40 float32 elements of Sf's memory")]),

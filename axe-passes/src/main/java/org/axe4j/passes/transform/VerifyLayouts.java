@@ -22,7 +22,8 @@ import org.axe4j.passes.transform.TirFunction.Region;
  * Rules (the {@link Diagnostic#rule()} names):
  * <ul>
  *   <li>{@code layout-shape}: the layout's size is the buffer's element count and it groups by the shape</li>
- *   <li>{@code memory-span}: addresses {@code offset + sum (e-1)*s} stay in {@code [0, elements of the data)}</li>
+ *   <li>{@code memory-span}: addresses {@code offset + sum (e-1)*s} stay in {@code [0, elements of the data)}: a
+ *       view's data is the buffer it aliases, a parameter's or an allocation's its own shape's elements</li>
  *   <li>{@code thread-extent}: per thread axis, the largest coordinate is below the launched extent
  *       ({@code laneid < 32}, {@code warpid <} warps per CTA from {@code T.warp_id}, ...)</li>
  *   <li>{@code replica-range}, {@code offset-range}: the same bounds, broken only once replicas, or the offset,
@@ -105,7 +106,7 @@ public final class VerifyLayouts {
                 continue;
             }
             if (axis.equals(Axis.M)) {
-                memory(b, r, text);
+                memory(b, r, text, l.size() == shape.size());
             } else if (isThreadAxis(axis)) {
                 thread(b, axis, r, text);
             }
@@ -154,10 +155,19 @@ public final class VerifyLayouts {
         return "offset-range";
     }
 
-    private void memory(Buffer b, Reach r, String text) {
+    private void memory(Buffer b, Reach r, String text, boolean sized) {
         if (r.lowest() < 0) {
             report("memory-span", subject(b), text, "the layout reaches address " + r.lowest()
                     + ", before the start of the buffer's memory");
+        }
+        if (sized && b.origin() != TirFunction.Origin.DECL && b.elements() > 0 && r.highest() >= b.elements()) {
+            // TVM gives a parameter or an allocation exactly the elements of its shape, whatever its layout
+            report(culprit(r, b.elements(), "memory-span"), subject(b), text, "the layout reaches element "
+                    + r.highest() + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
+                    + "), past the " + b.elements() + " elements TVM gives " + (b.origin() == TirFunction.Origin.PARAM
+                    ? "the argument" : "the allocation") + " of shape " + b.shapeText()
+                    + "; declare the buffer with the layout's span");
+            return;
         }
         Buffer data = b.aliasOf();
         if (b.origin() != TirFunction.Origin.DECL || data == null || !data.constantShape()) {
