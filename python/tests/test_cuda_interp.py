@@ -100,6 +100,22 @@ def _never_arrives():
     return kernel
 
 
+def _votes():
+    @T.prim_func
+    def kernel(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([2])
+        T.lane_id([32])
+        tid = T.thread_id([64])
+        ballot = T.cuda.ballot_sync(T.uint32(0xFFFFFFFF), T.Cast("int32", A[tid] > T.float32(40.0)))
+        anyone = T.cuda.any_sync(T.uint32(0xFFFFFFFF), T.Cast("int32", A[tid] > T.float32(40.0)))
+        B[tid] = T.Cast("float32", ballot) + T.Cast("float32", anyone) * T.float32(0.5) \
+            + T.Cast("float32", T.tvm_warp_shuffle_down(T.uint32(0xFFFFFFFF), tid, 3, 32, 32))
+
+    return kernel
+
+
 def _run_small(kernel):
     axe4j.use_pip_nvcc()
     executable = axe4j.compile(kernel, _target())
@@ -127,6 +143,15 @@ def test_a_wait_that_nothing_completes_is_a_deadlock_naming_the_waiters():
     with pytest.raises(cuda_interp.KernelFault, match=r"deadlocks in block \(0, 0, 0\): threads 0-63 wait for "
                                                       r"mbarrier at shared byte 0 to complete its phase of parity 0"):
         _run_small(_never_arrives())
+
+
+def test_votes_and_shuffles_follow_the_warp():
+    a, b = _run_small(_votes())
+    lanes = np.arange(64)
+    ballot = np.where(lanes < 32, 0, sum(1 << lane for lane in range(32) if lane + 32 > 40)).astype("float64")
+    anyone = np.where(lanes < 32, 0.0, 0.5)
+    down = np.where(lanes % 32 + 3 < 32, lanes + 3, lanes)
+    np.testing.assert_array_equal(b.astype("float64"), (ballot + anyone + down).astype("float32").astype("float64"))
 
 
 def test_executables_without_recorded_modules_are_refused():

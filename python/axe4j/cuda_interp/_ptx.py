@@ -395,6 +395,8 @@ def call(interp, g, e, name):
         kind = {"sync": "shuffle", "xor": "xor", "down": "down", "up": "up"}[name.split("_")[-2] if
                                                                             name.count("_") > 3 else "sync"]
         return _shuffle(interp, g, kind, args)
+    if name in ("tirx.cuda.any_sync", "tirx.cuda.ballot_sync"):
+        return _vote(interp, g, name.rsplit(".", 1)[1], args)
     if name == "tirx.tvm_warp_activemask":
         return np.full(g.n, 0xFFFFFFFF, np.uint32)
     if name == "tirx.cuda.elect_sync":
@@ -510,6 +512,30 @@ def _shuffle(interp, g, kind, args):
         raise KernelFault(f"kernel '{g.cta.kernel}': shfl.sync by {thread_name(g.cta.block, g.tids[i])} reads lane "
                           f"{int(src[i])}, which is not executing the shuffle with it")
     return value[where]
+
+
+def _vote(interp, g, kind, args):
+    """vote.sync (PTX ISA "vote.sync"): any / ballot over the lanes of the member mask, all of which must be
+    executing the vote with the caller."""
+    mask = np.asarray(interp.eval(g, args[0])).astype(np.uint64)
+    pred = np.asarray(interp.eval(g, args[1])) != 0
+    lane = (g.tids % 32).astype(np.uint64)
+    out = np.zeros(g.n, dtype=np.uint32 if kind == "ballot_sync" else np.int32)
+    for warp in np.unique(g.tids // 32):
+        sel = np.flatnonzero(g.tids // 32 == warp)
+        members = int(_uniform(g.subset(g.tids // 32 == warp), mask[sel], "vote's member mask"))
+        present = 0
+        for lane_bit in lane[sel]:
+            present |= 1 << int(lane_bit)
+        if members & ~present & 0xFFFFFFFF:
+            raise KernelFault(f"kernel '{g.cta.kernel}': vote.sync in warp {int(warp)} names lanes "
+                              f"{members & ~present:#010x} that are not executing it")
+        bits = 0
+        for lane_bit, p in zip(lane[sel], pred[sel]):
+            if p and (members >> int(lane_bit)) & 1:
+                bits |= 1 << int(lane_bit)
+        out[sel] = bits if kind == "ballot_sync" else int(bits != 0)
+    return out
 
 
 def _warp_reduce(interp, g, args):
