@@ -27,17 +27,19 @@ def _target(arch):
     return tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
 
 
-def _cp_async(shape, dtype, scope, threads, g_layout=None, s_layout=None):
-    """A -> shared with copy_async at ``scope``; commit, wait, sync; shared -> B with a plain CTA copy."""
-    g_layout = g_layout or TileLayout(S[shape])
+def _cp_async(shape, dtype, scope, threads, g_layout=None, s_layout=None, storage=None):
+    """A -> shared with copy_async at ``scope``; commit, wait, sync; shared -> B with a plain CTA copy. ``storage``:
+    the global arguments' own shape when the copied ``shape`` is a region of it (padded rows)."""
+    storage = storage or shape
+    g_layout = g_layout or TileLayout(S[storage])
     s_layout = s_layout or TileLayout(S[shape])
     ns = getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
     full = tuple(slice(0, d) for d in shape)
 
     @T.prim_func
     def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, shape, dtype, layout=g_layout)
-        B = T.match_buffer(B_ptr, shape, dtype, layout=g_layout)
+        A = T.match_buffer(A_ptr, storage, dtype, layout=g_layout)
+        B = T.match_buffer(B_ptr, storage, dtype, layout=g_layout)
         T.device_entry()
         T.cta_id([1])
         T.warpgroup_id([threads // 128 if threads >= 128 else 1])
@@ -148,8 +150,8 @@ KERNELS = {
     "cp_async_warpgroup_f32_128x16": (lambda: _cp_async((128, 16), "float32", "warpgroup", 128), [_cp("cg", 16)]),
     "cp_async_thread_f32_8x8": (lambda: _cp_async((8, 8), "float32", "thread", 32), [_cp("cg", 16)]),
     # rows of 30 fp32 at a pitch of 32 in global: 2-element (8-byte) chunks, .ca
-    "cp_async_cta_padded_rows_f32": (lambda: _cp_async((16, 30), "float32", "cta", 64,
-                                                       g_layout=TileLayout(S[(16, 30):(32, 1)])), [_cp("ca", 8)]),
+    "cp_async_cta_padded_rows_f32": (lambda: _cp_async((16, 30), "float32", "cta", 64, storage=(16, 32)),
+                                     [_cp("ca", 8)]),
     # a transposing shared tile: one 4-byte element per cp.async, .ca
     "cp_async_cta_transposing_f32": (lambda: _cp_async((32, 32), "float32", "cta", 128,
                                                        s_layout=TileLayout(S[(32, 32):(1, 32)])), [_cp("ca", 4)]),
@@ -158,9 +160,9 @@ KERNELS = {
                                   [_cp("cg", 16)]),
     # a 64x64 fp16 tile of a 128x128 tensor: one 2-d box each way
     "tma_2d_f16_64x64": (lambda: _tma((128, 128), [(64, 128), (0, 64)], (64, 64), "float16"), _tma_ops(2)),
-    # fp32 rows of 32 from a padded 3-d tensor at batch 2: the batch is a third map dim of box 1
-    "tma_3d_f32_batch": (lambda: _tma((4, 32, 40), [(2, None), (0, 32), (8, 40)], (32, 32), "float32",
-                                      g_layout=TileLayout(S[(4, 32, 40):(32 * 48, 48, 1)])), _tma_ops(3)),
+    # fp32 rows of 32 from a 3-d tensor with rows of 48 at batch 2: the batch is a third map dim of box 1
+    "tma_3d_f32_batch": (lambda: _tma((4, 32, 48), [(2, None), (0, 32), (8, 40)], (32, 32), "float32"),
+                         _tma_ops(3)),
     # TVM's 128B-swizzled MMA tile of fp16 64x128: two 64x64 column blocks, one 3-d box, 128B swizzle mode
     "tma_swizzle128_f16_64x128": (lambda: _tma((64, 256), [(0, 64), (128, 256)], (64, 128), "float16",
                                                s_layout=_mma_layout("float16", 3, (64, 128))), _tma_ops(3)),
@@ -238,7 +240,7 @@ def test_tma_plans_name_the_box_the_map_and_the_swizzle_mode():
            "[64, 64, 4] strides [1, 256, 64] elements" in report
     assert "TMA store of 16384 bytes: 1 x 3-d box [64, 64, 2]" in report
     report = axe4j.explain(KERNELS["tma_3d_f32_batch"][0](), _target("sm_90a"), file=open("/dev/null", "w"))
-    assert "1 x 3-d box [32, 32, 1] (4096 bytes); tensor map dims [40, 32, 4] strides [1, 48, 1536]" in report
+    assert "1 x 3-d box [32, 32, 1] (4096 bytes); tensor map dims [48, 32, 4] strides [1, 48, 1536]" in report
     _, _, source, _ = _build("tma_2d_f16_64x64", "sm_90a")
     assert "A_tensor_map" in source and "B_tensor_map" in source
     _, _, source, _ = _build("tma_pipelined_runtime_starts_f16", "sm_90a")
@@ -287,6 +289,7 @@ def _gpu():
 COPIED = {
     "tma_2d_f16_64x64": np.s_[64:128, 0:64],
     "tma_3d_f32_batch": np.s_[2, 0:32, 8:40],
+    "cp_async_cta_padded_rows_f32": np.s_[:, 0:30],
     "tma_swizzle128_f16_64x128": np.s_[0:64, 128:256],
 }
 NO_OUTPUT = {"tma_pipelined_runtime_starts_f16"}   # loads only: checked by its PTX
