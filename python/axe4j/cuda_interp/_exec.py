@@ -4,11 +4,13 @@ Execution model
 ---------------
 A CTA runs at a time (CTAs of a launch are independent unless a kernel uses clusters, which it does not). Inside a
 CTA, a *group* is a set of threads that execute in lock step: every value is a numpy array over the group's threads
-(shape (n,) or (n, lanes)), so one statement runs for all of them at once. A branch whose condition differs between
-threads splits the group into two child groups that run as separate tasks; the parent waits for both and continues
-with all its threads (reconvergence at the end of the ``if``, as on the GPU). Tasks are generators: at a barrier,
-an mbarrier wait or an async-group wait a task yields a ``Wait`` and the scheduler runs another one, so producer and
-consumer warps of a warp-specialised kernel make progress together. When every task waits, pending asynchronous
+(shape (n,) or (n, lanes)), so one statement runs for all of them at once. A task is a group with an explicit stack
+of frames (statement sequences, loops), so it can be split: a branch (or loop bound) whose value differs between
+threads splits the task into one task per value, each continuing with the rest of the program. Below the branch
+both stacks hold a join marker: tasks whose threads share a warp wait there for each other and merge again
+(reconvergence, so warp-collective instructions see whole warps); tasks of different warps run on independently,
+as the warps of a warp-specialised kernel do. At a barrier, an mbarrier wait or an async-group wait a task returns a
+``Wait`` and the scheduler runs another one, so producer and consumer warps make progress together. When every task waits, pending asynchronous
 operations (TMA, cp.async, bulk stores) complete one at a time, oldest first: data lands as late as the hardware
 could let it, so a read that is not ordered after its copy's completion sees stale (poisoned) data. When nothing is
 pending either, the kernel is deadlocked: that is an error naming each waiting group and what it waits for.
@@ -85,18 +87,6 @@ class Wait:
         raise NotImplementedError
 
 
-class Fork(Wait):
-    """Run child groups as tasks; the parent resumes when all finished."""
-
-    def __init__(self, children):
-        self.children = children  # [(group, generator)]
-        self.tasks = []
-        self.what = "its divergent branches"
-
-    def ready(self):
-        return all(t.done for t in self.tasks)
-
-
 class Barrier:
     """bar.sync / __syncthreads: completes when ``expected`` threads arrived; publishes shared writes."""
 
@@ -149,10 +139,70 @@ class Until(Wait):
 
 
 class Task:
-    __slots__ = ("gen", "group", "wait", "done")
+    """A group of threads and its stack of frames (see the module docstring)."""
 
-    def __init__(self, gen, group):
-        self.gen, self.group, self.wait, self.done = gen, group, None, False
+    __slots__ = ("group", "stack", "wait", "done", "at_join")
+
+    def __init__(self, group, stack):
+        self.group, self.stack, self.wait, self.done, self.at_join = group, stack, None, False, None
+
+    def warps(self):
+        return set(int(w) for w in np.unique(self.group.tids // 32))
+
+    def joins(self):
+        return {f.ident for f in self.stack if isinstance(f, JoinFrame)}
+
+
+class StmtFrame:
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+
+
+class SeqFrame:
+    __slots__ = ("stmts", "i")
+
+    def __init__(self, stmts, i=0):
+        self.stmts, self.i = stmts, i
+
+
+class ForFrame:
+    __slots__ = ("var", "dtype", "current", "end", "step", "body")
+
+    def __init__(self, var, dtype, current, end, step, body):
+        self.var, self.dtype, self.current, self.end, self.step, self.body = var, dtype, current, end, step, body
+
+
+class WhileFrame:
+    __slots__ = ("stmt",)
+
+    def __init__(self, stmt):
+        self.stmt = stmt
+
+
+class JoinFrame:
+    __slots__ = ("ident",)
+
+    def __init__(self, ident):
+        self.ident = ident
+
+
+def _copy_frame(frame):
+    if isinstance(frame, SeqFrame):
+        return SeqFrame(frame.stmts, frame.i)
+    if isinstance(frame, ForFrame):
+        return ForFrame(frame.var, frame.dtype, frame.current, frame.end, frame.step, frame.body)
+    return frame
+
+
+class JoinWait(Wait):
+    def __init__(self, cta, task, ident):
+        self.cta, self.task, self.ident = cta, task, ident
+        self.what = "the other threads of its warps to reach the end of a branch"
+
+    def ready(self):
+        return all(p.at_join == self.ident for p in self.cta.join_peers(self.task, self.ident))
 
 
 # ---- one CTA -------------------------------------------------------------------------------------------------------
@@ -199,45 +249,43 @@ class Cta:
 
     def run(self, body, env):
         root = Group(self, np.arange(self.threads, dtype=np.int64), env)
-        tasks = [Task(self.launch.interp.stmt(root, body), root)]
+        self.tasks = [Task(root, [StmtFrame(body)])]
+        self.spawned = []
         while True:
             progressed = False
-            for task in list(tasks):
+            for task in list(self.tasks):
                 if task.done:
                     continue
                 if task.wait is not None and not task.wait.ready():
                     continue
                 progressed = True
-                self._step(task, tasks)
-            tasks = [t for t in tasks if not t.done]
-            if not tasks:
+                task.wait = self.launch.interp.run_task(task)
+                if task.wait is None:
+                    task.done = True
+                if self.spawned:
+                    self.tasks.extend(self.spawned)
+                    self.spawned = []
+            self.tasks = [t for t in self.tasks if not t.done]
+            if not self.tasks:
                 break
             if not progressed and not self.complete_oldest():
-                waits = "; ".join(
-                    f"threads {_ranges(t.group.tids)} wait for {t.wait.what}" for t in tasks
-                    if not isinstance(t.wait, Fork))
+                waits = "; ".join(f"threads {_ranges(t.group.tids)} wait for {t.wait.what}" for t in self.tasks)
                 raise KernelFault(f"kernel '{self.kernel}' deadlocks in block {self.block}: {waits}")
         while self.complete_oldest():
             pass
 
-    def _step(self, task, tasks):
-        task.wait = None
-        while True:
-            try:
-                wait = next(task.gen)
-            except StopIteration:
-                task.done = True
-                return
-            if isinstance(wait, Fork):
-                for group, gen in wait.children:
-                    child = Task(gen, group)
-                    wait.tasks.append(child)
-                    tasks.append(child)
-                task.wait = wait
-                return
-            if not wait.ready():
-                task.wait = wait
-                return
+    def join_peers(self, task, ident):
+        """Live tasks holding join marker ``ident`` whose threads share a warp with ``task`` (transitively)."""
+        candidates = [t for t in self.tasks + self.spawned if t is not task and not t.done and ident in t.joins()]
+        warps, peers, grew = task.warps(), [], True
+        while grew:
+            grew = False
+            for t in candidates:
+                if t not in peers and t.warps() & warps:
+                    peers.append(t)
+                    warps |= t.warps()
+                    grew = True
+        return peers
 
 
 def _ranges(tids) -> str:
@@ -435,127 +483,191 @@ class Interpreter:
             values = values[:, None]
         g.cta.access.store(ptr.space, g.tids, addr, values, dtype)
 
-    # ---- statements (generators) --------------------------------------------------------------------------------
-    def stmt(self, g: Group, s):
+    # ---- statements: an explicit stack per task, so tasks can split ---------------------------------------------
+    def run_task(self, task):
+        """Runs ``task`` until it waits (returns the Wait) or finishes (returns None)."""
+        stack = task.stack
+        while stack:
+            frame = stack[-1]
+            if isinstance(frame, StmtFrame):
+                stack.pop()
+                wait = self.execute(task, frame.stmt)
+                if wait is not None:
+                    return wait
+            elif isinstance(frame, SeqFrame):
+                if frame.i < len(frame.stmts):
+                    frame.i += 1
+                    stack.append(StmtFrame(frame.stmts[frame.i - 1]))
+                else:
+                    stack.pop()
+            elif isinstance(frame, ForFrame):
+                if frame.current < frame.end:
+                    task.group.env[frame.var] = np.full(task.group.n, frame.current, dtype=frame.dtype)
+                    frame.current += frame.step
+                    stack.append(StmtFrame(frame.body))
+                else:
+                    stack.pop()
+            elif isinstance(frame, WhileFrame):
+                cond = np.asarray(self.eval(task.group, frame.stmt.condition), dtype=bool)
+                if cond.all():
+                    stack.append(StmtFrame(frame.stmt.body))
+                elif not cond.any():
+                    stack.pop()
+                else:   # the threads still looping go on in a task of their own
+                    stack.pop()
+                    self.split(task, [(cond, [WhileFrame(frame.stmt)]), (~cond, [])])
+            elif isinstance(frame, JoinFrame):
+                wait = self.join(task, frame.ident)
+                if wait is not None:
+                    return wait
+        return None
+
+    def join(self, task, ident):
+        cta = task.group.cta
+        peers = cta.join_peers(task, ident)
+        if not peers:
+            task.stack.pop()
+            task.at_join = None
+            return None
+        if not all(p.at_join == ident for p in peers):
+            task.at_join = ident
+            return JoinWait(cta, task, ident)
+        groups = [task.group] + [p.group for p in peers]
+        task.group = _merge(groups)
+        for p in peers:
+            p.done = True
+            p.stack = []
+        task.stack.pop()
+        task.at_join = None
+        return None
+
+    def split(self, task, parts):
+        """Continue ``task``'s threads as one task per (mask, frames to push) part, all with the rest of its stack
+        and a join marker below the pushed frames."""
+        cta = task.group.cta
+        cta.next_join = getattr(cta, "next_join", 0) + 1
+        join = JoinFrame(cta.next_join)
+        base = list(task.stack) + [join]
+        group = task.group
+        parts = [(mask, frames) for mask, frames in parts if np.any(mask)]
+        for n, (mask, frames) in enumerate(parts):
+            sub = group.subset(mask)
+            if n == 0:   # in place: run_task holds this list
+                task.group = sub
+                task.stack[:] = list(base) + frames
+            else:
+                cta.spawned.append(Task(sub, [_copy_frame(f) for f in base] + frames))
+
+    def execute(self, task, s):
         kind = type(s).__name__
         method = getattr(self, "s_" + kind, None)
         if method is None:
             raise NotModelled(f"statement {kind} is not modelled")
-        result = method(g, s)
-        if result is None:
-            return
-        if isinstance(result, Wait):
-            yield result
-            return
-        yield from result
+        return method(task, s)
 
-    def s_Return(self, g, s):
-        return None
+    def s_Return(self, task, s):
+        task.stack.clear()
 
-    def s_SeqStmt(self, g, s):
-        for child in s.seq:
-            yield from self.stmt(g, child)
+    def s_SeqStmt(self, task, s):
+        task.stack.append(SeqFrame(list(s.seq)))
 
-    def s_Bind(self, g, s):
-        g.env[key(s.var)] = self.eval(g, s.value)
+    def s_Bind(self, task, s):
+        task.group.env[key(s.var)] = self.eval(task.group, s.value)
 
-    def s_LetStmt(self, g, s):
-        g.env[key(s.var)] = self.eval(g, s.value)
-        yield from self.stmt(g, s.body)
+    def s_LetStmt(self, task, s):
+        task.group.env[key(s.var)] = self.eval(task.group, s.value)
+        task.stack.append(StmtFrame(s.body))
 
-    def s_AttrStmt(self, g, s):
+    def s_AttrStmt(self, task, s):
         if s.attr_key == "thread_extent":
-            var = s.node.var
-            self.launch.bind_thread(g, var, str(s.node.thread_tag), int(s.value))
-        yield from self.stmt(g, s.body)
+            self.launch.bind_thread(task.group, s.node.var, str(s.node.thread_tag), int(s.value))
+        task.stack.append(StmtFrame(s.body))
 
-    def s_AssertStmt(self, g, s):
-        ok = self.eval(g, s.condition)
+    def s_AssertStmt(self, task, s):
+        ok = self.eval(task.group, s.condition)
         if not np.all(ok):
-            raise KernelFault(f"kernel '{self.launch.kernel_name}': assertion failed: {s.message}")
+            raise KernelFault(f"kernel '{self.launch.kernel_name if self.launch else 'host'}': assertion failed: "
+                              f"{s.message}")
+        self._body(task, s)
+
+    def _body(self, task, s):
         body = getattr(s, "body", None)
         if body is not None:
-            yield from self.stmt(g, body)
+            task.stack.append(StmtFrame(body))
 
-    def s_Evaluate(self, g, s):
+    def s_Evaluate(self, task, s):
         value = s.value
         if type(value).__name__ != "Call":
-            self.eval(g, value)
+            self.eval(task.group, value)
             return None
-        return self.instructions.statement(self, g, value, op_name(value))
+        return self.instructions.statement(self, task.group, value, op_name(value))
 
-    def s_BufferStore(self, g, s):
-        self.store(g, s.buffer, s.indices, self.eval(g, s.value))
+    def s_BufferStore(self, task, s):
+        self.store(task.group, s.buffer, s.indices, self.eval(task.group, s.value))
 
     s_TensorStore = s_BufferStore
 
-    def s_DeclBuffer(self, g, s):
-        buffer = s.buffer
+    def s_DeclBuffer(self, task, s):
+        g, buffer = task.group, s.buffer
         if s.data is not None:
-            data = s.data
-            value = self.eval(g, data)
-            g.env[buffer_key(buffer)] = value
+            g.env[buffer_key(buffer)] = self.eval(g, s.data)
         elif buffer_key(buffer) not in g.env:
             raise NotModelled(f"buffer {buffer.name} is declared without storage")
-        body = getattr(s, "body", None)
-        if body is not None:
-            yield from self.stmt(g, body)
+        self._body(task, s)
 
-    def s_AllocBuffer(self, g, s):
-        g.env[buffer_key(s.buffer)] = self.launch.allocate(g, s.buffer)
-        body = getattr(s, "body", None)
-        if body is not None:
-            yield from self.stmt(g, body)
+    def s_AllocBuffer(self, task, s):
+        task.group.env[buffer_key(s.buffer)] = self.launch.allocate(task.group, s.buffer)
+        self._body(task, s)
 
-    def s_For(self, g, s):
-        start = self.eval(g, s.min)
-        extent = self.eval(g, s.extent)
-        if not (np.all(start == start[0]) and np.all(extent == extent[0])):
-            yield from self._split_by(g, np.stack([start, extent], axis=1), s)
-            return
-        begin, count = int(start[0]), int(extent[0])
+    def s_For(self, task, s):
+        g = task.group
+        start, extent = self.eval(g, s.min), self.eval(g, s.extent)
         step = 1 if s.step is None else int(self.eval(g, s.step)[0])
-        var = key(s.loop_var)
         dtype = V.numpy_dtype(s.loop_var.ty)
-        for i in range(begin, begin + count * step, step):
-            g.env[var] = np.full(g.n, i, dtype=dtype)
-            yield from self.stmt(g, s.body)
+        if np.all(start == start[0]) and np.all(extent == extent[0]):
+            begin, count = int(start[0]), int(extent[0])
+            task.stack.append(ForFrame(key(s.loop_var), dtype, begin, begin + count * step, step, s.body))
+            return
+        bounds = np.stack([start, extent], axis=1)
+        parts = []
+        for b, c in np.unique(bounds, axis=0):
+            mask = np.all(bounds == (b, c), axis=1)
+            parts.append((mask, [ForFrame(key(s.loop_var), dtype, int(b), int(b) + int(c) * step, step, s.body)]))
+        self.split(task, parts)
 
-    def _split_by(self, g, values, s):
-        keys = np.unique(values, axis=0)
-        children = []
-        for k in keys:
-            mask = np.all(values == k, axis=1)
-            child = g.subset(mask)
-            children.append((child, self.stmt(child, s)))
-        yield Fork(children)
-
-    def s_IfThenElse(self, g, s):
-        cond = np.asarray(self.eval(g, s.condition), dtype=bool)
+    def s_IfThenElse(self, task, s):
+        cond = np.asarray(self.eval(task.group, s.condition), dtype=bool)
         if cond.all():
-            yield from self.stmt(g, s.then_case)
-            return
-        if not cond.any():
+            task.stack.append(StmtFrame(s.then_case))
+        elif not cond.any():
             if s.else_case is not None:
-                yield from self.stmt(g, s.else_case)
-            return
-        children = [(g.subset(cond), None)]
-        children[0] = (children[0][0], self.stmt(children[0][0], s.then_case))
-        if s.else_case is not None:
-            other = g.subset(~cond)
-            children.append((other, self.stmt(other, s.else_case)))
-        yield Fork(children)
+                task.stack.append(StmtFrame(s.else_case))
+        else:
+            other = [StmtFrame(s.else_case)] if s.else_case is not None else []
+            self.split(task, [(cond, [StmtFrame(s.then_case)]), (~cond, other)])
 
-    def s_While(self, g, s):
-        while True:
-            cond = np.asarray(self.eval(g, s.condition), dtype=bool)
-            if not cond.any():
-                return
-            if not cond.all():
-                child = g.subset(cond)
-                yield Fork([(child, self.stmt(child, s))])
-                return
-            yield from self.stmt(g, s.body)
+    def s_While(self, task, s):
+        task.stack.append(WhileFrame(s))
+
+
+def _merge(groups):
+    """One group of the threads of ``groups`` (sorted), with the bindings they all have."""
+    tids = np.concatenate([g.tids for g in groups])
+    order = np.argsort(tids, kind="stable")
+    env = {}
+    keys = set(groups[0].env)
+    for g in groups[1:]:
+        keys &= set(g.env)
+    for k in keys:
+        values = [g.env[k] for g in groups]
+        first = values[0]
+        if isinstance(first, np.ndarray) and first.ndim >= 1 and first.shape[0] == groups[0].n:
+            env[k] = np.concatenate(values)[order]
+        elif isinstance(first, Pointer):
+            env[k] = Pointer(first.space, np.concatenate([v.offset for v in values])[order])
+        else:
+            env[k] = first
+    return Group(groups[0].cta, tids[order], env)
 
 
 class Launch:

@@ -159,7 +159,7 @@ def _expand(env, threads):
 
 
 def run_host(program, host_func, arrays):
-    from ._exec import Interpreter, key
+    from ._exec import Interpreter, StmtFrame, Task, key
 
     instructions = HostInstructions(program, arrays)
     interp = Interpreter(None, instructions)
@@ -170,5 +170,8 @@ def run_host(program, host_func, arrays):
     g.env[key(params[2])] = np.array([len(arrays)], np.int32)
     if len(params) > 3:
         g.env[key(params[3])] = None
-    for wait in interp.stmt(g, host_func.body):
+    task = Task(g, [StmtFrame(host_func.body)])
+    g.cta.tasks, g.cta.spawned = [task], []
+    wait = interp.run_task(task)
+    if wait is not None:
         raise NotModelled(f"the host function waits for {wait.what}")
