@@ -44,6 +44,18 @@ def _operands(name):
     return a.astype(dtype), b.astype(dtype), np.zeros((m, n), dtype), a @ b.T
 
 
+def gpu_cases():
+    """One case per CASES entry (sm_100a), exact results (small-integer inputs)."""
+    import _gpu_cases
+
+    return [_gpu_cases.GpuCase(
+        name=f"blackwell_gemm/{name}", arch="sm_100a", build=lambda name=name: _build(name),
+        kernel=lambda name=name: blackwell_gemm(*CASES[name][0], **CASES[name][1]), target=TARGET,
+        args=lambda name=name: list(_operands(name)[:3]), outputs=(2,),
+        expected=lambda args: [(args[0].astype("float32") @ args[1].astype("float32").T).astype(args[2].dtype)],
+        rtol=0.0, atol=0.0, check_exact=True) for name in sorted(CASES)]
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_interpreted_results_match_numpy(name):
     a, b, d, expected = _operands(name)

@@ -35,14 +35,54 @@ def _operands(shape, dtype, seed=0):
     return a.astype(np_dtype), b.astype(np_dtype), np.zeros((m, n), np_dtype), a @ b.T
 
 
+_built: dict = {}
+
+
+def _build(name):
+    if name not in _built:
+        shape, options = CASES[name]
+        axe4j.use_pip_nvcc()
+        _built[name] = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET)
+    return _built[name]
+
+
+def gpu_cases():
+    """One case per CASES entry (sm_90a), exact results (small-integer inputs)."""
+    import _gpu_cases
+
+    cases = []
+    for name, (shape, options) in sorted(CASES.items()):
+        dtype = options.get("dtype", "float16")
+        cases.append(_gpu_cases.GpuCase(
+            name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
+            kernel=lambda shape=shape, options=options: hopper_gemm_pipelined(*shape, **options), target=TARGET,
+            args=lambda shape=shape, dtype=dtype: list(_operands(shape, dtype)[:3]), outputs=(2,),
+            expected=lambda args, dtype=dtype: [(args[0].astype("float32") @ args[1].astype("float32").T)
+                                                 .astype(args[2].dtype)],
+            rtol=0.0, atol=0.0, check_exact=True))
+    return cases
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_interpreted_results_match_numpy(name):
     shape, options = CASES[name]
-    axe4j.use_pip_nvcc()
-    executable = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET)
     a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
-    cuda_interp.run(executable, a, b, d)
+    cuda_interp.run(_build(name), a, b, d)
     np.testing.assert_array_equal(d.astype("float32"), expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_results_on_a_gpu(name):
+    major = int(tvm.cuda(0).compute_version.split(".")[0]) if tvm.cuda(0).exist else 0
+    if major != 9:
+        pytest.skip(f"sm_90a code; this GPU is compute capability {tvm.cuda(0).compute_version}")
+    shape, options = CASES[name]
+    a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
+    dev = tvm.cuda(0)
+    args = [tvm.runtime.tensor(x, dev) for x in (a, b, d)]
+    _build(name)(*args)
+    np.testing.assert_array_equal(args[2].numpy().astype("float32"), expected)
 
 
 def test_ptx_keeps_a_wgmma_group_in_flight_and_splits_registers():
