@@ -126,7 +126,7 @@ def _run_small(kernel):
 
 def test_out_of_bounds_read_names_kernel_thread_and_address():
     with pytest.raises(cuda_interp.KernelFault,
-                       match=r"kernel 'kernel_kernel': out-of-bounds 4-byte read of global 'argument 0' at byte 256 "
+                       match=r"kernel 'kernel_kernel': out-of-bounds 4-byte read of global 'A \(argument 0\)' at byte 256 "
                              r"\(size 256\) by block \(0, 0, 0\) thread 63 \(warp 1, lane 31\)"):
         _run_small(_oob())
 

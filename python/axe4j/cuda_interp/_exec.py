@@ -610,7 +610,9 @@ class Interpreter:
     def s_DeclBuffer(self, task, s):
         g, buffer = task.group, s.buffer
         if s.data is not None:
-            g.env[buffer_key(buffer)] = self.eval(g, s.data)
+            value = g.env[buffer_key(buffer)] = self.eval(g, s.data)
+            if self.launch is None and isinstance(value, Pointer) and value.space.name.startswith("argument "):
+                value.space.name = f"{buffer.name} ({value.space.name})"   # the host names its arguments
         elif buffer_key(buffer) not in g.env:
             raise NotModelled(f"buffer {buffer.name} is declared without storage")
         self._body(task, s)
