@@ -34,7 +34,7 @@ TESTS = ROOT / "python" / "tests"
 HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
 TIMING_CASE = "hopper_gemm/8192x4096x4096"
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
-LIMIT = 64 << 20         # what one transfer to the GPU machine may carry
+LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
 
 
 def log(message: str) -> None:
@@ -316,7 +316,7 @@ def main(argv=None) -> int:
             f"{sorted(manifest['build_errors'])}")
         return 1
     if size > LIMIT:
-        log(f"the bundle is {size / 2**20:.1f} MiB, over the {LIMIT >> 20} MiB one transfer may carry")
+        log(f"the bundle is {size / 2**20:.1f} MiB, over its {LIMIT >> 20} MiB limit")
         return 1
     return 0
 

@@ -160,3 +160,15 @@ def test_every_gpu_test_item_runs_the_cases_of_one_kernel_and_every_case_has_its
     assert set(covered) == set(names), f"cases no GPU test runs: {sorted(set(names) - set(covered))[:10]}"
     assert set(per_test) == set(GPU_TESTS), f"gpu tests without items: {set(GPU_TESTS) - set(per_test)}"
     assert sum(per_test.values()) + len(NO_CASE) == len(items)
+
+
+def test_a_gpu_test_picks_the_case_of_the_device_arch_or_skips(monkeypatch):
+    monkeypatch.setattr(_gpu_cases, "device_arch", lambda compute_version=None: "sm_90a")
+    assert _gpu_cases.for_device(_cases(), "dispatch/add_cta_f32").name == "dispatch/add_cta_f32/sm_90a"
+    assert _gpu_cases.for_device(_cases(), "wgmma/wgmma_64x64x32_sw64").arch == "sm_90a"
+    with pytest.raises(pytest.skip.Exception, match="is sm_100a code; this GPU runs sm_90a"):
+        _gpu_cases.for_device(_cases(), "tcgen05/tcgen05_128x128x64_sw128")
+    monkeypatch.setattr(_gpu_cases, "device_arch", lambda compute_version=None: "sm_80")
+    assert _gpu_cases.for_device(_cases(), "mma/mma_16x8x16_f16").arch == "sm_80"
+    with pytest.raises(pytest.skip.Exception, match="compiled for sm_100a, sm_90a; this GPU runs sm_80"):
+        _gpu_cases.for_device(_cases(), "register/copy_cta_warpid_f16")
