@@ -518,6 +518,7 @@ def main(argv=None) -> int:
     parser.add_argument("--worker-cases", help=argparse.SUPPRESS)  # a file listing the cases a worker runs
     parser.add_argument("--gemm-d", help=argparse.SUPPRESS)          # where a worker writes the timed GEMM's D
     args = parser.parse_args(argv)
+    sys.dont_write_bytecode = True  # no __pycache__ inside the bundle
     sys.path.insert(0, str(HERE))
     if args.worker_cases is not None:
         return worker_main(args)

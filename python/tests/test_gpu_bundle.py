@@ -104,7 +104,7 @@ def test_runner_says_there_is_no_gpu_and_exits_0(bundle, tmp_path):
 def _run_in_bundle_python(code: str, bundle: Path, timeout=120):
     """``code`` in a fresh Python that has only the bundle on its path (no TVM package, no venv libraries)."""
     script = f"import sys\nsys.path.insert(0, {str(bundle)!r})\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, env=_clean_env(),
+    return subprocess.run([sys.executable, "-I", "-B", "-c", script], capture_output=True, text=True, env=_clean_env(),
                           timeout=timeout)
 
 
