@@ -53,6 +53,12 @@ native: python
 bench-gemm: python build native
 	.venv/bin/python ci/bench_gemm.py
 
+## The GPU kernels of the test catalog, exported with their inputs, expected outputs, the TVM runtime and a runner,
+## for a GPU machine without TVM or a JDK: out/gpu-bundle (docs/gpu-bundle.md); run there: python3 run.py.
+.PHONY: gpu-bundle
+gpu-bundle: python build native
+	.venv/bin/python ci/gpu_bundle.py
+
 ## Dispatch choices per tile call of the CUDA corpus: TVM's own cases against axe4j's (docs/dispatch-vs-upstream.md).
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build

@@ -1,11 +1,14 @@
 // cuBLAS FP16 GEMM baseline: D = A B^T with A (M x K) and B (N x K) row-major FP16, FP32 accumulation, D (M x N)
 // row-major FP16 -- the "TN" problem the axe4j GEMM kernels solve. Timing as TVM's time evaluator does it:
 // `number` back-to-back launches between two CUDA events, that mean per launch, `repeat` times; the median of the
-// repeats is reported. Inputs follow a closed formula (exact in FP16) that the Python side regenerates to compare
-// results: A[i][k] = ((7 i + 13 k + seed) mod 9 - 4) / 8, B[j][k] = ((11 j + 5 k + 2 seed) mod 9 - 4) / 8.
+// repeats is reported. With --flush-l2 BYTES, a buffer of that size is overwritten (cudaMemsetAsync) before each
+// repeat, outside the timed events, so each repeat starts with a cold L2 (use --number 1). Inputs follow a closed
+// formula (exact in FP16) that the Python side regenerates to compare results:
+// A[i][k] = ((7 i + 13 k + seed) mod 9 - 4) / 8, B[j][k] = ((11 j + 5 k + 2 seed) mod 9 - 4) / 8.
 //
-// usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH]
-// prints one JSON line: {"m":..,"n":..,"k":..,"ms":..,"tflops":..,"device":".."}; exit 3 when there is no GPU.
+// usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] [--flush-l2 BYTES]
+// prints one JSON line: {"m":..,"n":..,"k":..,"ms":..,"tflops":..,"device":"..","flush_l2":..};
+// exit 3 when there is no GPU.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -26,6 +29,7 @@ constexpr int kFailure = 1;
 struct Options {
   long m = 0, n = 0, k = 0;
   int number = 10, repeat = 5, warmup = 3, seed = 0;
+  long flush = 0;
   std::string save;
 };
 
@@ -50,7 +54,9 @@ long positive(const char* text, const char* name) {
 }
 
 Options parse(int argc, char** argv) {
-  if (argc < 4) fail(kUsage, "usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH]");
+  if (argc < 4)
+    fail(kUsage, "usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] "
+                 "[--flush-l2 BYTES]");
   Options o;
   o.m = positive(argv[1], "M");
   o.n = positive(argv[2], "N");
@@ -63,6 +69,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--warmup") o.warmup = static_cast<int>(positive(argv[i + 1], "--warmup"));
     else if (flag == "--seed") o.seed = static_cast<int>(std::strtol(argv[i + 1], nullptr, 10));
     else if (flag == "--save") o.save = argv[i + 1];
+    else if (flag == "--flush-l2") o.flush = positive(argv[i + 1], "--flush-l2");
     else fail(kUsage, "unknown option " + flag);
   }
   return o;
@@ -111,8 +118,11 @@ int main(int argc, char** argv) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
+  void* flush = nullptr;
+  if (o.flush > 0) check(cudaMalloc(&flush, static_cast<size_t>(o.flush)), "cudaMalloc L2 flush buffer");
   std::vector<double> ms;
   for (int r = 0; r < o.repeat; ++r) {
+    if (flush != nullptr) check(cudaMemsetAsync(flush, r & 0xff, static_cast<size_t>(o.flush)), "cudaMemsetAsync");
     check(cudaEventRecord(start), "cudaEventRecord");
     for (int i = 0; i < o.number; ++i) gemm();
     check(cudaEventRecord(stop), "cudaEventRecord");
@@ -133,11 +143,12 @@ int main(int argc, char** argv) {
       fail(kFailure, "cannot write " + o.save);
     std::fclose(f);
   }
-  std::printf("{\"m\":%ld,\"n\":%ld,\"k\":%ld,\"ms\":%.6f,\"tflops\":%.3f,\"device\":\"%s\"}\n", o.m, o.n, o.k, median,
-              tflops, prop.name);
+  std::printf("{\"m\":%ld,\"n\":%ld,\"k\":%ld,\"ms\":%.6f,\"tflops\":%.3f,\"device\":\"%s\",\"flush_l2\":%ld}\n", o.m,
+              o.n, o.k, median, tflops, prop.name, o.flush);
   cublasDestroy(handle);
   cudaFree(a);
   cudaFree(b);
   cudaFree(d);
+  if (flush != nullptr) cudaFree(flush);
   return 0;
 }

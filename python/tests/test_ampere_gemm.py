@@ -4,11 +4,12 @@ compared with numpy."""
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
-import numpy as np
 import pytest
 
+import _gpu_cases
 import axe4j
 from axe4j.kernels.ampere_gemm import ampere_gemm, check_shape
 
@@ -22,14 +23,21 @@ def _target(arch):
 
 
 _built: dict = {}
+_executables: dict = {}   # (shape, arch) -> Executable, without the PTX
+
+
+def _executable(shape, arch):
+    if (shape, arch) not in _executables:
+        axe4j.use_pip_nvcc()
+        _executables[(shape, arch)] = axe4j.compile(ampere_gemm(*shape), _target(arch))
+    return _executables[(shape, arch)]
 
 
 def _build(shape, arch):
     if (shape, arch) not in _built:
         from tvm.support import nvcc
 
-        axe4j.use_pip_nvcc()
-        executable = axe4j.compile(ampere_gemm(*shape), _target(arch))
+        executable = _executable(shape, arch)
         source = executable.mod.imports[0].inspect_source("cuda")
         with _target(arch):
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
@@ -62,17 +70,23 @@ def test_shapes_it_cannot_tile_are_named():
         check_shape(128, 128, 100, 3)
 
 
+def _label(shape):
+    return "x".join(map(str, shape))
+
+
+def _case(shape, arch):
+    return _gpu_cases.GpuCase(
+        name=f"ampere_gemm/{_label(shape)}/{arch}", arch=arch, build=lambda: _executable(shape, arch),
+        kernel=lambda: ampere_gemm(*shape), target=_target(arch), args=lambda: _gpu_cases.fp16_gemm_operands(*shape),
+        outputs=(2,), expected=_gpu_cases.fp16_product, rtol=2e-3, atol=1e-2)
+
+
+@functools.cache
+def gpu_cases():
+    return [_case(shape, arch) for shape in SHAPES for arch in ARCHS]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=_label)
 def test_results_on_a_gpu(shape):
-    major, _ = (int(x) for x in tvm.cuda(0).compute_version.split("."))
-    executable, _, _ = _build(shape, "sm_100a" if major >= 10 else "sm_90a" if major == 9 else "sm_80")
-    m, n, k = shape
-    rng = np.random.default_rng(0)
-    a = rng.integers(-2, 3, (m, k)).astype("float16")
-    b = rng.integers(-2, 3, (n, k)).astype("float16")
-    dev = tvm.cuda(0)
-    d = tvm.runtime.tensor(np.zeros((m, n), "float16"), dev)
-    executable(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), d)
-    np.testing.assert_allclose(d.numpy().astype("float32"), a.astype("float32") @ b.astype("float32").T,
-                               rtol=2e-3, atol=1e-2)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"ampere_gemm/{_label(shape)}"))

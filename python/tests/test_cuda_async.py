@@ -9,6 +9,7 @@ No GPU is needed to compile: the PTX must hold the instructions the plan asks fo
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
 import numpy as np
@@ -17,6 +18,7 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 ARCHS = ["sm_90a", "sm_100a"]
@@ -177,14 +179,22 @@ KERNELS = {
 UPSTREAM_MARKS = ["g_lin_ptr", "s_off_ptr", "s_buf_w_offset", "A_tensormap", "B_tensormap"]
 
 _built: dict = {}
+_executables: dict = {}   # (name, arch) -> (PrimFunc, Executable), without the PTX
+
+
+def _executable(name, arch):
+    key = (name, arch)
+    if key not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[key] = (kernel, axe4j.compile(kernel, _target(arch)))
+    return _executables[key]
 
 
 def _build(name, arch):
     key = (name, arch)
     if key not in _built:
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, _target(arch))
+        kernel, executable = _executable(name, arch)
         source = executable.mod.imports[0].inspect_source("cuda")
         _built[key] = (kernel, executable, source, _ptx(source, arch))
     return _built[key]
@@ -278,13 +288,6 @@ def test_tma_load_without_an_mbarrier_is_declined_with_the_reason():
     assert "axe4j-cuda-tma (prio=112): declined: copy_async: a TMA load completes on an mbarrier; pass mbar=" in report
 
 
-def _gpu():
-    try:
-        return tvm.cuda(0).exist
-    except Exception:  # noqa: BLE001  (no driver at all)
-        return False
-
-
 # what B holds after each kernel: the copied region of A, zeros elsewhere (None: the whole of A)
 COPIED = {
     "tma_2d_f16_64x64": np.s_[64:128, 0:64],
@@ -295,20 +298,29 @@ COPIED = {
 NO_OUTPUT = {"tma_pipelined_runtime_starts_f16"}   # loads only: checked by its PTX
 
 
+def _expected(name, host):
+    if name not in COPIED:
+        return [host[0].copy()]
+    expected = np.zeros_like(host[0])
+    expected[COPIED[name]] = host[0][COPIED[name]]
+    return [expected]
+
+
+def _case(name, arch):
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    return _gpu_cases.GpuCase(
+        name=f"async/{name}/{arch}", arch=arch, build=lambda: _executable(name, arch)[1], kernel=KERNELS[name][0],
+        target=_target(arch), args=lambda: _gpu_cases.normal_args(shapes), outputs=(len(shapes) - 1,),
+        expected=lambda host: _expected(name, host), rtol=0.0, atol=0.0, check_exact=True)
+
+
+@functools.cache
+def gpu_cases():
+    """Every kernel with an output (NO_OUTPUT's only loads, checked by their PTX), at each arch."""
+    return [_case(name, arch) for name in sorted(set(KERNELS) - NO_OUTPUT) for arch in ARCHS]
+
+
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
 @pytest.mark.parametrize("name", sorted(set(KERNELS) - NO_OUTPUT))
 def test_copy_async_results_on_a_gpu(name):
-    major = int(tvm.cuda(0).compute_version.split(".")[0])
-    kernel, executable, _, _ = _build(name, "sm_100a" if major >= 10 else "sm_90a")
-    rng = np.random.default_rng(0)
-    buffers = [kernel.buffer_map[p] for p in kernel.params]
-    host = [rng.standard_normal([int(n) for n in b.shape]).astype(str(b.dtype)) for b in buffers]
-    host[-1][...] = 0
-    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in host]
-    executable(*device)
-    expected = host[0].copy()
-    if name in COPIED:
-        expected = np.zeros_like(host[0])
-        expected[COPIED[name]] = host[0][COPIED[name]]
-    np.testing.assert_array_equal(device[-1].numpy(), expected)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"async/{name}"))

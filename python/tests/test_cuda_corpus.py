@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+import _gpu_cases
 import axe4j
 from axe4j import cuda_choices
 from axe4j import cuda_corpus as corpus
@@ -147,33 +148,30 @@ def test_recorded_choices_name_upstream_variants():
 RUNNABLE = [k for k in KERNELS if not k.upstream_refuses]
 
 
-def _device_arch():
-    device = tvm.cuda(0)
-    if not device.exist:
-        return None
-    major, minor = (int(x) for x in str(device.compute_version).split("."))
-    return f"sm_{major}{minor}a"
+def _case(kernel, arch):
+    n_in, n_out = len(kernel.inputs), len(kernel.outputs)
+
+    def args():
+        inputs = kernel.random_inputs(np.random.default_rng(sum(map(ord, kernel.name))))
+        return inputs + kernel.zero_outputs()
+
+    return _gpu_cases.GpuCase(
+        name=f"corpus/{kernel.name}/{arch}", arch=arch, build=lambda: executable(kernel, arch),
+        kernel=lambda: build.module(kernel), target=build.target(arch), args=args,
+        outputs=tuple(range(n_in, n_in + n_out)),
+        expected=lambda host: [np.asarray(o) for o in kernel.reference(*host[:n_in])],
+        rtol=kernel.rtol, atol=kernel.atol)
+
+
+def gpu_cases():
+    """Every kernel TVM's own dispatch lowers, for each of its archs (lowered with TVM's cases only)."""
+    return [_case(k, arch) for k in RUNNABLE for arch in k.archs]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", RUNNABLE, ids=[k.name for k in RUNNABLE])
 def test_results_match_numpy_on_the_gpu(kernel):
-    arch = _device_arch()
-    if arch is None:
-        pytest.skip("no CUDA GPU: tvm.cuda(0).exist is False")
-    if arch not in kernel.archs:
-        pytest.skip(f"{kernel.name} targets {', '.join(kernel.archs)}; this GPU is {arch}")
-    device = tvm.cuda(0)
-    inputs = kernel.random_inputs(np.random.default_rng(sum(map(ord, kernel.name))))
-    outputs = kernel.zero_outputs()
-    tensors = [tvm.runtime.tensor(a, device) for a in inputs + outputs]
-    executable(kernel, arch)(*tensors)
-    expected = kernel.reference(*inputs)
-    assert len(expected) == len(outputs)
-    for i, want in enumerate(expected):
-        got = tensors[len(inputs) + i].numpy()
-        np.testing.assert_allclose(got.astype("float64"), np.asarray(want).astype("float64"),
-                                   atol=kernel.atol, rtol=kernel.rtol, err_msg=f"{kernel.name} output {i}")
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"corpus/{kernel.name}"))
 
 
 # ---- the dispatch-vs-upstream report, on recorded choices that differ --------------------------------

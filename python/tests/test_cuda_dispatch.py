@@ -8,6 +8,7 @@ is compared with numpy; without one those tests skip with the reason.
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
 import numpy as np
@@ -16,6 +17,7 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 ARCHS = ["sm_90a", "sm_100a"]
@@ -259,14 +261,22 @@ for _op in ("sum", "max", "min"):
             + ([SHFL] if _threads > 32 else []))
 
 _built: dict = {}
+_executables: dict = {}   # (name, arch) -> (PrimFunc, Executable): what the GPU cases run, without the PTX
+
+
+def _executable(name, arch):
+    key = (name, arch)
+    if key not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[key] = (kernel, axe4j.compile(kernel, _target(arch)))
+    return _executables[key]
 
 
 def _build(name, arch):
     key = (name, arch)
     if key not in _built:
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, _target(arch))
+        kernel, executable = _executable(name, arch)
         source = executable.mod.imports[0].inspect_source("cuda")
         _built[key] = (kernel, executable, source, _ptx(source, arch))
     return _built[key]
@@ -384,30 +394,29 @@ def test_priority_offset_is_read_from_the_environment(monkeypatch):
         axe4j.dispatch.cuda_priority_offset()
 
 
-def _gpu():
-    try:
-        return tvm.cuda(0).exist
-    except Exception:  # noqa: BLE001  (no driver at all)
-        return False
+def _kernel_cases(name):
+    """The kernel at sm_90a and sm_100a, and at sm_80 where it compiles for Ampere (stmatrix needs sm_90)."""
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    archs = ARCHS + ([] if name.startswith("ldst_matrix") else ["sm_80"])
+    return [_gpu_cases.GpuCase(name=f"dispatch/{name}/{arch}", arch=arch,
+                               build=lambda arch=arch: _executable(name, arch)[1], kernel=KERNELS[name][0],
+                               target=_target(arch), args=lambda: _gpu_cases.normal_args(shapes),
+                               outputs=(len(shapes) - 1,), expected=lambda host: [_reference(name, host)],
+                               rtol=2e-3, atol=2e-3)
+            for arch in archs]
+
+
+@functools.cache
+def gpu_cases():
+    """The rule kernels (KERNELS), then the whole corpus lowered through axe4j's table."""
+    kernels = [case for name in sorted(KERNELS) for case in _kernel_cases(name)]
+    return kernels + [_corpus_case(name, arch) for name, arch in _corpus_pairs()]
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_kernel_results_on_a_gpu(name):
-    major, minor = (int(x) for x in tvm.cuda(0).compute_version.split("."))
-    arch = "sm_100a" if major >= 10 else "sm_90a"
-    kernel, executable, _, _ = _build(name, arch)
-    rng = np.random.default_rng(0)
-    params = kernel.params
-    buffers = [kernel.buffer_map[p] for p in params]
-    host = [rng.standard_normal([int(n) for n in b.shape]).astype(str(b.dtype)) for b in buffers]
-    host[-1][...] = 0
-    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in host]
-    executable(*device)
-    got = device[-1].numpy()
-    expected = _reference(name, host)
-    np.testing.assert_allclose(got.astype("float64"), expected.astype("float64"), rtol=2e-3, atol=2e-3)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"dispatch/{name}"))
 
 
 def _reference(name, host):
@@ -486,19 +495,23 @@ def test_corpus_kernel_compiles_to_a_cubin_through_axe4j(name, arch):
     assert set(re.findall(rb"sm_[0-9]+a?", binary)) == {arch.encode()}
 
 
+def _corpus_case(name, arch):
+    from axe4j import cuda_corpus
+    from axe4j.cuda_corpus import build
+
+    kernel = cuda_corpus.get(name)
+    n_in, n_out = len(kernel.inputs), len(kernel.outputs)
+    return _gpu_cases.GpuCase(
+        name=f"dispatch_corpus/{name}/{arch}", arch=arch, build=lambda: _build_corpus(name, arch)[1],
+        kernel=lambda: build.module(kernel), target=build.target(arch),
+        args=lambda: kernel.random_inputs(np.random.default_rng(0)) + kernel.zero_outputs(),
+        outputs=tuple(range(n_in, n_in + n_out)),
+        expected=lambda host: [np.asarray(o) for o in kernel.reference(*host[:n_in])], rtol=kernel.rtol,
+        atol=kernel.atol)
+
+
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
 @pytest.mark.parametrize("name,arch", _corpus_pairs())
 def test_corpus_kernel_results_through_axe4j_on_a_gpu(name, arch):
-    major = int(tvm.cuda(0).compute_version.split(".")[0])
-    if (arch == "sm_100a") != (major >= 10):
-        pytest.skip(f"{arch} code does not run on compute capability {tvm.cuda(0).compute_version}")
-    kernel, executable, _ = _build_corpus(name, arch)
-    rng = np.random.default_rng(0)
-    inputs = kernel.random_inputs(rng)
-    outputs = kernel.zero_outputs()
-    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in inputs + outputs]
-    executable(*device)
-    for got, want in zip(device[len(inputs):], kernel.reference(*inputs)):
-        np.testing.assert_allclose(got.numpy().astype("float64"), np.asarray(want).astype("float64"),
-                                   rtol=kernel.rtol, atol=kernel.atol)
+    case = _gpu_cases.for_device(gpu_cases(), f"dispatch_corpus/{name}/{arch}")
+    _gpu_cases.run_on_gpu(case)

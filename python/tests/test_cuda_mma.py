@@ -8,14 +8,15 @@ instructions = the block count) and a cubin for the arch; on a GPU (``-m gpu``) 
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
-import numpy as np
 import pytest
 from tvm.script import tirx as T
 from tvm.tirx.layout import S, TileLayout, laneid
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 ARCHS = ["sm_80", "sm_90a", "sm_100a"]
@@ -85,15 +86,22 @@ KERNELS = {
 }
 
 _built: dict = {}
+_executables: dict = {}   # (name, arch) -> (PrimFunc, Executable), without the PTX
+
+
+def _executable(name, arch):
+    if (name, arch) not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[(name, arch)] = (kernel, axe4j.compile(kernel, _target(arch)))
+    return _executables[(name, arch)]
 
 
 def _build(name, arch):
     if (name, arch) not in _built:
         from tvm.support import nvcc
 
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, _target(arch))
+        kernel, executable = _executable(name, arch)
         source = executable.mod.imports[0].inspect_source("cuda")
         with _target(arch):
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
@@ -132,20 +140,24 @@ def test_a_register_tile_that_is_not_an_mma_fragment_is_declined():
     assert "is not a tile of the mma fragment" in report
 
 
+def _dtype(name):
+    return "bfloat16" if "bf16" in name else "float16"
+
+
+def _case(name, arch):
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    return _gpu_cases.GpuCase(
+        name=f"mma/{name}/{arch}", arch=arch, build=lambda: _executable(name, arch)[1], kernel=KERNELS[name][0],
+        target=_target(arch), args=lambda: _gpu_cases.integer_operands(shapes, _dtype(name)),
+        outputs=(2,), expected=_gpu_cases.product, rtol=1e-3, atol=1e-3)
+
+
+@functools.cache
+def gpu_cases():
+    return [_case(name, arch) for name in sorted(KERNELS) for arch in ARCHS]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_gemm_results_on_a_gpu(name):
-    major, _ = (int(x) for x in tvm.cuda(0).compute_version.split("."))
-    kernel, executable, _, _ = _build(name, "sm_100a" if major >= 10 else "sm_90a")
-    shapes = [[int(x) for x in kernel.buffer_map[p].shape] for p in kernel.params]
-    dtype = "bfloat16" if "bf16" in name else "float16"
-    rng = np.random.default_rng(0)
-    a = rng.integers(-3, 4, shapes[0]).astype("float32")
-    b = rng.integers(-3, 4, shapes[1]).astype("float32")
-    import ml_dtypes  # noqa: F401  (bfloat16 for numpy; shipped with TVM)
-
-    dev = tvm.cuda(0)
-    args = [tvm.runtime.tensor(a.astype(dtype), dev), tvm.runtime.tensor(b.astype(dtype), dev),
-            tvm.runtime.tensor(np.zeros(shapes[2], "float32"), dev)]
-    executable(*args)
-    np.testing.assert_allclose(args[2].numpy(), a @ b.T, rtol=1e-3, atol=1e-3)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"mma/{name}"))

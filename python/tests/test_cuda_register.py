@@ -9,6 +9,7 @@ On a GPU (``-m gpu``) each kernel runs against numpy; without one those tests sk
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
 import numpy as np
@@ -17,6 +18,7 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import R, S, TileLayout, laneid, tid_in_wg, warpid, wid_in_wg
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 ARCHS = ["sm_90a", "sm_100a"]
@@ -206,14 +208,22 @@ KERNELS = {
 }
 
 _built: dict = {}
+_executables: dict = {}   # (name, arch) -> (PrimFunc, Executable), without the PTX
+
+
+def _executable(name, arch):
+    key = (name, arch)
+    if key not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[key] = (kernel, axe4j.compile(kernel, _target(arch)))
+    return _executables[key]
 
 
 def _build(name, arch):
     key = (name, arch)
     if key not in _built:
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, _target(arch))
+        kernel, executable = _executable(name, arch)
         source = executable.mod.imports[0].inspect_source("cuda")
         _built[key] = (kernel, executable, source, _ptx(source, arch))
     return _built[key]
@@ -302,13 +312,6 @@ def test_the_destination_holds_each_result_on_the_reduced_lanes():
     assert "kept dim 0 of the source is held on other threads than the destination's" in report
 
 
-def _gpu():
-    try:
-        return tvm.cuda(0).exist
-    except Exception:  # noqa: BLE001  (no driver at all)
-        return False
-
-
 def _reference(name, host):
     a = host[0]
     if name.startswith("copy_"):
@@ -330,18 +333,20 @@ def _reference(name, host):
     raise KeyError(name)
 
 
+def _case(name, arch):
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    return _gpu_cases.GpuCase(
+        name=f"register/{name}/{arch}", arch=arch, build=lambda: _executable(name, arch)[1], kernel=KERNELS[name][0],
+        target=_target(arch), args=lambda: _gpu_cases.normal_args(shapes), outputs=(len(shapes) - 1,),
+        expected=lambda host: [_reference(name, host)], rtol=2e-3, atol=2e-3)
+
+
+@functools.cache
+def gpu_cases():
+    return [_case(name, arch) for name in sorted(KERNELS) for arch in ARCHS]
+
+
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU on this machine: the kernels were compiled, not run")
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_register_kernel_results_on_a_gpu(name):
-    major = int(tvm.cuda(0).compute_version.split(".")[0])
-    arch = "sm_100a" if major >= 10 else "sm_90a"
-    kernel, executable, _, _ = _build(name, arch)
-    rng = np.random.default_rng(0)
-    buffers = [kernel.buffer_map[p] for p in kernel.params]
-    host = [rng.standard_normal([int(n) for n in b.shape]).astype(str(b.dtype)) for b in buffers]
-    host[-1][...] = 0
-    device = [tvm.runtime.tensor(x, tvm.cuda(0)) for x in host]
-    executable(*device)
-    np.testing.assert_allclose(device[-1].numpy().astype("float64"), _reference(name, host).astype("float64"),
-                               rtol=2e-3, atol=2e-3)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"register/{name}"))

@@ -9,14 +9,15 @@ ISA table must equal TVM's own encoder's. On a GPU (``-m gpu``) C is compared wi
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
-import numpy as np
 import pytest
 from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout, wg_local_layout
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -88,15 +89,22 @@ KERNELS = {
 }
 
 _built: dict = {}
+_executables: dict = {}   # name -> (PrimFunc, Executable), without the PTX
+
+
+def _executable(name):
+    if name not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[name] = (kernel, axe4j.compile(kernel, TARGET))
+    return _executables[name]
 
 
 def _build(name):
     if name not in _built:
         from tvm.support import nvcc
 
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, TARGET)
+        kernel, executable = _executable(name)
         source = executable.mod.imports[0].inspect_source("cuda")
         with TARGET:
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
@@ -133,21 +141,25 @@ def test_declines_name_the_reason():
     assert "tcgen05 needs arch [sm_100a, sm_101a, sm_103a], the target's is sm_90a" in report
 
 
+def _dtype(name):
+    return "bfloat16" if "bf16" in name else "float16"
+
+
+def _case(name):
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    plus = 1.0 if "accum" in name else 0.0
+    return _gpu_cases.GpuCase(
+        name=f"tcgen05/{name}", arch="sm_100a", build=lambda: _executable(name)[1], kernel=KERNELS[name][0],
+        target=TARGET, args=lambda: _gpu_cases.integer_operands(shapes, _dtype(name)),
+        outputs=(2,), expected=lambda host: _gpu_cases.product(host, plus), rtol=1e-3, atol=1e-3)
+
+
+@functools.cache
+def gpu_cases():
+    return [_case(name) for name in sorted(KERNELS)]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_results_on_a_gpu(name):
-    if not tvm.cuda(0).compute_version.startswith("10"):
-        pytest.skip(f"tcgen05 needs a Blackwell GPU; this one is compute {tvm.cuda(0).compute_version}")
-    kernel, executable, _, _ = _build(name)
-    shapes = [[int(x) for x in kernel.buffer_map[p].shape] for p in kernel.params]
-    dtype = "bfloat16" if "bf16" in name else "float16"
-    import ml_dtypes  # noqa: F401
-
-    rng = np.random.default_rng(0)
-    a = rng.integers(-3, 4, shapes[0]).astype("float32")
-    b = rng.integers(-3, 4, shapes[1]).astype("float32")
-    dev = tvm.cuda(0)
-    args = [tvm.runtime.tensor(a.astype(dtype), dev), tvm.runtime.tensor(b.astype(dtype), dev),
-            tvm.runtime.tensor(np.zeros(shapes[2], "float32"), dev)]
-    executable(*args)
-    np.testing.assert_allclose(args[2].numpy(), a @ b.T + (1.0 if "accum" in name else 0.0), rtol=1e-3, atol=1e-3)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"tcgen05/{name}"))

@@ -9,14 +9,15 @@ against the layouts). On a GPU (``-m gpu``) C is compared with numpy.
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
-import numpy as np
 import pytest
 from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid, wid_in_wg
 from tvm.tirx.script import tile as Tx
 
+import _gpu_cases
 import axe4j
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -90,15 +91,22 @@ KERNELS = {
 }
 
 _built: dict = {}
+_executables: dict = {}   # name -> (PrimFunc, Executable), without the PTX
+
+
+def _executable(name):
+    if name not in _executables:
+        axe4j.use_pip_nvcc()
+        kernel = KERNELS[name][0]()
+        _executables[name] = (kernel, axe4j.compile(kernel, _target()))
+    return _executables[name]
 
 
 def _build(name):
     if name not in _built:
         from tvm.support import nvcc
 
-        axe4j.use_pip_nvcc()
-        kernel = KERNELS[name][0]()
-        executable = axe4j.compile(kernel, _target())
+        kernel, executable = _executable(name)
         source = executable.mod.imports[0].inspect_source("cuda")
         with _target():
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
@@ -145,20 +153,25 @@ def test_declines_name_the_operand_and_the_reason():
     assert "wgmma needs arch sm_90a, the target's is sm_100a" in report
 
 
+def _dtype(name):
+    return "bfloat16" if "bf16" in name else "float16"
+
+
+def _case(name):
+    shapes = _gpu_cases.params(KERNELS[name][0]())
+    plus = 1.0 if "accum" in name else 0.0
+    return _gpu_cases.GpuCase(
+        name=f"wgmma/{name}", arch="sm_90a", build=lambda: _executable(name)[1], kernel=KERNELS[name][0],
+        target=_target(), args=lambda: _gpu_cases.integer_operands(shapes, _dtype(name)),
+        outputs=(2,), expected=lambda host: _gpu_cases.product(host, plus), rtol=1e-3, atol=1e-3)
+
+
+@functools.cache
+def gpu_cases():
+    return [_case(name) for name in sorted(KERNELS)]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_gemm_async_results_on_a_gpu(name):
-    kernel, executable, _, _ = _build(name)
-    shapes = [[int(x) for x in kernel.buffer_map[p].shape] for p in kernel.params]
-    dtype = "bfloat16" if "bf16" in name else "float16"
-    rng = np.random.default_rng(0)
-    a = rng.integers(-3, 4, shapes[0]).astype("float32")
-    b = rng.integers(-3, 4, shapes[1]).astype("float32")
-    import ml_dtypes  # noqa: F401  (bfloat16 for numpy)
-
-    dev = tvm.cuda(0)
-    args = [tvm.runtime.tensor(a.astype(dtype), dev), tvm.runtime.tensor(b.astype(dtype), dev),
-            tvm.runtime.tensor(np.zeros(shapes[2], "float32"), dev)]
-    executable(*args)
-    expected = a @ b.T + (1.0 if "accum" in name else 0.0)
-    np.testing.assert_allclose(args[2].numpy(), expected, rtol=1e-3, atol=1e-3)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"wgmma/{name}"))

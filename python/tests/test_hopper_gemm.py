@@ -4,11 +4,12 @@ producer warpgroup and two consumer warpgroups. On a GPU (``-m gpu``) D is compa
 
 import tvm  # noqa: F401  (before the JVM)
 
+import functools
 import re
 
-import numpy as np
 import pytest
 
+import _gpu_cases
 import axe4j
 from axe4j.kernels.hopper_gemm import check_shape, hopper_gemm
 
@@ -17,15 +18,22 @@ TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 SHAPES = [(256, 256, 256), (512, 384, 1024), (8192, 4096, 4096)]
 
 _built: dict = {}
+_executables: dict = {}   # shape -> Executable, without the PTX
+
+
+def _executable(shape):
+    if shape not in _executables:
+        axe4j.use_pip_nvcc()
+        _executables[shape] = axe4j.compile(hopper_gemm(*shape), TARGET)
+    return _executables[shape]
 
 
 def _build(shape):
     if shape not in _built:
         from tvm.support import nvcc
 
-        axe4j.use_pip_nvcc()
         kernel = hopper_gemm(*shape)
-        executable = axe4j.compile(kernel, TARGET)
+        executable = _executable(shape)
         source = executable.mod.imports[0].inspect_source("cuda")
         with TARGET:
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
@@ -65,16 +73,25 @@ def test_shapes_it_cannot_tile_are_named():
         check_shape(256, 256, 256, 128, 256, 64, 8)
 
 
+def _label(shape):
+    return "x".join(map(str, shape))
+
+
+def _case(shape):
+    return _gpu_cases.GpuCase(
+        name=f"hopper_gemm/{_label(shape)}", arch="sm_90a", build=lambda: _executable(shape),
+        kernel=lambda: hopper_gemm(*shape), target=TARGET, args=lambda: _gpu_cases.fp16_gemm_operands(*shape),
+        outputs=(2,), expected=_gpu_cases.fp16_product, rtol=2e-3, atol=1e-2,
+        size="large" if shape[0] * shape[1] * shape[2] > 2 ** 30 else "small")
+
+
+@functools.cache
+def gpu_cases():
+    """Every shape; 8192x4096x4096 (the size the GEMM is timed at) is large."""
+    return [_case(shape) for shape in SHAPES]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES, ids=_label)
 def test_results_on_a_gpu(shape):
-    _, executable, _, _ = _build(shape)
-    m, n, k = shape
-    rng = np.random.default_rng(0)
-    a = rng.integers(-2, 3, (m, k)).astype("float16")
-    b = rng.integers(-2, 3, (n, k)).astype("float16")
-    dev = tvm.cuda(0)
-    d = tvm.runtime.tensor(np.zeros((m, n), "float16"), dev)
-    executable(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), d)
-    np.testing.assert_allclose(d.numpy().astype("float32"), a.astype("float32") @ b.astype("float32").T,
-                               rtol=2e-3, atol=1e-2)
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"hopper_gemm/{_label(shape)}"))

@@ -33,6 +33,8 @@ def test_usage_errors_name_the_argument(harness):
     assert out.returncode == 2 and "usage: cublas_gemm_bench M N K" in out.stderr
     out = _run(harness, 64, 64, 64, "--bogus", 1)
     assert out.returncode == 2 and "unknown option --bogus" in out.stderr
+    out = _run(harness, 64, 64, 64, "--flush-l2", "0")
+    assert out.returncode == 2 and "--flush-l2 must be a positive integer, not '0'" in out.stderr
 
 
 def test_binary_holds_code_for_ampere_hopper_and_blackwell(harness):

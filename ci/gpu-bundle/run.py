@@ -1,0 +1,584 @@
+"""Runs the bundle's kernels on this machine's GPU and checks them; times the Hopper GEMM against cuBLAS.
+
+Needs Python 3 with numpy, a CUDA driver, and the CUDA 13 runtime (libcudart.so.13) and, for the timing, cuBLAS
+(libcublas.so.13) somewhere this script looks: the ``nvidia`` packages of this Python's site-packages or of
+/opt/torch/.venv, /usr/local/cuda, or the folders in ``$AXE4J_CUDA_LIBS``. No TVM, no compiler: the kernels are
+the libraries in ``kernels/``, loaded through the tvm-ffi C ABI (``tvm_ffi_ctypes.py``) with the runtime in
+``lib/``.
+
+For every case of ``manifest.json`` compiled for this GPU's arch: the arguments from its npz go to device memory,
+the kernel runs, the outputs come back and are compared element for element with the expected ones (the case's
+rtol/atol, or exactly). Cases run in a worker process; one that crashes the worker (or hangs past ``--timeout``)
+fails alone and a new worker goes on with the next. Then the GEMM 8192x4096x4096: inputs from the cuBLAS harness's
+formula, D checked against numpy and against cuBLAS's D, each timed as the median of ``--runs`` launches, each
+after a warm-up and with the L2 flushed before it. Writes ``summary.json`` and ``summary.md`` to ``--out``.
+
+Without a GPU it says so and exits 0. Exit status otherwise: 0 when every case of this arch passed, 1 when not.
+
+usage: python3 run.py [--out DIR] [--only TEXT] [--no-timing] [--runs N] [--timeout S] [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLUSH_BYTES = 512 << 20  # overwritten before each timed launch: several times the L2 of an H100/H200/B200
+H2D, D2H = 1, 2
+
+
+# ---- finding the CUDA libraries ----------------------------------------------------------------------------------
+
+def library_folders() -> list[str]:
+    """Folders that may hold the CUDA 13 runtime and cuBLAS, most specific first."""
+    folders = [f for f in os.environ.get("AXE4J_CUDA_LIBS", "").split(os.pathsep) if f]
+    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    roots.update(glob.glob("/opt/torch/.venv/lib/python3*/site-packages"))
+    for root in sorted(roots):
+        folders += sorted(glob.glob(os.path.join(root, "nvidia", "cu13", "lib")))
+        folders += sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib")))
+    folders += ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
+    return [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
+
+
+def find_library(pattern: str) -> str | None:
+    for folder in library_folders():
+        found = sorted(glob.glob(os.path.join(folder, pattern)))
+        if found:
+            return found[0]
+    return None
+
+
+# ---- the CUDA runtime through ctypes ------------------------------------------------------------------------------
+
+class Cuda:
+    """The few CUDA runtime calls the runner needs (libcudart.so.13, loaded globally so that the TVM runtime's
+    libtvm_runtime_cuda.so finds it by its soname)."""
+
+    def __init__(self, path: str):
+        self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        self.lib.cudaGetErrorString.restype = ctypes.c_char_p
+        for name in ("cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemset", "cudaMemsetAsync", "cudaDeviceSynchronize",
+                     "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize", "cudaEventElapsedTime",
+                     "cudaDeviceGetAttribute", "cudaSetDevice", "cudaGetDeviceCount", "cudaGetLastError"):
+            getattr(self.lib, name).restype = ctypes.c_int
+        self.lib.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self.lib.cudaMemset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+        self.lib.cudaMemsetAsync.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p]
+        self.lib.cudaFree.argtypes = [ctypes.c_void_p]
+        self.lib.cudaEventRecord.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.cudaEventSynchronize.argtypes = [ctypes.c_void_p]
+        self.lib.cudaEventElapsedTime.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.c_void_p, ctypes.c_void_p]
+
+    def check(self, code: int, what: str):
+        if code != 0:
+            raise CudaError(code, f"{what}: {self.lib.cudaGetErrorString(code).decode()} (cudaError {code})")
+
+    def malloc(self, nbytes: int) -> int:
+        pointer = ctypes.c_void_p()
+        self.check(self.lib.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(max(1, nbytes))), f"cudaMalloc({nbytes})")
+        return pointer.value
+
+    def free(self, pointer: int):
+        self.lib.cudaFree(pointer)
+
+    def upload(self, array) -> int:
+        pointer = self.malloc(array.nbytes)
+        self.check(self.lib.cudaMemcpy(pointer, array.ctypes.data, array.nbytes, H2D), "cudaMemcpy to the GPU")
+        return pointer
+
+    def download(self, pointer: int, array):
+        self.check(self.lib.cudaMemcpy(array.ctypes.data, pointer, array.nbytes, D2H), "cudaMemcpy from the GPU")
+
+    def synchronize(self, what: str):
+        self.check(self.lib.cudaDeviceSynchronize(), what)
+
+    def event(self) -> int:
+        event = ctypes.c_void_p()
+        self.check(self.lib.cudaEventCreate(ctypes.byref(event)), "cudaEventCreate")
+        return event.value
+
+
+class Host:
+    """Host memory with the interface of ``Cuda`` the cases use: the runner's self-test (``--device cpu``) runs CPU
+    kernels through the same path."""
+
+    def __init__(self):
+        self.arrays: dict[int, object] = {}
+
+    def upload(self, array) -> int:
+        copy = array.copy()
+        self.arrays[copy.ctypes.data] = copy
+        return copy.ctypes.data
+
+    def download(self, pointer: int, array):
+        array[...] = self.arrays[pointer]
+
+    def free(self, pointer: int):
+        self.arrays.pop(pointer, None)
+
+    def synchronize(self, what: str):
+        pass
+
+
+class LoadError(RuntimeError):
+    """A library or function that cannot be loaded: the device is untouched, the worker goes on."""
+
+
+class CudaError(RuntimeError):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def gpu_present() -> tuple[bool, str, int, int]:
+    """(whether a CUDA GPU is usable, its name or why not, compute capability major, minor), from the driver alone:
+    the parent process makes no CUDA context."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False, "no CUDA driver (libcuda.so.1 does not load)", 0, 0
+    if driver.cuInit(0) != 0:
+        return False, "the CUDA driver finds no usable GPU (cuInit fails)", 0, 0
+    count = ctypes.c_int()
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return False, "the CUDA driver reports no GPU", 0, 0
+    name = ctypes.create_string_buffer(256)
+    driver.cuDeviceGetName(name, 256, 0)
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    driver.cuDeviceGetAttribute(ctypes.byref(major), 75, 0)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    driver.cuDeviceGetAttribute(ctypes.byref(minor), 76, 0)  # ..._MINOR
+    return True, name.value.decode(), major.value, minor.value
+
+
+def arch_of(major: int, minor: int) -> str | None:
+    """The bundle arch whose code runs on this compute capability (as the tests pick it)."""
+    if major == 8:
+        return "sm_80"
+    return {(9, 0): "sm_90a", (10, 0): "sm_100a"}.get((major, minor))
+
+
+# ---- comparing ------------------------------------------------------------------------------------------------------
+
+def as_float64(array, dtype: str):
+    import numpy as np
+
+    if dtype == "bfloat16":
+        return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return array.astype(np.float64)
+
+
+def compare(got, want, dtype: str, rtol: float, atol: float, exact: bool) -> dict:
+    """numpy's assert_allclose rule (|got - want| <= atol + rtol |want|, NaN where NaN is expected), or equality."""
+    import numpy as np
+
+    g, w = as_float64(got, dtype), as_float64(want, dtype)
+    both_nan = np.isnan(g) & np.isnan(w)
+    if exact:
+        bad = ~((g == w) | both_nan)
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) | both_nan)
+    with np.errstate(invalid="ignore"):
+        error = np.where(both_nan, 0.0, np.where(np.isnan(g) | np.isnan(w), np.inf, np.abs(g - w)))
+    worst = int(np.argmax(error)) if error.size else 0
+    result = {"mismatches": int(bad.sum()), "elements": int(bad.size),
+              "max_abs_error": float(error.flat[worst]) if error.size else 0.0}
+    if result["mismatches"]:
+        first = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        result["first_mismatch"] = {"index": [int(i) for i in first], "got": float(g[first]),
+                                    "expected": float(w[first])}
+    if error.size:
+        result["at_max_error"] = {"index": [int(i) for i in np.unravel_index(worst, error.shape)]}
+    return result
+
+
+# ---- the worker: loads the libraries and runs cases -----------------------------------------------------------------
+
+class Worker:
+    def __init__(self, manifest: dict, device: str):
+        import tvm_ffi_ctypes as ffi
+
+        self.ffi = ffi
+        if device == "cpu":
+            self.cuda, self.device_type = Host(), ffi.CPU
+            self.runtime = ffi.Runtime(str(HERE / "lib"), cuda=False)
+            self.modules: dict[str, object] = {}
+            return
+        cudart = find_library("libcudart.so.13*")
+        if cudart is None:
+            raise RuntimeError(f"no libcudart.so.13 in {library_folders()}; name its folder in $AXE4J_CUDA_LIBS")
+        self.cuda, self.device_type = Cuda(cudart), ffi.CUDA
+        self.cuda.check(self.cuda.lib.cudaSetDevice(0), "cudaSetDevice(0)")
+        self.runtime = ffi.Runtime(str(HERE / "lib"), cuda=True)
+        fatbins = HERE / "fatbins"
+
+        def compile_cuda(source, *_):
+            """TVM compiles a library's CUDA source when it is loaded; the bundle holds nvcc's fatbin of it."""
+            import hashlib
+
+            sha = hashlib.sha256(source.encode(errors="surrogateescape")).hexdigest()
+            path = fatbins / f"{sha}.fatbin"
+            if not path.is_file():
+                raise FileNotFoundError(f"no fatbin for CUDA source {sha[:12]} in {fatbins}")
+            return path.read_bytes()
+
+        self.runtime.register("tvm_callback_cuda_compile", compile_cuda)
+        self.modules: dict[str, object] = {}
+
+    def function(self, library: str, symbol: str):
+        """The case's function; a library that does not load fails every case of it with the same error."""
+        if library not in self.modules:
+            try:
+                self.modules[library] = self.runtime.load_module(str(HERE / library))
+            except Exception as error:  # noqa: BLE001
+                self.modules[library] = LoadError(f"{library} does not load: {type(error).__name__}: {error}")
+        module = self.modules[library]
+        if isinstance(module, LoadError):
+            raise module
+        try:
+            return module.function(symbol)
+        except Exception as error:  # noqa: BLE001
+            raise LoadError(f"{library}: {type(error).__name__}: {error}") from None
+
+    def tensors(self, arrays, dtypes):
+        pointers = [self.cuda.upload(a) for a in arrays]
+        views = [self.ffi.Tensor(p, a.shape, d, self.device_type, 0) for p, a, d in zip(pointers, arrays, dtypes)]
+        return pointers, views
+
+    def run_case(self, case: dict) -> dict:
+        import numpy as np
+
+        started = time.time()
+        data = np.load(HERE / case["npz"])
+        args = [np.ascontiguousarray(data[f"a{i}"]) for i in range(len(case["args"]))]
+        dtypes = [a["dtype"] for a in case["args"]]
+        function = self.function(case["library"], case["symbol"])
+        pointers, views = self.tensors(args, dtypes)
+        try:
+            function(*views)
+            self.cuda.synchronize(f"{case['name']} (after the kernel)")
+            outputs = []
+            for position, index in enumerate(case["outputs"]):
+                got = np.empty_like(args[index])
+                self.cuda.download(pointers[index], got)
+                outputs.append(compare(got, data[f"e{position}"], dtypes[index], case["rtol"], case["atol"],
+                                       case["check_exact"]) | {"argument": index})
+        finally:
+            for p in pointers:
+                self.cuda.free(p)
+        passed = all(o["mismatches"] == 0 for o in outputs)
+        return {"name": case["name"], "status": "pass" if passed else "fail", "outputs": outputs,
+                "max_abs_error": max(o["max_abs_error"] for o in outputs), "seconds": round(time.time() - started, 3)}
+
+    def time_gemm(self, timing: dict, runs: int, warmup: int, d_path: str | None = None) -> dict:
+        """The GEMM on the harness's inputs: checked against numpy, timed with the L2 flushed before each launch;
+        D (raw fp16) written to ``d_path`` when given."""
+        import numpy as np
+
+        m, n, k = timing["m"], timing["n"], timing["k"]
+        a, b = harness_inputs(m, n, k)
+        d = np.zeros((m, n), np.float16)
+        function = self.function(timing["library"], timing["symbol"])
+        pointers, views = self.tensors([a, b, d], ["float16"] * 3)
+        flush = self.cuda.malloc(FLUSH_BYTES)
+        start, stop = self.cuda.event(), self.cuda.event()
+        lib = self.cuda.lib
+        try:
+            for _ in range(warmup):
+                function(*views)
+            self.cuda.synchronize("GEMM warm-up")
+            times = []
+            for r in range(runs):
+                self.cuda.check(lib.cudaMemsetAsync(flush, r & 0xFF, FLUSH_BYTES, None), "cudaMemsetAsync (L2 flush)")
+                self.cuda.check(lib.cudaEventRecord(start, None), "cudaEventRecord")
+                function(*views)
+                self.cuda.check(lib.cudaEventRecord(stop, None), "cudaEventRecord")
+                self.cuda.check(lib.cudaEventSynchronize(stop), "GEMM run")
+                elapsed = ctypes.c_float()
+                self.cuda.check(lib.cudaEventElapsedTime(ctypes.byref(elapsed), start, stop), "cudaEventElapsedTime")
+                times.append(elapsed.value)
+            self.cuda.download(pointers[2], d)
+        finally:
+            for p in pointers + [flush]:
+                self.cuda.free(p)
+        reference = (a.astype(np.float32) @ b.astype(np.float32).T).astype(np.float16)
+        check = compare(d, reference, "float16", timing["rtol"], timing["atol"], False)
+        times.sort()
+        median = times[len(times) // 2]
+        if d_path:
+            d.tofile(d_path)
+        return {"m": m, "n": n, "k": k, "runs": runs, "warmup": warmup, "flush_bytes": FLUSH_BYTES,
+                "median_ms": median, "min_ms": times[0], "max_ms": times[-1],
+                "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "matches_numpy": check["mismatches"] == 0,
+                "check": check}
+
+
+def harness_inputs(m: int, n: int, k: int, seed: int = 0):
+    """The cuBLAS harness's inputs (native/README.md), exact in fp16."""
+    import numpy as np
+
+    a = ((7 * np.arange(m)[:, None] + 13 * np.arange(k)[None, :] + seed) % 9 - 4) / 8.0
+    b = ((11 * np.arange(n)[:, None] + 5 * np.arange(k)[None, :] + 2 * seed) % 9 - 4) / 8.0
+    return a.astype(np.float16), b.astype(np.float16)
+
+
+def worker_main(args) -> int:
+    """Runs cases ``--first``.. of this arch, one JSON line per event on stdout; exits 3 after a CUDA error (the
+    context is lost: the parent starts a new worker with the next case)."""
+    manifest = json.loads((HERE / "manifest.json").read_text())
+    names = json.loads(Path(args.worker_cases).read_text())
+
+    def emit(record):
+        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.flush()
+
+    try:
+        worker = Worker(manifest, args.device)
+    except Exception as error:  # noqa: BLE001
+        emit({"setup_error": f"{type(error).__name__}: {error}"})
+        os._exit(2)
+    by_name = {c["name"]: c for c in manifest["cases"]}
+    for name in names:
+        if name == "@timing":
+            emit({"start": name})
+            try:
+                emit({"timing": worker.time_gemm(manifest["timing"], args.runs, args.warmup, args.gemm_d)})
+            except Exception as error:  # noqa: BLE001
+                emit({"timing": {"error": f"{type(error).__name__}: {error}"}})
+                os._exit(3)
+            continue
+        emit({"start": name})
+        try:
+            emit({"result": worker.run_case(by_name[name])})
+        except Exception as error:  # noqa: BLE001
+            emit({"result": {"name": name, "status": "error", "message": f"{type(error).__name__}: {error}"}})
+            if not isinstance(error, LoadError):  # the kernel ran or was launched: start over in a fresh context
+                os._exit(3)
+    os._exit(0)  # skip the destructors: the modules unload with the process
+
+
+# ---- the parent: runs workers, the harness, and writes the summary --------------------------------------------------
+
+def run_workers(names: list[str], args, on_record) -> None:
+    """Runs ``names`` in workers, a new one after each crash or timeout, until every name has an outcome."""
+    import queue
+    import threading
+
+    pending = list(names)
+    while pending:
+        listing = Path(args.scratch) / "pending.json"
+        listing.write_text(json.dumps(pending))
+        command = [sys.executable, str(Path(__file__).resolve()), "--worker-cases", str(listing), "--runs",
+                   str(args.runs), "--warmup", str(args.warmup), "--gemm-d", str(Path(args.scratch) / "axe4j_d.bin"),
+                   "--device", args.device]
+        errors = open(Path(args.scratch) / "worker.stderr", "w+")
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+        lines: queue.Queue = queue.Queue()
+
+        def pump(stream=process.stdout):
+            for line in stream:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        current, deadline, finished = None, time.time() + args.timeout, set()
+        while True:
+            try:
+                line = lines.get(timeout=0.1)
+            except queue.Empty:
+                if current is not None and time.time() > deadline:
+                    process.kill()
+                    on_record(current, {"name": current, "status": "timeout",
+                                        "message": f"no result within {args.timeout:g} s: the worker was killed"})
+                    finished.add(current)
+                    current = None
+                    break
+                continue
+            if line is None:  # the worker ended
+                break
+            record = json.loads(line)
+            if "setup_error" in record:
+                for name in pending:
+                    on_record(name, {"name": name, "status": "error", "message": record["setup_error"]})
+                process.wait()
+                return
+            if "start" in record:
+                current, deadline = record["start"], time.time() + args.timeout
+            else:
+                on_record(current, record.get("result", record.get("timing")))
+                finished.add(current)
+                current = None
+        process.wait()
+        errors.seek(0)
+        tail = [line.rstrip() for line in errors.read().splitlines() if line.strip()][:12]
+        errors.close()
+        if current is not None:  # the worker died inside this case
+            on_record(current, {"name": current, "status": "crash",
+                                "message": f"the worker process ended (status {process.returncode}) during it",
+                                "stderr": tail})
+            finished.add(current)
+        pending = [n for n in pending if n not in finished]
+
+
+def run_harness(timing: dict, args) -> dict:
+    """The cuBLAS harness on the same problem, timed the same way; its D compared with ours (raw fp16 files)."""
+    import numpy as np
+
+    binary = HERE / "bin" / "cublas_gemm_bench"
+    wanted = ("libcublas.so.13*", "libcublasLt.so.13*", "libcudart.so.13*")
+    folders = [f for f in library_folders() if any(glob.glob(os.path.join(f, p)) for p in wanted)]
+    env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(folders + [os.environ.get("LD_LIBRARY_PATH", "")]))
+    saved = Path(args.scratch) / "cublas_d.bin"
+    command = [str(binary), str(timing["m"]), str(timing["n"]), str(timing["k"]), "--number", "1", "--repeat",
+               str(args.runs), "--warmup", str(args.warmup), "--flush-l2", str(FLUSH_BYTES), "--save", str(saved)]
+    out = subprocess.run(command, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return {"error": f"exit {out.returncode}: {out.stderr.strip()}", "library_folders": folders}
+    report = json.loads(out.stdout)
+    ours_path = Path(args.scratch) / "axe4j_d.bin"
+    if ours_path.is_file():
+        ours = np.fromfile(ours_path, dtype=np.float16).astype(np.float32)
+        theirs = np.fromfile(saved, dtype=np.float16).astype(np.float32)
+        report["max_rel_diff_to_axe4j"] = float(np.max(np.abs(ours - theirs) / (np.abs(theirs) + 1.0)))
+    return report
+
+
+def summarize(manifest, results, timing, device, arch, out: Path, started: float) -> int:
+    counts: dict[str, int] = {}
+    for result in results.values():
+        counts[result["status"]] = counts.get(result["status"], 0) + 1
+    ok = all(r["status"] in ("pass", "skipped") for r in results.values())
+    if timing and "error" not in timing:
+        ok = ok and timing.get("matches_numpy", False)
+    summary = {"device": device, "arch": arch, "counts": counts, "passed": ok,
+               "seconds": round(time.time() - started, 1), "cases": list(results.values()), "timing": timing,
+               "not_in_bundle": manifest.get("build_errors", {})}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    lines = [f"# GPU bundle results: {device} ({arch})", "",
+             " ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; {summary['seconds']} s", ""]
+    if timing:
+        lines += ["## GEMM timing", ""]
+        if "error" in timing:
+            lines += [f"error: {timing['error']}", ""]
+        else:
+            lines += ["| kernel | shape | median ms | TFLOP/s | ratio to cuBLAS | check |", "|---|---|---|---|---|---|"]
+            shape = f"{timing['m']}x{timing['n']}x{timing['k']}"
+            cublas = timing.get("cublas", {})
+            ratio = f"{timing['ratio_to_cublas']:.3f}" if "ratio_to_cublas" in timing else "-"
+            lines.append(f"| axe4j hopper_gemm | {shape} | {timing['median_ms']:.4f} | {timing['tflops']:.1f} | "
+                         f"{ratio} | numpy: {'pass' if timing['matches_numpy'] else 'FAIL'}; cuBLAS D max rel diff "
+                         f"{timing.get('max_rel_diff_to_cublas', '-')} |")
+            if "error" in cublas:
+                lines.append(f"| cuBLAS | {shape} | - | - | - | {cublas['error']} |")
+            elif cublas:
+                lines.append(f"| cuBLAS | {shape} | {cublas['ms']:.4f} | {cublas['tflops']:.1f} | 1 | |")
+            lines += ["", f"Median of {timing['runs']} launches after {timing['warmup']} warm-up launches, "
+                          f"{timing['flush_bytes'] >> 20} MiB overwritten before each (cold L2); CUDA events.", ""]
+    lines += ["## Cases", "", "| case | status | max abs error | mismatches | note |", "|---|---|---|---|---|"]
+    for r in results.values():
+        mismatches = sum(o["mismatches"] for o in r.get("outputs", []))
+        error = f"{r['max_abs_error']:.3g}" if "max_abs_error" in r else "-"
+        note = r.get("message", "")
+        for o in r.get("outputs", []):
+            if o["mismatches"]:
+                first = o["first_mismatch"]
+                note += (f"argument {o['argument']}: {o['mismatches']} of {o['elements']} differ, first at "
+                         f"{first['index']}: {first['got']:.6g}, expected {first['expected']:.6g}. ")
+        note = (note + " " + " / ".join(r.get("stderr", [])[:3])).strip().replace("|", "/")
+        lines.append(f"| {r['name']} | {r['status']} | {error} | {mismatches} | {note[:300]} |")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print(f"{'PASS' if ok else 'FAIL'}: {' '.join(f'{k} {v}' for k, v in sorted(counts.items()))}; "
+          f"summary in {out / 'summary.md'}")
+    return 0 if ok else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="folder for summary.json and summary.md")
+    parser.add_argument("--only", default="", help="run the cases whose name contains this text")
+    parser.add_argument("--no-timing", action="store_true", help="skip the GEMM timing against cuBLAS")
+    parser.add_argument("--runs", type=int, default=30, help="timed launches of each GEMM (the median is reported)")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take before it is killed")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                        help="cpu: the runner's self-test, the bundle's 'cpu' cases on host memory (no GPU needed)")
+    parser.add_argument("--worker-cases", help=argparse.SUPPRESS)  # a file listing the cases a worker runs
+    parser.add_argument("--gemm-d", help=argparse.SUPPRESS)          # where a worker writes the timed GEMM's D
+    args = parser.parse_args(argv)
+    sys.dont_write_bytecode = True  # no __pycache__ inside the bundle
+    sys.path.insert(0, str(HERE))
+    if args.worker_cases is not None:
+        return worker_main(args)
+
+    manifest = json.loads((HERE / "manifest.json").read_text())
+    cases = [c for c in manifest["cases"] if args.only in c["name"]]
+    if args.list:
+        for case in cases:
+            print(f"{case['name']}  ({case['arch']}, {case['library']}:{case['symbol']})")
+        return 0
+    started = time.time()
+    if args.device == "cpu":
+        device, arch = "host CPU (self-test)", "cpu"
+    else:
+        present, device, major, minor = gpu_present()
+        if not present:
+            print(f"no GPU: {device}; nothing to run ({len(cases)} cases in the bundle)")
+            return 0
+        if find_library("libcudart.so.13*") is None:
+            print(f"GPU {device}, but no libcudart.so.13 in {library_folders()}: name its folder in $AXE4J_CUDA_LIBS")
+            return 1
+        arch = arch_of(major, minor)
+        device = f"{device}, compute capability {major}.{minor}"
+    print(f"{device}: running the {arch or 'no'} cases of the bundle")
+
+    results: dict[str, dict] = {}
+    for case in cases:
+        if case["arch"] != arch:
+            results[case["name"]] = {"name": case["name"], "status": "skipped",
+                                     "message": f"{case['arch']} code; this GPU runs {arch}"}
+    timing: dict = {}
+    todo = [c["name"] for c in cases if c["arch"] == arch]
+    want_timing = not args.no_timing and manifest["timing"]["arch"] == arch and manifest["timing"]["library"]
+
+    def record(name, result):
+        if name == "@timing":
+            if "tflops" not in result and "error" not in result:  # the worker crashed or hung while timing
+                result = {"error": f"{result['status']}: {result.get('message', '')}"}
+            timing.update(result)
+            return
+        results[name] = result
+        done = sum(1 for r in results.values() if r["status"] != "skipped")
+        sys.stderr.write(f"\r[{done}/{len(todo)}] {name:<70.70} {result['status']}")
+        if result["status"] != "pass":
+            sys.stderr.write(f"\n  {result.get('message') or result.get('outputs')}\n")
+        sys.stderr.flush()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        args.scratch = scratch
+        run_workers(todo + (["@timing"] if want_timing else []), args, record)
+        sys.stderr.write("\n")
+        if want_timing and "error" not in timing:
+            cublas = run_harness(manifest["timing"], args)
+            timing["cublas"] = cublas
+            if "tflops" in cublas:
+                timing["ratio_to_cublas"] = timing["tflops"] / cublas["tflops"]
+                timing["max_rel_diff_to_cublas"] = cublas.pop("max_rel_diff_to_axe4j", None)
+    return summarize(manifest, {c["name"]: results[c["name"]] for c in cases if c["name"] in results}, timing,
+                     device, arch, args.out, started)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""make gpu-bundle: every small GPU case of the test catalog, compiled and exported for a GPU machine without TVM.
+
+Writes ``out/gpu-bundle/`` (docs/gpu-bundle.md): the kernels of ``python/tests/_gpu_cases.py`` whose size is
+"small", plus the Hopper GEMM at 8192x4096x4096 for timing, exported with ``export_library`` into one shared
+library per (lowering, arch) -- the PrimFuncs of a group get unique symbols and are compiled as one IRModule -- with
+the fatbin nvcc makes of each library's CUDA source (TVM 0.27 keeps the source in the library and compiles it when
+the library is loaded, through the global ``tvm_callback_cuda_compile``; the runner registers one that returns
+these fatbins); each case's arguments and expected outputs (npz); the TVM runtime libraries (no compiler) with their
+licenses; the cuBLAS harness; and the runner ``run.py`` with its ctypes binding of the tvm-ffi C ABI.
+
+A bundle whose recorded input digest (sources, jars' contents, toolchain versions) matches is left as it is;
+``--force`` rebuilds. Prints the size and the build time.
+
+usage: gpu_bundle.py [--out DIR] [--force]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import re
+import shutil
+import sys
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAYLOAD = ROOT / "ci" / "gpu-bundle"
+TESTS = ROOT / "python" / "tests"
+HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
+TIMING_CASE = "hopper_gemm/8192x4096x4096"
+UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
+LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
+
+
+def log(message: str) -> None:
+    print(f"[gpu-bundle] {message}", file=sys.stderr, flush=True)
+
+
+def symbol(name: str) -> str:
+    """The exported function of a case: its name with every character outside [A-Za-z0-9] as '_'."""
+    return "case_" + re.sub(r"[^A-Za-z0-9]", "_", name)
+
+
+def file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("/", "__"))
+
+
+# ---- the input digest ----------------------------------------------------------------------------------------------
+
+def input_digest() -> str:
+    """What the bundle is made of: this script and the payload, the axe4j package and the test modules the catalog
+    reads, the jars on axe4j's classpath (entry names and CRCs, so a rebuild of identical classes matches), the
+    harness's source and build script (nvcc's binary differs from build to build), and the versions of TVM,
+    tvm-ffi and nvcc."""
+    sys.path.insert(0, str(ROOT / "python"))
+    sys.path.insert(0, str(TESTS))
+    import _gpu_cases
+    from axe4j import _classpath
+
+    digest = hashlib.sha256()
+    files = [Path(__file__), *sorted(PAYLOAD.iterdir()), *sorted((ROOT / "python" / "axe4j").rglob("*.py")),
+             *sorted(TESTS.glob("_*.py")), *[TESTS / f"{m}.py" for m in _gpu_cases.MODULES], TESTS / "conftest.py",
+             ROOT / "native" / "cublas_gemm_bench.cu", ROOT / "native" / "build.sh"]
+    for path in files:
+        if path.is_file():
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    for jar in _classpath.resolve():
+        if jar.endswith(".jar"):
+            with zipfile.ZipFile(jar) as archive:
+                for info in sorted(archive.infolist(), key=lambda i: i.filename):
+                    digest.update(f"{Path(jar).name}:{info.filename}:{info.CRC}:{info.file_size}\n".encode())
+    for package in ("apache-tvm", "apache-tvm-ffi", "nvidia-cuda-nvcc", "numpy", "ml_dtypes"):
+        digest.update(f"{package}={importlib.metadata.version(package)}\n".encode())
+    return digest.hexdigest()
+
+
+def up_to_date(out: Path, digest: str) -> bool:
+    manifest = out / "manifest.json"
+    if not manifest.is_file():
+        return False
+    recorded = json.loads(manifest.read_text())
+    if recorded.get("input_digest") != digest:
+        return False
+    needed = [case["npz"] for case in recorded["cases"]] + [lib["file"] for lib in recorded["libraries"]]
+    needed += [f"fatbins/{lib['source_sha256']}.fatbin" for lib in recorded["libraries"]]
+    return all((out / path).is_file() for path in needed)
+
+
+# ---- compiling -----------------------------------------------------------------------------------------------------
+
+def lowering(case) -> str:
+    return "upstream" if case.name.startswith(UPSTREAM) else "axe4j"
+
+
+def compile_group(cases, lowering_kind: str, target):
+    """One executable for all ``cases`` (one arch): their PrimFuncs under unique symbols in one IRModule."""
+    import tvm
+
+    import _gpu_cases
+    import axe4j
+
+    funcs = {}
+    for case in cases:
+        func = _gpu_cases.prim_func(case.kernel())
+        funcs[symbol(case.name)] = func.with_attr("global_symbol", symbol(case.name))
+    module = tvm.IRModule(funcs)
+    if lowering_kind == "upstream":
+        from axe4j.cuda_choices import upstream_only
+
+        with upstream_only():
+            return tvm.compile(module, target=target, tir_pipeline="tirx")
+    return axe4j.compile(module, target)
+
+
+def compile_groups(cases):
+    """{group name: (cases, executable)}; a group that does not compile is split to name the cases that fail,
+    which are left out (``failed``: name -> error)."""
+    groups: dict[str, list] = {}
+    for case in cases:
+        groups.setdefault(f"{lowering(case)}-{case.arch}", []).append(case)
+    built, failed = {}, {}
+    for group, members in groups.items():
+        kind, target = lowering(members[0]), members[0].target
+        assert all(str(c.target) == str(target) for c in members), f"{group}: cases with different targets"
+        started = time.time()
+        try:
+            built[group] = (members, compile_group(members, kind, target))
+        except Exception:  # noqa: BLE001  (find the case that fails, keep the others)
+            good = []
+            for case in members:
+                try:
+                    compile_group([case], kind, target)
+                    good.append(case)
+                except Exception as error:  # noqa: BLE001
+                    failed[case.name] = f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
+                    log(f"{case.name} does not compile: {failed[case.name]}")
+            if good:
+                built[group] = (good, compile_group(good, kind, target))
+        log(f"{group}: {len(built.get(group, ([], None))[0])} kernels lowered in {time.time() - started:.1f} s")
+    return built, failed
+
+
+def fatbin(source: str, arch: str) -> bytes:
+    from axe4j.cuda_corpus import build
+
+    return build.fatbin(source, arch)
+
+
+# ---- arrays ----------------------------------------------------------------------------------------------------------
+
+def storable(array):
+    """(array numpy can save without ml_dtypes, dtype name): bfloat16 as its uint16 bit patterns."""
+    import numpy as np
+
+    dtype = str(array.dtype)
+    if dtype == "bfloat16":
+        return np.ascontiguousarray(array).view(np.uint16), dtype
+    return np.ascontiguousarray(array), dtype
+
+
+def write_case(out: Path, case) -> dict:
+    import numpy as np
+
+    args = case.args()
+    expected = case.expected(args)
+    arrays, entry_args = {}, []
+    for i, a in enumerate(args):
+        arrays[f"a{i}"], dtype = storable(a)
+        entry_args.append({"shape": list(a.shape), "dtype": dtype})
+    for j, e in enumerate(expected):
+        arrays[f"e{j}"], _ = storable(np.asarray(e))
+    path = f"cases/{file_stem(case.name)}.npz"
+    np.savez_compressed(out / path, **arrays)
+    return {"name": case.name, "arch": case.arch, "symbol": symbol(case.name), "npz": path, "args": entry_args,
+            "outputs": list(case.outputs), "rtol": case.rtol, "atol": case.atol, "check_exact": case.check_exact}
+
+
+# ---- the bundle ------------------------------------------------------------------------------------------------------
+
+def copy_runtime(out: Path) -> list[str]:
+    """libtvm_ffi.so, libtvm_runtime.so, libtvm_runtime_cuda.so and the two packages' license files."""
+    import tvm
+    import tvm_ffi
+
+    tvm_lib = Path(tvm.__file__).parent / "lib"
+    ffi_lib = Path(tvm_ffi.__file__).parent / "lib"
+    (out / "lib").mkdir()
+    for source in (ffi_lib / "libtvm_ffi.so", tvm_lib / "libtvm_runtime.so", tvm_lib / "libtvm_runtime_cuda.so"):
+        shutil.copy2(source, out / "lib" / source.name)
+    copied = []
+    packages = (("apache-tvm", Path(tvm.__file__).parent), ("apache-tvm-ffi", Path(tvm_ffi.__file__).parent))
+    for package, folder in packages:
+        dist = importlib.metadata.distribution(package)
+        target = out / "licenses" / package
+        target.mkdir(parents=True)
+        for entry in dist.files or []:
+            if entry.name in ("LICENSE", "NOTICE") or "licenses/" in str(entry):
+                source = Path(dist.locate_file(entry))
+                if source.is_file():
+                    shutil.copy2(source, target / entry.name)
+                    copied.append(f"{package}/{entry.name}")
+        for name in ("LICENSE", "NOTICE"):
+            if (folder / name).is_file() and not (target / name).exists():
+                shutil.copy2(folder / name, target / name)
+                copied.append(f"{package}/{name}")
+    return sorted(set(copied))
+
+
+def build(out: Path) -> dict:
+    started = time.time()
+    import tvm  # noqa: F401  (TVM before the JVM)
+
+    sys.path.insert(0, str(TESTS))
+    import _gpu_cases
+    import axe4j
+
+    axe4j.install()
+    axe4j.use_pip_nvcc()
+    cases = _gpu_cases.all_cases()
+    small = [c for c in cases if c.size == "small"]
+    timing = next(c for c in cases if c.name == TIMING_CASE)
+    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {TIMING_CASE}")
+
+    if out.exists():
+        shutil.rmtree(out)
+    for folder in ("kernels", "fatbins", "cases", "bin"):
+        (out / folder).mkdir(parents=True)
+
+    t = time.time()
+    built, failed = compile_groups(small + [timing])
+    lower_s = time.time() - t
+
+    t = time.time()
+    libraries, sources = [], {}
+    for group, (members, executable) in built.items():
+        from axe4j.cuda_corpus import build as corpus_build
+
+        executable.export_library(str(out / "kernels" / f"{group}.so"))
+        source = corpus_build.cuda_source(executable)
+        sha = hashlib.sha256(source.encode()).hexdigest()
+        sources[sha] = (source, members[0].arch)
+        libraries.append({"file": f"kernels/{group}.so", "arch": members[0].arch, "source_sha256": sha,
+                          "symbols": [symbol(c.name) for c in members]})
+    export_s = time.time() - t
+
+    t = time.time()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        binaries = dict(zip(sources, pool.map(lambda item: fatbin(*item), sources.values())))
+    for sha, binary in binaries.items():
+        (out / "fatbins" / f"{sha}.fatbin").write_bytes(binary)
+    nvcc_s = time.time() - t
+
+    t = time.time()
+    library_of = {s: lib["file"] for lib in libraries for s in lib["symbols"]}
+    entries = []
+    for case in small:
+        if case.name in failed:
+            continue
+        entry = write_case(out, case)
+        entry["library"] = library_of[entry["symbol"]]
+        entries.append(entry)
+    arrays_s = time.time() - t
+
+    licenses = copy_runtime(out)
+    shutil.copy2(HARNESS, out / "bin" / HARNESS.name)
+    for item in PAYLOAD.iterdir():
+        if item.is_file():
+            shutil.copy2(item, out / item.name)
+
+    m, n, k = (int(x) for x in TIMING_CASE.split("/")[1].split("x"))
+    manifest = {
+        "cases": entries,
+        "libraries": libraries,
+        "timing": {"name": TIMING_CASE, "symbol": symbol(TIMING_CASE), "library": library_of.get(symbol(TIMING_CASE)),
+                   "arch": timing.arch, "m": m, "n": n, "k": k, "rtol": timing.rtol, "atol": timing.atol},
+        "build_errors": failed,
+        "licenses": licenses,
+        "versions": {p: importlib.metadata.version(p) for p in ("apache-tvm", "apache-tvm-ffi", "nvidia-cuda-nvcc")},
+        "build_seconds": {"lower": round(lower_s, 1), "export": round(export_s, 1), "nvcc": round(nvcc_s, 1),
+                          "arrays": round(arrays_s, 1), "total": round(time.time() - started, 1)},
+    }
+    return manifest
+
+
+def size_of(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "gpu-bundle")
+    parser.add_argument("--force", action="store_true", help="rebuild even when the recorded input digest matches")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    if not HARNESS.is_file():
+        log(f"{HARNESS.relative_to(ROOT)} is missing: run make native first")
+        return 2
+    started = time.time()
+    digest = input_digest()
+    if not args.force and up_to_date(out, digest):
+        log(f"{out} is up to date ({size_of(out) / 2**20:.1f} MiB); --force rebuilds")
+        return 0
+    manifest = build(out)
+    manifest["input_digest"] = digest
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    size = size_of(out)
+    log(f"wrote {out}: {len(manifest['cases'])} cases in {len(manifest['libraries'])} libraries, "
+        f"{size / 2**20:.1f} MiB, in {time.time() - started:.0f} s ({manifest['build_seconds']})")
+    if manifest["build_errors"]:
+        log(f"{len(manifest['build_errors'])} cases do not compile and are left out: "
+            f"{sorted(manifest['build_errors'])}")
+        return 1
+    if size > LIMIT:
+        log(f"the bundle is {size / 2**20:.1f} MiB, over its {LIMIT >> 20} MiB limit")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""make gpu-bundle (ci/gpu_bundle.py, docs/gpu-bundle.md): the bundle holds every small case of the GPU catalog and
+stays under 64 MiB; its runner says there is no GPU here and exits 0; its ctypes binding of the tvm-ffi C ABI loads an
+exported CPU module and runs it on host memory; the CUDA source in each exported library is the one its fatbin was
+made from; and the runner's whole path (workers, comparison, a crash, a hang, the summary) works on CPU kernels.
+
+The bundle is built once into out/gpu-bundle and rebuilt only when its inputs change (the builder records their
+digest), so a second run of this module takes seconds."""
+
+import tvm  # noqa: F401  (before anything that could start the JVM)
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tvm.script import tirx as T
+
+import _gpu_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "out" / "gpu-bundle"
+PAYLOAD = ROOT / "ci" / "gpu-bundle"
+LIMIT = 64 << 20
+
+
+def _clean_env():
+    """The environment of a process that must not see this checkout's TVM: no PYTHONPATH, nothing preloaded."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_PRELOAD")}
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    if not (ROOT / "native" / "build" / "cublas_gemm_bench").is_file():
+        subprocess.run(["bash", "native/build.sh"], cwd=ROOT, check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, str(ROOT / "ci" / "gpu_bundle.py")], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return BUNDLE
+
+
+@pytest.fixture(scope="module")
+def manifest(bundle) -> dict:
+    return json.loads((bundle / "manifest.json").read_text())
+
+
+def test_bundle_stays_under_64_mib_and_holds_no_compiler(bundle):
+    size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file())
+    assert size <= LIMIT, f"the bundle is {size / 2**20:.1f} MiB"
+    libraries = sorted(p.name for p in (bundle / "lib").iterdir())
+    assert libraries == ["libtvm_ffi.so", "libtvm_runtime.so", "libtvm_runtime_cuda.so"]
+    assert not list(bundle.rglob("libtvm_compiler*"))
+    for package in ("apache-tvm", "apache-tvm-ffi"):
+        assert (bundle / "licenses" / package / "LICENSE").is_file()
+        assert (bundle / "licenses" / package / "NOTICE").is_file()
+    assert (bundle / "bin" / "cublas_gemm_bench").is_file() and (bundle / "README.md").is_file()
+    for item in PAYLOAD.iterdir():
+        assert (bundle / item.name).read_bytes() == item.read_bytes(), f"{item.name} differs from ci/gpu-bundle"
+
+
+def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle, manifest):
+    small = {c.name: c for c in _gpu_cases.all_cases() if c.size == "small"}
+    assert manifest["build_errors"] == {}
+    assert {c["name"] for c in manifest["cases"]} == set(small)
+    symbols = {s for library in manifest["libraries"] for s in library["symbols"]}
+    for entry in manifest["cases"]:
+        case = small[entry["name"]]
+        assert entry["symbol"] in symbols and entry["arch"] == case.arch
+        assert (entry["outputs"], entry["rtol"], entry["atol"]) == (list(case.outputs), case.rtol, case.atol)
+        with np.load(bundle / entry["npz"]) as data:
+            assert len([k for k in data.files if k.startswith("a")]) == len(entry["args"])
+            assert len([k for k in data.files if k.startswith("e")]) == len(case.outputs)
+    timing = manifest["timing"]
+    assert (timing["m"], timing["n"], timing["k"], timing["arch"]) == (8192, 4096, 4096, "sm_90a")
+    assert timing["symbol"] in symbols
+
+
+def test_stored_arrays_are_the_catalogs(bundle, manifest):
+    """A sample of cases: the npz holds args() and expected(args), bfloat16 as its bit patterns."""
+    small = {c.name: c for c in _gpu_cases.all_cases() if c.size == "small"}
+    for entry in manifest["cases"][::23] + [e for e in manifest["cases"] if "bf16" in e["name"]][:3]:
+        case = small[entry["name"]]
+        args = case.args()
+        with np.load(bundle / entry["npz"]) as data:
+            for i, a in enumerate(args):
+                stored = data[f"a{i}"]
+                assert entry["args"][i] == {"shape": list(a.shape), "dtype": str(a.dtype)}
+                assert stored.tobytes() == np.ascontiguousarray(a).tobytes(), f"{case.name} argument {i}"
+            for j, e in enumerate(case.expected(args)):
+                assert data[f"e{j}"].tobytes() == np.ascontiguousarray(e).tobytes(), f"{case.name} expected {j}"
+
+
+def test_runner_says_there_is_no_gpu_and_exits_0(bundle, tmp_path):
+    out = subprocess.run([sys.executable, str(bundle / "run.py"), "--out", str(tmp_path)], capture_output=True,
+                         text=True, env=_clean_env(), timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("no GPU: "), out.stdout
+
+
+def _run_in_bundle_python(code: str, bundle: Path, timeout=120):
+    """``code`` in a fresh Python that has only the bundle on its path (no TVM package, no venv libraries)."""
+    script = f"import sys\nsys.path.insert(0, {str(bundle)!r})\n" + textwrap.dedent(code)
+    return subprocess.run([sys.executable, "-I", "-B", "-c", script], capture_output=True, text=True, env=_clean_env(),
+                          timeout=timeout)
+
+
+def _cpu_library(path: Path, spin_and_crash: bool = False):
+    """A CPU module: twice (B = 2 A + 1), and optionally spin (never returns) and crash (writes far out of bounds)."""
+    @T.prim_func
+    def twice(A: T.Buffer((2, 3), "float32"), B: T.Buffer((2, 3), "float32")):
+        for i in range(2):
+            for j in range(3):
+                B[i, j] = A[i, j] * T.float32(2.0) + T.float32(1.0)
+
+    funcs = {"twice": twice.with_attr("global_symbol", "twice")}
+    if spin_and_crash:
+        @T.prim_func
+        def spin(A: T.Buffer((2, 3), "float32"), B: T.Buffer((2, 3), "float32")):
+            for i in range(2147483647):
+                for j in range(2147483647):
+                    B[0, 0] = B[0, 0] + A[0, 0]
+
+        @T.prim_func
+        def crash(A: T.Buffer((2, 3), "float32"), B: T.Buffer((6,), "float32")):
+            for i in range(6):
+                B[i * 300000000] = A[0, 0]
+
+        funcs["spin"] = spin.with_attr("global_symbol", "spin")
+        funcs["crash"] = crash.with_attr("global_symbol", "crash")
+    tvm.compile(tvm.IRModule(funcs), target="llvm").export_library(str(path))
+
+
+def test_ctypes_binding_loads_an_exported_cpu_module_and_runs_it_on_host_memory(bundle, tmp_path):
+    _cpu_library(tmp_path / "cpu.so")
+    out = _run_in_bundle_python(f"""
+        import ctypes
+        import numpy as np
+        import tvm_ffi_ctypes as ffi
+
+        runtime = ffi.Runtime({str(bundle / "lib")!r})
+        twice = runtime.load_module({str(tmp_path / "cpu.so")!r}).function("twice")
+        a = np.arange(6, dtype="float32").reshape(2, 3)
+        b = np.zeros_like(a)
+        result = twice(ffi.Tensor(a.ctypes.data, a.shape, "float32"), ffi.Tensor(b.ctypes.data, b.shape, "float32"))
+        assert result is None
+        assert (b == 2 * a + 1).all(), b
+        try:
+            twice(ffi.Tensor(a.ctypes.data, (3, 2), "float32"), ffi.Tensor(b.ctypes.data, b.shape, "float32"))
+            raise SystemExit("a wrong shape was accepted")
+        except ffi.FFIError as error:
+            assert error.kind == "ValueError" and "shape" in str(error), error
+        try:
+            runtime.load_module({str(tmp_path / "cpu.so")!r}).function("missing")
+            raise SystemExit("a missing function was found")
+        except KeyError:
+            pass
+        # a Python function as a global, called through the C ABI with a long and a short string
+        runtime.register("bundle.test.echo", lambda text: ("got " + text).encode())
+        echo = runtime.global_function("bundle.test.echo")
+        assert echo("a string longer than seven bytes") == b"got a string longer than seven bytes"
+        assert echo("short") == b"got short"
+        runtime.register("bundle.test.fail", lambda: 1 / 0)
+        try:
+            runtime.global_function("bundle.test.fail")()
+            raise SystemExit("no error")
+        except ffi.FFIError as error:
+            assert "division by zero" in str(error), error
+        import sys
+        assert "tvm" not in sys.modules and "tvm_ffi" not in sys.modules
+        print("ok")
+    """, bundle)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
+def test_each_library_hands_the_cuda_loader_the_source_its_fatbin_was_made_from(bundle, manifest):
+    """Loading an exported library passes its CUDA module, serialized as [fmt][function table][code], to the global
+    ffi.Module.load_from_bytes.cuda; a stand-in for it (this machine has no CUDA driver for the real one) checks
+    that the format is "cuda" and the code's sha256 names a fatbin of the bundle: the one the runner's
+    tvm_callback_cuda_compile returns on a GPU."""
+    out = _run_in_bundle_python(f"""
+        import hashlib, json, os, struct
+        import tvm_ffi_ctypes as ffi
+
+        bundle = {str(bundle)!r}
+        runtime = ffi.Runtime(os.path.join(bundle, "lib"))
+        seen = []
+
+        def stand_in(blob):
+            n = struct.unpack_from("<Q", blob, 0)[0]
+            fmt = blob[8:8 + n].decode()
+            code = next(blob[o + 8:] for o in range(8 + n, len(blob) - 8)
+                        if struct.unpack_from("<Q", blob, o)[0] == len(blob) - o - 8)
+            seen.append((fmt, hashlib.sha256(code).hexdigest()))
+            raise RuntimeError("stand-in")
+
+        runtime.register("ffi.Module.load_from_bytes.cuda", stand_in)
+        manifest = json.load(open(os.path.join(bundle, "manifest.json")))
+        for library in manifest["libraries"]:
+            try:
+                runtime.load_module(os.path.join(bundle, library["file"]))
+            except ffi.FFIError as error:
+                assert "stand-in" in str(error), error
+        print(json.dumps(seen))
+    """, bundle)
+    assert out.returncode == 0, out.stdout + out.stderr
+    seen = json.loads(out.stdout)
+    assert [fmt for fmt, _ in seen] == ["cuda"] * len(manifest["libraries"])
+    assert [sha for _, sha in seen] == [lib["source_sha256"] for lib in manifest["libraries"]]
+    for _, sha in seen:
+        binary = (bundle / "fatbins" / f"{sha}.fatbin").read_bytes()
+        assert binary[:4] == bytes.fromhex("50ed55ba"), "not a fatbin"
+
+
+def test_libraries_export_every_case_symbol(bundle, manifest):
+    for library in manifest["libraries"]:
+        out = subprocess.run(["nm", "-D", "--defined-only", str(bundle / library["file"])], capture_output=True,
+                             text=True, check=True)
+        exported = {line.split()[-1] for line in out.stdout.splitlines()}
+        missing = [s for s in library["symbols"] if f"__tvm_ffi_{s}" not in exported]
+        assert not missing, f"{library['file']} lacks {missing[:5]}"
+
+
+def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bundle, tmp_path):
+    """A bundle of CPU cases run by run.py --device cpu: the correct kernel passes, a function the library lacks is
+    an error, a wrong expected output fails naming the element, the kernel that never returns times out, the one
+    that writes far out of bounds crashes its worker, and the cases after each run in a new worker."""
+    mini = tmp_path / "bundle"
+    mini.mkdir()
+    for item in PAYLOAD.iterdir():
+        shutil.copy2(item, mini / item.name)
+    shutil.copytree(bundle / "lib", mini / "lib")
+    (mini / "kernels").mkdir()
+    (mini / "cases").mkdir()
+    _cpu_library(mini / "kernels" / "cpu.so", spin_and_crash=True)
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    cases = []
+    for name, symbol, expected in [("cpu/twice", "twice", 2 * a + 1), ("cpu/missing", "absent", a),
+                                   ("cpu/wrong", "twice", 2 * a),
+                                   ("cpu/spin", "spin", a), ("cpu/after_spin", "twice", 2 * a + 1),
+                                   ("cpu/crash", "crash", a), ("cpu/after_crash", "twice", 2 * a + 1)]:
+        second = np.zeros((6,) if symbol == "crash" else (2, 3), "float32")
+        npz = f"cases/{len(cases)}.npz"
+        np.savez_compressed(mini / npz, a0=a, a1=second, e0=expected.reshape(second.shape))
+        cases.append({"name": name, "arch": "cpu", "symbol": symbol, "npz": npz,
+                      "library": "kernels/cpu.so", "args": [{"shape": [2, 3], "dtype": "float32"},
+                                                            {"shape": list(second.shape), "dtype": "float32"}],
+                      "outputs": [1], "rtol": 1e-6, "atol": 0.0, "check_exact": name == "cpu/wrong"})
+    (mini / "manifest.json").write_text(json.dumps({"cases": cases, "libraries": [], "build_errors": {},
+                                                    "timing": {"arch": "sm_90a", "library": None}}))
+    out = subprocess.run([sys.executable, str(mini / "run.py"), "--device", "cpu", "--timeout", "5", "--out",
+                          str(tmp_path / "results")], capture_output=True, text=True, env=_clean_env(), timeout=180)
+    assert out.returncode == 1, out.stdout + out.stderr
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    status = {c["name"]: c["status"] for c in summary["cases"]}
+    assert status == {"cpu/twice": "pass", "cpu/missing": "error", "cpu/wrong": "fail", "cpu/spin": "timeout",
+                      "cpu/after_spin": "pass", "cpu/crash": "crash", "cpu/after_crash": "pass"}, out.stderr
+    missing = next(c for c in summary["cases"] if c["name"] == "cpu/missing")
+    assert "no function absent" in missing["message"], missing
+    wrong = next(c for c in summary["cases"] if c["name"] == "cpu/wrong")["outputs"][0]
+    assert wrong["mismatches"] == 6 and wrong["first_mismatch"] == {"index": [0, 0], "got": 1.0, "expected": 0.0}
+    table = (tmp_path / "results" / "summary.md").read_text()
+    assert "| cpu/wrong | fail | 1 | 6 |" in table and "| cpu/spin | timeout |" in table
+    assert summary["counts"] == {"pass": 3, "error": 1, "fail": 1, "timeout": 1, "crash": 1}
