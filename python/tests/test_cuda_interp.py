@@ -11,8 +11,7 @@ import pytest
 from tvm.script import tirx as T
 
 import axe4j
-from axe4j import _planted, cuda_corpus, cuda_interp
-from axe4j.cuda_corpus import build
+from axe4j import _planted, cuda_interp
 from axe4j.kernels.ampere_gemm import ampere_gemm
 from axe4j.kernels.hopper_gemm import hopper_gemm
 
@@ -234,21 +233,3 @@ def test_every_planted_kind_has_a_test():
     tested = {"wrong-swizzle", "wgmma-descriptor-stride", "lane-off-by-one", "ldmatrix-trans", "missing-barrier",
               "early-release"}   # the last in test_hopper_gemm_pipelined.py
     assert tested == set(_planted.KINDS)
-
-
-# ---- the whole CUDA corpus, every arch it targets ---------------------------------------------------------------
-
-_CORPUS = [(k.name, arch) for k in cuda_corpus.kernels() for arch in k.archs]
-
-
-@pytest.mark.parametrize("name,arch", _CORPUS)
-def test_corpus_kernel_interpreted_matches_numpy(name, arch):
-    kernel = cuda_corpus.get(name)
-    axe4j.use_pip_nvcc()
-    executable = axe4j.compile(build.module(kernel), build.target(arch))
-    inputs = kernel.random_inputs(np.random.default_rng(sum(map(ord, name))))
-    outputs = kernel.zero_outputs()
-    cuda_interp.run(executable, *inputs, *outputs)
-    for i, (got, want) in enumerate(zip(outputs, kernel.reference(*inputs))):
-        np.testing.assert_allclose(got.astype("float64"), np.asarray(want).astype("float64"), rtol=kernel.rtol,
-                                   atol=kernel.atol, err_msg=f"{name} {arch} output {i}")

@@ -32,6 +32,8 @@ GPU_TESTS = {
     "test_cuda_async.py::test_copy_async_results_on_a_gpu": "async/{id}",
     "test_hopper_gemm.py::test_results_on_a_gpu": "hopper_gemm/{id}",
     "test_ampere_gemm.py::test_results_on_a_gpu": "ampere_gemm/{id}",
+    "test_hopper_gemm_pipelined.py::test_results_on_a_gpu": "hopper_gemm_pipelined/{id}",
+    "test_blackwell_gemm.py::test_results_on_a_blackwell_gpu": "blackwell_gemm/{id}",
 }
 # GPU tests that run no compiled kernel, hence no case: the cuBLAS harness's.
 NO_CASE = {"test_native_cublas.py::test_result_is_a_times_b_transposed"}

@@ -74,15 +74,9 @@ def test_interpreted_results_match_numpy(name):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_results_on_a_gpu(name):
-    major = int(tvm.cuda(0).compute_version.split(".")[0]) if tvm.cuda(0).exist else 0
-    if major != 9:
-        pytest.skip(f"sm_90a code; this GPU is compute capability {tvm.cuda(0).compute_version}")
-    shape, options = CASES[name]
-    a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
-    dev = tvm.cuda(0)
-    args = [tvm.runtime.tensor(x, dev) for x in (a, b, d)]
-    _build(name)(*args)
-    np.testing.assert_array_equal(args[2].numpy().astype("float32"), expected)
+    import _gpu_cases
+
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"hopper_gemm_pipelined/{name}"))
 
 
 def test_ptx_keeps_a_wgmma_group_in_flight_and_splits_registers():

@@ -23,10 +23,12 @@ def compile_upstream(kernel, arch: str):
     """``tvm.compile`` with TVM's own dispatch cases only (axe4j's, if registered, hidden meanwhile)."""
     import tvm
 
+    from .. import cuda_interp
     from ..cuda_choices import upstream_only
 
-    with upstream_only():
-        return tvm.compile(module(kernel), target=target(arch), tir_pipeline="tirx")
+    with upstream_only(), cuda_interp.capture() as record:   # lowered modules kept for the CPU interpreter
+        executable = tvm.compile(module(kernel), target=target(arch), tir_pipeline="tirx")
+    return cuda_interp.attach(executable, record)
 
 
 def cuda_source(executable) -> str:

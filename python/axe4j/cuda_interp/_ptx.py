@@ -448,8 +448,8 @@ def statement(interp, g, e, name):
             return ld_st(interp, g, family, ops, tokens)
         if family == "mov":
             return mov(interp, g, ops, tokens)
-        if family in ("add", "mul", "max", "min"):
-            return arith(interp, g, family, ops, tokens)
+        if family.rstrip("0123456789") in ("add", "mul", "max", "min"):   # max3: the three-input form
+            return arith(interp, g, family.rstrip("0123456789"), ops, tokens)
         if family == "cp":
             if "bulk" in tokens:
                 return cp_bulk(interp, g, ops, tokens)
