@@ -371,19 +371,36 @@ def emit(request: Described, plan: dict):
 
 
 def _bind_run_time_starts(request, role, entry):
-    """Adds ``start_d * stride_d`` of every run-time start to the operand's base (``base_expr``); ``span_base``
+    """Adds what the run-time starts add to the operand's base (``base_expr``, see ``run_time_offset``); ``span_base``
     bounds the base over every start the dim allows, for the flat view's declared size."""
     starts, extents = request.regions[role]
     shape = [int(n) for n in request.buffers[role].shape]
-    base = int(entry["base"])
-    expr = base
+    entry["base_expr"] = int(entry["base"]) + run_time_offset(entry, starts)
+    entry["span_base"] = int(entry["base"]) + run_time_reach(entry, shape, extents)
+
+
+def run_time_offset(entry, starts):
+    """Elements a plan entry's run-time starts add: ``floor(start_d / divisor_d) * stride_d`` per dim of its
+    ``start_strides`` (``start_divisors``, absent for 1: the start's low digits are constant and already in the base;
+    Java's AffineAccess)."""
+    offset = 0
+    divisors = entry.get("start_divisors", {})
     for dim, stride in entry.get("start_strides", {}).items():
-        d, stride = int(dim), int(stride)
+        stride, divisor = int(stride), int(divisors.get(dim, 1))
         if stride:
-            expr = expr + starts[d] * stride
-            base += (shape[d] - extents[d]) * abs(stride)
-    entry["base_expr"] = expr
-    entry["span_base"] = base
+            start = starts[int(dim)]
+            offset = offset + (tirx.floordiv(start, divisor) if divisor > 1 else start) * stride
+    return offset
+
+
+def run_time_reach(entry, shape, extents):
+    """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
+    reach = 0
+    divisors = entry.get("start_divisors", {})
+    for dim, stride in entry.get("start_strides", {}).items():
+        d = int(dim)
+        reach += (int(shape[d]) - int(extents[d])) // int(divisors.get(dim, 1)) * abs(int(stride))
+    return reach
 
 
 def _loop_frame(kind, extent):

@@ -22,9 +22,19 @@ import org.axe4j.layout.Point;
  * {@code [b, b + e)} of that dimension the index {@code b + i} is then affine in counters
  * {@code i = i_0 + a_0 * i_1 + ...} when each digit either starts at 0 and runs over its full radix or keeps
  * the index inside one digit: {@code addr = base + sum_j i_j * p_j}. Anything else (the region crosses a digit
- * boundary part way) is declined. Replica points give extra constant displacements {@code r}. A dim whose start
- * is a run-time value s (a loop variable) must be walked by one stride p; it then adds {@code s * p} to the base
- * ({@code startStrides}).
+ * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
+ *
+ * <p>A dim whose start s is known only at run time comes with what is known of it, {@code s = c n + b}
+ * ({@link Modular}, TVM's modular-set analysis). The digits below the first {@code J} whose radix product
+ * {@code A_J = a_0 ... a_{J-1}} divides c see the constant start digit {@code b mod A_J} and are walked as for a
+ * constant start; the digits from J up must form one stride p (they merge into one piece), and the run-time part
+ * {@code floor(s / A_J) = (c / A_J) n + floor(b / A_J)} adds {@code floor(s / A_J) * p} to the base
+ * ({@code startStrides} p and {@code startDivisors} A_J, absent when 1). With nothing known (c = 1) that is the
+ * whole dim walked by one stride, s adding {@code s * p}. {@code startOffset} is what every run-time start adds, as
+ * a {@link Modular} value: the base address is always one of {@code base + startOffset}, which is what alignment is
+ * proven from. For example, column {@code bx * 32} (c = 32) of a row-major 64 x 64 fp32 tensor adds {@code 32 n}
+ * elements: 16-byte vectors stay aligned; a column {@code kt * 64} of columns stored in blocks of 64
+ * ({@code S[(64,2,64):(64,4096,1)]}) walks the block digit (stride 4096) with {@code floor(s / 64) = n}.
  *
  * <p>The worker axis {@code cpu}: a shard iter (e, s@cpu) spreads its digit over e parallel workers. CPU workers
  * share one memory, so worker w's part of the buffer is a slab of {@code span_m(L)} elements placed after the
@@ -32,7 +42,8 @@ import org.axe4j.layout.Point;
  * memory with stride {@code s * span_m(L)}. {@code S[(2,4,8):(1@cpu,8,1)]} is row-major 8x8 memory whose two row
  * halves go to two workers. Such pieces are marked {@code distributed}; the loops they become run in parallel.
  */
-public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas, SortedMap<Integer, Long> startStrides) {
+public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas, SortedMap<Integer, Long> startStrides,
+        SortedMap<Integer, Long> startDivisors, Modular startOffset) {
 
     /** The axis whose iters spread a digit over parallel CPU workers (see the class comment). */
     public static final Axis CPU = Axis.of("cpu");
@@ -67,15 +78,29 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         long base = op.elemOffset() + layout.offsetOn(Axis.M);
         List<List<Piece>> dims = new ArrayList<>();
         TreeMap<Integer, Long> startStrides = new TreeMap<>();
+        TreeMap<Integer, Long> startDivisors = new TreeMap<>();
+        Modular startOffset = Modular.ZERO;
         for (int d = 0; d < op.shape().length; d++) {
-            if (op.symbolic()[d]) {
-                dims.add(symbolicDim(op, d, radix.get(d), startStrides));
-                continue;
+            List<Piece> digits = radix.get(d);
+            Modular s = op.runTimeStarts()[d];
+            boolean runTime = s != null && !s.isConstant();
+            long pos = s == null ? op.start()[d] : s.isConstant() ? s.residue() : 0;
+            int constantDigits = digits.size();
+            if (runTime) {
+                // the digits whose radix product A_J divides c see the constant start digit b mod A_J
+                constantDigits = 0;
+                long known = 1;
+                while (constantDigits < digits.size()
+                        && s.coeff() % (known * digits.get(constantDigits).extent()) == 0) {
+                    known *= digits.get(constantDigits).extent();
+                    constantDigits++;
+                }
+                pos = Math.floorMod(s.residue(), known);
             }
             List<Piece> loops = new ArrayList<>();
-            long pos = op.start()[d];
             long count = op.extent()[d];
-            for (Piece digit : radix.get(d)) {
+            long below = 1;
+            for (Piece digit : digits.subList(0, constantDigits)) {
                 long a = digit.extent();
                 long low = pos % a;
                 if (count == 1) {
@@ -88,10 +113,31 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     base += low * digit.stride();
                     count = 1;
                 } else {
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way",
-                            op, op.start()[d], op.start()[d] + op.extent()[d], d, a, digit.stride());
+                    String from = runTime ? s.toString() : Long.toString(op.start()[d] + 0);
+                    throw Declined.of("%s: region [%s, %s + %d) of dim %d crosses a digit of extent %d (stride %d) "
+                            + "part way", op, from, from, op.extent()[d], d, a, digit.stride());
                 }
                 pos /= a;
+                below *= a;
+            }
+            if (runTime) {
+                List<Piece> high = merge(digits.subList(constantDigits, digits.size()));
+                if (high.size() > 1 || high.stream().anyMatch(Piece::distributed)) {
+                    throw Declined.of("%s: dim %d starts at a run-time index %s, but the layout walks it as %s; the "
+                            + "digits above the start's known part (%d elements) must be one memory stride", op, d, s,
+                            merge(digits), below);
+                }
+                long stride = high.isEmpty() ? 0 : high.get(0).stride();
+                if (count > 1) {
+                    loops.add(new Piece(count, stride));
+                }
+                startStrides.put(d, stride);
+                if (below > 1) {
+                    startDivisors.put(d, below);
+                }
+                // floor(s / A_J) = (c / A_J) n + floor(b / A_J)
+                startOffset = startOffset.plus(new Modular(s.coeff() / below, Math.floorDiv(s.residue(), below))
+                        .times(stride));
             }
             dims.add(merge(loops));
         }
@@ -99,23 +145,30 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         for (Point r : layout.replicaSet()) {
             replicas.add(r.get(Axis.M));
         }
-        return new AffineAccess(base, dims, replicas, startStrides);
+        return new AffineAccess(base, dims, replicas, startStrides, startDivisors, startOffset);
     }
 
     /**
-     * A dim whose start s is known only at run time: affine when the layout walks the whole dim with one stride p
-     * (then the region is one loop and s adds {@code s * p} to the base); a dim split into digits is declined,
-     * since where s falls among the digits is unknown.
+     * {@code op}'s region start with each run-time start s replaced by its constant low part {@code s mod A_J}
+     * ({@code b mod startDivisor}, 0 without a divisor): the layout's address of a region element counted from this
+     * start, plus {@code floor(s / A_J) * startStride}, is its address at run time. Rules that read addresses off
+     * the layout element by element (ldmatrix rows, matrix descriptors) use it; {@code op} must be one
+     * {@link #of} accepts.
      */
-    private static List<Piece> symbolicDim(Operand op, int d, List<Piece> radix, TreeMap<Integer, Long> startStrides) {
-        List<Piece> whole = merge(radix);
-        if (whole.size() > 1 || whole.stream().anyMatch(Piece::distributed)) {
-            throw Declined.of("%s: dim %d starts at a run-time index, but the layout walks it as %s; only a dim walked "
-                    + "by one memory stride can start anywhere", op, d, whole);
+    public long[] lowStart(Operand op) {
+        long[] start = op.start().clone();
+        for (int d = 0; d < start.length; d++) {
+            Modular s = op.runTimeStarts()[d];
+            if (s != null) {
+                start[d] = s.isConstant() ? s.residue() : Math.floorMod(s.residue(), startDivisors.getOrDefault(d, 1L));
+            }
         }
-        long stride = whole.isEmpty() ? 0 : whole.get(0).stride();
-        startStrides.put(d, stride);
-        return op.extent()[d] == 1 ? List.of() : List.of(new Piece(op.extent()[d], stride));
+        return start;
+    }
+
+    /** Every value the base address takes over the run-time starts: {@code base + startOffset}. */
+    public Modular baseValues() {
+        return startOffset.plus(base);
     }
 
     /**

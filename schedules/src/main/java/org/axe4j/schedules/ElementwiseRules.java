@@ -229,12 +229,25 @@ public final class ElementwiseRules {
         return out;
     }
 
+    /**
+     * Puts {@code start_strides} (and {@code start_divisors} where a start's low digits are constant) into a plan's
+     * access entry: run-time start s_d adds {@code floor(s_d / divisor_d) * stride_d} elements to the base.
+     */
+    static void putRunTimeStarts(Map<String, Object> entry, AffineAccess access) {
+        entry.put("start_strides", startStrides(access));
+        if (!access.startDivisors().isEmpty()) {
+            Map<String, Long> divisors = new LinkedHashMap<>();
+            access.startDivisors().forEach((d, q) -> divisors.put(Integer.toString(d), q));
+            entry.put("start_divisors", divisors);
+        }
+    }
+
     static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (int o = 0; o < ops.size(); o++) {
             Map<String, Object> a = new LinkedHashMap<>();
             a.put("base", access.get(o).base());
-            a.put("start_strides", startStrides(access.get(o)));
+            putRunTimeStarts(a, access.get(o));
             a.put("replicas", access.get(o).replicas());
             a.put("layout", ops.get(o).layout().toString());
             out.put(ops.get(o).role(), a);

@@ -57,22 +57,24 @@ public record Request(String op, String target, String scope, List<Operand> oper
             throw new IllegalArgumentException("request names " + ops.size() + " operands but " + layouts.size()
                     + " layouts came with it");
         }
+        JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         List<Operand> operands = new ArrayList<>();
         for (int i = 0; i < ops.size(); i++) {
             JsonObject p = ops.get(i).getAsJsonObject();
+            String role = p.get("role").getAsString();
             JsonArray starts = p.getAsJsonArray("start");
             long[] start = new long[starts.size()];
-            boolean[] symbolic = new boolean[starts.size()];
+            Modular[] runTime = new Modular[starts.size()];
             for (int d = 0; d < start.length; d++) {
-                symbolic[d] = starts.get(d).isJsonNull(); // null: a run-time start (a loop variable)
-                start[d] = symbolic[d] ? 0 : starts.get(d).getAsLong();
+                // null: a run-time start (a CTA index, a loop variable); params.start_modulus says what is known of it
+                runTime[d] = starts.get(d).isJsonNull() ? startModulus(params, role, d) : null;
+                start[d] = runTime[d] != null ? 0 : starts.get(d).getAsLong();
             }
-            operands.add(new Operand(p.get("role").getAsString(), p.get("name").getAsString(),
+            operands.add(new Operand(role, p.get("name").getAsString(),
                     p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), start,
                     longs(p.getAsJsonArray("extent")), layouts.get(i),
-                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, symbolic));
+                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, runTime));
         }
-        JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),
                 List.copyOf(operands), params);
     }
@@ -86,34 +88,20 @@ public record Request(String op, String target, String scope, List<Operand> oper
     }
 
     /**
-     * What is known of the run-time start of {@code role}'s dim {@code dim}: {c, b} with the start always
-     * {@code c * n + b} (params {@code start_modulus}, from TVM's modular-set analysis); {1, 0} when nothing is.
+     * What is known of the run-time start of {@code role}'s dim {@code dim}: {@code c n + b} from
+     * {@code params.start_modulus[role][dim] = [c, b]} (TVM's modular-set analysis); {@link Modular#ANY} when absent.
      */
-    public long[] startModulus(String role, int dim) {
+    private static Modular startModulus(JsonObject params, String role, int dim) {
         JsonElement all = params.get("start_modulus");
         if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
-            return new long[] {1, 0};
+            return Modular.ANY;
         }
         JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
         if (dim >= dims.size() || dims.get(dim).isJsonNull()) {
-            return new long[] {1, 0};
+            return Modular.ANY;
         }
         JsonArray cb = dims.get(dim).getAsJsonArray();
-        return new long[] {cb.get(0).getAsLong(), cb.get(1).getAsLong()};
-    }
-
-    /**
-     * Whether every run-time start of {@code o} keeps its address a multiple of {@code elements}: each dim's start
-     * {@code c n + b} moves it by {@code (c n + b) * stride} ({@code startStrides}, elements per unit of start).
-     */
-    public boolean runTimeStartsKeep(Operand o, Map<Integer, Long> startStrides, long elements) {
-        for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
-            long[] cb = startModulus(o.role(), e.getKey());
-            if (Math.floorMod(cb[0] * e.getValue(), elements) != 0 || Math.floorMod(cb[1] * e.getValue(), elements) != 0) {
-                return false;
-            }
-        }
-        return true;
+        return new Modular(cb.get(0).getAsLong(), cb.get(1).getAsLong());
     }
 
     public boolean flag(String name) {

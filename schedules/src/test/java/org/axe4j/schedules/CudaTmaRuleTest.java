@@ -409,12 +409,17 @@ class CudaTmaRuleTest {
 
     /** A k-loop into a ring of stages: global column start and shared stage are loop variables. */
     static Request runTime(Layout stage, Swizzle swizzle) {
+        return runTime(stage, swizzle, "");
+    }
+
+    /** As {@link #runTime(Layout, Swizzle)}, {@code modulus} the params' start_modulus entry ("" for none). */
+    static Request runTime(Layout stage, Swizzle swizzle, String modulus) {
         String json = "{\"op\":\"copy_async\",\"target\":\"cuda\",\"scope\":\"thread\",\"operands\":["
                 + "{\"role\":\"dst\",\"name\":\"A_smem\",\"dtype\":\"float16\",\"shape\":[2,64,64],"
                 + "\"start\":[null,0,0],\"extent\":[1,64,64]},"
                 + "{\"role\":\"src0\",\"name\":\"A\",\"dtype\":\"float16\",\"shape\":[128,256],"
                 + "\"start\":[64,null],\"extent\":[64,64]}],"
-                + "\"params\":{\"threads\":1,\"arch\":\"sm_100a\",\"config\":[\"mbar\"],"
+                + "\"params\":{\"threads\":1,\"arch\":\"sm_100a\",\"config\":[\"mbar\"]," + modulus
                 + "\"storage\":{\"dst\":\"shared.dyn\",\"src0\":\"global\"}}}";
         return Request.fromJson(json, List.of(stage, padded(new long[] {128, 256}, 0)),
                 Arrays.asList(swizzle, null));
@@ -434,12 +439,24 @@ class CudaTmaRuleTest {
         Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) d.plan().get("access");
         assertEquals(Map.of("0", 4096L), access.get("dst").get("start_strides"));
 
-        // 64B-swizzled column blocks of 32 cut the global column dim at 32: a run-time column start cannot be split
+        // 64B-swizzled column blocks of 32 cut the global column dim at 32: a column start nothing is known of may
+        // fall anywhere in a block, so its coordinate in the inner map dim is not fixed
         Layout blocks = strided(new long[] {2, 64, 2, 32}, new long[] {4096, 32, 2048, 1});
         d = CudaDispatch.decide(TMA, runTime(blocks, new Swizzle(2, 3, 3)));
         assertFalse(d.accepted());
         assertTrue(d.reason().contains("copy_async: global dim 1 of src0=A[64:128, s1:s1+64] float16 "
-                + "S[(128,256):(256,1)] starts at a run-time index but the tensor map splits it (step 1, extent 32)"),
-                d.reason());
+                + "S[(128,256):(256,1)] starts at a run-time index known as 1n, but the tensor map splits it (map dim "
+                + "0: step 1, extent 32) and that start's coordinate in it is not fixed"), d.reason());
+        // the k-loop's start kt * 64 (TVM: 64 n): the inner coordinate is 0, the outer one floor(kt * 64 / 32)
+        d = CudaDispatch.decide(TMA, runTime(blocks, new Swizzle(2, 3, 3),
+                "\"start_modulus\":{\"dst\":[[1,0],null,null],\"src0\":[null,[64,0]]},"));
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> cut = (List<Map<String, Object>>) d.plan().get("dims");
+        assertEquals(0L, cut.get(0).get("start"));
+        assertEquals(32L, cut.get(0).get("box"));
+        assertEquals(-1L, cut.get(2).get("start"));
+        assertEquals(32L, cut.get(2).get("step"));
+        assertEquals(2L, cut.get(2).get("box"));
     }
 }
