@@ -23,6 +23,8 @@ import threading
 from tvm import tirx
 from tvm.script import tirx as T
 
+from . import lowering
+
 TARGET_KIND = "llvm"
 CUDA_KIND = "cuda"
 CUDA_PRIORITY_ENV = "AXE4J_CUDA_PRIORITY_OFFSET"
@@ -40,7 +42,9 @@ def register() -> list[tuple[str, str, int]]:
     """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows.
 
     CPU rows keep Java's priority. CUDA rows get ``cuda_priority_offset()`` added (default 100), which puts them
-    above every upstream CUDA case (upstream uses 0-20); a negative offset puts them below."""
+    above every upstream CUDA case (upstream uses 0-20); a negative offset puts them below. Every case of the table
+    is then watched (``axe4j.lowering``): which one lowered each call is recorded, and an mbarrier copy_async goes to
+    a TMA case or fails to compile."""
     import tvm
     from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
 
@@ -62,6 +66,7 @@ def register() -> list[tuple[str, str, int]]:
             if target == CUDA_KIND and op not in _probed:
                 register_dispatch(op, target, variant=PROBE_VARIANT, priority=PROBE_PRIORITY)(_probe)
                 _probed.add(op)
+        lowering.watch()
         return list(_registered)
 
 
@@ -138,7 +143,9 @@ def _case(variant: str):
             raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
-        return emit(request, decision["plan"])
+        body = emit(request, decision["plan"])
+        lowering.note_plan(decision["plan"].get("notes", []))
+        return body
 
     impl.__name__ = "axe4j_" + variant.replace("-", "_")
     return impl
