@@ -18,6 +18,7 @@ from tvm.tirx.layout import ComposeLayout, S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 ARCHS = ["sm_90a", "sm_100a"]
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -201,6 +202,7 @@ def _ptx(source, arch):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_copy_async_compiles_to_the_intended_instructions(name, arch):
     kernel, executable, source, ptx = _build(name, arch)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-tma" if name.startswith("tma") else "axe4j-cuda-cp-async"])
     for mark in UPSTREAM_MARKS:
         assert mark not in source, f"an upstream copy_async case ran instead of the axe4j rule ({mark})"
     for pattern in KERNELS[name][1]:

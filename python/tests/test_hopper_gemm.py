@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import axe4j
+from _lowered import assert_axe4j_lowered
 from axe4j.kernels.hopper_gemm import check_shape, hopper_gemm
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -35,7 +36,12 @@ def _build(shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_compiles_to_tma_wgmma_and_mbarriers(shape):
-    _, _, source, ptx = _build(shape)
+    _, executable, source, ptx = _build(shape)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-tma", "axe4j-cuda-wgmma", "axe4j-cuda-register"])
+    # the epilogue stores what the accumulator fragment holds together: fp16 pairs, never single elements
+    (store,) = [r for r in executable.lowered if r.call.startswith("T.wg.copy(D")]
+    assert store.variant == "axe4j-cuda-register" and "2 elements (4 bytes) per access" in store.notes[0], store
+    assert re.search(r"st\.global\.v2\.(u16|b16)", ptx) and not re.search(r"st\.global\.(u16|b16)\b", ptx)
     # per K tile and consumer: 4 wgmma (BK 64 / 16) of 64 x 128
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes", ptx)
