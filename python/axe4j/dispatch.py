@@ -387,26 +387,30 @@ def _bind_run_time_starts(request, role, entry):
 
 
 def run_time_offset(entry, starts):
-    """Elements a plan entry's run-time starts add: ``floor(start_d / divisor_d) * stride_d`` per dim of its
-    ``start_strides`` (``start_divisors``, absent for 1: the start's low digits are constant and already in the base;
-    Java's AffineAccess)."""
+    """Elements a plan entry's run-time starts add (Java's AffineAccess): ``start_d * stride`` per dim of its
+    ``start_strides``; per dim of its ``start_terms``, ``(floor(start_d / divisor) mod modulus) * stride`` for each
+    [divisor, modulus, stride] (modulus 0: no mod), the start's digits in a layout that splits the dim."""
     offset = 0
-    divisors = entry.get("start_divisors", {})
     for dim, stride in entry.get("start_strides", {}).items():
-        stride, divisor = int(stride), int(divisors.get(dim, 1))
-        if stride:
-            start = starts[int(dim)]
-            offset = offset + (tirx.floordiv(start, divisor) if divisor > 1 else start) * stride
+        if int(stride):
+            offset = offset + starts[int(dim)] * int(stride)
+    for dim, terms in entry.get("start_terms", {}).items():
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            if stride:
+                digit = tirx.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
+                offset = offset + (tirx.floormod(digit, modulus) if modulus else digit) * stride
     return offset
 
 
 def run_time_reach(entry, shape, extents):
     """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
     reach = 0
-    divisors = entry.get("start_divisors", {})
     for dim, stride in entry.get("start_strides", {}).items():
-        d = int(dim)
-        reach += (int(shape[d]) - int(extents[d])) // int(divisors.get(dim, 1)) * abs(int(stride))
+        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(int(stride))
+    for dim, terms in entry.get("start_terms", {}).items():
+        last = int(shape[int(dim)]) - int(extents[int(dim)])
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
     return reach
 
 

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.axe4j.layout.Axis;
@@ -25,16 +26,18 @@ import org.axe4j.layout.Point;
  * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
  *
  * <p>A dim whose start s is known only at run time comes with what is known of it, {@code s = c n + b}
- * ({@link Modular}, TVM's modular-set analysis). The digits below the first {@code J} whose radix product
- * {@code A_J = a_0 ... a_{J-1}} divides c see the constant start digit {@code b mod A_J} and are walked as for a
- * constant start; the digits from J up must form one stride p (they merge into one piece), and the run-time part
- * {@code floor(s / A_J) = (c / A_J) n + floor(b / A_J)} adds {@code floor(s / A_J) * p} to the base
- * ({@code startStrides} p and {@code startDivisors} A_J, absent when 1). With nothing known (c = 1) that is the
- * whole dim walked by one stride, s adding {@code s * p}. {@code startOffset} is what every run-time start adds, as
- * a {@link Modular} value: the base address is always one of {@code base + startOffset}, which is what alignment is
+ * ({@link Modular}, TVM's modular-set analysis). Its digit j is {@code x_j(s) = floor(s / A_j) mod a_j}
+ * ({@code A_j = a_0 ... a_{j-1}}). The digits below the first J with {@code A_{J+1}} not dividing c have the fixed
+ * digits of {@code b mod A_J} and are walked as for a constant start. What the region still walks then goes on in
+ * one of two ways: the digits from J up form one stride p (they merge into one piece) and the region is one loop
+ * there, adding {@code floor(s / A_J) * p}; or the region stays inside digit J for every n (x_J runs over
+ * {@code r + g k}, g = gcd(c / A_J, a_J), and {@code r + count <= g}) and is a loop of digit J. Every digit from J up
+ * then adds {@code x_j(s) * p_j} to the base at run time ({@link StartTerm}s, merged where strides continue each
+ * other). {@code startOffset} is what the terms add, as a {@link Modular} value (x_J is {@code g k + r}, a digit
+ * above is any value); the base address is always one of {@code base + startOffset}, which is what alignment is
  * proven from. For example, column {@code bx * 32} (c = 32) of a row-major 64 x 64 fp32 tensor adds {@code 32 n}
- * elements: 16-byte vectors stay aligned; a column {@code kt * 64} of columns stored in blocks of 64
- * ({@code S[(64,2,64):(64,4096,1)]}) walks the block digit (stride 4096) with {@code floor(s / 64) = n}.
+ * elements, which keeps 16-byte vectors; a 16-column tile at {@code kt * 16} of columns stored in blocks of 64
+ * ({@code S[(64,2,64):(64,4096,1)]}) is a loop inside the block, adding {@code (s mod 64) + floor(s / 64) * 4096}.
  *
  * <p>The worker axis {@code cpu}: a shard iter (e, s@cpu) spreads its digit over e parallel workers. CPU workers
  * share one memory, so worker w's part of the buffer is a slab of {@code span_m(L)} elements placed after the
@@ -42,8 +45,8 @@ import org.axe4j.layout.Point;
  * memory with stride {@code s * span_m(L)}. {@code S[(2,4,8):(1@cpu,8,1)]} is row-major 8x8 memory whose two row
  * halves go to two workers. Such pieces are marked {@code distributed}; the loops they become run in parallel.
  */
-public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas, SortedMap<Integer, Long> startStrides,
-        SortedMap<Integer, Long> startDivisors, Modular startOffset) {
+public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas,
+        SortedMap<Integer, List<StartTerm>> startTerms, Modular startOffset) {
 
     /** The axis whose iters spread a digit over parallel CPU workers (see the class comment). */
     public static final Axis CPU = Axis.of("cpu");
@@ -62,6 +65,17 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         }
     }
 
+    /**
+     * What a run-time start s adds to the base: {@code (floor(s / divisor) mod modulus) * stride} ({@code modulus} 0:
+     * no mod, the dim's outermost digits).
+     */
+    public record StartTerm(long divisor, long modulus, long stride) {
+        long apply(long s) {
+            long x = Math.floorDiv(s, divisor);
+            return (modulus == 0 ? x : Math.floorMod(x, modulus)) * stride;
+        }
+    }
+
     /** Decomposes {@code op}'s region over the memory axis, or declines with the reason. */
     public static AffineAccess of(Operand op) {
         Layout layout = op.layout();
@@ -77,30 +91,27 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         List<List<Piece>> radix = groupByDim(op);
         long base = op.elemOffset() + layout.offsetOn(Axis.M);
         List<List<Piece>> dims = new ArrayList<>();
-        TreeMap<Integer, Long> startStrides = new TreeMap<>();
-        TreeMap<Integer, Long> startDivisors = new TreeMap<>();
+        TreeMap<Integer, List<StartTerm>> startTerms = new TreeMap<>();
         Modular startOffset = Modular.ZERO;
         for (int d = 0; d < op.shape().length; d++) {
             List<Piece> digits = radix.get(d);
             Modular s = op.runTimeStarts()[d];
             boolean runTime = s != null && !s.isConstant();
             long pos = s == null ? op.start()[d] : s.isConstant() ? s.residue() : 0;
-            int constantDigits = digits.size();
+            int fixed = digits.size();
+            long known = 1;
             if (runTime) {
-                // the digits whose radix product A_J divides c see the constant start digit b mod A_J
-                constantDigits = 0;
-                long known = 1;
-                while (constantDigits < digits.size()
-                        && s.coeff() % (known * digits.get(constantDigits).extent()) == 0) {
-                    known *= digits.get(constantDigits).extent();
-                    constantDigits++;
+                // the digits whose radix product A_J divides c have the digits of b mod A_J
+                fixed = 0;
+                while (fixed < digits.size() && s.coeff() % (known * digits.get(fixed).extent()) == 0) {
+                    known *= digits.get(fixed).extent();
+                    fixed++;
                 }
                 pos = Math.floorMod(s.residue(), known);
             }
             List<Piece> loops = new ArrayList<>();
             long count = op.extent()[d];
-            long below = 1;
-            for (Piece digit : digits.subList(0, constantDigits)) {
+            for (Piece digit : digits.subList(0, fixed)) {
                 long a = digit.extent();
                 long low = pos % a;
                 if (count == 1) {
@@ -113,31 +124,16 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     base += low * digit.stride();
                     count = 1;
                 } else {
-                    String from = runTime ? s.toString() : Long.toString(op.start()[d] + 0);
-                    throw Declined.of("%s: region [%s, %s + %d) of dim %d crosses a digit of extent %d (stride %d) "
-                            + "part way", op, from, from, op.extent()[d], d, a, digit.stride());
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way",
+                            op, op.start()[d], op.start()[d] + op.extent()[d], d, a, digit.stride());
                 }
                 pos /= a;
-                below *= a;
             }
             if (runTime) {
-                List<Piece> high = merge(digits.subList(constantDigits, digits.size()));
-                if (high.size() > 1 || high.stream().anyMatch(Piece::distributed)) {
-                    throw Declined.of("%s: dim %d starts at a run-time index %s, but the layout walks it as %s; the "
-                            + "digits above the start's known part (%d elements) must be one memory stride", op, d, s,
-                            merge(digits), below);
-                }
-                long stride = high.isEmpty() ? 0 : high.get(0).stride();
-                if (count > 1) {
-                    loops.add(new Piece(count, stride));
-                }
-                startStrides.put(d, stride);
-                if (below > 1) {
-                    startDivisors.put(d, below);
-                }
-                // floor(s / A_J) = (c / A_J) n + floor(b / A_J)
-                startOffset = startOffset.plus(new Modular(s.coeff() / below, Math.floorDiv(s.residue(), below))
-                        .times(stride));
+                RunTimeDim rt = runTimeDim(op, d, s, digits.subList(fixed, digits.size()), known, count);
+                loops.addAll(rt.loops());
+                startTerms.put(d, rt.terms());
+                startOffset = startOffset.plus(rt.offset());
             }
             dims.add(merge(loops));
         }
@@ -145,13 +141,74 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         for (Point r : layout.replicaSet()) {
             replicas.add(r.get(Axis.M));
         }
-        return new AffineAccess(base, dims, replicas, startStrides, startDivisors, startOffset);
+        return new AffineAccess(base, dims, replicas, startTerms, startOffset);
+    }
+
+    private record RunTimeDim(List<Piece> loops, List<StartTerm> terms, Modular offset) {}
+
+    /**
+     * The digits {@code high} of dim d from J up (A_J = {@code known} divides c), of which the region still walks
+     * {@code count} elements: one merged stride, or a loop inside digit J for every n (see the class comment).
+     */
+    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> high, long known, long count) {
+        List<Piece> merged = merge(high);
+        if (merged.stream().anyMatch(Piece::distributed)) {
+            throw Declined.of("%s: dim %d starts at a run-time index %s on the worker axis cpu", op, d, s);
+        }
+        // floor(s / A_J) = (c / A_J) n + floor(b / A_J)
+        Modular above = new Modular(s.coeff() / known, Math.floorDiv(s.residue(), known));
+        if (merged.size() == 1 || (merged.isEmpty() && count == 1)) {
+            long stride = merged.isEmpty() ? 0 : merged.get(0).stride();
+            List<Piece> loops = count > 1 ? List.of(new Piece(count, stride)) : List.of();
+            return new RunTimeDim(loops, List.of(new StartTerm(known, 0, stride)), above.times(stride));
+        }
+        Piece first = merged.get(0);
+        long g = Modular.gcd(above.coeff(), first.extent());
+        long r = Math.floorMod(above.residue(), g);
+        if (count > 1 && r + count > g) {
+            throw Declined.of("%s: dim %d starts at a run-time index %s, so the region (%d elements past the start's "
+                    + "known part of %d) may cross digit (%d, stride %d) of %s part way", op, d, s, count, known,
+                    first.extent(), first.stride(), merge(high));
+        }
+        List<Piece> loops = count > 1 ? List.of(first.withExtentStride(count, first.stride())) : List.of();
+        // digit J takes the values g k + r; each digit above it any value: x_j(s) = floor(s / A_j) mod a_j
+        List<StartTerm> terms = new ArrayList<>();
+        Modular offset = new Modular(g, r).times(first.stride());
+        long divisor = known;
+        for (int j = 0; j < merged.size(); j++) {
+            Piece p = merged.get(j);
+            boolean outermost = j == merged.size() - 1;
+            terms.add(new StartTerm(divisor, outermost ? 0 : p.extent(), p.stride()));
+            if (j > 0) {
+                offset = offset.plus(Modular.ANY.times(p.stride()));
+            }
+            divisor *= p.extent();
+        }
+        return new RunTimeDim(loops, terms, offset);
+    }
+
+    /** Each run-time start's stride per unit of floor(s / divisor), for dims walked by one merged stride. */
+    public SortedMap<Integer, Long> startStrides() {
+        SortedMap<Integer, Long> out = new TreeMap<>();
+        startTerms.forEach((d, terms) -> out.put(d, terms.get(0).stride()));
+        return out;
+    }
+
+    /** What the run-time starts add to the base for the start values {@code starts} (constant dims ignored). */
+    public long startOffsetAt(long[] starts) {
+        long out = 0;
+        for (Map.Entry<Integer, List<StartTerm>> e : startTerms.entrySet()) {
+            for (StartTerm t : e.getValue()) {
+                out += t.apply(starts[e.getKey()]);
+            }
+        }
+        return out;
     }
 
     /**
-     * {@code op}'s region start with each run-time start s replaced by its constant low part {@code s mod A_J}
-     * ({@code b mod startDivisor}, 0 without a divisor): the layout's address of a region element counted from this
-     * start, plus {@code floor(s / A_J) * startStride}, is its address at run time. Rules that read addresses off
+     * {@code op}'s region start with each run-time start s replaced by its fixed low part {@code s mod A_J}
+     * ({@code b mod A_J}): the layout's address of a region element counted from this start, plus what the
+     * {@link StartTerm}s add, is its address at run time. Rules that read addresses off
      * the layout element by element (ldmatrix rows, matrix descriptors) use it; {@code op} must be one
      * {@link #of} accepts.
      */
@@ -160,7 +217,8 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         for (int d = 0; d < start.length; d++) {
             Modular s = op.runTimeStarts()[d];
             if (s != null) {
-                start[d] = s.isConstant() ? s.residue() : Math.floorMod(s.residue(), startDivisors.getOrDefault(d, 1L));
+                long divisor = startTerms.containsKey(d) ? startTerms.get(d).get(0).divisor() : 1;
+                start[d] = s.isConstant() ? s.residue() : Math.floorMod(s.residue(), divisor);
             }
         }
         return start;

@@ -230,15 +230,24 @@ public final class ElementwiseRules {
     }
 
     /**
-     * Puts {@code start_strides} (and {@code start_divisors} where a start's low digits are constant) into a plan's
-     * access entry: run-time start s_d adds {@code floor(s_d / divisor_d) * stride_d} elements to the base.
+     * Puts what the run-time starts add into a plan's access entry: {@code start_strides} (start s_d adds
+     * {@code s_d * stride}) for a dim walked by one stride from its start, else {@code start_terms}, per dim a list of
+     * [divisor, modulus, stride]: {@code (floor(s_d / divisor) mod modulus) * stride} each, modulus 0 for none.
      */
     static void putRunTimeStarts(Map<String, Object> entry, AffineAccess access) {
-        entry.put("start_strides", startStrides(access));
-        if (!access.startDivisors().isEmpty()) {
-            Map<String, Long> divisors = new LinkedHashMap<>();
-            access.startDivisors().forEach((d, q) -> divisors.put(Integer.toString(d), q));
-            entry.put("start_divisors", divisors);
+        Map<String, Long> strides = new LinkedHashMap<>();
+        Map<String, Object> terms = new LinkedHashMap<>();
+        access.startTerms().forEach((d, list) -> {
+            if (list.size() == 1 && list.get(0).divisor() == 1 && list.get(0).modulus() == 0) {
+                strides.put(Integer.toString(d), list.get(0).stride());
+            } else {
+                terms.put(Integer.toString(d), list.stream().map(t -> List.of(t.divisor(), t.modulus(), t.stride()))
+                        .toList());
+            }
+        });
+        entry.put("start_strides", strides);
+        if (!terms.isEmpty()) {
+            entry.put("start_terms", terms);
         }
     }
 

@@ -120,7 +120,7 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
         d.put("swizzle", mode); // CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
         d.put("sbo", sbo / 8); // descriptor fields: bytes >> 4, i.e. 16-bit elements / 8
         d.put("lbo", mode == 0 ? lbo / 8 : 1);
-        d.putAll(runTimeStarts); // start_strides (and start_divisors): what each run-time start adds
+        d.putAll(runTimeStarts); // start_strides (and start_terms): what each run-time start adds
         return d;
     }
 
