@@ -49,6 +49,11 @@ public record Modular(long coeff, long residue) {
         return new Modular(Math.multiplyExact(coeff, k), Math.multiplyExact(residue, k));
     }
 
+    /** True when {@code v} is one of the values. */
+    public boolean contains(long v) {
+        return coeff == 0 ? v == residue : Math.floorMod(v - residue, coeff) == 0;
+    }
+
     /** True when every value is a multiple of {@code k} ({@code k > 0}). */
     public boolean divisibleBy(long k) {
         if (k <= 0) {
