@@ -63,17 +63,24 @@ public record Request(String op, String target, String scope, List<Operand> oper
             JsonObject p = ops.get(i).getAsJsonObject();
             String role = p.get("role").getAsString();
             JsonArray starts = p.getAsJsonArray("start");
+            long[] shape = longs(p.getAsJsonArray("shape"));
+            long[] extent = longs(p.getAsJsonArray("extent"));
             long[] start = new long[starts.size()];
             Modular[] runTime = new Modular[starts.size()];
             for (int d = 0; d < start.length; d++) {
                 // null: a run-time start (a CTA index, a loop variable); params.start_modulus says what is known of it
                 runTime[d] = starts.get(d).isJsonNull() ? startModulus(params, role, d) : null;
-                start[d] = runTime[d] != null ? 0 : starts.get(d).getAsLong();
+                Long only = runTime[d] == null || d >= shape.length ? null
+                        : onlyValueInside(runTime[d], shape[d] - extent[d]);
+                if (only != null) {
+                    runTime[d] = null;  // the one start that keeps the region inside the buffer
+                    start[d] = only;
+                } else {
+                    start[d] = runTime[d] != null ? 0 : starts.get(d).getAsLong();
+                }
             }
-            operands.add(new Operand(role, p.get("name").getAsString(),
-                    p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), start,
-                    longs(p.getAsJsonArray("extent")), layouts.get(i),
-                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, runTime));
+            operands.add(new Operand(role, p.get("name").getAsString(), p.get("dtype").getAsString(), shape, start,
+                    extent, layouts.get(i), p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, runTime));
         }
         return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),
                 List.copyOf(operands), params);
@@ -85,6 +92,18 @@ public record Request(String op, String target, String scope, List<Operand> oper
 
     public Optional<Operand> find(String role) {
         return operands.stream().filter(x -> x.role().equals(role)).findFirst();
+    }
+
+    /**
+     * The start value when exactly one of {@code m}'s values lies in [0, room] (a region of a 64-column tensor at
+     * {@code bx * 64} can only start at 0); null otherwise.
+     */
+    static Long onlyValueInside(Modular m, long room) {
+        if (m.isConstant()) {
+            return m.residue() >= 0 && m.residue() <= room ? m.residue() : null;
+        }
+        long first = m.residue(); // normalized: 0 <= residue < coeff
+        return first <= room && first + m.coeff() > room ? first : null;
     }
 
     /**
