@@ -321,6 +321,22 @@ def test_an_mbarrier_load_no_tma_case_takes_fails_to_compile_naming_the_reason()
     assert [r.variant for r in executable.lowered] == ["axe4j-cuda-tma"]
 
 
+def test_a_kernel_builder_refuses_a_kernel_whose_calls_no_axe4j_rule_lowers():
+    """``axe4j.kernels.rules.require``, which the kernel builders call: the mbarrier load of a padded tile is no TMA
+    box, so the kernel is refused before any code is generated, naming the call and the rules' reasons."""
+    from axe4j.kernels import rules
+
+    with pytest.raises(ValueError) as failure:
+        rules.require(_mbarrier_load(TileLayout(S[(64, 72)]), pitch=72), _target("sm_90a"), "padded_load()")
+    message = str(failure.value)
+    assert message.startswith("padded_load(): axe4j's rules do not lower every tile call of the kernel")
+    assert "axe4j-cuda-tma: copy_async: the shared tile dst=A_smem[0:64, 0:64] float16 S[(64,72):(72,1)] is not " \
+           "whole TMA boxes" in message
+    assert "no case lowers it (TIRx schedule dispatch failed: op=tirx.tile.copy_async target=cuda)" in message
+    rows = rules.require(_mbarrier_load(TileLayout(S[(64, 64)])), _target("sm_90a"), "row_major_load()")
+    assert [r.variant for r in rows] == ["axe4j-cuda-tma"]
+
+
 def _gpu():
     try:
         return tvm.cuda(0).exist
