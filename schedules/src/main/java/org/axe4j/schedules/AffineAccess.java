@@ -27,8 +27,8 @@ import org.axe4j.layout.Point;
  *
  * <p>A dim whose start s is known only at run time comes with what is known of it, {@code s = c n + b}
  * ({@link Modular}, TVM's modular-set analysis). Its digit j is {@code x_j(s) = floor(s / A_j) mod a_j}
- * ({@code A_j = a_0 ... a_{j-1}}). The digits below the first J with {@code A_{J+1}} not dividing c have the fixed
- * digits of {@code b mod A_J} and are walked as for a constant start. What the region still walks then goes on in
+ * ({@code A_j = a_0 ... a_{j-1}}). The first J digits, J the most whose radix product {@code A_J} divides c, have
+ * the fixed digits of {@code b mod A_J} and are walked as for a constant start. What the region still walks then goes on in
  * one of two ways: the digits from J up form one stride p (they merge into one piece) and the region is one loop
  * there, adding {@code floor(s / A_J) * p}; or the region stays inside digit J for every n (x_J runs over
  * {@code r + g k}, g = gcd(c / A_J, a_J), and {@code r + count <= g}) and is a loop of digit J. Every digit from J up
@@ -185,13 +185,6 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
             divisor *= p.extent();
         }
         return new RunTimeDim(loops, terms, offset);
-    }
-
-    /** Each run-time start's stride per unit of floor(s / divisor), for dims walked by one merged stride. */
-    public SortedMap<Integer, Long> startStrides() {
-        SortedMap<Integer, Long> out = new TreeMap<>();
-        startTerms.forEach((d, terms) -> out.put(d, terms.get(0).stride()));
-        return out;
     }
 
     /** What the run-time starts add to the base for the start values {@code starts} (constant dims ignored). */

@@ -222,13 +222,6 @@ public final class ElementwiseRules {
         return Math.max(2, 64 / bytes);
     }
 
-    /** Run-time start strides keyed by dim as text (JSON object keys). */
-    static Map<String, Long> startStrides(AffineAccess access) {
-        Map<String, Long> out = new LinkedHashMap<>();
-        access.startStrides().forEach((d, s) -> out.put(Integer.toString(d), s));
-        return out;
-    }
-
     /**
      * Puts what the run-time starts add into a plan's access entry: {@code start_strides} (start s_d adds
      * {@code s_d * stride}) for a dim walked by one stride from its start, else {@code start_terms}, per dim a list of

@@ -188,7 +188,7 @@ class AffineAccessTest {
                 rowMajor, 3, new boolean[] {true, false});
         AffineAccess a = AffineAccess.of(row);
         assertEquals(3, a.base());
-        assertEquals(java.util.Map.of(0, 40L), a.startStrides());
+        assertEquals(List.of(new AffineAccess.StartTerm(1, 0, 40)), a.startTerms().get(0));
         assertEquals(List.of(new AffineAccess.Piece(40, 1)), a.dims().get(1));
         assertEquals(new Modular(40, 0), a.startOffset());
 
