@@ -52,6 +52,11 @@ CUDA: ``use_pip_nvcc()`` makes TVM compile CUDA C with the nvcc of the ``nvidia-
 (puts ``<site-packages>/nvidia/cu13/bin`` first on ``PATH`` and sets ``TVM_CUDA_COMPILE_MODE=nvcc``
 unless it is set) and returns nvcc's path. It changes this process's environment and needs no JVM.
 
+Which case lowered each tile call: ``compile`` records it (``executable.lowered``, and ``lowered()`` for the last
+compile in this thread: ``Lowering`` rows naming the call, the case, its priority and an axe4j plan's notes), so a
+call TVM's own case took instead of axe4j's rule is visible (``axe4j.lowering``). A ``copy_async`` global -> shared
+with ``mbar=`` that no TMA case takes fails to compile instead of going to TVM's cp.async without the barrier.
+
 Layout passes: ``axe4j.transform`` has ``VerifyLayouts``, ``InferLayouts`` and ``CanonicalizeLayouts`` (Java PrimFunc
 passes for ``tvm.transform.Sequential``); ``pipeline(target)`` is them followed by TVM's TIRx lowering, and
 ``compile`` runs them first (docs/passes.md).
@@ -72,10 +77,13 @@ from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import SetupError
 from .compile import compile, explain, host_target
+from .lowering import Lowering
+from .lowering import last as lowered
 from .transform import pipeline
 
 __all__ = [
     "InstallInfo",
+    "Lowering",
     "SetupError",
     "compile",
     "explain",
@@ -83,6 +91,7 @@ __all__ = [
     "install",
     "installed",
     "layout",
+    "lowered",
     "pipeline",
     "transform",
     "use_pip_nvcc",

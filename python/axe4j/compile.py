@@ -13,13 +13,24 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
 
     For ``tir_pipeline="tirx"`` and ``"trn"`` the layout passes run first (verify -> infer -> canonicalize,
     docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
-    one (CPU, CUDA registers and shared tiles, Trainium SBUF/PSUM tiles)."""
-    import tvm
-
-    from . import dispatch, install
+    one (CPU, CUDA registers and shared tiles, Trainium SBUF/PSUM tiles). The executable's ``lowered`` lists, per
+    tile call, the dispatch case that lowered it (``axe4j.lowering.Lowering``: axe4j's rule with its plan's notes, or
+    TVM's own case); ``axe4j.lowered()`` returns the same for the last compile in this thread."""
+    from . import dispatch, install, lowering
 
     install()
     dispatch.register()
+    lowering.watch()
+    with lowering.record() as rows:
+        executable = _compile(mod, target, **kwargs)
+    lowering.keep(rows)
+    executable.lowered = list(rows)
+    return executable
+
+
+def _compile(mod, target, **kwargs):
+    import tvm
+
     kwargs.setdefault("tir_pipeline", "tirx")
     if kwargs["tir_pipeline"] in ("tirx", "trn"):
         from .transform import run_layout_passes  # verify -> infer -> canonicalize (docs/passes.md)

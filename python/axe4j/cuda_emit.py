@@ -362,11 +362,11 @@ def _emit_ldstmatrix(request, plan):
             out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
         return out
 
-    starts, _ = request.regions[plan["shared"]]
-    offset = 0
-    for dim, stride in plan.get("start_strides", {}).items():   # run-time starts (a warp's rows, a stage)
-        offset = offset + starts[int(dim)] * int(stride)
-        span += (int(smem.shape[int(dim)]) - 1) * abs(int(stride))
+    from .dispatch import run_time_offset, run_time_reach
+
+    starts, extents = request.regions[plan["shared"]]   # run-time starts (a warp's rows, a stage)
+    offset = run_time_offset(plan, starts)
+    span += run_time_reach(plan, [int(n) for n in smem.shape], extents)
 
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
@@ -436,11 +436,9 @@ def _emit_wgmma(request, plan):
 
     def run_time_offset(entry):
         """Elements added by the region's run-time starts (a pipeline stage, a warpgroup's rows)."""
-        starts, _ = request.regions[entry["role"]]
-        offset = 0
-        for dim, stride in entry.get("start_strides", {}).items():
-            offset = offset + starts[int(dim)] * int(stride)
-        return offset
+        from .dispatch import run_time_offset
+
+        return run_time_offset(entry, request.regions[entry["role"]][0])
 
     def whole():
         acc = c_buf.local(count, layout=TileLayout(S[(count,)]))
@@ -479,11 +477,9 @@ def _shared_views_and_offsets(request, plan):
         entry = plan[role]
         buf = request.buffers[entry["role"]]
         views[role] = T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
-        starts, _ = request.regions[entry["role"]]
-        offset = 0
-        for dim, stride in entry.get("start_strides", {}).items():
-            offset = offset + starts[int(dim)] * int(stride)
-        offsets[role] = offset
+        from .dispatch import run_time_offset
+
+        offsets[role] = run_time_offset(entry, request.regions[entry["role"]][0])
     return views, offsets
 
 

@@ -5,7 +5,8 @@ The host builds the tensor map once per (buffer, dims, strides, box, swizzle) be
 dim j has extent ``dims[j].extent``, byte stride ``dims[j].stride * bytes`` (dims 1..), box ``dims[j].box`` and
 element stride 1. The one issuing thread then runs one instruction per box of the plan: box i starts at shared
 element ``base + issues[i].shared`` and at tensor coordinates ``start_j + issues[i].coords[j]``, where start_j is
-the region start's digit in map dim j (``(start_d // step_j) % extent_j``, read at run time for a run-time start).
+the region start's digit in map dim j (``(start_d // step_j) % extent_j``; for a run-time start, in the global dim's
+outermost map dim, ``start_d // step_j`` read at run time).
 A load completes on the caller's mbarrier (``mbar`` in the call's config); a store joins the bulk group the
 caller commits and waits.
 """
@@ -30,7 +31,8 @@ def emit(request, plan):
     nbytes = tvm.DataType(str(g.dtype)).bits // 8
     tensor_map = _tensor_map(request.sctx, plan, g, nbytes)
     g_starts = request.regions[plan["global"]][0]
-    starts = [int(d["start"]) if int(d["start"]) >= 0 else g_starts[int(d["dim"])] for d in dims]
+    starts = [int(d["start"]) if int(d["start"]) >= 0 else _run_time_coordinate(g_starts[int(d["dim"])], int(d["step"]))
+              for d in dims]
     entry = plan["access"][plan["shared"]]
     load = plan["direction"] == "g2s"
     mbar = request.call.config.get("mbar") if load else None
@@ -62,6 +64,11 @@ def emit(request, plan):
         whole()
 
     return impl
+
+
+def _run_time_coordinate(start, step):
+    """A run-time start's coordinate in the outermost map dim of its global dim: ``floor(start / step)``."""
+    return start if step == 1 else tirx.floordiv(start, step)
 
 
 def _tensor_map(sctx, plan, g, nbytes):

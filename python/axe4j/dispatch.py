@@ -23,6 +23,8 @@ import threading
 from tvm import tirx
 from tvm.script import tirx as T
 
+from . import lowering
+
 TARGET_KIND = "llvm"
 CUDA_KIND = "cuda"
 CUDA_PRIORITY_ENV = "AXE4J_CUDA_PRIORITY_OFFSET"
@@ -40,7 +42,9 @@ def register() -> list[tuple[str, str, int]]:
     """Adds the Java cases to TVM's dispatch table once per process; returns (op, variant, priority) rows.
 
     CPU rows keep Java's priority. CUDA rows get ``cuda_priority_offset()`` added (default 100), which puts them
-    above every upstream CUDA case (upstream uses 0-20); a negative offset puts them below."""
+    above every upstream CUDA case (upstream uses 0-20); a negative offset puts them below. Every case of the table
+    is then watched (``axe4j.lowering``): which one lowered each call is recorded, and an mbarrier copy_async goes to
+    a TMA case or fails to compile."""
     import tvm
     from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
 
@@ -62,6 +66,7 @@ def register() -> list[tuple[str, str, int]]:
             if target == CUDA_KIND and op not in _probed:
                 register_dispatch(op, target, variant=PROBE_VARIANT, priority=PROBE_PRIORITY)(_probe)
                 _probed.add(op)
+        lowering.watch()
         return list(_registered)
 
 
@@ -138,7 +143,9 @@ def _case(variant: str):
             raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
-        return emit(request, decision["plan"])
+        body = emit(request, decision["plan"])
+        lowering.note_plan(decision["plan"].get("notes", []))
+        return body
 
     impl.__name__ = "axe4j_" + variant.replace("-", "_")
     return impl
@@ -374,19 +381,40 @@ def emit(request: Described, plan: dict):
 
 
 def _bind_run_time_starts(request, role, entry):
-    """Adds ``start_d * stride_d`` of every run-time start to the operand's base (``base_expr``); ``span_base``
+    """Adds what the run-time starts add to the operand's base (``base_expr``, see ``run_time_offset``); ``span_base``
     bounds the base over every start the dim allows, for the flat view's declared size."""
     starts, extents = request.regions[role]
     shape = [int(n) for n in request.buffers[role].shape]
-    base = int(entry["base"])
-    expr = base
+    entry["base_expr"] = int(entry["base"]) + run_time_offset(entry, starts)
+    entry["span_base"] = int(entry["base"]) + run_time_reach(entry, shape, extents)
+
+
+def run_time_offset(entry, starts):
+    """Elements a plan entry's run-time starts add (Java's AffineAccess): ``start_d * stride`` per dim of its
+    ``start_strides``; per dim of its ``start_terms``, ``(floor(start_d / divisor) mod modulus) * stride`` for each
+    [divisor, modulus, stride] (modulus 0: no mod), the start's digits in a layout that splits the dim."""
+    offset = 0
     for dim, stride in entry.get("start_strides", {}).items():
-        d, stride = int(dim), int(stride)
-        if stride:
-            expr = expr + starts[d] * stride
-            base += (shape[d] - extents[d]) * abs(stride)
-    entry["base_expr"] = expr
-    entry["span_base"] = base
+        if int(stride):
+            offset = offset + starts[int(dim)] * int(stride)
+    for dim, terms in entry.get("start_terms", {}).items():
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            if stride:
+                digit = tirx.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
+                offset = offset + (tirx.floormod(digit, modulus) if modulus else digit) * stride
+    return offset
+
+
+def run_time_reach(entry, shape, extents):
+    """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
+    reach = 0
+    for dim, stride in entry.get("start_strides", {}).items():
+        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(int(stride))
+    for dim, terms in entry.get("start_terms", {}).items():
+        last = int(shape[int(dim)]) - int(extents[int(dim)])
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
+    return reach
 
 
 def _loop_frame(kind, extent):

@@ -11,6 +11,7 @@ import pytest
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 from axe4j.kernels.ampere_gemm import ampere_gemm, check_shape
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -48,7 +49,17 @@ def _build(shape, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_compiles_to_cp_async_ldmatrix_and_mma(shape, arch):
-    _, source, ptx = _build(shape, arch)
+    executable, source, ptx = _build(shape, arch)
+    # every cp.async is axe4j's 16-byte plan (K tiles at run-time starts nk * 32 keep their alignment), the epilogue
+    # stores fp16 pairs from the mma fragment
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-cp-async", "axe4j-cuda-ldstmatrix", "axe4j-cuda-mma",
+                                               "axe4j-cuda-register"])
+    for row in executable.lowered:
+        if row.op == "copy_async":
+            assert "cp.async.cg.shared.global of 16 bytes (8 elements)" in row.notes[0], row
+    (store,) = [r for r in executable.lowered if r.call.startswith("T.warp.copy(D")]
+    assert "2 elements (4 bytes) per access" in store.notes[0], store
+    assert not re.search(r"st\.global\.(u16|b16)\b", ptx)
     assert re.search(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32", ptx)
     assert re.search(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", ptx)
     assert re.search(r"cp\.async\.cg\.shared\.global(\.L2::\w+)? \[[^]]+\], \[[^]]+\], 16", ptx)

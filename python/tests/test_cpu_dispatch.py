@@ -726,23 +726,36 @@ def test_column_tiles_of_a_binary_op_in_a_loop_with_a_column_major_operand():
     np.testing.assert_allclose(ts[2].numpy(), a - b.logical(), rtol=1e-6)
 
 
-def test_run_time_start_in_a_split_dim_falls_back_to_the_digits_rule():
+def _split_dim_rows(step):
+    """Row pairs [i * step, i * step + 2) of an 8x8 tensor stored in 4x4 tiles (rows split as 2 blocks of 4)."""
     tiled = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])
 
     @T.prim_func
     def kernel(Af: T.Buffer((64,), "float32"), B: T.Buffer((8, 8), "float32")):
         A = T.decl_buffer((8, 8), "float32", data=Af.data, layout=tiled)
-        for i in range(4):
-            Tx.copy(B[i * 2:i * 2 + 2, :], A[i * 2:i * 2 + 2, :])
+        for i in range(7 if step == 1 else 4):
+            Tx.copy(B[i * step:i * step + 2, :], A[i * step:i * step + 2, :])
 
-    report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
-    assert "starts at a run-time index, but the layout walks it as" in report
-    assert "axe4j-cpu-digits (prio=5): accepted <- chosen" in report
-    a = random_mem((8, 8), tiled, 64)
-    lib = axe4j.compile(kernel, "llvm")
-    ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros((8, 8), "float32"))
-    lib(ta, tb)
-    np.testing.assert_array_equal(tb.numpy(), a.logical())
+    return kernel, tiled
+
+
+def test_run_time_start_in_a_split_dim_keeps_the_vector_rule_where_the_start_stays_inside_a_digit():
+    """Row 2 i + (0, 1) never crosses the 4-row block (TVM's analysis: the start is 2 n), so the vector rule walks the
+    pair as a loop and adds the start's digits, (i * 2 mod 4) * 4 + (i * 2 // 4) * 32, at run time; at start i a
+    pair may cross a block (rows 3, 4), which only the digits rule addresses."""
+    for step, chosen in ((2, "axe4j-cpu-vector (prio=10): accepted <- chosen"),
+                         (1, "axe4j-cpu-digits (prio=5): accepted <- chosen")):
+        kernel, tiled = _split_dim_rows(step)
+        report = axe4j.explain(kernel, "llvm", file=open("/dev/null", "w"))
+        assert chosen in report, report
+        if step == 1:
+            assert "starts at a run-time index 1n, so the region (2 elements past the start's known part of 1) may " \
+                   "cross digit (4, stride 4)" in report
+        a = random_mem((8, 8), tiled, 64)
+        lib = axe4j.compile(kernel, "llvm")
+        ta, tb = tvm.runtime.tensor(a.data), tvm.runtime.tensor(np.zeros((8, 8), "float32"))
+        lib(ta, tb)
+        np.testing.assert_array_equal(tb.numpy(), a.logical())
 
 
 def test_row_maxima_one_call_per_row():

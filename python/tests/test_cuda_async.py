@@ -20,6 +20,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 ARCHS = ["sm_90a", "sm_100a"]
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -213,6 +214,7 @@ def _ptx(source, arch):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_copy_async_compiles_to_the_intended_instructions(name, arch):
     kernel, executable, source, ptx = _build(name, arch)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-tma" if name.startswith("tma") else "axe4j-cuda-cp-async"])
     for mark in UPSTREAM_MARKS:
         assert mark not in source, f"an upstream copy_async case ran instead of the axe4j rule ({mark})"
     for pattern in KERNELS[name][1]:
@@ -286,6 +288,65 @@ def test_tma_load_without_an_mbarrier_is_declined_with_the_reason():
 
     report = axe4j.explain(kernel, _target("sm_90a"), file=open("/dev/null", "w"))
     assert "axe4j-cuda-tma (prio=112): declined: copy_async: a TMA load completes on an mbarrier; pass mbar=" in report
+
+
+def _mbarrier_load(s_layout, dispatch=None, pitch=64):
+    """One thread loads a (64, 64) fp16 tile with ``mbar=`` into the first 64 columns of a (64, pitch) shared buffer
+    and arms the barrier with its bytes (a TMA load)."""
+
+    @T.prim_func
+    def kernel(A: T.Buffer((128, 128), "float16")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        tid = T.thread_id([32])
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((64, pitch), "float16", layout=s_layout, align=1024)
+        bar = pool.alloc((1,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            T.ptx.mbarrier.init.shared.b64(bar.ptr_to([0]), T.uint32(1))
+            Tx.copy_async(A_smem[:, 0:64], A[0:64, 0:64], mbar=bar.ptr_to([0]), dispatch=dispatch)
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(bar.ptr_to([0]), T.uint32(64 * 64 * 2))
+            T.cuda.mbarrier_wait(bar.ptr_to([0]), 0)
+
+    return kernel
+
+
+def test_an_mbarrier_load_no_tma_case_takes_fails_to_compile_naming_the_reason():
+    """Rows of 64 fp16 at a pitch of 72 in shared memory are no TMA box (axe4j's rule and TVM's decline); TVM's cp.async
+    case (ldgsts, prio 20, above TVM's TMA cases) takes such a call and drops the barrier, so the consumer would wait
+    for bytes that never arrive. It is refused, naming axe4j's TMA reason."""
+    padded = TileLayout(S[(64, 72)])
+    with pytest.raises(Exception) as failure:
+        axe4j.compile(_mbarrier_load(padded, pitch=72), _target("sm_90a"))
+    message = str(failure.value)
+    assert "ldgsts would issue this copy_async without its mbarrier (mbar=): the waiters' expect_tx bytes would " \
+           "never arrive; only a TMA case may lower it (axe4j-cuda-tma declined: copy_async: the shared tile " \
+           "dst=A_smem[0:64, 0:64] float16 S[(64,72):(72,1)] is not whole TMA boxes [64, 1]" in message
+    # forcing TVM's cp.async case is refused the same way
+    with pytest.raises(Exception, match="ldgsts would issue this copy_async without its mbarrier"):
+        axe4j.compile(_mbarrier_load(padded, dispatch="ldgsts", pitch=72), _target("sm_90a"))
+    # the row-major tile is a TMA box: axe4j's rule lowers it
+    executable = axe4j.compile(_mbarrier_load(TileLayout(S[(64, 64)])), _target("sm_90a"))
+    assert [r.variant for r in executable.lowered] == ["axe4j-cuda-tma"]
+
+
+def test_a_kernel_builder_refuses_a_kernel_whose_calls_no_axe4j_rule_lowers():
+    """``axe4j.kernels.rules.require``, which the kernel builders call: the mbarrier load of a padded tile is no TMA
+    box, so the kernel is refused before any code is generated, naming the call and the rules' reasons."""
+    from axe4j.kernels import rules
+
+    with pytest.raises(ValueError) as failure:
+        rules.require(_mbarrier_load(TileLayout(S[(64, 72)]), pitch=72), _target("sm_90a"), "padded_load()")
+    message = str(failure.value)
+    assert message.startswith("padded_load(): axe4j's rules do not lower every tile call of the kernel")
+    assert "axe4j-cuda-tma: copy_async: the shared tile dst=A_smem[0:64, 0:64] float16 S[(64,72):(72,1)] is not " \
+           "whole TMA boxes" in message
+    assert "no case lowers it (TIRx schedule dispatch failed: op=tirx.tile.copy_async target=cuda)" in message
+    rows = rules.require(_mbarrier_load(TileLayout(S[(64, 64)])), _target("sm_90a"), "row_major_load()")
+    assert [r.variant for r in rows] == ["axe4j-cuda-tma"]
 
 
 # what B holds after each kernel: the copied region of A, zeros elsewhere (None: the whole of A)

@@ -19,6 +19,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 ARCHS = ["sm_90a", "sm_100a"]
 SHFL = r"shfl\.sync\.bfly\.b32"
@@ -295,6 +296,7 @@ def _ptx(source, arch):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_axe4j_rule_compiles_to_the_intended_accesses(name, arch):
     kernel, executable, source, ptx = _build(name, arch)
+    assert_axe4j_lowered(executable)
     assert "tvm_builtin_ptx_ld_vec" not in source and "tvm_builtin_ptx_st_vec" not in source, \
         "an upstream copy case ran instead of the axe4j rule"
     assert "warp_idx_in_T" not in source, "upstream's ldstmatrix case ran instead of the axe4j rule"

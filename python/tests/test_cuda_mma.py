@@ -18,6 +18,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 ARCHS = ["sm_80", "sm_90a", "sm_100a"]
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -113,6 +114,7 @@ def _build(name, arch):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_gemm_is_one_mma_per_block_triple(name, arch):
     kernel, executable, source, ptx = _build(name, arch)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-mma", "axe4j-cuda-ldstmatrix"])
     dtype = "bf16" if "bf16" in name else "f16"
     found = re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{dtype}\.{dtype}\.f32", ptx)
     assert len(found) == KERNELS[name][1], (len(found), name, arch)

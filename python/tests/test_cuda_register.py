@@ -20,6 +20,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 ARCHS = ["sm_90a", "sm_100a"]
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -243,7 +244,9 @@ def _explain(kernel):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_register_kernel_compiles_to_the_intended_instructions(name, arch):
-    _, _, source, ptx = _build(name, arch)
+    _, executable, source, ptx = _build(name, arch)
+    assert_axe4j_lowered(executable)
+    assert {r.variant for r in executable.lowered} & {"axe4j-cuda-register", "axe4j-cuda-shuffle-reduce"}
     assert "tvm_builtin_ptx_ld_vec" not in source and "tvm_builtin_ptx_st_vec" not in source, \
         "an upstream register copy case ran instead of the axe4j rule"
     for pattern in KERNELS[name][1]:

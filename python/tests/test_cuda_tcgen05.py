@@ -19,6 +19,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}, host="llvm")
@@ -114,7 +115,9 @@ def _build(name):
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_gemm_async_is_one_tcgen05_mma_per_block_and_k_step(name):
-    _, _, source, ptx = _build(name)
+    _, executable, source, ptx = _build(name)
+    # reading the accumulator back from tensor memory (tcgen05.ld) is TVM's own case, on purpose
+    assert_axe4j_lowered(executable, upstream_on_purpose=["tmem<->local"], expected=["axe4j-cuda-tcgen05"])
     assert len(re.findall(r"tcgen05\.mma\.cta_group::1\.kind::f16", ptx)) == KERNELS[name][1]
     with TARGET:
         binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))

@@ -19,6 +19,7 @@ from tvm.tirx.script import tile as Tx
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 
@@ -117,6 +118,7 @@ def _build(name):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_gemm_async_is_wgmma_per_block_and_k_step(name):
     kernel, executable, source, ptx = _build(name)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-wgmma"])
     _, count, width = KERNELS[name]
     dtype = "bf16" if "bf16" in name else "f16"
     found = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{width}k16\.f32\.{dtype}\.{dtype}", ptx)

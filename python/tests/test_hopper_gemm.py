@@ -11,6 +11,7 @@ import pytest
 
 import _gpu_cases
 import axe4j
+from _lowered import assert_axe4j_lowered
 from axe4j.kernels.hopper_gemm import check_shape, hopper_gemm
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
@@ -43,7 +44,12 @@ def _build(shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_compiles_to_tma_wgmma_and_mbarriers(shape):
-    _, _, source, ptx = _build(shape)
+    _, executable, source, ptx = _build(shape)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-tma", "axe4j-cuda-wgmma", "axe4j-cuda-register"])
+    # the epilogue stores what the accumulator fragment holds together: fp16 pairs, never single elements
+    (store,) = [r for r in executable.lowered if r.call.startswith("T.wg.copy(D")]
+    assert store.variant == "axe4j-cuda-register" and "2 elements (4 bytes) per access" in store.notes[0], store
+    assert re.search(r"st\.global\.v2\.(u16|b16)", ptx) and not re.search(r"st\.global\.(u16|b16)\b", ptx)
     # per K tile and consumer: 4 wgmma (BK 64 / 16) of 64 x 128
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)
     assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes", ptx)
@@ -64,6 +70,31 @@ def test_explain_shows_axe4j_choosing_wgmma_for_the_swizzled_ring():
     # count TMA bytes, which cp.async would never deliver
     assert report.count("axe4j-cuda-tma (prio=112): accepted <- chosen") == 2  # the A halves (one call in a loop) and B
     assert "1 x 2-d box [64, 64] (8192 bytes), 128B swizzle" in report
+
+
+def test_a_k_tile_of_two_swizzle_rows_is_one_tma_box_per_operand_and_the_barrier_counts_its_bytes():
+    """BK = 128 is two 64-element swizzle rows per K tile; the K coordinate kt * 128 of the global tensor is split
+    into two tensor-map dims, which TVM's modular-set analysis keeps fixed below the outer one: one 3-d box per load,
+    at coordinate (0, row, kt * 2). Every load is axe4j's TMA case, and its bytes add up to the expect_tx count the
+    producer arms each stage's mbarrier with, so the consumers' waits complete."""
+    from tvm.support import nvcc
+
+    m = n = 256
+    bm, bn, bk, stages = 128, 128, 128, 3
+    executable = axe4j.compile(hopper_gemm(m, n, 512, bm=bm, bn=bn, bk=bk, stages=stages), TARGET)
+    assert_axe4j_lowered(executable, expected=["axe4j-cuda-tma", "axe4j-cuda-wgmma"])
+    loads = [r for r in executable.lowered if r.op == "copy_async"]
+    assert [r.variant for r in loads] == ["axe4j-cuda-tma"] * 2
+    assert "1 x 3-d box [64, 64, 2] (16384 bytes), 128B swizzle" in loads[0].notes[0]
+    assert "1 x 3-d box [64, 128, 2] (32768 bytes), 128B swizzle" in loads[1].notes[0]
+    tma_bytes = [int(re.search(r"TMA load of (\d+) bytes", r.notes[0]).group(1)) for r in loads]
+    assert 2 * tma_bytes[0] + tma_bytes[1] == (bm + bn) * bk * 2   # the A call runs for both halves
+    source = executable.mod.imports[0].inspect_source("cuda")
+    with TARGET:
+        ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+    assert re.search(r"cp\.async\.bulk\.tensor\.3d\.shared::cluster\.global\.mbarrier::complete_tx::bytes", ptx)
+    assert not re.search(r"cp\.async\.c[ag]\.shared", ptx)
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16", ptx)) >= 8   # BK / 16 per K tile
 
 
 def test_shapes_it_cannot_tile_are_named():

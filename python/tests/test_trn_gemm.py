@@ -67,6 +67,17 @@ def test_256_partitions_fail_at_compile_time():
     assert "256 partitions > 128" in str(error.value)
 
 
+def test_the_builder_refuses_what_the_kernel_or_the_rules_cannot_take():
+    with pytest.raises(ValueError, match=r"trn_gemm.gemm\(n=640\): the kernel tiles C in 128 x 512 blocks"):
+        trn_gemm.gemm(640)
+    # B's 512-column block of 65536 rows is 512 KiB per partition: the rules decline it, naming the SBUF limit
+    with pytest.raises(ValueError) as failure:
+        trn_gemm.gemm(65536)
+    message = str(failure.value)
+    assert message.startswith("trn_gemm.gemm(n=65536): axe4j's rules do not lower every tile call of the kernel")
+    assert "axe4j-trn-copy: copy: breaks a Trainium hardware limit: SBUF tile b (65536,512)" in message
+
+
 def test_every_rule_chose_for_the_gemm_kernel():
     import axe4j
 

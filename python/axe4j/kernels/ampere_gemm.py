@@ -50,7 +50,20 @@ def check_shape(m: int, n: int, k: int, stages: int) -> None:
 
 
 def ampere_gemm(m: int, n: int, k: int, stages: int = 3):
+    """The kernel as a TIRx PrimFunc (see the module docstring). Raises ValueError naming a shape it cannot tile, and
+    any tile call of the kernel no axe4j rule lowers for sm_80 (the rules are asked: ``axe4j.kernels.rules``)."""
     check_shape(m, n, k, stages)
+    kernel = _kernel(m, n, k, stages)
+    import tvm
+
+    from . import rules
+
+    rules.require(kernel, tvm.target.Target({"kind": "cuda", "arch": "sm_80"}, host="llvm"),
+                  f"ampere_gemm(M={m}, N={n}, K={k}, stages={stages})")
+    return kernel
+
+
+def _kernel(m, n, k, stages):
     k_tiles = k // BK
     a_reg_layout, b_reg_layout = a_fragment(WARP_M, 16), b_fragment(WARP_N, 16)
     acc_layout = c_fragment(WARP_M, WARP_N)

@@ -66,8 +66,24 @@ def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) 
 
 
 def hopper_gemm(m: int, n: int, k: int, bm: int = 128, bn: int = 128, bk: int = 64, stages: int = 4):
-    """The kernel as a TIRx PrimFunc (see the module docstring); raises ValueError naming any shape it cannot tile."""
+    """The kernel as a TIRx PrimFunc (see the module docstring). Raises ValueError naming any shape it cannot tile,
+    and any tile call of the kernel no axe4j rule lowers for sm_90a (the rules are asked: ``axe4j.kernels.rules``), so
+    a TMA load is never left to a case without its mbarrier."""
     check_shape(m, n, k, bm, bn, bk, stages)
+    kernel = _kernel(m, n, k, bm, bn, bk, stages)
+    from . import rules
+
+    rules.require(kernel, _target(), f"hopper_gemm(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages})")
+    return kernel
+
+
+def _target():
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+
+
+def _kernel(m, n, k, bm, bn, bk, stages):
     half = bm // 2
     a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
     acc_layout = accumulator(half, bn)

@@ -16,6 +16,18 @@ SIZES = (512, 1024, 2048, 4096)
 
 
 def gemm(n: int):
+    """C = A B for n x n FP16 (see the module docstring); raises ValueError for an n the kernel does not tile, and when
+    a tile call of the kernel for this n is one no axe4j rule lowers (the rules are asked: ``axe4j.kernels.rules``)."""
+    from . import rules
+
+    if n < 512 or n % 512:
+        raise ValueError(f"trn_gemm.gemm(n={n}): the kernel tiles C in 128 x 512 blocks; n must be a multiple of 512")
+    kernel = _kernel(n)
+    rules.require(kernel, tvm.target.Target(TARGET), f"trn_gemm.gemm(n={n})")
+    return kernel
+
+
+def _kernel(n: int):
     bm, bn = 128, 512
     a_layout = trainium_layout("FP", (bm, n))
     b_layout = trainium_layout("PF", (n, bn))

@@ -23,6 +23,23 @@ SIZES = (512, 1024, 2048, 4096)
 
 
 def attention(s: int, heads: int = 1):
+    """Attention for sequence length s and ``heads`` heads (see the module docstring); raises ValueError for a length
+    the kernel does not tile, and when a tile call of the kernel is one no axe4j rule lowers (the rules are asked:
+    ``axe4j.kernels.rules``)."""
+    import tvm
+
+    from . import rules
+    from .trn_gemm import TARGET
+
+    if s < 512 or s % 512 or heads < 1:
+        raise ValueError(f"trn_mha.attention(s={s}, heads={heads}): the kernel takes keys in chunks of 512 and at "
+                         "least one head; s must be a multiple of 512")
+    kernel = _kernel(s, heads)
+    rules.require(kernel, tvm.target.Target(TARGET), f"trn_mha.attention(s={s}, heads={heads})")
+    return kernel
+
+
+def _kernel(s: int, heads: int):
     d, bq, kc = HEAD_DIM, 128, 512
     scale = 1.0 / math.sqrt(d)
     on_p_d = trainium_layout("FP", (s, d))          # K^T: the head dim on partitions, keys on F

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.axe4j.layout.Axis;
@@ -22,9 +23,21 @@ import org.axe4j.layout.Point;
  * {@code [b, b + e)} of that dimension the index {@code b + i} is then affine in counters
  * {@code i = i_0 + a_0 * i_1 + ...} when each digit either starts at 0 and runs over its full radix or keeps
  * the index inside one digit: {@code addr = base + sum_j i_j * p_j}. Anything else (the region crosses a digit
- * boundary part way) is declined. Replica points give extra constant displacements {@code r}. A dim whose start
- * is a run-time value s (a loop variable) must be walked by one stride p; it then adds {@code s * p} to the base
- * ({@code startStrides}).
+ * boundary part way) is declined. Replica points give extra constant displacements {@code r}.
+ *
+ * <p>A dim whose start s is known only at run time comes with what is known of it, {@code s = c n + b}
+ * ({@link Modular}, TVM's modular-set analysis). Its digit j is {@code x_j(s) = floor(s / A_j) mod a_j}
+ * ({@code A_j = a_0 ... a_{j-1}}). The first J digits, J the most whose radix product {@code A_J} divides c, have
+ * the fixed digits of {@code b mod A_J} and are walked as for a constant start. What the region still walks then goes on in
+ * one of two ways: the digits from J up form one stride p (they merge into one piece) and the region is one loop
+ * there, adding {@code floor(s / A_J) * p}; or the region stays inside digit J for every n (x_J runs over
+ * {@code r + g k}, g = gcd(c / A_J, a_J), and {@code r + count <= g}) and is a loop of digit J. Every digit from J up
+ * then adds {@code x_j(s) * p_j} to the base at run time ({@link StartTerm}s, merged where strides continue each
+ * other). {@code startOffset} is what the terms add, as a {@link Modular} value (x_J is {@code g k + r}, a digit
+ * above is any value); the base address is always one of {@code base + startOffset}, which is what alignment is
+ * proven from. For example, column {@code bx * 32} (c = 32) of a row-major 64 x 64 fp32 tensor adds {@code 32 n}
+ * elements, which keeps 16-byte vectors; a 16-column tile at {@code kt * 16} of columns stored in blocks of 64
+ * ({@code S[(64,2,64):(64,4096,1)]}) is a loop inside the block, adding {@code (s mod 64) + floor(s / 64) * 4096}.
  *
  * <p>The worker axis {@code cpu}: a shard iter (e, s@cpu) spreads its digit over e parallel workers. CPU workers
  * share one memory, so worker w's part of the buffer is a slab of {@code span_m(L)} elements placed after the
@@ -32,7 +45,8 @@ import org.axe4j.layout.Point;
  * memory with stride {@code s * span_m(L)}. {@code S[(2,4,8):(1@cpu,8,1)]} is row-major 8x8 memory whose two row
  * halves go to two workers. Such pieces are marked {@code distributed}; the loops they become run in parallel.
  */
-public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas, SortedMap<Integer, Long> startStrides) {
+public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replicas,
+        SortedMap<Integer, List<StartTerm>> startTerms, Modular startOffset) {
 
     /** The axis whose iters spread a digit over parallel CPU workers (see the class comment). */
     public static final Axis CPU = Axis.of("cpu");
@@ -51,6 +65,17 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         }
     }
 
+    /**
+     * What a run-time start s adds to the base: {@code (floor(s / divisor) mod modulus) * stride} ({@code modulus} 0:
+     * no mod, the dim's outermost digits).
+     */
+    public record StartTerm(long divisor, long modulus, long stride) {
+        long apply(long s) {
+            long x = Math.floorDiv(s, divisor);
+            return (modulus == 0 ? x : Math.floorMod(x, modulus)) * stride;
+        }
+    }
+
     /** Decomposes {@code op}'s region over the memory axis, or declines with the reason. */
     public static AffineAccess of(Operand op) {
         Layout layout = op.layout();
@@ -66,16 +91,27 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         List<List<Piece>> radix = groupByDim(op);
         long base = op.elemOffset() + layout.offsetOn(Axis.M);
         List<List<Piece>> dims = new ArrayList<>();
-        TreeMap<Integer, Long> startStrides = new TreeMap<>();
+        TreeMap<Integer, List<StartTerm>> startTerms = new TreeMap<>();
+        Modular startOffset = Modular.ZERO;
         for (int d = 0; d < op.shape().length; d++) {
-            if (op.symbolic()[d]) {
-                dims.add(symbolicDim(op, d, radix.get(d), startStrides));
-                continue;
+            List<Piece> digits = radix.get(d);
+            Modular s = op.runTimeStarts()[d];
+            boolean runTime = s != null && !s.isConstant();
+            long pos = s == null ? op.start()[d] : s.isConstant() ? s.residue() : 0;
+            int fixed = digits.size();
+            long known = 1;
+            if (runTime) {
+                // the digits whose radix product A_J divides c have the digits of b mod A_J
+                fixed = 0;
+                while (fixed < digits.size() && s.coeff() % (known * digits.get(fixed).extent()) == 0) {
+                    known *= digits.get(fixed).extent();
+                    fixed++;
+                }
+                pos = Math.floorMod(s.residue(), known);
             }
             List<Piece> loops = new ArrayList<>();
-            long pos = op.start()[d];
             long count = op.extent()[d];
-            for (Piece digit : radix.get(d)) {
+            for (Piece digit : digits.subList(0, fixed)) {
                 long a = digit.extent();
                 long low = pos % a;
                 if (count == 1) {
@@ -93,29 +129,97 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                 }
                 pos /= a;
             }
+            if (runTime) {
+                RunTimeDim rt = runTimeDim(op, d, s, digits.subList(fixed, digits.size()), known, count);
+                loops.addAll(rt.loops());
+                startTerms.put(d, rt.terms());
+                startOffset = startOffset.plus(rt.offset());
+            }
             dims.add(merge(loops));
         }
         List<Long> replicas = new ArrayList<>();
         for (Point r : layout.replicaSet()) {
             replicas.add(r.get(Axis.M));
         }
-        return new AffineAccess(base, dims, replicas, startStrides);
+        return new AffineAccess(base, dims, replicas, startTerms, startOffset);
+    }
+
+    private record RunTimeDim(List<Piece> loops, List<StartTerm> terms, Modular offset) {}
+
+    /**
+     * The digits {@code high} of dim d from J up (A_J = {@code known} divides c), of which the region still walks
+     * {@code count} elements: one merged stride, or a loop inside digit J for every n (see the class comment).
+     */
+    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> high, long known, long count) {
+        List<Piece> merged = merge(high);
+        if (merged.stream().anyMatch(Piece::distributed)) {
+            throw Declined.of("%s: dim %d starts at a run-time index %s on the worker axis cpu", op, d, s);
+        }
+        // floor(s / A_J) = (c / A_J) n + floor(b / A_J)
+        Modular above = new Modular(s.coeff() / known, Math.floorDiv(s.residue(), known));
+        if (merged.size() == 1 || (merged.isEmpty() && count == 1)) {
+            long stride = merged.isEmpty() ? 0 : merged.get(0).stride();
+            List<Piece> loops = count > 1 ? List.of(new Piece(count, stride)) : List.of();
+            return new RunTimeDim(loops, List.of(new StartTerm(known, 0, stride)), above.times(stride));
+        }
+        Piece first = merged.get(0);
+        long g = Modular.gcd(above.coeff(), first.extent());
+        long r = Math.floorMod(above.residue(), g);
+        if (count > 1 && r + count > g) {
+            throw Declined.of("%s: dim %d starts at a run-time index %s, so the region (%d elements past the start's "
+                    + "known part of %d) may cross digit (%d, stride %d) of %s part way", op, d, s, count, known,
+                    first.extent(), first.stride(), merge(high));
+        }
+        List<Piece> loops = count > 1 ? List.of(first.withExtentStride(count, first.stride())) : List.of();
+        // digit J takes the values g k + r; each digit above it any value: x_j(s) = floor(s / A_j) mod a_j
+        List<StartTerm> terms = new ArrayList<>();
+        Modular offset = new Modular(g, r).times(first.stride());
+        long divisor = known;
+        for (int j = 0; j < merged.size(); j++) {
+            Piece p = merged.get(j);
+            boolean outermost = j == merged.size() - 1;
+            terms.add(new StartTerm(divisor, outermost ? 0 : p.extent(), p.stride()));
+            if (j > 0) {
+                offset = offset.plus(Modular.ANY.times(p.stride()));
+            }
+            divisor *= p.extent();
+        }
+        return new RunTimeDim(loops, terms, offset);
+    }
+
+    /** What the run-time starts add to the base for the start values {@code starts} (constant dims ignored). */
+    public long startOffsetAt(long[] starts) {
+        long out = 0;
+        for (Map.Entry<Integer, List<StartTerm>> e : startTerms.entrySet()) {
+            for (StartTerm t : e.getValue()) {
+                out += t.apply(starts[e.getKey()]);
+            }
+        }
+        return out;
     }
 
     /**
-     * A dim whose start s is known only at run time: affine when the layout walks the whole dim with one stride p
-     * (then the region is one loop and s adds {@code s * p} to the base); a dim split into digits is declined,
-     * since where s falls among the digits is unknown.
+     * {@code op}'s region start with each run-time start s replaced by its fixed low part {@code s mod A_J}
+     * ({@code b mod A_J}): the layout's address of a region element counted from this start, plus what the
+     * {@link StartTerm}s add, is its address at run time. Rules that read addresses off
+     * the layout element by element (ldmatrix rows, matrix descriptors) use it; {@code op} must be one
+     * {@link #of} accepts.
      */
-    private static List<Piece> symbolicDim(Operand op, int d, List<Piece> radix, TreeMap<Integer, Long> startStrides) {
-        List<Piece> whole = merge(radix);
-        if (whole.size() > 1 || whole.stream().anyMatch(Piece::distributed)) {
-            throw Declined.of("%s: dim %d starts at a run-time index, but the layout walks it as %s; only a dim walked "
-                    + "by one memory stride can start anywhere", op, d, whole);
+    public long[] lowStart(Operand op) {
+        long[] start = op.start().clone();
+        for (int d = 0; d < start.length; d++) {
+            Modular s = op.runTimeStarts()[d];
+            if (s != null) {
+                long divisor = startTerms.containsKey(d) ? startTerms.get(d).get(0).divisor() : 1;
+                start[d] = s.isConstant() ? s.residue() : Math.floorMod(s.residue(), divisor);
+            }
         }
-        long stride = whole.isEmpty() ? 0 : whole.get(0).stride();
-        startStrides.put(d, stride);
-        return op.extent()[d] == 1 ? List.of() : List.of(new Piece(op.extent()[d], stride));
+        return start;
+    }
+
+    /** Every value the base address takes over the run-time starts: {@code base + startOffset}. */
+    public Modular baseValues() {
+        return startOffset.plus(base);
     }
 
     /**

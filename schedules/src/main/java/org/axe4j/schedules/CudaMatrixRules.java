@@ -96,19 +96,17 @@ public final class CudaMatrixRules {
             blocks.sort(Comparator.comparingLong(b -> b[2]));
             int num = blocks.size() % 4 == 0 ? 4 : blocks.size() % 2 == 0 ? 2 : 1;
             AffineAccess.requireMemoryOnly(smem);
-            // a run-time start (a warp's rows, a pipeline stage) moves every row by start * stride: keep 16 bytes
-            Map<String, Long> startStrides = new LinkedHashMap<>();
-            boolean symbolic = false;
-            for (boolean b : smem.symbolic()) {
-                symbolic |= b;
-            }
-            if (symbolic) {
-                Map<Integer, Long> strides = AffineAccess.of(smem).startStrides();
-                if (!call.runTimeStartsKeep(smem, strides, 8)) {
-                    throw Declined.of("copy: %s starts at run-time indices (elements per unit: %s) that may move its "
-                            + "rows off 16 bytes", smem, strides);
+            // a run-time start (a warp's rows, a pipeline stage) moves every row by what AffineAccess says it adds:
+            // keep 16 bytes for every value TVM's analysis allows
+            Map<String, Object> startStrides = new LinkedHashMap<>();
+            AffineAccess runTime = SharedMatrixDescriptor.hasRunTimeStart(smem) ? AffineAccess.of(smem) : null;
+            long[] from = runTime != null ? runTime.lowStart(smem) : smem.start();
+            if (runTime != null) {
+                if (!runTime.startOffset().divisibleBy(8)) {
+                    throw Declined.of("copy: %s starts at run-time indices that move it by %s elements, which may "
+                            + "move its rows off 16 bytes", smem, runTime.startOffset());
                 }
-                strides.forEach((dim, stride) -> startStrides.put(Integer.toString(dim), stride));
+                ElementwiseRules.putRunTimeStarts(startStrides, runTime);
             }
             long rowStride = -1;
             List<Map<String, Object>> groups = new ArrayList<>();
@@ -117,15 +115,15 @@ public final class CudaMatrixRules {
                 List<Long> bases = new ArrayList<>();
                 for (long[] b : blocks.subList(g, g + num)) {
                     words.add(b[2] / 2);
-                    long first = address(smem, 8 * b[0], 8 * b[1]);
-                    long stride = address(smem, 8 * b[0] + 1, 8 * b[1]) - first;
+                    long first = address(smem, from, 8 * b[0], 8 * b[1]);
+                    long stride = address(smem, from, 8 * b[0] + 1, 8 * b[1]) - first;
                     if (rowStride >= 0 && stride != rowStride) {
                         throw Declined.of("copy: blocks of %s have different row strides (%d, %d)", smem, rowStride,
                                 stride);
                     }
                     rowStride = stride;
                     for (long r = 0; r < 8; r++) {
-                        long row = address(smem, 8 * b[0] + r, 8 * b[1]);
+                        long row = address(smem, from, 8 * b[0] + r, 8 * b[1]);
                         if (row != first + r * stride) {
                             throw Declined.of("copy: rows of block (%d, %d) of %s are not evenly spaced", b[0], b[1],
                                     smem);
@@ -135,7 +133,7 @@ public final class CudaMatrixRules {
                                     + "aligned", r, b[0], b[1], smem, row);
                         }
                         for (long c = 1; c < 8; c++) {
-                            if (address(smem, 8 * b[0] + r, 8 * b[1] + c) != row + c) {
+                            if (address(smem, from, 8 * b[0] + r, 8 * b[1] + c) != row + c) {
                                 throw Declined.of("copy: row %d of block (%d, %d) of %s is not 8 contiguous elements",
                                         r, b[0], b[1], smem);
                             }
@@ -157,7 +155,7 @@ public final class CudaMatrixRules {
             plan.put("register", reg.role());
             plan.put("shared", smem.role());
             plan.put("groups", groups);
-            plan.put("start_strides", startStrides);
+            plan.putAll(startStrides);
             plan.put("notes", List.of((load ? "ldmatrix" : "stmatrix") + ".x" + num + " x " + groups.size()
                     + ", outer layout " + a + " over " + outerShape));
             return plan;
@@ -174,9 +172,9 @@ public final class CudaMatrixRules {
     }
 
     /** Memory address of region element (r, c) (region-relative) of a shared operand, with its element offset. */
-    private static long address(Operand o, long r, long c) {
+    private static long address(Operand o, long[] from, long r, long c) {
         int[] dims = o.loopDims();
-        long[] coord = o.start().clone();
+        long[] coord = from.clone();
         coord[dims[0]] += r;
         coord[dims[1]] += c;
         List<Point> p = o.layout().apply(Shape.of(o.shape()), coord);

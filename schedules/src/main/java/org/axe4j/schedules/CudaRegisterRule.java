@@ -234,8 +234,8 @@ public final class CudaRegisterRule implements Rule {
             if (inner.strides()[o] == 0) {
                 continue;
             }
-            long base = tiles[o] != null ? tiles[o].slotBase : access[o].base();
-            if (Math.floorMod(base, vec) != 0) {
+            Modular base = tiles[o] != null ? tiles[o].slotValues() : access[o].baseValues();
+            if (!base.divisibleBy(vec)) {
                 return false;
             }
             for (LoopNest.Loop l : loops.subList(0, loops.size() - 1)) {
@@ -248,11 +248,7 @@ public final class CudaRegisterRule implements Rule {
                     return false;
                 }
             }
-            if (access[o] != null && (!access[o].replicas().stream().allMatch(r -> r % vec == 0)
-                    || !access[o].startStrides().values().stream().allMatch(s -> s % vec == 0))) {
-                return false;
-            }
-            if (tiles[o] != null && !tiles[o].startStrides.values().stream().allMatch(s -> s % vec == 0)) {
+            if (access[o] != null && !access[o].replicas().stream().allMatch(r -> r % vec == 0)) {
                 return false;
             }
         }
@@ -268,8 +264,11 @@ public final class CudaRegisterRule implements Rule {
             Operand op = ops.get(o);
             a.put("register", tiles[o] != null);
             a.put("base", tiles[o] != null ? tiles[o].slotBase : access[o].base());
-            a.put("start_strides", access[o] != null ? ElementwiseRules.startStrides(access[o])
-                    : startStrides(tiles[o]));
+            if (access[o] != null) {
+                ElementwiseRules.putRunTimeStarts(a, access[o]);
+            } else {
+                a.put("start_strides", startStrides(tiles[o]));
+            }
             a.put("replicas", access[o] != null ? access[o].replicas() : List.of(0L));
             List<List<Long>> mine = new ArrayList<>();
             for (long[] t : terms) {

@@ -19,8 +19,9 @@ import org.axe4j.layout.Swizzle;
  * elements of the innermost loop, and thread t of T takes chunks {@code t, t + T, t + 2T, ...}, so a warp's 32
  * chunks of one round are adjacent in memory (coalesced). {@link #VECTOR}: {@code vec} is the widest power of two
  * with {@code vec * bytes <= 16} such that each chunk is one aligned vector access for every operand that moves
- * by 1 in the innermost loop: vec divides that loop's extent, the operand's base, every other stride and every
- * run-time start stride (the buffers' data are 16-byte aligned). 16 bytes is {@code ld.global.v4.u32} /
+ * by 1 in the innermost loop: vec divides that loop's extent, every other stride and the operand's base for every
+ * value of its run-time starts ({@link AffineAccess#baseValues}: {@code A[:, bx * 32:bx * 32 + 32]} adds
+ * {@code 32 n} elements, which keeps 16-byte fp32 vectors; the buffers' data are 16-byte aligned). 16 bytes is {@code ld.global.v4.u32} /
  * {@code ld.shared.v4.u32}. {@link #DIGITS}: one element per chunk, every address from the layout's digits, for
  * any memory layout (tiled, non-affine regions): always correct, never fast.
  */
@@ -231,16 +232,14 @@ public final class CudaRules {
                 continue; // a broadcast operand is read once per chunk
             }
             AffineAccess a = access.get(o);
-            if (Math.floorMod(a.base(), vec) != 0 || !a.replicas().stream().allMatch(r -> r % vec == 0)) {
+            // the base over every run-time start (bx * 32 adds 32 n * stride): aligned for all n, or not at all
+            if (!a.baseValues().divisibleBy(vec) || !a.replicas().stream().allMatch(r -> r % vec == 0)) {
                 return false;
             }
             for (LoopNest.Loop l : loops.subList(0, loops.size() - 1)) {
                 if (l.strides()[o] % vec != 0) {
                     return false;
                 }
-            }
-            if (!a.startStrides().values().stream().allMatch(s -> s % vec == 0)) {
-                return false;
             }
         }
         return true;

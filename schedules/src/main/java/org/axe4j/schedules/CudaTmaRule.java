@@ -40,7 +40,10 @@ import org.axe4j.layout.TileOf;
  * tensor coordinate {@code start_j + inc_ij + c_j} in dim j, where start_j = (b_d / C_j) mod E_j is the region
  * start's digit and inc_ij = sum over the issue loops in dim j of counter * u_l / C_j; the global address is
  * {@code base + sum_j coord_j * stride_j}, equal to the layout's address as long as no coordinate leaves
- * [0, E_j) (checked: no carry between the cut pieces).
+ * [0, E_j) (checked: no carry between the cut pieces). A start s known only at run time as {@code c n + b}
+ * ({@link Modular}) fixes the digit of every map dim below the global dim's outermost one whose C_j * E_j divides c
+ * (it is b's digit, checked as a constant one); the outermost takes {@code floor(s / C_j)} at run time when C_j
+ * divides c. So a K tile at {@code kt * 128} read as two 64-element swizzle rows keeps its box.
  *
  * <p><b>Limits</b> (CUDA's tensor-map rules): rank <= 5, box dims <= 256, the innermost box dim a multiple of
  * 16 bytes, global strides (dims 1..) multiples of 16 bytes and the global base 16-byte aligned; each box start
@@ -160,14 +163,14 @@ public final class CudaTmaRule {
                 d.put("extent", m.extent());
                 d.put("stride", m.stride());
                 d.put("box", m.box());
-                d.put("start", start[j]); // -1: a run-time start, read by the emitter
+                d.put("start", start[j]); // -1: a run-time start s, the coordinate floor(s / step) read by the emitter
                 dimMaps.add(d);
             }
             plan.put("dims", dimMaps);
             Map<String, Object> access = new LinkedHashMap<>();
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("base", sa.base());
-            s.put("start_strides", ElementwiseRules.startStrides(sa));
+            ElementwiseRules.putRunTimeStarts(s, sa);
             s.put("replicas", sa.replicas());
             s.put("layout", shared.layout().toString());
             access.put(shared.role(), s);
@@ -430,15 +433,25 @@ public final class CudaTmaRule {
                         reach += (l.extent() - 1) * (l.step() / m.step());
                     }
                 }
-                if (global.symbolic()[m.dim()]) {
-                    if (m.step() != 1 || m.extent() != global.shape()[m.dim()]) {
-                        throw Declined.of("%s: global dim %d of %s starts at a run-time index but the tensor map "
-                                + "splits it (step %d, extent %d)", op, m.dim(), global, m.step(), m.extent());
-                    }
-                    out[j] = -1;
-                    continue;
-                }
                 long b = global.start()[m.dim()];
+                Modular s = global.runTimeStarts()[m.dim()];
+                if (s != null && s.isConstant()) {
+                    b = s.residue();
+                } else if (s != null) {
+                    // s = c n + b: the outermost map dim of the global dim takes floor(s / step) as its run-time
+                    // coordinate when step divides c; a map dim below it needs its digit of s fixed, step * extent | c
+                    long top = m.step() * m.extent();
+                    if (top == global.shape()[m.dim()] && s.coeff() % m.step() == 0) {
+                        out[j] = -1;
+                        continue;
+                    }
+                    if (top == global.shape()[m.dim()] || s.coeff() % top != 0) {
+                        throw Declined.of("%s: global dim %d of %s starts at a run-time index known as %s, but the "
+                                + "tensor map splits it (map dim %d: step %d, extent %d) and that start's coordinate "
+                                + "in it is not fixed", op, m.dim(), global, s, j, m.step(), m.extent());
+                    }
+                    b = s.residue();
+                }
                 out[j] = (b / m.step()) % m.extent();
                 if (out[j] + reach >= m.extent()) {
                     throw Declined.of("%s: the region %s runs past a piece of global dim %d (coordinate %d + %d of "
@@ -524,12 +537,9 @@ public final class CudaTmaRule {
         }
 
         void checkSharedAlignment(AffineAccess sa, long align) {
-            for (Map.Entry<Integer, Long> e : sa.startStrides().entrySet()) {
-                if (Math.floorMod(e.getValue() * bytes, align) != 0) {
-                    throw Declined.of("%s: dim %d of %s starts at a run-time index moving %d bytes per step; box "
-                            + "starts must stay %d-byte aligned", op, e.getKey(), shared, e.getValue() * bytes,
-                            align);
-                }
+            if (!sa.startOffset().times(bytes).divisibleBy(align)) {
+                throw Declined.of("%s: %s starts at run-time indices that move it by %s elements (%d bytes each); box "
+                        + "starts must stay %d-byte aligned", op, shared, sa.startOffset(), bytes, align);
             }
         }
 

@@ -222,11 +222,26 @@ public final class ElementwiseRules {
         return Math.max(2, 64 / bytes);
     }
 
-    /** Run-time start strides keyed by dim as text (JSON object keys). */
-    static Map<String, Long> startStrides(AffineAccess access) {
-        Map<String, Long> out = new LinkedHashMap<>();
-        access.startStrides().forEach((d, s) -> out.put(Integer.toString(d), s));
-        return out;
+    /**
+     * Puts what the run-time starts add into a plan's access entry: {@code start_strides} (start s_d adds
+     * {@code s_d * stride}) for a dim walked by one stride from its start, else {@code start_terms}, per dim a list of
+     * [divisor, modulus, stride]: {@code (floor(s_d / divisor) mod modulus) * stride} each, modulus 0 for none.
+     */
+    static void putRunTimeStarts(Map<String, Object> entry, AffineAccess access) {
+        Map<String, Long> strides = new LinkedHashMap<>();
+        Map<String, Object> terms = new LinkedHashMap<>();
+        access.startTerms().forEach((d, list) -> {
+            if (list.size() == 1 && list.get(0).divisor() == 1 && list.get(0).modulus() == 0) {
+                strides.put(Integer.toString(d), list.get(0).stride());
+            } else {
+                terms.put(Integer.toString(d), list.stream().map(t -> List.of(t.divisor(), t.modulus(), t.stride()))
+                        .toList());
+            }
+        });
+        entry.put("start_strides", strides);
+        if (!terms.isEmpty()) {
+            entry.put("start_terms", terms);
+        }
     }
 
     static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
@@ -234,7 +249,7 @@ public final class ElementwiseRules {
         for (int o = 0; o < ops.size(); o++) {
             Map<String, Object> a = new LinkedHashMap<>();
             a.put("base", access.get(o).base());
-            a.put("start_strides", startStrides(access.get(o)));
+            putRunTimeStarts(a, access.get(o));
             a.put("replicas", access.get(o).replicas());
             a.put("layout", ops.get(o).layout().toString());
             out.put(ops.get(o).role(), a);

@@ -173,7 +173,7 @@ public final class GemmRules {
         int[] dims = o.loopDims();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("base", acc.base());
-        out.put("start_strides", ElementwiseRules.startStrides(acc));
+        ElementwiseRules.putRunTimeStarts(out, acc);
         out.put(row, single(o, acc, dims[0]));
         out.put(col, single(o, acc, dims[1]));
         out.put("replicas", acc.replicas());

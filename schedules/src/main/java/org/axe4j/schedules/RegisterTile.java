@@ -95,6 +95,15 @@ final class RegisterTile {
         this.startStrides = startStrides;
     }
 
+    /** Every value the slot base takes over the run-time starts: slotBase + sum_d s_d * startStrides_d. */
+    Modular slotValues() {
+        Modular out = Modular.constant(slotBase);
+        for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
+            out = out.plus(op.runTimeStarts()[e.getKey()].times(e.getValue()));
+        }
+        return out;
+    }
+
     /** Registers each thread allocates: the span of the layout on m. */
     long slots() {
         return op.layout().spanOn(Axis.M) + Math.max(0, op.layout().offsetOn(Axis.M));

@@ -57,22 +57,31 @@ public record Request(String op, String target, String scope, List<Operand> oper
             throw new IllegalArgumentException("request names " + ops.size() + " operands but " + layouts.size()
                     + " layouts came with it");
         }
+        JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         List<Operand> operands = new ArrayList<>();
         for (int i = 0; i < ops.size(); i++) {
             JsonObject p = ops.get(i).getAsJsonObject();
+            String role = p.get("role").getAsString();
             JsonArray starts = p.getAsJsonArray("start");
+            long[] shape = longs(p.getAsJsonArray("shape"));
+            long[] extent = longs(p.getAsJsonArray("extent"));
             long[] start = new long[starts.size()];
-            boolean[] symbolic = new boolean[starts.size()];
+            Modular[] runTime = new Modular[starts.size()];
             for (int d = 0; d < start.length; d++) {
-                symbolic[d] = starts.get(d).isJsonNull(); // null: a run-time start (a loop variable)
-                start[d] = symbolic[d] ? 0 : starts.get(d).getAsLong();
+                // null: a run-time start (a CTA index, a loop variable); params.start_modulus says what is known of it
+                runTime[d] = starts.get(d).isJsonNull() ? startModulus(params, role, d) : null;
+                Long only = runTime[d] == null || d >= shape.length ? null
+                        : onlyValueInside(runTime[d], shape[d] - extent[d]);
+                if (only != null) {
+                    runTime[d] = null;  // the one start that keeps the region inside the buffer
+                    start[d] = only;
+                } else {
+                    start[d] = runTime[d] != null ? 0 : starts.get(d).getAsLong();
+                }
             }
-            operands.add(new Operand(p.get("role").getAsString(), p.get("name").getAsString(),
-                    p.get("dtype").getAsString(), longs(p.getAsJsonArray("shape")), start,
-                    longs(p.getAsJsonArray("extent")), layouts.get(i),
-                    p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, symbolic));
+            operands.add(new Operand(role, p.get("name").getAsString(), p.get("dtype").getAsString(), shape, start,
+                    extent, layouts.get(i), p.has("elem_offset") ? p.get("elem_offset").getAsLong() : 0, runTime));
         }
-        JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
         return new Request(o.get("op").getAsString(), o.get("target").getAsString(), o.get("scope").getAsString(),
                 List.copyOf(operands), params);
     }
@@ -86,34 +95,32 @@ public record Request(String op, String target, String scope, List<Operand> oper
     }
 
     /**
-     * What is known of the run-time start of {@code role}'s dim {@code dim}: {c, b} with the start always
-     * {@code c * n + b} (params {@code start_modulus}, from TVM's modular-set analysis); {1, 0} when nothing is.
+     * The start value when exactly one of {@code m}'s values lies in [0, room] (a region of a 64-column tensor at
+     * {@code bx * 64} can only start at 0); null otherwise.
      */
-    public long[] startModulus(String role, int dim) {
-        JsonElement all = params.get("start_modulus");
-        if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
-            return new long[] {1, 0};
+    static Long onlyValueInside(Modular m, long room) {
+        if (m.isConstant()) {
+            return m.residue() >= 0 && m.residue() <= room ? m.residue() : null;
         }
-        JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
-        if (dim >= dims.size() || dims.get(dim).isJsonNull()) {
-            return new long[] {1, 0};
-        }
-        JsonArray cb = dims.get(dim).getAsJsonArray();
-        return new long[] {cb.get(0).getAsLong(), cb.get(1).getAsLong()};
+        long first = m.residue(); // normalized: 0 <= residue < coeff
+        return first <= room && first + m.coeff() > room ? first : null;
     }
 
     /**
-     * Whether every run-time start of {@code o} keeps its address a multiple of {@code elements}: each dim's start
-     * {@code c n + b} moves it by {@code (c n + b) * stride} ({@code startStrides}, elements per unit of start).
+     * What is known of the run-time start of {@code role}'s dim {@code dim}: {@code c n + b} from
+     * {@code params.start_modulus[role][dim] = [c, b]} (TVM's modular-set analysis); {@link Modular#ANY} when absent.
      */
-    public boolean runTimeStartsKeep(Operand o, Map<Integer, Long> startStrides, long elements) {
-        for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
-            long[] cb = startModulus(o.role(), e.getKey());
-            if (Math.floorMod(cb[0] * e.getValue(), elements) != 0 || Math.floorMod(cb[1] * e.getValue(), elements) != 0) {
-                return false;
-            }
+    private static Modular startModulus(JsonObject params, String role, int dim) {
+        JsonElement all = params.get("start_modulus");
+        if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
+            return Modular.ANY;
         }
-        return true;
+        JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
+        if (dim >= dims.size() || dims.get(dim).isJsonNull()) {
+            return Modular.ANY;
+        }
+        JsonArray cb = dims.get(dim).getAsJsonArray();
+        return new Modular(cb.get(0).getAsLong(), cb.get(1).getAsLong());
     }
 
     public boolean flag(String name) {

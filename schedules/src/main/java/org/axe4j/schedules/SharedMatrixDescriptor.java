@@ -20,7 +20,7 @@ import org.axe4j.layout.Swizzle;
  * into the buffer). Run-time starts must keep those alignments (TVM's modular-set analysis proves it).
  */
 public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width, long sbo, long lbo,
-        Map<List<Long>, Long> starts, Map<Integer, Long> startStrides) {
+        Map<List<Long>, Long> starts, Map<String, Object> runTimeStarts) {
 
     /** Checks every instruction tile (rows x 16) of {@code o} against the descriptor's address map. */
     static SharedMatrixDescriptor of(Request call, Operand o, long rows, long k, String op) {
@@ -39,6 +39,9 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
             throw Declined.of("%s: %s is swizzled as %s; the matrix descriptor reads Swizzle<1..3,3,3> (32/64/128-byte "
                     + "rows of 16-byte units) or none", op, o, z);
         }
+        // a run-time start (a pipeline stage, a warpgroup's rows, a K block) adds floor(s / q) * p to every address
+        AffineAccess runTime = hasRunTimeStart(o) ? AffineAccess.of(o) : null;
+        long[] from = runTime != null ? runTime.lowStart(o) : o.start();
         long width = mode == 0 ? 8 : 8L << mode; // elements per swizzle row (core-matrix row without swizzle)
         long blocks = o.loopExtents()[0] / rows;
         Map<List<Long>, Long> starts = new LinkedHashMap<>();
@@ -46,9 +49,9 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
         long lbo = -1;
         for (long i = 0; i < blocks; i++) {
             for (long kk = 0; kk < k / 16; kk++) {
-                long start = address(o, i * rows, kk * 16);
-                long s = rows > 8 ? address(o, i * rows + 8, kk * 16) - start : 8 * width;
-                long l = mode == 0 ? address(o, i * rows, kk * 16 + 8) - start : 0;
+                long start = address(o, from, i * rows, kk * 16);
+                long s = rows > 8 ? address(o, from, i * rows + 8, kk * 16) - start : 8 * width;
+                long l = mode == 0 ? address(o, from, i * rows, kk * 16 + 8) - start : 0;
                 if (sbo >= 0 && (s != sbo || l != lbo)) {
                     throw Declined.of("%s: instruction tiles of %s have different strides (8-row groups "
                             + "%d and %d, core-matrix columns %d and %d elements apart)", op, o, sbo, s, lbo, l);
@@ -60,7 +63,7 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
                         long want = mode == 0
                                 ? start + (r % 8) * 8 + (c % 8) + (r / 8) * sbo + (c / 8) * lbo
                                 : start + (r % 8) * width + c + (r / 8) * sbo;
-                        long got = address(o, i * rows + r, kk * 16 + c);
+                        long got = address(o, from, i * rows + r, kk * 16 + c);
                         if (got != want) {
                             throw Declined.of("%s: element (%d, %d) of %s is at %d, the matrix descriptor "
                                     + "(%s, start %d, 8-row groups %d apart%s) reads it from %d", op, i * rows + r,
@@ -95,20 +98,16 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
             throw Declined.of("%s: %s is aligned to %d bytes; the %s descriptor needs %d (declare the "
                     + "buffer with align=%d)", op, o, align, modeName(mode), need, need);
         }
-        // a run-time start (a pipeline stage, a warpgroup's rows) must keep every tile on the same boundaries
-        Map<Integer, Long> startStrides = new LinkedHashMap<>();
-        boolean symbolic = false;
-        for (boolean b : o.symbolic()) {
-            symbolic |= b;
+        // a run-time start must keep every tile on the same boundaries, for every value TVM's analysis allows
+        if (runTime != null && !runTime.startOffset().times(o.elementBytes()).divisibleBy(need)) {
+            throw Declined.of("%s: %s starts at run-time indices that move it by %s elements, which may leave the %s "
+                    + "period (%d bytes)", op, o, runTime.startOffset(), modeName(mode), need);
         }
-        if (symbolic) {
-            startStrides.putAll(AffineAccess.of(o).startStrides());
-            if (!call.runTimeStartsKeep(o, startStrides, need / o.elementBytes())) {
-                throw Declined.of("%s: %s starts at run-time indices (elements per unit: %s) that may "
-                        + "move it off the %s period (%d bytes)", op, o, startStrides, modeName(mode), need);
-            }
+        Map<String, Object> runTimeStarts = new LinkedHashMap<>();
+        if (runTime != null) {
+            ElementwiseRules.putRunTimeStarts(runTimeStarts, runTime);
         }
-        return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, startStrides);
+        return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, runTimeStarts);
     }
 
     long start(long block, long kk) {
@@ -121,9 +120,7 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
         d.put("swizzle", mode); // CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
         d.put("sbo", sbo / 8); // descriptor fields: bytes >> 4, i.e. 16-bit elements / 8
         d.put("lbo", mode == 0 ? lbo / 8 : 1);
-        Map<String, Long> strides = new LinkedHashMap<>();
-        startStrides.forEach((dim, stride) -> strides.put(Integer.toString(dim), stride));
-        d.put("start_strides", strides); // elements per unit of each run-time start
+        d.putAll(runTimeStarts); // start_strides (and start_terms): what each run-time start adds
         return d;
     }
 
@@ -137,12 +134,21 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
     }
 
     /** Memory address (elements from the data start, before any swizzle) of region element (r, c). */
-    static long address(Operand o, long r, long c) {
+    static long address(Operand o, long[] from, long r, long c) {
         int[] dims = o.loopDims();
-        long[] coord = o.start().clone();
+        long[] coord = from.clone();
         coord[dims[0]] += r;
         coord[dims[1]] += c;
         return o.elemOffset() + o.layout().apply(Shape.of(o.shape()), coord).get(0).get(Axis.M);
+    }
+
+    static boolean hasRunTimeStart(Operand o) {
+        for (boolean b : o.symbolic()) {
+            if (b) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static long alignment(Request call, Operand o) {

@@ -71,17 +71,9 @@ final class TrnTiles {
             if (!o.symbolic()[d]) {
                 continue;
             }
-            long[] cb = call.startModulus(o.role(), d);
-            long c = Math.abs(cb[0]);
             List<long[]> next = new ArrayList<>();
             for (long[] s : out) {
-                if (c == 0) {
-                    long[] t = s.clone();
-                    t[d] = cb[1];
-                    next.add(t);
-                    continue;
-                }
-                for (long v = Math.floorMod(cb[1], c); v + o.extent()[d] <= o.shape()[d]; v += c) {
+                for (long v : o.runTimeStarts()[d].valuesIn(0, o.shape()[d] - o.extent()[d] + 1)) {
                     long[] t = s.clone();
                     t[d] = v;
                     next.add(t);

@@ -42,15 +42,28 @@ class CudaRegisterRuleTest {
     static String request(String op, String scope, long threads, List<Operand> ops, Map<String, String> storage) {
         StringBuilder sb = new StringBuilder("{\"op\":\"" + op + "\",\"target\":\"cuda\",\"scope\":\"" + scope
                 + "\",\"operands\":[");
+        StringBuilder moduli = new StringBuilder();
         for (int i = 0; i < ops.size(); i++) {
             Operand o = ops.get(i);
+            List<String> start = new ArrayList<>();
+            List<String> modulus = new ArrayList<>();
+            for (int d = 0; d < o.shape().length; d++) {
+                Modular m = o.runTimeStarts()[d];
+                start.add(m == null ? Long.toString(o.start()[d]) : "null");
+                modulus.add(m == null ? "null" : "[" + m.coeff() + "," + m.residue() + "]");
+            }
+            if (start.contains("null")) {
+                moduli.append(moduli.length() == 0 ? "" : ",").append('"').append(o.role()).append("\":")
+                        .append(modulus);
+            }
             sb.append(i == 0 ? "" : ",").append("{\"role\":\"").append(o.role()).append("\",\"name\":\"")
                     .append(o.name()).append("\",\"dtype\":\"").append(o.dtype()).append("\",\"shape\":")
-                    .append(Arrays.toString(o.shape())).append(",\"start\":").append(Arrays.toString(o.start()))
+                    .append(Arrays.toString(o.shape())).append(",\"start\":").append(start)
                     .append(",\"extent\":").append(Arrays.toString(o.extent())).append(",\"elem_offset\":")
                     .append(o.elemOffset()).append('}');
         }
-        sb.append("],\"params\":{\"threads\":").append(threads).append(",\"storage\":{");
+        sb.append("],\"params\":{\"threads\":").append(threads).append(",\"start_modulus\":{").append(moduli)
+                .append("},\"storage\":{");
         int i = 0;
         for (Map.Entry<String, String> e : storage.entrySet()) {
             sb.append(i++ == 0 ? "" : ",").append('"').append(e.getKey()).append("\":\"").append(e.getValue())
@@ -273,9 +286,90 @@ class CudaRegisterRuleTest {
         assertTrue(counts[3] > CASES / 4, "thread terms " + Arrays.toString(counts));
     }
 
+    /**
+     * A register tile moved from or to a memory region whose start in one dim is known only at run time as
+     * {@code c n + b}: at every value the start takes, the plan (its memory base plus what the start terms add) moves
+     * every element between the threads and slots and the addresses the layouts give, with aligned vectors; its width
+     * is the narrowest width of the plans with those values as constant starts.
+     */
+    @Test
+    void registerPlansAtRunTimeMemoryStartsMoveEveryElementAtEveryValue() {
+        int[] counts = new int[3]; // accepted, vectorized, width compared with the constants'
+        Property.forAll("cuda register plan at run-time memory starts = layout maps", CASES / 2, r -> {
+            Tile tile = randomTile(r, randomRegisterExtents(r));
+            long[][] region = randomRegion(r, tile.shape());
+            String dtype = new String[] {"float32", "float16"}[r.nextInt(2)];
+            int d = r.nextInt(tile.shape().length);
+            long[] memShape = tile.shape().clone();
+            memShape[d] *= 2 + r.nextInt(2);
+            long e = region[1][d];
+            long[] memStart = region[0].clone();
+            memStart[d] = r.nextInt((int) (memShape[d] - e + 1));
+            if (r.nextBoolean()) {
+                memStart[d] = memStart[d] / e * e;
+            }
+            Modular start = new Modular(new long[] {1, 2, 4, 8, e, 2 * e}[r.nextInt(6)], memStart[d]);
+            Layout memLayout = CudaRulesTest.randomLayout(r, memShape);
+            boolean load = r.nextBoolean();
+            Operand reg = new Operand(load ? "dst" : "src0", "R", dtype, tile.shape(), region[0], region[1],
+                    tile.layout());
+            Operand mem = new Operand(load ? "src0" : "dst", "G", dtype, memShape, memStart, region[1], memLayout);
+            Map<String, String> storage = Map.of(reg.role(), "local", mem.role(), "global");
+            Operand rt = mem.withRunTimeStart(d, start);
+            Decision run = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(), tile.threads(),
+                    load ? List.of(reg, rt) : List.of(rt, reg), storage));
+            if (!run.accepted()) {
+                return;
+            }
+            counts[0]++;
+            long vec = (Long) run.plan().get("vec");
+            counts[1] += vec > 1 ? 1 : 0;
+            long narrowest = Long.MAX_VALUE;
+            boolean all = true;
+            List<Long> values = new ArrayList<>(start.valuesIn(0, memShape[d] - e + 1));
+            Collections.shuffle(values, r); // the widths of all values, the moves of a few (each run is every thread)
+            for (int k = 0; k < values.size(); k++) {
+                long v = values.get(k);
+                long[] sv = memStart.clone();
+                sv[d] = v;
+                Operand fixed = new Operand(mem.role(), "G", dtype, memShape, sv, region[1], memLayout);
+                List<Operand> ops = load ? List.of(reg, fixed) : List.of(fixed, reg);
+                Decision constant = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(),
+                        tile.threads(), ops, storage));
+                all &= constant.accepted();
+                if (constant.accepted()) {
+                    narrowest = Math.min(narrowest, (Long) constant.plan().get("vec"));
+                }
+                if (k < 3) {
+                    check(atStart(run.plan(), mem.role(), sv), ops, storage, tile.threads());
+                }
+            }
+            if (all) {
+                counts[2]++;
+                assertEquals(narrowest, vec, "width at " + start + ": " + run.plan().get("notes"));
+            }
+        });
+        assertTrue(counts[0] > CASES / 6, "accepted " + Arrays.toString(counts));
+        assertTrue(counts[1] > CASES / 40, "vectorized " + Arrays.toString(counts));
+        assertTrue(counts[2] > CASES / 8, "compared " + Arrays.toString(counts));
+    }
+
+    /** The plan with {@code role}'s base moved by what its run-time starts add at {@code starts}. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> atStart(Map<String, Object> plan, String role, long[] starts) {
+        Map<String, Object> copy = new java.util.LinkedHashMap<>(plan);
+        Map<String, Map<String, Object>> access = new java.util.LinkedHashMap<>(
+                (Map<String, Map<String, Object>>) plan.get("access"));
+        Map<String, Object> entry = new java.util.LinkedHashMap<>(access.get(role));
+        entry.put("base", (Long) entry.get("base") + CudaRunTimeStartsTest.runTimeOffset(entry, starts));
+        access.put(role, entry);
+        copy.put("access", access);
+        return copy;
+    }
+
     static Operand rename(Operand o, String role) {
         return new Operand(role, o.name(), o.dtype(), o.shape(), o.start(), o.extent(), o.layout(), o.elemOffset(),
-                o.symbolic());
+                o.runTimeStarts());
     }
 
     /** Runs the plan for every thread and compares with the layouts' maps (see the class comment). */
@@ -360,10 +454,14 @@ class CudaRegisterRuleTest {
                 for (Operand o : ops.subList(1, ops.size())) {
                     boolean reg = storage.get(o.role()).equals("local");
                     String loc = location(o, storage, t, addr.get(o.role()));
-                    List<String> holders = holdersOf.computeIfAbsent(o.role() + Arrays.toString(coord),
-                            k -> locations(o, reg, coord));
+                    long[] at = coord.clone(); // the same region element of o, whose region may start elsewhere
+                    for (int k = 0; k < at.length; k++) {
+                        at[k] += o.start()[k] - dst.start()[k];
+                    }
+                    List<String> holders = holdersOf.computeIfAbsent(o.role() + Arrays.toString(at),
+                            k -> locations(o, reg, at));
                     assertTrue(holders.contains(loc), o.role() + " read " + loc + " for element "
-                            + Arrays.toString(coord) + " (holders " + holders + ")");
+                            + Arrays.toString(at) + " (holders " + holders + ")");
                 }
                 int l = loops.size() - 1;
                 while (l >= 0 && ++counters[l] == (Long) loops.get(l).get("extent")) {

@@ -60,8 +60,16 @@ class CudaTmaRuleTest {
     }
 
     /** "shared<->global" for every element the plan's boxes move; asserts coordinates stay inside the map. */
-    @SuppressWarnings("unchecked")
     static List<String> walk(Map<String, Object> plan, Swizzle swizzle) {
+        return walk(plan, swizzle, null);
+    }
+
+    /**
+     * As {@link #walk(Map, Swizzle)}, a run-time start (map dim start -1) at {@code globalStart}: its coordinate is
+     * {@code floor(start / step)}, as the emitter computes it.
+     */
+    @SuppressWarnings("unchecked")
+    static List<String> walk(Map<String, Object> plan, Swizzle swizzle, long[] globalStart) {
         List<Map<String, Object>> dims = (List<Map<String, Object>>) plan.get("dims");
         Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) plan.get("access");
         long sharedBase = (Long) access.get((String) plan.get("shared")).get("base");
@@ -92,7 +100,12 @@ class CudaTmaRuleTest {
                 for (int j = 0; j < rank; j++) {
                     long c = rest % box[j]; // dim 0 fastest
                     rest /= box[j];
-                    long coord = (Long) dims.get(j).get("start") + inc.get(j) + c;
+                    long first = (Long) dims.get(j).get("start");
+                    if (first < 0) {
+                        first = Math.floorDiv(globalStart[((Long) dims.get(j).get("dim")).intValue()],
+                                (Long) dims.get(j).get("step"));
+                    }
+                    long coord = first + inc.get(j) + c;
                     assertTrue(coord >= 0 && coord < (Long) dims.get(j).get("extent"),
                             "coordinate " + coord + " of dim " + j + " outside the map: " + plan);
                     g += coord * (Long) dims.get(j).get("stride");
@@ -225,6 +238,81 @@ class CudaTmaRuleTest {
         assertTrue(counts[1] > CASES / 20, "several boxes " + counts[1]);
         assertTrue(counts[2] > CASES / 20, "swizzled " + counts[2]);
         assertTrue(counts[3] > CASES / 20, "declined " + counts[3]);
+    }
+
+    /**
+     * A load whose global start in one dim is known only at run time as {@code c n + b}: when accepted, the boxes
+     * walked at every value the start takes move exactly the region of both layouts; a tile at a multiple of its
+     * extent ({@code bx * W}, {@code kt * BK}) whose constant plan exists gets the same boxes at run time.
+     */
+    @Test
+    void runTimeGlobalStartsWalkTheRegionAtEveryValue() {
+        int[] counts = new int[3]; // accepted, tile-aligned compared with the constant plan, declined
+        Property.forAll("cuda tma plan at run-time starts = layout maps", CASES, r -> {
+            String dtype = r.nextBoolean() ? "float16" : "float32";
+            int bytes = dtype.equals("float32") ? 4 : 2;
+            long rows = new long[] {8, 16, 32}[r.nextInt(3)];
+            long cols = new long[] {32, 64, 128}[r.nextInt(3)] / bytes * 2;
+            long[] tile = {rows, cols};
+            Swizzle swizzle = Swizzle.IDENTITY;
+            Layout s = padded(tile, 0);
+            int mode = 1 + r.nextInt(3);
+            long w = (16L << mode) / bytes;
+            if (r.nextBoolean() && cols % w == 0 && cols > w) {
+                s = columnBlocks(rows, cols, w); // several swizzle rows: the K dim is cut into boxes
+                swizzle = new Swizzle(mode, Long.numberOfTrailingZeros(16 / bytes), 3);
+            }
+            long[] gShape = {rows * (1 + r.nextInt(4)), cols * (1 + r.nextInt(4))};
+            Layout g = padded(gShape, r.nextInt(3) == 0 ? 16 / bytes : 0);
+            int d = r.nextInt(2);
+            long[] gStart = {r.nextInt((int) (gShape[0] - rows + 1)) / 8 * 8, r.nextInt((int) (gShape[1] - cols + 1))};
+            if (r.nextBoolean()) {
+                gStart[d] = gStart[d] / tile[d] * tile[d];
+            }
+            long c = new long[] {1, 8, 16, tile[d], 2 * tile[d], 64}[r.nextInt(6)];
+            Modular start = new Modular(c, gStart[d]);
+            Operand shared = new Operand("dst", "S", dtype, tile, new long[2], tile, s);
+            Operand global = new Operand("src0", "G", dtype, gShape, gStart, tile, g);
+            Operand rt = global.withRunTimeStart(d, start);
+            String json = CudaRunTimeStartsTest.request("copy_async", "thread", 1, List.of(shared, rt))
+                    .replace("\"params\":{", "\"params\":{\"arch\":\"sm_90a\",\"config\":[\"mbar\"],");
+            Decision run = CudaDispatch.decide(TMA, Request.fromJson(json, List.of(s, g), Arrays.asList(swizzle,
+                    null)));
+            List<Long> values = start.valuesIn(0, gShape[d] - tile[d] + 1);
+            Decision constant = decide(shared, global, true, swizzle);
+            if (c % tile[d] == 0 && gStart[d] % tile[d] == 0 && constant.accepted()) {
+                counts[1]++;
+                assertTrue(run.accepted(), "a tile at " + start + " x its extent lost its TMA: " + run.reason());
+                assertEquals(boxes(constant.plan()), boxes(run.plan()));
+                assertEquals(((List<?>) constant.plan().get("issues")).size(),
+                        ((List<?>) run.plan().get("issues")).size());
+            }
+            if (!run.accepted()) {
+                counts[2]++;
+                assertTrue(run.reason().startsWith("copy_async: "), run.reason());
+                return;
+            }
+            counts[0]++;
+            for (long v : values) {
+                long[] sv = gStart.clone();
+                sv[d] = v;
+                Operand at = new Operand("src0", "G", dtype, gShape, sv, tile, g);
+                List<String> got = walk(run.plan(), swizzle, sv);
+                List<String> want = expected(shared, at, swizzle);
+                Collections.sort(got);
+                Collections.sort(want);
+                assertEquals(want, got, rt + " at " + v + ": " + run.plan());
+            }
+        });
+        assertTrue(counts[0] > CASES / 4, Arrays.toString(counts));
+        assertTrue(counts[1] > CASES / 10, Arrays.toString(counts));
+        assertTrue(counts[2] > CASES / 20, Arrays.toString(counts));
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Object> boxes(Map<String, Object> plan) {
+        return ((List<Map<String, Object>>) plan.get("dims")).stream().map(m -> m.get("box")).map(Object.class::cast)
+                .toList();
     }
 
     /**
@@ -409,12 +497,17 @@ class CudaTmaRuleTest {
 
     /** A k-loop into a ring of stages: global column start and shared stage are loop variables. */
     static Request runTime(Layout stage, Swizzle swizzle) {
+        return runTime(stage, swizzle, "");
+    }
+
+    /** As {@link #runTime(Layout, Swizzle)}, {@code modulus} the params' start_modulus entry ("" for none). */
+    static Request runTime(Layout stage, Swizzle swizzle, String modulus) {
         String json = "{\"op\":\"copy_async\",\"target\":\"cuda\",\"scope\":\"thread\",\"operands\":["
                 + "{\"role\":\"dst\",\"name\":\"A_smem\",\"dtype\":\"float16\",\"shape\":[2,64,64],"
                 + "\"start\":[null,0,0],\"extent\":[1,64,64]},"
                 + "{\"role\":\"src0\",\"name\":\"A\",\"dtype\":\"float16\",\"shape\":[128,256],"
                 + "\"start\":[64,null],\"extent\":[64,64]}],"
-                + "\"params\":{\"threads\":1,\"arch\":\"sm_100a\",\"config\":[\"mbar\"],"
+                + "\"params\":{\"threads\":1,\"arch\":\"sm_100a\",\"config\":[\"mbar\"]," + modulus
                 + "\"storage\":{\"dst\":\"shared.dyn\",\"src0\":\"global\"}}}";
         return Request.fromJson(json, List.of(stage, padded(new long[] {128, 256}, 0)),
                 Arrays.asList(swizzle, null));
@@ -434,12 +527,24 @@ class CudaTmaRuleTest {
         Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) d.plan().get("access");
         assertEquals(Map.of("0", 4096L), access.get("dst").get("start_strides"));
 
-        // 64B-swizzled column blocks of 32 cut the global column dim at 32: a run-time column start cannot be split
+        // 64B-swizzled column blocks of 32 cut the global column dim at 32: a column start nothing is known of may
+        // fall anywhere in a block, so its coordinate in the inner map dim is not fixed
         Layout blocks = strided(new long[] {2, 64, 2, 32}, new long[] {4096, 32, 2048, 1});
         d = CudaDispatch.decide(TMA, runTime(blocks, new Swizzle(2, 3, 3)));
         assertFalse(d.accepted());
         assertTrue(d.reason().contains("copy_async: global dim 1 of src0=A[64:128, s1:s1+64] float16 "
-                + "S[(128,256):(256,1)] starts at a run-time index but the tensor map splits it (step 1, extent 32)"),
-                d.reason());
+                + "S[(128,256):(256,1)] starts at a run-time index known as 1n, but the tensor map splits it (map dim "
+                + "0: step 1, extent 32) and that start's coordinate in it is not fixed"), d.reason());
+        // the k-loop's start kt * 64 (TVM: 64 n): the inner coordinate is 0, the outer one floor(kt * 64 / 32)
+        d = CudaDispatch.decide(TMA, runTime(blocks, new Swizzle(2, 3, 3),
+                "\"start_modulus\":{\"dst\":[[1,0],null,null],\"src0\":[null,[64,0]]},"));
+        assertTrue(d.accepted(), d.reason());
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> cut = (List<Map<String, Object>>) d.plan().get("dims");
+        assertEquals(0L, cut.get(0).get("start"));
+        assertEquals(32L, cut.get(0).get("box"));
+        assertEquals(-1L, cut.get(2).get("start"));
+        assertEquals(32L, cut.get(2).get("step"));
+        assertEquals(2L, cut.get(2).get("box"));
     }
 }

@@ -54,6 +54,48 @@ class CudaWgmmaRuleTest {
         assertTrue(counts[0] > 200, "accepted " + counts[0]);
     }
 
+    /**
+     * A K step of a wider K-major buffer at a run-time start ({@code kt * k}, K blocks of swizzle rows or core
+     * matrices): accepted as at a constant start, and at every value the start takes, the descriptors moved by the
+     * start terms read every element from the address the layout gives it.
+     */
+    @Test
+    void aRunTimeKStartMovesTheDescriptorsToTheLayoutsAddresses() {
+        int[] counts = new int[1];
+        Property.forAll("wgmma descriptors at run-time K starts = layout addresses", 200, r -> {
+            long m = 64;
+            long n = 8L * (1 + r.nextInt(8));
+            int mode = r.nextInt(4);
+            long w = 8L << mode;
+            long k = mode == 0 ? 16L * (1 + r.nextInt(2)) : Math.max(w, 16);
+            long tiles = 2 + r.nextInt(3);
+            long cols = k * tiles;
+            Layout a = layout(r, m, cols, mode);
+            Layout b = layout(r, n, cols, mode);
+            Swizzle z = mode == 0 ? Swizzle.IDENTITY : new Swizzle(mode, 3, 3);
+            Modular start = new Modular(k * (1 + r.nextInt(2)), 0);
+            List<Operand> ops = List.of(
+                    new Operand("C", "C", "float32", new long[] {m, n}, new long[2], new long[] {m, n},
+                            accumulator(m, n, n)),
+                    new Operand("A", "A", "float16", new long[] {m, cols}, new long[2], new long[] {m, k}, a)
+                            .withRunTimeStart(1, start),
+                    new Operand("B", "B", "float16", new long[] {n, cols}, new long[2], new long[] {n, k}, b)
+                            .withRunTimeStart(1, start));
+            Request base = request(m, n, k, core(m, k), Swizzle.IDENTITY, core(n, k), Swizzle.IDENTITY,
+                    accumulator(m, n, n));
+            Request call = new Request(base.op(), base.target(), base.scope(), ops, base.params(),
+                    z.isIdentity() ? Map.of() : Map.of("A", z, "B", z));
+            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
+            assertTrue(d.accepted(), d.reason());
+            counts[0]++;
+            for (long v : start.valuesIn(0, cols - k + 1)) {
+                replay(d.plan(), "A", a, z, m, k, 64, cols, v);
+                replay(d.plan(), "B", b, z, n, k, n, cols, v);
+            }
+        });
+        assertTrue(counts[0] == 200);
+    }
+
     /** Every shared K-major tile MmaAtoms builds is one the descriptor walks, for every mode and size. */
     @Test
     @SuppressWarnings("unchecked")
@@ -163,7 +205,18 @@ class CudaWgmmaRuleTest {
     @SuppressWarnings("unchecked")
     private static void replay(Map<String, Object> plan, String role, Layout layout, Swizzle z, long rows, long k,
             long tileRows) {
+        replay(plan, role, layout, z, rows, k, tileRows, k, 0);
+    }
+
+    /**
+     * As above for the region of columns [col0, col0 + k) of a (rows x cols) buffer: the descriptor starts are moved
+     * by what the region's run-time start adds at col0 (the emitter's offset), the layout read at col0 + c.
+     */
+    @SuppressWarnings("unchecked")
+    private static void replay(Map<String, Object> plan, String role, Layout layout, Swizzle z, long rows, long k,
+            long tileRows, long cols, long col0) {
         Map<String, Object> desc = (Map<String, Object>) plan.get(role);
+        long moved = CudaRunTimeStartsTest.runTimeOffset(desc, new long[] {0, col0});
         long mode = (Long) desc.get("swizzle");
         long sbo = (Long) desc.get("sbo") * 8; // 16-byte units -> 16-bit elements
         long lbo = (Long) desc.get("lbo") * 8;
@@ -175,14 +228,14 @@ class CudaWgmmaRuleTest {
             List<Map<String, Object>> steps = (List<Map<String, Object>>) tiles.get(t).get("steps");
             long block = role.equals("A") ? t / (tiles.size() / (rows / tileRows)) : t % blocksB;
             for (int kk = 0; kk < steps.size(); kk++) {
-                long start = (Long) steps.get(kk).get(role.toLowerCase());
+                long start = (Long) steps.get(kk).get(role.toLowerCase()) + moved;
                 for (long rr = 0; rr < tileRows; rr++) {
                     for (long c = 0; c < 16; c++) {
                         long walk = mode == 0 ? start + (rr % 8) * 8 + (c % 8) + (rr / 8) * sbo + (c / 8) * lbo
                                 : start + (rr % 8) * width + c + (rr / 8) * sbo;
                         long row = block * tileRows + rr;
-                        long col = kk * 16L + c;
-                        long expected = z.apply(layout.apply(Shape.of(rows, k), row, col).get(0).get(Axis.M));
+                        long col = col0 + kk * 16L + c;
+                        long expected = z.apply(layout.apply(Shape.of(rows, cols), row, col).get(0).get(Axis.M));
                         assertEquals(expected, hw.apply(walk), role + " (" + row + "," + col + ") " + plan.get("notes"));
                     }
                 }

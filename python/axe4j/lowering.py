@@ -1,0 +1,170 @@
+"""Which dispatch case lowered each tile call, and the guard that keeps an mbarrier copy on TMA.
+
+TVM's dispatch (``tvm.tirx.operator.tile_primitive.dispatcher.run_dispatch``) tries the cases of its table in
+priority order and splices the body of the first one that returns a PrimFunc; nothing says which one it was. So a
+kernel whose axe4j rule declined still compiles, through one of TVM's own cases, and a test that looks only for an
+instruction both emit cannot tell. ``watch()`` wraps the implementation of every case in that table once; while a
+``record()`` is open in the thread, each case that lowers a call appends a ``Lowering`` row (the call, the case, its
+priority, whether it is axe4j's, and an axe4j plan's notes). ``axe4j.compile`` keeps the rows of its compilation
+on the executable it returns (``executable.lowered``) and as ``axe4j.lowered()``.
+
+The wrapper also refuses one hand-off outright: a ``copy_async`` global -> shared with ``mbar=`` is a TMA load whose
+consumers wait on the mbarrier for its bytes (``expect_tx``); a case that is not a TMA case (TVM's ``ldgsts``
+cp.async ranks above TVM's TMA cases) would issue the copy without the barrier, and the kernel would wait forever
+on a GPU. Such a case declines the call, so when no TMA case takes it the compilation fails, and TVM's error table
+shows every case's reason, axe4j's TMA rule's included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+
+# The cases that implement an mbarrier copy as TMA: axe4j's rule and TVM's two TMA cases.
+TMA_VARIANTS = ("axe4j-cuda-tma", "tma_auto", "tma_explicit")
+AXE4J_PREFIX = "axe4j-"
+
+_local = threading.local()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One tile call and the dispatch case that lowered it."""
+
+    op: str                  # the tile op: "copy", "copy_async", "gemm_async", ...
+    target: str              # the target kind: "cuda", "llvm", "trn"
+    variant: str             # the case: "axe4j-cuda-vector", "ldgsts", ...
+    priority: int
+    call: str                # the call as one line of TVMScript
+    notes: tuple = ()        # an axe4j case's plan notes (widths, boxes, instructions)
+
+    @property
+    def by_axe4j(self) -> bool:
+        return self.variant.startswith(AXE4J_PREFIX)
+
+    def __str__(self) -> str:
+        notes = "".join(f"; {n}" for n in self.notes)
+        return f"{self.call}: {self.variant} (prio={self.priority}){notes}"
+
+
+@contextlib.contextmanager
+def record():
+    """Collects a ``Lowering`` per call lowered in this thread while open; yields the list it fills."""
+    rows: list[Lowering] = []
+    outer, outer_calls = getattr(_local, "rows", None), getattr(_local, "calls", None)
+    _local.rows, _local.calls = rows, []
+    try:
+        yield rows
+    finally:
+        _local.rows, _local.calls = outer, outer_calls
+        if outer is not None:
+            outer.extend(rows)
+
+
+def note_plan(notes) -> None:
+    """Called by axe4j's cases just before they return: the plan's notes go into the row the wrapper writes."""
+    _local.notes = tuple(str(n) for n in notes)
+
+
+def watch() -> None:
+    """Wraps every case of TVM's dispatch table once (cases registered later are wrapped by the next call)."""
+    from tvm.tirx.operator.tile_primitive import dispatcher
+
+    with _lock:
+        for (op, kind), cases in dispatcher._DISPATCH_TABLE.items():
+            for case in cases:
+                if not getattr(case.impl, "_axe4j_watched", False):
+                    case.impl = _watched(case, str(op.name).split(".")[-1], kind)
+
+
+def _watched(case, op, kind):
+    inner = case.impl
+
+    def impl(op_call, sctx):
+        if (op == "copy_async" and kind == "cuda" and case.variant not in TMA_VARIANTS
+                and not case.variant.startswith(AXE4J_PREFIX)):   # axe4j's cp.async rule declines any config
+            _refuse_mbarrier_copy(op_call, sctx, case.variant)
+        _local.notes = ()
+        result = inner(op_call, sctx)
+        rows = getattr(_local, "rows", None)
+        if rows is not None:
+            _add(rows, Lowering(op, kind, case.variant, case.priority, _one_line(op_call), _local.notes), op_call)
+        _local.notes = ()
+        return result
+
+    impl._axe4j_watched = True
+    impl.__name__ = getattr(inner, "__name__", "impl")
+    return impl
+
+
+def _add(rows, row, op_call):
+    """Appends ``row``; a call lowered again (Trainium's workspace pass dispatches a call before the lowering does)
+    keeps its last case."""
+    calls = _local.calls
+    for i, seen in enumerate(calls):
+        if seen.same_as(op_call):
+            rows[i] = row
+            return
+    rows.append(row)
+    calls.append(op_call)
+
+
+def _one_line(op_call) -> str:
+    try:
+        return str(op_call.script()).strip().splitlines()[-1].strip()
+    except Exception:  # noqa: BLE001  (a call TVMScript cannot print)
+        return str(op_call.op.name)
+
+
+def is_tma_load(op_call) -> bool:
+    """A ``copy_async`` global -> shared that passes ``mbar=``: only TMA implements it."""
+    from tvm.ir import TensorRegion
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    call = TilePrimitiveCall.downcast(op_call)
+    if "mbar" not in [str(k) for k in call.config.keys()]:
+        return False
+    args = list(call.args)
+    if len(args) < 2 or not all(isinstance(a, TensorRegion) for a in args[:2]):
+        return False
+    return str(args[0].source.scope()).startswith("shared") and str(args[1].source.scope()) == "global"
+
+
+def _refuse_mbarrier_copy(op_call, sctx, variant):
+    from tvm.tirx.operator.tile_primitive.dispatcher import DispatchFail
+
+    if not is_tma_load(op_call):
+        return
+    raise DispatchFail(f"{variant} would issue this copy_async without its mbarrier (mbar=): the waiters' expect_tx "
+                       f"bytes would never arrive; only a TMA case may lower it"
+                       + _tma_reason(op_call, sctx))
+
+
+def _tma_reason(op_call, sctx) -> str:
+    """axe4j-cuda-tma's reason for declining the call, when the Java rules are installed."""
+    from . import dispatch
+
+    if ("copy_async", "axe4j-cuda-tma") not in {(o, v) for o, v, _ in dispatch.registered()}:
+        return ""
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    try:
+        request = dispatch.describe(TilePrimitiveCall.downcast(op_call), dispatch._kind_name(sctx.target),
+                                    str(sctx.scope_kind), sctx)
+        decision = dispatch.decide("axe4j-cuda-tma", request)
+    except Exception as error:  # noqa: BLE001  (the reason is a courtesy; the refusal stands without it)
+        return f" (axe4j-cuda-tma cannot plan it: {error})"
+    if decision["accepted"]:
+        return " (axe4j-cuda-tma accepts it; a forced dispatch= chose another case)"
+    return f" (axe4j-cuda-tma declined: {decision['reason']})"
+
+
+def last() -> list[Lowering]:
+    """The rows of the last ``axe4j.compile`` in this thread."""
+    return list(getattr(_local, "last", []))
+
+
+def keep(rows) -> None:
+    _local.last = list(rows)
