@@ -41,6 +41,15 @@ public final class Checks {
         }
     }
 
+    /** {@code a - b}, or an INVALID error naming what overflowed. */
+    public static long sub(String what, long a, long b) {
+        try {
+            return Math.subtractExact(a, b);
+        } catch (ArithmeticException e) {
+            throw AxeException.invalid("%s overflows 64 bits (%d - %d)", what, a, b);
+        }
+    }
+
     /** {@link #mul(String, long, long)} with the description built only on overflow (hot paths). */
     public static long mul(java.util.function.Supplier<String> what, long a, long b) {
         try {

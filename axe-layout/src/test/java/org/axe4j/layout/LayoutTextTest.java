@@ -74,11 +74,25 @@ class LayoutTextTest {
         "S[(4294967296,4294967296):(1,1)]     | size of layout shard",
         "S[4611686018427387904:4]             | reach",
         "S[2:1] + R[(4294967296,4294967296):(0,0)] | replica count",
+        "S[2:9223372036854775807]             | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
+        "S[2:9223372036854775806] + 1         | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
+        "S[2:9223372036854775806] + R[2:2]    | reach of layout on axis m overflows 64 bits",
+        "S[1:1] - 9223372036854775807         | span of layout on axis m",
     })
     void invalidValuesAreRejectedWithTheRule(String text, String rule) {
         AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text));
         assertEquals(AxeException.Kind.INVALID, e.kind());
         assertTrue(e.getMessage().contains(rule), e.getMessage());
+    }
+
+    @Test
+    void theLargestSpanThatFitsIsKeptExactly() {
+        Layout l = Layout.parse("S[2:9223372036854775806]");
+        assertEquals(Long.MAX_VALUE, l.spanOn(Axis.M));
+        assertEquals(l, Layout.parse(l.toString()));
+        Layout negative = Layout.parse("S[2:-4611686018427387903] + R[2:4611686018427387903]");
+        assertEquals(Long.MAX_VALUE, negative.spanOn(Axis.M));
+        assertEquals(List.of(Point.of("m", -4611686018427387903L), Point.ZERO), negative.apply(1));
     }
 
     /** The grammar is ASCII: digits 0-9, blanks space, tab, CR, LF; anything else is named by its code point. */
