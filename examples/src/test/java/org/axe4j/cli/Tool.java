@@ -17,10 +17,15 @@ final class Tool {
     }
 
     static Result run(InputStream in, String... args) {
+        return run(in, java.util.Map.of(), args);
+    }
+
+    /** Runs with {@code env} as the environment the caps are read from (none of the test JVM's own). */
+    static Result run(InputStream in, java.util.Map<String, String> env, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = Main.run(args, in, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
+                new PrintStream(err, true, StandardCharsets.UTF_8), env);
         return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
