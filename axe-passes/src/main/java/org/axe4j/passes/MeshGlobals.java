@@ -18,6 +18,8 @@ import org.axe4j.tvm.Tvm;
  *       {@code tensor}</li>
  *   <li>{@code layout(request)}: the Axe layout text of {@code tensor}</li>
  * </ul>
+ * Every call runs under the caps of the layout globals ({@code axe4j.layout.limits}): a tensor whose placement
+ * enumerates more than {@code max_points} points, or a call past {@code max_millis}, is refused.
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class MeshGlobals implements GlobalsProvider {
@@ -46,13 +48,28 @@ public final class MeshGlobals implements GlobalsProvider {
         return s;
     }
 
+    /** Registers {@code axe4j.mesh.<name>}, run under the caps of {@link LayoutGlobals#budget()} as the layout globals are. */
     private static void def(String name, PackedFunction body) {
         String full = PREFIX + name;
         Tvm.register(full, args -> {
+            org.axe4j.layout.Budget caps = LayoutGlobals.budget();
             try {
-                return body.apply(args);
+                return caps.run(() -> {
+                    try {
+                        return body.apply(args);
+                    } catch (RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
             } catch (AxeException | IllegalArgumentException | IllegalStateException | ClassCastException e) {
                 throw new IllegalArgumentException(full + ": " + e.getMessage(), e);
+            } catch (OutOfMemoryError e) {
+                throw new IllegalArgumentException(full + ": too large: the call ran out of memory (the JVM's heap "
+                        + "holds " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB)");
+            } catch (StackOverflowError e) {
+                throw new IllegalArgumentException(full + ": too large: the call ran out of stack");
             }
         }, true);
     }
