@@ -32,4 +32,25 @@ final class Tool {
     static Result run(String... args) {
         return withInput("", args);
     }
+
+    /**
+     * JSON text with object keys sorted and numbers as written: Gson's own equality compares numbers it parsed
+     * as doubles, so 9223372036854775804 and 9223372036854775805 would compare equal.
+     */
+    static String canonical(com.google.gson.JsonElement e) {
+        if (e.isJsonObject()) {
+            java.util.TreeMap<String, String> sorted = new java.util.TreeMap<>();
+            e.getAsJsonObject().entrySet().forEach(en -> sorted.put(en.getKey(), canonical(en.getValue())));
+            StringBuilder sb = new StringBuilder("{");
+            sorted.forEach((k, v) -> sb.append(sb.length() > 1 ? "," : "").append(new com.google.gson.JsonPrimitive(k))
+                    .append(':').append(v));
+            return sb.append('}').toString();
+        }
+        if (e.isJsonArray()) {
+            StringBuilder sb = new StringBuilder("[");
+            e.getAsJsonArray().forEach(x -> sb.append(sb.length() > 1 ? "," : "").append(canonical(x)));
+            return sb.append(']').toString();
+        }
+        return e.isJsonPrimitive() && e.getAsJsonPrimitive().isNumber() ? e.getAsString() : e.toString();
+    }
 }
