@@ -107,7 +107,14 @@ final class AxisDigits {
 
     /** Depth-first search over digits, largest |stride| first, pruned by the range the rest can reach. */
     private static List<Long> solveAxis(List<Iter> shard, List<Integer> ks, long[] weight, long v) {
-        List<Integer> order = new ArrayList<>(ks);
+        // Extent-1 iters have only the digit 0: leaving them out keeps the search as deep as the iters that
+        // count (at most 63, since the size fits), however many extent-1 iters the layout lists.
+        List<Integer> order = new ArrayList<>();
+        for (int k : ks) {
+            if (shard.get(k).extent() > 1) {
+                order.add(k);
+            }
+        }
         order.sort(Comparator.comparingLong((Integer k) -> Math.abs(shard.get(k).stride())).reversed());
         int n = order.size();
         long[] minRest = new long[n + 1];

@@ -157,7 +157,8 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         TreeMap<Axis, Long> spans = new TreeMap<>();
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
-                spans.put(it.axis(), spanOn(it.axis()));
+                spans.merge(it.axis(), Checks.add(() -> "span of " + this + " on axis " + it.axis(), 1, it.reach()),
+                        (a, b) -> Checks.add(() -> "span of " + this + " on axis " + it.axis(), a, b - 1));
             }
         }
         return Collections.unmodifiableSortedMap(spans);

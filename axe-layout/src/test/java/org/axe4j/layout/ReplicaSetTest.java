@@ -113,6 +113,15 @@ class ReplicaSetTest {
     }
 
     @Test
+    void theBackwardMapSearchesOnlyItersThatCount() {
+        // 200,000 extent-1 iters once made the digit search recurse 200,000 deep.
+        int n = 200_000;
+        Layout l = Layout.parse("S[(" + "1,".repeat(n - 1) + "8):(" + "3,".repeat(n - 1) + "1)] + R[2:4@warpid]");
+        assertEquals(List.of(3L), l.preimages(Point.of("m", 3, "warpid", 4)));
+        assertEquals(java.util.OptionalLong.of(5), l.inverse(Point.of("m", 5)));
+    }
+
+    @Test
     void pointsBeyondSixtyFourBitsHaveNoPreimage() {
         Layout l = Layout.parse("S[8:1] - 5");
         assertEquals(List.of(), l.preimages(Point.of("m", Long.MAX_VALUE)));

@@ -480,13 +480,32 @@ class BatchFuzzTest {
         });
     }
 
-    /** Thousands of extent-1 iters: the canonical form drops them all. */
+    /** Thousands of extent-1 iters: the canonical form drops them all, and the maps never look at them. */
     private static Case manyIters(Random r, int id) {
         int n = 500 + r.nextInt(3000);
-        JsonObject q = request("canon", id);
-        q.addProperty("layout", "S[(" + "1,".repeat(n - 1) + "8):(" + "3,".repeat(n - 1) + "1)] + R[2:4@warpid]");
+        String layout = "S[(" + "1,".repeat(n - 1) + "8):(" + "3,".repeat(n - 1) + "1)] + R[2:4@warpid]";
+        long x = r.nextInt(8);
         JsonObject e = new JsonObject();
-        e.addProperty("layout", "S[8:1] + R[2:4@warpid]");
+        JsonObject q;
+        switch (r.nextInt(3)) {
+            case 0 -> {
+                q = request("canon", id);
+                e.addProperty("layout", "S[8:1] + R[2:4@warpid]");
+            }
+            case 1 -> {
+                q = request("apply", id);
+                q.add("shape", array(8));
+                q.add("coord", array(x));
+                e.add("points", pointsOf(new TreeSet<>(List.of(Point.of("m", x), Point.of("m", x, "warpid", 4)))));
+            }
+            default -> {
+                q = request("inverse", id);
+                q.add("shape", array(8));
+                q.add("point", Json.point(Point.of("m", x, "warpid", 4 * r.nextInt(2))));
+                e.add("coord", array(x));
+            }
+        }
+        q.addProperty("layout", layout);
         return new Case(q.toString(), answer(e, id));
     }
 
