@@ -227,6 +227,33 @@ class HostileInputTest {
     }
 
     @Test
+    void distinctLongAxisNamesDoNotAccumulate(@TempDir Path dir) throws Exception {
+        // 200 requests, each naming its own 300,000-character axis: 60 MB of names, in a 32 MiB heap. Names
+        // once were interned without a length bound, so the later requests ran out of memory.
+        Path input = dir.resolve("in.jsonl");
+        StringBuilder lines = new StringBuilder();
+        String body = "a".repeat(300_000);
+        for (int i = 0; i < 200; i++) {
+            lines.append("{\"op\":\"canon\",\"layout\":\"S[(2,4):(4@").append(body).append(i).append(",1@")
+                    .append(body).append(i).append(")]\"}\n");
+        }
+        Files.writeString(input, lines);
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx32m",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "layout", "batch",
+                "--max-answer-bytes", "100000000")
+                .redirectInput(input.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        List<String> out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        assertTrue(p.waitFor(5, TimeUnit.MINUTES));
+        assertEquals(0, p.exitValue());
+        assertEquals(200, out.size());
+        for (String line : out) {
+            assertTrue(line.startsWith("{\"layout\":\"S[8:1@a"), line.substring(0, Math.min(200, line.length())));
+        }
+    }
+
+    @Test
     void errorMessagesRepeatAtMostTheStartOfABigRequest() {
         String layout = "S[(" + "1,".repeat(20_000) + "1):(1)]";
         Tool.Result r = Tool.withInput("{\"op\":\"canon\",\"layout\":\"" + layout + "\"}\n", "layout", "batch");
