@@ -68,6 +68,27 @@ public final class Checks {
         }
     }
 
+    /**
+     * {@code a * b} for non-negative operands, or {@code Long.MAX_VALUE} when it does not fit: for comparing a
+     * derived size with a limit, where "more than 2^63 - 1" is as good an answer as the exact value.
+     */
+    public static long mulSaturating(long a, long b) {
+        long high = Math.multiplyHigh(a, b);
+        long low = a * b;
+        return high != 0 || low < 0 ? Long.MAX_VALUE : low;
+    }
+
+    /** {@code a + b} for non-negative operands, or {@code Long.MAX_VALUE} when it does not fit (see {@link #mulSaturating}). */
+    public static long addSaturating(long a, long b) {
+        long sum = a + b;
+        return sum < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    /** {@code ceil(a / b)} for {@code a >= 0}, {@code b >= 1}, without the overflow of {@code (a + b - 1) / b}. */
+    public static long ceilDiv(long a, long b) {
+        return a / b + (a % b == 0 ? 0 : 1);
+    }
+
     /** Greatest common divisor of |a| and |b| (gcd(0, 0) = 0). */
     public static long gcd(long a, long b) {
         a = Math.abs(a);
