@@ -71,9 +71,6 @@ public final class Holdings {
             ext[k] = shard.get(k).extent();
             step[k] = unit(shard.get(k), ranks, axisCount, t);
         }
-        long combos = l.replicaCount();
-        org.axe4j.layout.Budget.requirePoints(combos > Long.MAX_VALUE / total ? Long.MAX_VALUE : total * combos,
-                () -> "the placement of distributed tensor " + t + " (" + total + " elements x " + combos + " replicas)");
         List<long[]> reps = replicaPoints(l, ranks, axisCount, t);
         // Pass 1: (rank, offset, x) triples, buffered per rank.
         List<List<long[]>> perRank = new ArrayList<>();
@@ -126,8 +123,6 @@ public final class Holdings {
             for (long[] e : perRank.get(r)) {
                 span = Math.max(span, e[0] + 1);
             }
-            int rank = r;
-            org.axe4j.layout.Budget.requirePoints(span, () -> "the local buffer of rank " + rank + " of " + t);
             int[] loc = new int[(int) span];
             Arrays.fill(loc, -1);
             int[] wh = new int[(int) total];

@@ -18,8 +18,7 @@ import org.axe4j.tvm.Tvm;
  *       {@code tensor}</li>
  *   <li>{@code layout(request)}: the Axe layout text of {@code tensor}</li>
  * </ul>
- * Every call runs under the caps of the layout globals ({@code axe4j.layout.limits}): a tensor whose placement
- * enumerates more than {@code max_points} points, or a call past {@code max_millis}, is refused.
+ * A call that runs the JVM out of memory or stack is refused with a ValueError saying {@code too large}.
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class MeshGlobals implements GlobalsProvider {
@@ -48,21 +47,16 @@ public final class MeshGlobals implements GlobalsProvider {
         return s;
     }
 
-    /** Registers {@code axe4j.mesh.<name>}, run under the caps of {@link LayoutGlobals#budget()} as the layout globals are. */
+    /**
+     * Registers {@code axe4j.mesh.<name>}. Plans enumerate whole tensors (up to {@link org.axe4j.mesh.Holdings#ELEMENT_LIMIT}
+     * elements), so the layout globals' point cap does not apply; running out of memory or stack is still the
+     * call's ValueError.
+     */
     private static void def(String name, PackedFunction body) {
         String full = PREFIX + name;
         Tvm.register(full, args -> {
-            org.axe4j.layout.Budget caps = LayoutGlobals.budget();
             try {
-                return caps.run(() -> {
-                    try {
-                        return body.apply(args);
-                    } catch (RuntimeException e) {
-                        throw e;
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
+                return body.apply(args);
             } catch (AxeException | IllegalArgumentException | IllegalStateException | ClassCastException e) {
                 throw new IllegalArgumentException(full + ": " + e.getMessage(), e);
             } catch (OutOfMemoryError e) {
