@@ -17,7 +17,7 @@ import pathlib
 import random
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -43,14 +43,22 @@ HOSTILE_COMMANDS = [
 
 
 def measured(args: list[str], stdin: bytes) -> tuple[int, bytes, float, int]:
-    """Runs bin/axe under /usr/bin/time: exit code, stdout, wall seconds, peak resident KiB."""
-    with tempfile.NamedTemporaryFile("r") as report:
-        start = time.monotonic()
-        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report.name, AXE, *args], input=stdin,
-                              capture_output=True, timeout=600)
-        wall = time.monotonic() - start
-        peak = int(report.read().strip().splitlines()[-1])
-    return done.returncode, done.stdout, wall, peak
+    """Runs bin/axe (which execs the JVM): exit code, stdout, wall seconds, peak resident KiB (from wait4)."""
+    start = time.monotonic()
+    child = subprocess.Popen([AXE, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(child.stdout.read()))
+    reader.start()
+    try:
+        child.stdin.write(stdin)
+        child.stdin.close()
+    except BrokenPipeError:
+        pass
+    reader.join()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, out[0], time.monotonic() - start, usage.ru_maxrss
 
 
 def random_request(rng: random.Random):
