@@ -57,8 +57,9 @@ import org.axe4j.tvm.TvmObject;
  * Every call runs under the caps: a layout text longer than {@code max_request_bytes}, an enumeration of more
  * than {@code max_points} points (refused before it starts: apply of a layout whose L(x) has too many points,
  * a page larger than the cap), an answer text longer than {@code max_answer_bytes}, a call running past
- * {@code max_millis} and a call that runs the JVM out of memory or stack are refused with a ValueError whose
- * message says {@code too large} and names the figure and the cap. Concurrent calls each have their own.
+ * {@code max_millis} and a call that runs the JVM out of memory are refused with a ValueError whose message says
+ * {@code too large} and names the figure and the cap (a stack overflow, a defect, is a ValueError saying
+ * {@code internal error}). Concurrent calls each have their own.
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class LayoutGlobals implements GlobalsProvider {
@@ -183,7 +184,7 @@ public final class LayoutGlobals implements GlobalsProvider {
                         + "holds " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB; the caps are "
                         + caps.asMap() + ")");
             } catch (StackOverflowError e) {
-                throw new IllegalArgumentException(full + ": too large: the call ran out of stack");
+                throw new IllegalArgumentException(full + ": internal error: the call ran out of stack");
             }
         }, true);
     }

@@ -18,7 +18,8 @@ import org.axe4j.tvm.Tvm;
  *       {@code tensor}</li>
  *   <li>{@code layout(request)}: the Axe layout text of {@code tensor}</li>
  * </ul>
- * A call that runs the JVM out of memory or stack is refused with a ValueError saying {@code too large}.
+ * A call that runs the JVM out of memory is refused with a ValueError saying {@code too large} (out of stack:
+ * {@code internal error}).
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class MeshGlobals implements GlobalsProvider {
@@ -63,7 +64,7 @@ public final class MeshGlobals implements GlobalsProvider {
                 throw new IllegalArgumentException(full + ": too large: the call ran out of memory (the JVM's heap "
                         + "holds " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB)");
             } catch (StackOverflowError e) {
-                throw new IllegalArgumentException(full + ": too large: the call ran out of stack");
+                throw new IllegalArgumentException(full + ": internal error: the call ran out of stack");
             }
         }, true);
     }
