@@ -3,7 +3,7 @@ MVN ?= mvn
 MVNFLAGS ?= -B --no-transfer-progress
 SHELL := /bin/bash
 
-.PHONY: demo test build python bench-layout bench-call bench-tirx bench-cpu clean
+.PHONY: demo test soak build python bench-layout bench-call bench-tirx bench-cpu clean
 
 ## Build the jars (no tests).
 build:
@@ -23,6 +23,10 @@ demo: python build
 ## Every test: Java (JUnit) and Python.
 test:
 	bash ci/test.sh
+
+## Long runs: 100,000 fuzzed batch requests, bin/axe under hostile input, TVM functions from 8 threads (core dumps on).
+soak:
+	bash ci/soak.sh
 
 ## JMH benchmark of the layout algebra on the paper's layouts.
 bench-layout: build

@@ -62,7 +62,9 @@ passes for ``tvm.transform.Sequential``); ``pipeline(target)`` is them followed 
 ``compile`` runs them first (docs/passes.md).
 
 Environment: ``AXE4J_CLASSPATH`` (classpath override), ``AXE4J_JVM_OPTS`` (extra JVM options,
-e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts).
+e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts), ``AXE4J_MAX_POINTS``,
+``AXE4J_MAX_ANSWER_BYTES``, ``AXE4J_MAX_REQUEST_BYTES``, ``AXE4J_MAX_MILLIS`` (the caps every ``axe4j.layout``
+call runs under; ``axe4j.layout.limits()`` reads and changes them).
 """
 
 from __future__ import annotations

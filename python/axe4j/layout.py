@@ -15,6 +15,15 @@ The first call starts the JVM (``axe4j.install()``). Each function calls the TVM
 ``axe4j.layout.<name>`` registered by Java (``org.axe4j.passes.LayoutGlobals``); errors are TVM
 ``ValueError``s naming the function, the layout and the rule that failed.
 
+Every call runs under caps (``limits()``; ``org.axe4j.layout.Budget``): at most ``max_points`` points
+enumerated per call (``apply`` of an element with more points is refused before anything is enumerated),
+``max_answer_bytes`` of answer text, ``max_request_bytes`` of layout text and ``max_millis`` milliseconds.
+A call over a cap, or one that runs the JVM out of memory, raises a ``ValueError`` that says ``too large``
+and names the figure and the cap. ``limits(max_points=...)`` changes them for the process; the environment
+variables ``AXE4J_MAX_POINTS``, ``AXE4J_MAX_ANSWER_BYTES``, ``AXE4J_MAX_REQUEST_BYTES`` and
+``AXE4J_MAX_MILLIS`` set them when the JVM starts. For big sets, ``count`` says how many points an element
+has without enumerating them and ``iter_points`` yields them page by page in constant memory.
+
 Argument orders follow TIRx's methods: ``tile(inner, outer, ...)`` is ``inner.tile(outer, ...)``,
 ``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. Two differences from TIRx, both
 deliberate: ``span`` does not count the offset (it is the extent of the image, max - min + 1), and
@@ -28,11 +37,14 @@ from typing import Any, Sequence
 __all__ = [
     "apply",
     "canonicalize",
+    "count",
     "direct_sum",
     "equivalent",
     "group",
     "is_tile_inner",
     "is_tile_outer",
+    "iter_points",
+    "limits",
     "parse",
     "size",
     "slice",
@@ -132,6 +144,37 @@ def apply(layout, x, shape: Sequence[int] | None = None) -> list[dict]:
     else:
         points = _call("apply", layout, _ints(x), _ints(shape))
     return [{str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()} for p in points]
+
+
+def count(layout, x, shape: Sequence[int] | None = None) -> int:
+    """How many points L(x) has (its distinct replicas), exact, without enumerating them."""
+    if shape is None:
+        return int(_call("count", layout, int(x)))
+    return int(_call("count", layout, _ints(x), _ints(shape)))
+
+
+def iter_points(layout, x, shape: Sequence[int] | None = None, page: int = 4096):
+    """Every point of L(x), in the order of ``apply``, fetched ``page`` points per call (at most ``max_points``).
+
+    Memory stays constant whatever the size of the set; each page is one call, under the time cap.
+    """
+    coord = int(x) if shape is None else _ints(x)
+    dims = None if shape is None else _ints(shape)
+    start = 0
+    while True:
+        points = _call("points", layout, coord, dims, start, int(page))
+        for p in points:
+            yield {str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()}
+        if len(points) < page:
+            return
+        start += len(points)
+
+
+def limits(**caps: int) -> dict:
+    """The caps every call runs under, after setting those given (``max_points=``, ``max_answer_bytes=``,
+    ``max_request_bytes=``, ``max_millis=``); they hold for the whole process."""
+    result = _call("limits", {str(k): int(v) for k, v in caps.items()}) if caps else _call("limits")
+    return {str(k): int(v) for k, v in result.items()}
 
 
 def equivalent(a, b) -> bool:

@@ -2,8 +2,8 @@ package org.axe4j.layout;
 
 /**
  * The one exception type of the layout algebra. Its {@link Kind} tells a caller (and the
- * command-line tool's exit code) whether the input was unreadable, invalid, or valid but
- * not representable by the requested operation.
+ * command-line tool's exit code) whether the input was unreadable, invalid, valid but
+ * not representable by the requested operation, or too large for the request's {@link Budget}.
  */
 public final class AxeException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -15,9 +15,14 @@ public final class AxeException extends RuntimeException {
         /** A value or argument that breaks a rule (extent &lt;= 0, shape not admitted, overflow, ...). */
         INVALID,
         /** Valid operands whose result cannot be expressed as an Axe layout. */
-        NOT_REPRESENTABLE;
+        NOT_REPRESENTABLE,
+        /** A request over one of its {@link Budget} caps (points, answer or request bytes, time) or out of memory. */
+        TOO_LARGE;
 
-        /** The lower-case name used in JSON answers: {@code parse}, {@code invalid}, {@code not_representable}. */
+        /**
+         * The lower-case name used in JSON answers: {@code parse}, {@code invalid}, {@code not_representable},
+         * {@code too_large}.
+         */
         public String jsonName() {
             return name().toLowerCase(java.util.Locale.ROOT);
         }

@@ -15,8 +15,13 @@ public record Axis(String name) implements Comparable<Axis> {
     private static final java.util.concurrent.ConcurrentHashMap<String, Axis> INTERNED =
             new java.util.concurrent.ConcurrentHashMap<>();
 
-    /** Interned names are bounded: a stream of distinct names must not grow the table without end. */
+    /**
+     * Interned names are bounded, in number and in length: a stream of distinct (or very long) names must not
+     * grow the table without end.
+     */
     private static final int INTERNED_LIMIT = 4096;
+
+    private static final int INTERNED_NAME_LIMIT = 64;
 
     /** The default memory axis; a bare stride or offset in text means this axis. */
     public static final Axis M = new Axis("m");
@@ -36,7 +41,7 @@ public record Axis(String name) implements Comparable<Axis> {
             return known;
         }
         Axis axis = new Axis(name);
-        if (INTERNED.size() < INTERNED_LIMIT) {
+        if (INTERNED.size() < INTERNED_LIMIT && name.length() <= INTERNED_NAME_LIMIT) {
             INTERNED.putIfAbsent(name, axis);
         }
         return axis;

@@ -2,10 +2,8 @@ package org.axe4j.layout;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -22,7 +20,7 @@ final class AxisDigits {
     /**
      * Exact injectivity of {@code d -> sum d_k s_k} for iters on one axis. Sorted by |s|, if each
      * |s| exceeds the reach of all smaller ones the map is injective (a mixed-radix number);
-     * otherwise decide by enumerating the digit sums.
+     * otherwise count the distinct digit sums as runs of values ({@link Runs}).
      */
     static boolean injective(List<Iter> iters) {
         List<Iter> sorted = new ArrayList<>(iters);
@@ -42,29 +40,28 @@ final class AxisDigits {
         if (radix) {
             return true;
         }
+        // Flipping the digits of a negative stride (d -> e-1-d) only shifts the sums, so the map is injective
+        // iff the sums with |s| are all distinct: iff there are as many distinct sums as digit tuples.
         long count = 1;
+        long g = 0;
+        long max = 0;
+        List<Iter> positive = new ArrayList<>();
         for (Iter it : iters) {
             count = Checks.mul("digit count", count, it.extent());
+            g = Checks.gcd(g, it.stride());
+            max += it.reach(); // the axis reach fits (Layout's constructor checks it)
+            positive.add(new Iter(it.extent(), Math.abs(it.stride()), it.axis()));
         }
-        if (count > Layout.ENUMERATION_LIMIT) {
-            throw AxeException.invalid("injectivity of iters %s needs enumerating %d digit tuples, more than %d",
-                    iters, count, Layout.ENUMERATION_LIMIT);
+        // Distinct sums cannot outnumber the values in [0, max]; more tuples than that always collide.
+        if (count - 1 > max / g) {
+            return false;
         }
-        Set<Long> seen = new HashSet<>();
-        seen.add(0L);
-        for (Iter it : iters) {
-            Set<Long> next = new HashSet<>();
-            for (long v : seen) {
-                for (long d = 0; d < it.extent(); d++) {
-                    next.add(v + d * it.stride());
-                }
-            }
-            if (next.size() != seen.size() * it.extent()) {
-                return false;
-            }
-            seen = next;
+        Runs runs = Runs.of(positive, g, max / g, Equivalence.RUN_LIMIT);
+        if (runs == null) {
+            throw Budget.overLimit("injectivity of iters " + iters + " needs the sums as more than "
+                    + Equivalence.RUN_LIMIT + " runs of values");
         }
-        return true;
+        return runs.count() == count;
     }
 
     /** All flat indices x of {@code shard} with {@code D(x) = q}, ascending. */
@@ -91,6 +88,7 @@ final class AxisDigits {
             List<Long> next = new ArrayList<>();
             for (long p : partial) {
                 for (long s : axisSolutions) {
+                    Budget.tick();
                     next.add(p + s);
                     if (next.size() > SOLUTION_LIMIT) {
                         throw AxeException.invalid("point %s has more than %d preimages under shard %s",
@@ -109,7 +107,14 @@ final class AxisDigits {
 
     /** Depth-first search over digits, largest |stride| first, pruned by the range the rest can reach. */
     private static List<Long> solveAxis(List<Iter> shard, List<Integer> ks, long[] weight, long v) {
-        List<Integer> order = new ArrayList<>(ks);
+        // Extent-1 iters have only the digit 0: leaving them out keeps the search as deep as the iters that
+        // count (at most 63, since the size fits), however many extent-1 iters the layout lists.
+        List<Integer> order = new ArrayList<>();
+        for (int k : ks) {
+            if (shard.get(k).extent() > 1) {
+                order.add(k);
+            }
+        }
         order.sort(Comparator.comparingLong((Integer k) -> Math.abs(shard.get(k).stride())).reversed());
         int n = order.size();
         long[] minRest = new long[n + 1];
@@ -127,6 +132,7 @@ final class AxisDigits {
 
     private static void search(List<Iter> shard, List<Integer> order, long[] weight, long[] minRest,
                                long[] maxRest, int i, long residual, long index, List<Long> out) {
+        Budget.tick();
         if (residual < minRest[i] || residual > maxRest[i]) {
             return;
         }

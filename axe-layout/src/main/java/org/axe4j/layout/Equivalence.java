@@ -1,7 +1,6 @@
 package org.axe4j.layout;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -167,8 +166,8 @@ public final class Equivalence {
     private static boolean sameRuns(Axis axis, List<Iter> a, List<Iter> b) {
         long g = gcdOf(a);
         for (long window = maxOf(a) / g; window > 0; window /= 2) {
-            Runs ra = Runs.of(a, g, window);
-            Runs rb = ra == null ? null : Runs.of(b, g, window);
+            Runs ra = Runs.of(a, g, window, RUN_LIMIT);
+            Runs rb = ra == null ? null : Runs.of(b, g, window, RUN_LIMIT);
             if (ra != null && rb != null) {
                 if (!ra.sameSet(rb)) {
                     return false;
@@ -199,81 +198,5 @@ public final class Equivalence {
             g = Checks.gcd(g, it.stride());
         }
         return g;
-    }
-
-    /**
-     * A finite set of multiples of {@code g}, clipped to {@code [0, window*g]}, as sorted, disjoint,
-     * non-adjacent runs {@code [bounds[2i], bounds[2i+1]]} of consecutive multiples, stored divided by {@code g}.
-     * Clipping commutes with adding progressions of non-negative values:
-     * {@code (S + P) ∩ [0,W] = ((S ∩ [0,W]) + P) ∩ [0,W]}.
-     */
-    private static final class Runs {
-        private final long[] bounds;
-
-        private Runs(long[] bounds) {
-            this.bounds = bounds;
-        }
-
-        /** The set {@code sum_j t_j*[0,f_j)} of one axis in units of {@code g}, clipped; null past {@link #RUN_LIMIT}. */
-        static Runs of(List<Iter> list, long g, long window) {
-            Runs acc = new Runs(new long[] {0, 0});
-            for (Iter it : list) {
-                acc = acc.plusProgression(it.extent(), it.stride() / g, window);
-                if (acc == null) {
-                    return null;
-                }
-            }
-            return acc;
-        }
-
-        boolean sameSet(Runs other) {
-            return Arrays.equals(bounds, other.bounds);
-        }
-
-        /** {@code this + u*[0,f)} via {@code [0,f) = [0,h) ∪ ((f-h) + [0,h))}, {@code h = ceil(f/2)}. */
-        Runs plusProgression(long f, long u, long window) {
-            if (f == 1) {
-                return this;
-            }
-            Runs half = plusProgression((f + 1) / 2, u, window);
-            // (f-h)*u is at most the set maximum, which fits.
-            return half == null ? null : half.unionWithShift((f - (f + 1) / 2) * u, window);
-        }
-
-        /** {@code (this ∪ (this + shift)) ∩ [0, window]}, merging overlapping or adjacent runs; null past the limit. */
-        Runs unionWithShift(long shift, long window) {
-            long[] x = bounds;
-            long[] out = new long[Math.min(2 * x.length, 2 * RUN_LIMIT + 2)];
-            int n = 0;
-            int i = 0;
-            int j = 0;
-            while (i < x.length || j < x.length) {
-                long lo;
-                long hi;
-                if (j >= x.length || (i < x.length && x[i] <= x[j] + shift)) {
-                    lo = x[i];
-                    hi = x[i + 1];
-                    i += 2;
-                } else {
-                    lo = x[j] + shift;
-                    hi = x[j + 1] + shift;
-                    j += 2;
-                }
-                if (lo > window) {
-                    break; // lo is the smallest start left in either list
-                }
-                hi = Math.min(hi, window);
-                if (n > 0 && lo <= out[n - 1] + 1) {
-                    out[n - 1] = Math.max(out[n - 1], hi);
-                } else {
-                    if (n / 2 >= RUN_LIMIT) {
-                        return null;
-                    }
-                    out[n++] = lo;
-                    out[n++] = hi;
-                }
-            }
-            return new Runs(Arrays.copyOf(out, n));
-        }
     }
 }

@@ -26,8 +26,9 @@ import java.util.TreeSet;
  * with shape (8,16) maps coordinate (2,9) to {@code {laneid:8, reg:1, warpid:6}} and
  * {@code {laneid:8, reg:1, warpid:10}}.
  *
- * <p>Instances are immutable; the constructor drops zero offsets and rejects layouts whose size
- * or reach overflows 64 bits.
+ * <p>Instances are immutable; the constructor drops zero offsets and rejects layouts whose size,
+ * replica count or span plus offset ({@code 1 + sum (e-1)*|s| + |O|} per axis) overflows 64 bits, so
+ * that every image coordinate, span and {@code span + offset} of a layout fits.
  */
 public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long> offset) {
     /** Above this many elements, exhaustive checks (injectivity, replica sets) refuse to run. */
@@ -53,7 +54,7 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         for (Iter it : r) {
             replicas = Checks.mul(() -> "replica count of " + r, replicas, it.extent());
         }
-        // Every coordinate of every image point must fit: sum of reaches plus |offset| per axis.
+        // Every coordinate of every image point, and the span, must fit: 1 + sum of reaches + |offset| per axis.
         Map<Axis, Long> reach = new TreeMap<>();
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
@@ -63,6 +64,9 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         for (Map.Entry<Axis, Long> e : o.entrySet()) {
             long abs = e.getValue() == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(e.getValue());
             reach.merge(e.getKey(), abs, (a, b) -> Checks.add(() -> "reach of layout on axis " + e.getKey(), a, b));
+        }
+        for (Map.Entry<Axis, Long> e : reach.entrySet()) {
+            Checks.add(() -> "span of layout on axis " + e.getKey() + " (1 + reach + |offset|)", 1, e.getValue());
         }
     }
 
@@ -140,7 +144,8 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
                 if (it.axis().equals(axis)) {
-                    span += it.reach();
+                    long before = span;
+                    span = Checks.add(() -> "span of " + this + " on axis " + axis, before, it.reach());
                 }
             }
         }
@@ -152,7 +157,8 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         TreeMap<Axis, Long> spans = new TreeMap<>();
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
-                spans.put(it.axis(), spanOn(it.axis()));
+                spans.merge(it.axis(), Checks.add(() -> "span of " + this + " on axis " + it.axis(), 1, it.reach()),
+                        (a, b) -> Checks.add(() -> "span of " + this + " on axis " + it.axis(), a, b - 1));
             }
         }
         return Collections.unmodifiableSortedMap(spans);
@@ -215,25 +221,22 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         return shardImage(x).plus(offsetPoint());
     }
 
+    /**
+     * {@code Rset} as a set that counts, tests membership and enumerates lazily ({@link ReplicaSet}); an axis
+     * whose values form more than {@link Equivalence#RUN_LIMIT} runs is refused.
+     */
+    public ReplicaSet replicas() {
+        return ReplicaSet.of(replica, Equivalence.RUN_LIMIT, limit -> Budget.overLimit("the replica set of " + this
+                + " has more than " + limit + " runs of values on one axis, more than axe4j enumerates"));
+    }
+
     /** {@code Rset}: the distinct replica displacements, sorted. */
     public List<Point> replicaSet() {
-        long n = replicaCount();
-        if (n > ENUMERATION_LIMIT) {
-            throw AxeException.invalid("replica set of %s has %d combinations, more than the enumeration limit %d",
-                    this, n, ENUMERATION_LIMIT);
-        }
-        TreeSet<Point> set = new TreeSet<>();
-        set.add(Point.ZERO);
-        for (Iter it : replica) {
-            TreeSet<Point> next = new TreeSet<>();
-            for (Point p : set) {
-                for (long r = 0; r < it.extent(); r++) {
-                    next.add(p.plus(it.axis(), r * it.stride()));
-                }
-            }
-            set = next;
-        }
-        return List.copyOf(set);
+        ReplicaSet rs = replicas();
+        long n = requireEnumerable(rs.count(), () -> "the replica set of " + this);
+        List<Point> out = new ArrayList<>((int) n);
+        rs.forEach(out::add);
+        return List.copyOf(out);
     }
 
     /** {@code L(x)}: the set of hardware points of flat index {@code x}, sorted. */
@@ -242,11 +245,52 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         if (replica.isEmpty()) {
             return List.of(b);
         }
-        List<Point> out = new ArrayList<>();
-        for (Point r : replicaSet()) {
-            out.add(b.plus(r));
+        ReplicaSet rs = replicas();
+        long n = requireEnumerable(rs.count(), () -> "L(" + x + ") of " + this);
+        List<Point> out = new ArrayList<>((int) n);
+        for (Point r : rs) {
+            out.add(b.plus(r)); // translation keeps the ascending order and distinctness
         }
-        return List.copyOf(new TreeSet<>(out));
+        return List.copyOf(out);
+    }
+
+    /** {@code |L(x)|}, exact, without enumerating: the number of distinct replica displacements. */
+    public long pointCount(long x) {
+        checkIndex(x);
+        return replicas().count();
+    }
+
+    /**
+     * {@code L(x)} one point at a time, in the order of {@link #apply(long)}, in constant memory: no point cap
+     * applies (the time cap of an active {@link Budget} does).
+     */
+    public java.util.Iterator<Point> points(long x) {
+        Point b = base(x);
+        java.util.Iterator<Point> rs = replicas().iterator();
+        return new java.util.Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return rs.hasNext();
+            }
+
+            @Override
+            public Point next() {
+                return b.plus(rs.next());
+            }
+        };
+    }
+
+    /**
+     * Refuses to enumerate {@code n} points: over the active {@link Budget}'s point cap (TOO_LARGE), or outside a
+     * budget over {@link #ENUMERATION_LIMIT} (INVALID). Returns {@code n}.
+     */
+    static long requireEnumerable(long n, java.util.function.Supplier<String> what) {
+        Budget.requirePoints(n, what);
+        if (n > ENUMERATION_LIMIT) {
+            throw AxeException.invalid("%s has %s points, more than the enumeration limit %d", what.get(),
+                    n == Long.MAX_VALUE ? "more than 2^63" : Long.toString(n), ENUMERATION_LIMIT);
+        }
+        return n;
     }
 
     /** {@code L(c)} for a logical coordinate of an admitted shape. */
@@ -284,10 +328,39 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
      * (non-injective shards give several indices).
      */
     public List<Long> preimages(Point p) {
+        Point q;
+        try {
+            q = p.minus(offsetPoint());
+        } catch (AxeException | ArithmeticException overflow) {
+            return List.of(); // p - O does not fit in 64 bits: farther from O than any image point reaches
+        }
+        // An axis no shard iter moves has D(x) = 0 there, so the replica must supply all of q on it.
+        java.util.Set<Axis> moved = new TreeSet<>();
+        for (Iter it : shard) {
+            if (it.extent() > 1 && it.stride() != 0) {
+                moved.add(it.axis());
+            }
+        }
+        ReplicaSet rs = replicas();
+        TreeSet<Axis> fixed = new TreeSet<>(rs.axes());
+        fixed.addAll(q.coords().keySet());
+        fixed.removeAll(moved);
+        for (Axis a : fixed) {
+            rs = rs.restrict(a, q.get(a));
+            if (rs == null) {
+                return List.of();
+            }
+        }
+        requireEnumerable(rs.count(), () -> "the replicas to search for a preimage of " + p + " under " + this);
         TreeSet<Long> xs = new TreeSet<>();
-        Point q = p.minus(offsetPoint());
-        for (Point r : replicaSet()) {
-            xs.addAll(AxisDigits.solve(shard, q.minus(r)));
+        for (Point r : rs) {
+            Point residual;
+            try {
+                residual = q.minus(r);
+            } catch (AxeException | ArithmeticException overflow) {
+                continue; // q - r does not fit: farther than the shard reaches
+            }
+            xs.addAll(AxisDigits.solve(shard, residual));
         }
         return List.copyOf(xs);
     }
@@ -320,9 +393,9 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
 
     /** Distinct image points over the whole domain (all replicas), for small layouts. */
     public Set<Point> image() {
-        if (Checks.mul(() -> "image size of " + this, size(), replicaCount()) > ENUMERATION_LIMIT) {
-            throw AxeException.invalid("image of %s is larger than the enumeration limit %d", this, ENUMERATION_LIMIT);
-        }
+        long perIndex = replicas().count();
+        long n = size() > Long.MAX_VALUE / perIndex ? Long.MAX_VALUE : size() * perIndex;
+        requireEnumerable(n, () -> "the image of " + this);
         Set<Point> out = new LinkedHashSet<>();
         for (long x = 0; x < size(); x++) {
             out.addAll(apply(x));

@@ -13,7 +13,13 @@ import java.util.TreeMap;
  *   term    := 'R' '[' iters ']' | INT ( '@' AXIS )?
  *   iters   := '(' INT (',' INT)* ')' ':' '(' stride (',' stride)* ')'  |  INT ':' stride
  *   stride  := INT ( '@' AXIS )?          a bare stride or offset means axis m
+ *   INT     := ( '+' | '-' )? [0-9]+      a 64-bit integer
+ *   AXIS    := [A-Za-z_] [A-Za-z0-9_.]*
  * </pre>
+ *
+ * The text is ASCII: blanks (space, tab, CR, LF) may stand between tokens, and any other character, such
+ * as an Arabic-Indic or full-width digit or an em space, is a parse error that names its code point. A
+ * layout whose span plus offset on some axis does not fit in 64 bits is INVALID ({@link Layout}).
  *
  * {@code S[1:1]} (no parentheses) is the empty shard; {@code S[(1):(1)]} is one iter of extent 1.
  * Example: {@code S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid}.

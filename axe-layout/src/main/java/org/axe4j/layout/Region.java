@@ -73,27 +73,25 @@ public record Region(List<Long> begin, List<Long> end) {
         return at(new long[shape.rank()], shape.toArray());
     }
 
-    /** Reads the text form {@code [2:6, 0:8]} ({@code []} for rank 0). */
+    /** Reads the text form {@code [2:6, 0:8]} ({@code []} for rank 0); ASCII digits and blanks only. */
     public static Region parse(String text) {
-        String t = text == null ? "" : text.strip();
-        if (!t.startsWith("[") || !t.endsWith("]")) {
-            throw new AxeException(AxeException.Kind.PARSE, "region \"" + text + "\" must look like [2:6, 0:8]");
+        if (text == null) {
+            throw new AxeException(AxeException.Kind.PARSE, "region text is null");
         }
-        String body = t.substring(1, t.length() - 1).strip();
+        TextCursor c = new TextCursor("region", text);
+        c.expect('[');
         List<long[]> pairs = new ArrayList<>();
-        if (!body.isEmpty()) {
-            for (String part : body.split(",", -1)) {
-                String[] ends = part.strip().split(":", -1);
-                try {
-                    if (ends.length != 2) {
-                        throw new NumberFormatException();
-                    }
-                    pairs.add(new long[] {Long.parseLong(ends[0].strip()), Long.parseLong(ends[1].strip())});
-                } catch (NumberFormatException e) {
-                    throw new AxeException(AxeException.Kind.PARSE,
-                            "region \"" + text + "\": \"" + part.strip() + "\" is not begin:end");
-                }
-            }
+        if (!c.accept(']')) {
+            do {
+                long b = c.integer("expected begin:end");
+                c.expect(':');
+                long e = c.integer("expected begin:end");
+                pairs.add(new long[] {b, e});
+            } while (c.accept(','));
+            c.expect(']');
+        }
+        if (!c.atEnd()) {
+            throw c.error("expected end of region");
         }
         return of(pairs.toArray(new long[0][]));
     }

@@ -58,7 +58,14 @@ public record SwizzledLayout(Swizzle swizzle, Layout layout) {
 
     /** Is {@code text} a swizzled layout (it starts with {@code Swizzle<})? */
     public static boolean isSwizzledText(String text) {
-        return text != null && text.stripLeading().startsWith("Swizzle<");
+        if (text == null) {
+            return false;
+        }
+        int i = 0;
+        while (i < text.length() && TextCursor.isBlank(text.charAt(i))) {
+            i++;
+        }
+        return text.startsWith("Swizzle<", i);
     }
 
     public long size() {

@@ -2,8 +2,10 @@ package org.axe4j.layout;
 
 /**
  * A cursor over one line of text for the recursive-descent readers of layouts, CuTe layouts and
- * boxes: white space is skipped before every token, and errors name the column and draw a caret
- * under the offending character:
+ * boxes. The grammar is ASCII: blanks are space, tab, CR and LF (skipped before every token), digits are
+ * {@code 0-9}, identifiers {@code [A-Za-z_][A-Za-z0-9_.]*}; any other character (a full-width or Arabic-Indic
+ * digit, an em space) is an error that names its code point. Errors name the column and draw a caret
+ * under the offending character (in a window of the text around it when the text is long):
  *
  * <pre>
  *   cannot parse layout: expected ')' but found ']' at column 13
@@ -37,9 +39,29 @@ public final class TextCursor {
     }
 
     public void skip() {
-        while (pos < text.length() && Character.isWhitespace(text.charAt(pos))) {
+        while (pos < text.length() && isBlank(text.charAt(pos))) {
             pos++;
         }
+    }
+
+    /** Space, tab, CR or LF: the only blanks of the grammar. */
+    public static boolean isBlank(char ch) {
+        return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+    }
+
+    /** {@code 0-9}: the only digits of the grammar. */
+    public static boolean isDigit(char ch) {
+        return ch >= '0' && ch <= '9';
+    }
+
+    /** {@code A-Za-z_}: how an identifier starts. */
+    public static boolean isIdentifierStart(char ch) {
+        return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_';
+    }
+
+    /** {@code A-Za-z0-9_.}: how an identifier goes on. */
+    public static boolean isIdentifierPart(char ch) {
+        return isIdentifierStart(ch) || isDigit(ch) || ch == '.';
     }
 
     /** True at the end of the text (after white space). */
@@ -81,7 +103,7 @@ public final class TextCursor {
             pos++;
         }
         int digits = pos;
-        while (pos < text.length() && Character.isDigit(peek())) {
+        while (pos < text.length() && isDigit(peek())) {
             pos++;
         }
         if (pos == digits) {
@@ -100,9 +122,9 @@ public final class TextCursor {
     public String identifier(String expected) {
         skip();
         int start = pos;
-        if (pos < text.length() && (Character.isLetter(peek()) || peek() == '_')) {
+        if (pos < text.length() && isIdentifierStart(peek())) {
             pos++;
-            while (pos < text.length() && (Character.isLetterOrDigit(peek()) || peek() == '_' || peek() == '.')) {
+            while (pos < text.length() && isIdentifierPart(peek())) {
                 pos++;
             }
             return text.substring(start, pos);
@@ -112,12 +134,23 @@ public final class TextCursor {
 
     /** {@code " at column N"} and the text with a caret under the current character. */
     public String where() {
-        return " at column " + (pos + 1) + "\n  " + text + "\n  " + " ".repeat(pos) + "^";
+        int from = Math.max(0, pos - WINDOW);
+        int to = Math.min(text.length(), pos + WINDOW);
+        String head = from > 0 ? "..." : "";
+        String excerpt = head + text.substring(from, to) + (to < text.length() ? "..." : "");
+        return " at column " + (pos + 1) + "\n  " + excerpt + "\n  " + " ".repeat(head.length() + pos - from) + "^";
     }
+
+    /** Characters shown on either side of an error's column. */
+    private static final int WINDOW = 60;
 
     /** A PARSE error: what was expected, what was found, where. */
     public AxeException error(String what) {
-        String found = pos < text.length() ? "'" + text.charAt(pos) + "'" : "end of text";
+        String found = pos >= text.length() ? "end of text"
+                : text.charAt(pos) > 126 || (text.charAt(pos) < 32 && !isBlank(text.charAt(pos)))
+                ? String.format("U+%04X (not ASCII: the grammar's digits are 0-9, its blanks space, tab, CR, LF)",
+                        (int) text.charAt(pos))
+                : "'" + text.charAt(pos) + "'";
         return new AxeException(AxeException.Kind.PARSE, "cannot parse " + subject + ": " + what + " but found " + found
                 + where());
     }

@@ -169,8 +169,8 @@ public final class TileOf {
         // s_a = (width_a(Q_L) + 1 + shardReach_a(B)) / (width_a(Q_A) + 1)
         TreeMap<Axis, Long> span = new TreeMap<>();
         for (Axis a : axes) {
-            long numerator = width(qL, a) + bareInner.spanOn(a);
-            long denominator = width(qA, a) + 1;
+            long numerator = Checks.add("tile-of span numerator on " + a, width(qL, a), bareInner.spanOn(a));
+            long denominator = Checks.add("tile-of outer width on " + a, width(qA, a), 1);
             if (numerator % denominator != 0) {
                 return Match.none("on axis " + a + " the width " + width(qL, a) + " of the replicas of " + tiled
                         + " is no span multiple of the outer width " + width(qA, a));
@@ -189,7 +189,8 @@ public final class TileOf {
         Map<Axis, Long> corner = new TreeMap<>();
         Map<Axis, Long> minL = minima(qL, axes);
         for (Axis a : axes) {
-            corner.put(a, minL.get(a) - span.get(a) * minA.get(a));
+            corner.put(a, Checks.sub("tile-of corner on " + a, minL.get(a),
+                    Checks.mul("tile-of scaled minimum on " + a, span.get(a), minA.get(a))));
         }
         Point scaledMinA = scalePoint(new Point(new TreeMap<>(minA)), span);
         Point origin = new Point(new TreeMap<>(minA));
@@ -226,6 +227,7 @@ public final class TileOf {
         TreeSet<Point> out = new TreeSet<>();
         Point o = l.offsetPoint();
         for (Point r : l.replicaSet()) {
+            Budget.tick();
             out.add(r.plus(o));
         }
         return out;
@@ -290,14 +292,15 @@ public final class TileOf {
             lo = Math.min(lo, p.get(a));
             hi = Math.max(hi, p.get(a));
         }
-        return hi - lo;
+        return Checks.sub("width of a replica set on " + a, hi, lo);
     }
 
     /** {@code floor((p - c) / s)} axis by axis. */
     private static Point floorQuotient(Point p, Map<Axis, Long> corner, Map<Axis, Long> span, Set<Axis> axes) {
         TreeMap<Axis, Long> q = new TreeMap<>();
         for (Axis a : axes) {
-            q.put(a, Math.floorDiv(p.get(a) - corner.getOrDefault(a, 0L), span.getOrDefault(a, 1L)));
+            q.put(a, Math.floorDiv(Checks.sub("tile-of quotient on " + a, p.get(a), corner.getOrDefault(a, 0L)),
+                    span.getOrDefault(a, 1L)));
         }
         return new Point(q);
     }
@@ -312,6 +315,7 @@ public final class TileOf {
         for (Point a : x) {
             Point scaled = scalePoint(a, span);
             for (Point b : y) {
+                Budget.tick();
                 out.add(scaled.plus(b));
             }
         }
@@ -337,7 +341,7 @@ public final class TileOf {
         }
         Map<Axis, Long> knownOffset = missingOuter ? known.offset() : Tile.scale(known.offset(), span);
         TreeMap<Axis, Long> offset = new TreeMap<>(tiled.offset());
-        knownOffset.forEach((a, v) -> offset.merge(a, -v, Long::sum));
+        knownOffset.forEach((a, v) -> offset.put(a, Checks.sub("tile-of offset on " + a, offset.getOrDefault(a, 0L), v)));
         if (!missingOuter) {
             return Optional.of(Layout.of(List.of(), left, offset));
         }
@@ -377,7 +381,7 @@ public final class TileOf {
             long min = projection.first();
             offset.put(a, min);
             TreeSet<Long> shifted = new TreeSet<>();
-            projection.forEach(v -> shifted.add(v - min));
+            projection.forEach(v -> shifted.add(Checks.sub("replica value on " + a, v, min)));
             Optional<List<long[]>> progressions = sumOfProgressions(shifted);
             if (progressions.isEmpty()) {
                 return Optional.empty();
@@ -428,6 +432,7 @@ public final class TileOf {
                 TreeSet<Long> grown = new TreeSet<>(next);
                 boolean inside = true;
                 for (long v : sum) {
+                    Budget.tick();
                     long w = v + (f - 1) * t;
                     if (!y.contains(w)) {
                         inside = false;

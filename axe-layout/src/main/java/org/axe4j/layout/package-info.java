@@ -35,6 +35,8 @@
  *       the Kronecker product {@code f(z) = f_A(x) * span(B) + f_B(y)}, its two recognisers, and the sum
  *       without span scaling.</li>
  *   <li>{@link org.axe4j.layout.Slice}: a layout equal to {@code L(b + y)} on a box {@link org.axe4j.layout.Region}.</li>
+ *   <li>{@link org.axe4j.layout.ReplicaSet}: the distinct replica displacements, counted and enumerated lazily;
+ *       {@link org.axe4j.layout.Budget}: the caps a request runs under (points, bytes, time).</li>
  * </ul>
  * Every operation states its contract over the whole domain ("for every x: result(x) == ..."), and
  * its tests check exactly that by enumerating the set-valued map (the test oracle).

@@ -40,7 +40,7 @@ public final class MeshRequest {
     public static DeviceMesh mesh(JsonObject req) {
         JsonObject m = field(req, "mesh").getAsJsonObject();
         List<Long> shape = new ArrayList<>();
-        field(m, "shape").getAsJsonArray().forEach(e -> shape.add(e.getAsLong()));
+        field(m, "shape").getAsJsonArray().forEach(e -> shape.add(longOf(e, "mesh shape")));
         if (!m.has("axes")) {
             return DeviceMesh.of(shape.stream().mapToLong(Long::longValue).toArray());
         }
@@ -51,12 +51,35 @@ public final class MeshRequest {
 
     public static Shape globalShape(JsonObject req) {
         List<Long> dims = new ArrayList<>();
-        field(req, "global_shape").getAsJsonArray().forEach(e -> dims.add(e.getAsLong()));
+        field(req, "global_shape").getAsJsonArray().forEach(e -> dims.add(longOf(e, "global_shape")));
         return new Shape(dims);
     }
 
+    /** {@code element_bytes}: 4 when absent, else an exact integer in {@code [1, 2^31)}. */
     public static int elementBytes(JsonObject req) {
-        return req.has("element_bytes") ? req.get("element_bytes").getAsInt() : 4;
+        return req.has("element_bytes") ? intOf(req.get("element_bytes"), "element_bytes") : 4;
+    }
+
+    /** An exact 64-bit integer ({@code 8}, {@code 8.0}); INVALID for anything else, never a rounded or wrapped value. */
+    static long longOf(JsonElement e, String what) {
+        if (e != null && e.isJsonPrimitive() && e.getAsJsonPrimitive().isNumber() && e.getAsString().length() <= 64) {
+            try {
+                return new java.math.BigDecimal(e.getAsString()).longValueExact();
+            } catch (ArithmeticException | NumberFormatException notExact) {
+                // reported below
+            }
+        }
+        throw new AxeException(AxeException.Kind.INVALID, "mesh request: " + what + " must be a 64-bit integer, got " + e);
+    }
+
+    /** {@link #longOf} within {@code [0, 2^31)}. */
+    static int intOf(JsonElement e, String what) {
+        long v = longOf(e, what);
+        if (v < 0 || v > Integer.MAX_VALUE) {
+            throw new AxeException(AxeException.Kind.INVALID, "mesh request: " + what + " (" + v
+                    + ") must lie in [0, 2^31)");
+        }
+        return (int) v;
     }
 
     /** The tensor under {@code key} ("src", "dst" or "tensor"). */
@@ -66,7 +89,7 @@ public final class MeshRequest {
         JsonObject t = field(req, key).getAsJsonObject();
         List<Integer> partial = new ArrayList<>();
         if (t.has("partial_dims")) {
-            t.getAsJsonArray("partial_dims").forEach(e -> partial.add(e.getAsInt()));
+            t.getAsJsonArray("partial_dims").forEach(e -> partial.add(intOf(e, "partial_dims")));
         }
         if (t.has("layout")) {
             return new DistTensor(mesh, shape, Layout.parse(t.get("layout").getAsString()), partial);
@@ -91,13 +114,13 @@ public final class MeshRequest {
             Layout l = DistTensor.fromSpec(spec, shape, partial).layout();
             if (t.has("local_order")) {
                 List<Integer> order = new ArrayList<>();
-                t.getAsJsonArray("local_order").forEach(e -> order.add(e.getAsInt()));
+                t.getAsJsonArray("local_order").forEach(e -> order.add(intOf(e, "local_order")));
                 l = Variants.localOrder(l, order);
             }
             if (t.has("held_at")) {
                 for (JsonElement e : t.getAsJsonArray("held_at")) {
                     JsonArray pair = e.getAsJsonArray();
-                    l = Variants.heldAt(l, spec, pair.get(0).getAsInt(), pair.get(1).getAsLong());
+                    l = Variants.heldAt(l, spec, intOf(pair.get(0), "held_at"), longOf(pair.get(1), "held_at"));
                 }
             }
             return new DistTensor(mesh, shape, l, partial);

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.axe4j.layout.Checks;
 
 /**
  * A redistribution plan: global steps (which collectives, over which mesh dimensions), each rank's part of every
@@ -26,24 +27,29 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings sr
 
     /** Bytes rank r receives from other ranks, over all steps. */
     public long bytesReceived(int rank) {
-        return rankSteps.get(rank).stream().mapToLong(RankStep::elements).sum() * elementBytes;
+        long bytes = 0;
+        for (RankStep st : rankSteps.get(rank)) {
+            bytes = Checks.add("bytes received by rank " + rank, bytes, Checks.mul("bytes of a step", st.elements(), elementBytes));
+        }
+        return bytes;
     }
 
     /** Bytes rank r receives in step s. */
     public long bytesReceived(int rank, int step) {
-        return rankSteps.get(rank).get(step).elements() * elementBytes;
+        return Checks.mul("bytes received by rank " + rank + " in step " + step, rankSteps.get(rank).get(step).elements(),
+                elementBytes);
     }
 
     public long bytesTotal() {
         long t = 0;
         for (int r = 0; r < rankCount(); r++) {
-            t += bytesReceived(r);
+            t = Checks.add("bytes moved by the plan", t, bytesReceived(r));
         }
         return t;
     }
 
     public long minimumBytes() {
-        return minimumElements * elementBytes;
+        return Checks.mul("minimum bytes of the plan", minimumElements, elementBytes);
     }
 
     /**

@@ -91,7 +91,7 @@ public final class PlanJson {
             }
             s.addProperty("root", st.root());
             s.addProperty("out_size", st.outSize());
-            s.addProperty("bytes", st.elements() * plan.elementBytes());
+            s.addProperty("bytes", org.axe4j.layout.Checks.mul("bytes of a copy", st.elements(), plan.elementBytes()));
             steps.add(s);
         }
         o.add("steps", steps);

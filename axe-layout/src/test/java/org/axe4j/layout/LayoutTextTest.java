@@ -74,11 +74,71 @@ class LayoutTextTest {
         "S[(4294967296,4294967296):(1,1)]     | size of layout shard",
         "S[4611686018427387904:4]             | reach",
         "S[2:1] + R[(4294967296,4294967296):(0,0)] | replica count",
+        "S[2:9223372036854775807]             | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
+        "S[2:9223372036854775806] + 1         | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
+        "S[2:9223372036854775806] + R[2:2]    | reach of layout on axis m overflows 64 bits",
+        "S[1:1] - 9223372036854775807         | span of layout on axis m",
     })
     void invalidValuesAreRejectedWithTheRule(String text, String rule) {
         AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text));
         assertEquals(AxeException.Kind.INVALID, e.kind());
         assertTrue(e.getMessage().contains(rule), e.getMessage());
+    }
+
+    @Test
+    void theLargestSpanThatFitsIsKeptExactly() {
+        Layout l = Layout.parse("S[2:9223372036854775806]");
+        assertEquals(Long.MAX_VALUE, l.spanOn(Axis.M));
+        assertEquals(l, Layout.parse(l.toString()));
+        Layout negative = Layout.parse("S[2:-4611686018427387903] + R[2:4611686018427387903]");
+        assertEquals(Long.MAX_VALUE, negative.spanOn(Axis.M));
+        assertEquals(List.of(Point.of("m", -4611686018427387903L), Point.ZERO), negative.apply(1));
+    }
+
+    /** The grammar is ASCII: digits 0-9, blanks space, tab, CR, LF; anything else is named by its code point. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "S[(\u0668,\u0661\u0666):(\u0661\u0666,\u0661)] | U+0668 | 4",
+        "S[(\uff18,\uff11\uff16):(16,1)]                  | U+FF18 | 4",
+        "S[8:1]\u2003+ 2                                    | U+2003 | 7",
+        "S[8:\u00a01]                                       | U+00A0 | 5",
+        "S[8:1@lane\u00e9]                                  | U+00E9 | 11",
+        "S[8:1] + 2@\u03bb                                   | U+03BB | 12",
+        "S[8:\u00001]                                        | U+0000 | 5",
+    })
+    void nonAsciiDigitsAndBlanksAreRejected(String escaped, String what, int column) {
+        String text = unescape(escaped.strip());
+        AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text), text);
+        assertEquals(AxeException.Kind.PARSE, e.kind());
+        assertTrue(e.getMessage().contains(what), e.getMessage());
+        assertTrue(e.getMessage().contains("at column " + column + "\n"), e.getMessage());
+    }
+
+    @Test
+    void asciiBlanksAreSkipped() {
+        assertEquals(Layout.parse("S[(8,16):(16,1)] + 2"), Layout.parse("S[ (8,\t16) :\r\n(16, 1)]\t+  2"));
+    }
+
+    @Test
+    void longTextShowsAWindowAroundTheError() {
+        String text = "S[(" + "1,".repeat(5000) + "x):(1)]";
+        AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text));
+        assertTrue(e.getMessage().length() < 400, e.getMessage());
+        String[] lines = e.getMessage().split("\n");
+        assertEquals('x', lines[1].charAt(lines[2].indexOf('^')), e.getMessage());
+    }
+
+    private static String unescape(String s) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < s.length(); i++) {
+            if (s.startsWith("\\u", i)) {
+                sb.append((char) Integer.parseInt(s.substring(i + 2, i + 6), 16));
+                i += 5;
+            } else {
+                sb.append(s.charAt(i));
+            }
+        }
+        return sb.toString();
     }
 
     @Test

@@ -584,7 +584,11 @@ class SliceTest {
                 assertThrows(AxeException.class, () -> Region.of(new long[] {-1, 2})).getMessage());
         AxeException parse = assertThrows(AxeException.class, () -> Region.parse("[0:2, 4]"));
         assertEquals(AxeException.Kind.PARSE, parse.kind());
-        assertEquals("region \"[0:2, 4]\": \"4\" is not begin:end", parse.getMessage());
+        assertEquals("cannot parse region: expected ':' but found ']' at column 8\n  [0:2, 4]\n         ^",
+                parse.getMessage());
+        AxeException arabic = assertThrows(AxeException.class, () -> Region.parse("[0:\u0662]"));
+        assertEquals(AxeException.Kind.PARSE, arabic.kind());
+        assertTrue(arabic.getMessage().contains("U+0662"), arabic.getMessage());
         assertEquals(0, Region.parse("[]").rank());
     }
 }

@@ -184,4 +184,21 @@ class PlannerTest {
                 "{\"placements\": \"[Partial()]\"}"));
         assertTrue(shapes.getMessage().contains("is partial"), shapes.getMessage());
     }
+
+    @Test
+    void requestNumbersAreExactAndByteCountsAreChecked() {
+        String head = "{\"mesh\": {\"shape\": [2]}, \"global_shape\": [8], \"src\": " + pl("[Shard(0)]")
+                + ", \"dst\": " + pl("[Replicate()]");
+        // 2^32 + 4 once read as 4 (int truncation); 2.5 and 1e30 as 2 and a wrapped long.
+        for (String bytes : List.of("4294967300", "2.5", "-1", "1e30")) {
+            AxeException e = assertThrows(AxeException.class,
+                    () -> MeshRequest.plan(head + ", \"element_bytes\": " + bytes + "}"), bytes);
+            assertEquals(AxeException.Kind.INVALID, e.kind(), e.getMessage());
+        }
+        AxeException shape = assertThrows(AxeException.class, () -> MeshRequest.plan(head.replace("[8]", "[1e30]") + "}"));
+        assertTrue(shape.getMessage().contains("global_shape must be a 64-bit integer"), shape.getMessage());
+        Plan big = MeshRequest.plan(head + ", \"element_bytes\": 2147483647}");
+        assertEquals(8L * 2147483647L, big.bytesTotal());
+        assertEquals(big.bytesTotal(), big.minimumBytes());
+    }
 }

@@ -8,6 +8,8 @@ import java.util.Optional;
 import java.util.TreeSet;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Budget;
+import org.axe4j.layout.Checks;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.Equivalence;
@@ -42,13 +44,39 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable</li>
  *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
  *       map from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic)</li>
+ *   <li>{@code count(layout, x)} or {@code count(layout, coord, shape)}: how many points L(x) has, without
+ *       enumerating them</li>
+ *   <li>{@code points(layout, x, shape, start, limit)}: points {@code start .. start+limit-1} of L(x) in the order
+ *       of {@code apply} ({@code shape} None for a flat index), so a caller can page through a set of any size</li>
  *   <li>{@code equivalent(a, b)}: do the two layouts induce the same map</li>
  *   <li>{@code size(layout[, axis])}, {@code span(layout[, axis])} (span excludes the offset)</li>
+ *   <li>{@code limits([caps])}: the caps every call runs under ({@link Budget}: {@code max_points},
+ *       {@code max_answer_bytes}, {@code max_request_bytes}, {@code max_millis}), after setting those named in
+ *       the optional map {@code caps}; they start from {@link Budget#fromEnvironment}</li>
  * </ul>
+ * Every call runs under the caps: a layout text longer than {@code max_request_bytes}, an enumeration of more
+ * than {@code max_points} points (refused before it starts: apply of a layout whose L(x) has too many points,
+ * a page larger than the cap), an answer text longer than {@code max_answer_bytes}, a call running past
+ * {@code max_millis} and a call that runs the JVM out of memory are refused with a ValueError whose message says
+ * {@code too large} and names the figure and the cap (a stack overflow, a defect, is a ValueError saying
+ * {@code internal error}). Concurrent calls each have their own.
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class LayoutGlobals implements GlobalsProvider {
     public static final String PREFIX = "axe4j.layout.";
+
+    /** The caps of every call; {@code limits} changes them for the whole process. */
+    private static volatile Budget budget = Budget.fromEnvironment(System.getenv());
+
+    /** The caps calls run under now. */
+    public static Budget budget() {
+        return budget;
+    }
+
+    /** Replaces the caps of every later call. */
+    public static void setBudget(Budget b) {
+        budget = java.util.Objects.requireNonNull(b, "budget");
+    }
 
     @Override
     public String name() {
@@ -58,7 +86,7 @@ public final class LayoutGlobals implements GlobalsProvider {
     @Override
     public void register() {
         def("parse", 1, 1, a -> TirxLayouts.write(readText(string(a[0], "text"))));
-        def("to_text", 1, 1, a -> layout(a[0], "layout").toString());
+        def("to_text", 1, 1, a -> answerText(layout(a[0], "layout").toString()));
         def("canonicalize", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
             return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(l.layout())));
@@ -93,6 +121,24 @@ public final class LayoutGlobals implements GlobalsProvider {
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
+        def("count", 2, 3, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return l.layout().pointCount(flatIndex(l, a[1], a.length == 3 ? a[2] : null));
+        });
+        def("points", 5, 5, a -> points(layout(a[0], "layout"), a));
+        def("limits", 0, 1, a -> {
+            if (a.length == 1 && a[0] != null) {
+                if (!(a[0] instanceof Map<?, ?> caps)) {
+                    throw new IllegalArgumentException("caps must be a map of cap name to integer, got " + describe(a[0]));
+                }
+                Budget b = budget;
+                for (Map.Entry<?, ?> e : caps.entrySet()) {
+                    b = b.with(string(e.getKey(), "cap name"), TirxLayouts.integer(e.getValue(), null, "cap " + e.getKey()));
+                }
+                setBudget(b);
+            }
+            return new LinkedHashMap<String, Object>(budget.asMap());
+        });
         def("equivalent", 2, 2, a -> equivalent(layout(a[0], "a"), layout(a[1], "b")));
         def("size", 1, 2, a -> {
             Layout l = layout(a[0], "layout").layout();
@@ -109,7 +155,10 @@ public final class LayoutGlobals implements GlobalsProvider {
         });
     }
 
-    /** Registers {@code axe4j.layout.<name>}; wrong argument counts and axe4j errors become ValueErrors. */
+    /**
+     * Registers {@code axe4j.layout.<name>}, running each call under the caps of {@link #budget()}; wrong
+     * argument counts, axe4j errors, refusals over a cap and running out of memory or stack become ValueErrors.
+     */
     private static void def(String name, int min, int max, PackedFunction body) {
         String full = PREFIX + name;
         Tvm.register(full, args -> {
@@ -117,12 +166,38 @@ public final class LayoutGlobals implements GlobalsProvider {
                 throw new IllegalArgumentException(full + " takes " + (min == max ? min : min + " to " + max)
                         + " arguments, got " + args.length);
             }
+            Budget caps = budget;
             try {
-                return body.apply(args);
+                return caps.run(() -> {
+                    try {
+                        return body.apply(args);
+                    } catch (RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
             } catch (AxeException | IllegalArgumentException | ClassCastException e) {
                 throw new IllegalArgumentException(full + ": " + e.getMessage(), e);
+            } catch (OutOfMemoryError e) {
+                throw new IllegalArgumentException(full + ": too large: the call ran out of memory (the JVM's heap "
+                        + "holds " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB; the caps are "
+                        + caps.asMap() + ")");
+            } catch (StackOverflowError e) {
+                throw new IllegalArgumentException(full + ": internal error: the call ran out of stack");
             }
         }, true);
+    }
+
+    /** A text answer, refused when it has more bytes than the answer cap. */
+    private static String answerText(String text) {
+        long bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        Budget b = Budget.active().orElse(budget);
+        if (bytes > b.maxAnswerBytes()) {
+            throw Budget.tooLarge("the answer has " + bytes + " bytes, more than the cap of " + b.maxAnswerBytes()
+                    + " bytes");
+        }
+        return text;
     }
 
     /** A layout argument: a TVM layout object, or axe4j text (plain or {@code Swizzle<...> o ...}). */
@@ -141,6 +216,11 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     private static TirxLayout readText(String text) {
+        Budget b = Budget.active().orElse(budget);
+        if (text.length() > b.maxRequestBytes()
+                || text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > b.maxRequestBytes()) {
+            throw Budget.tooLarge("the layout text has more than " + b.maxRequestBytes() + " bytes, the cap of a request");
+        }
         return SwizzledLayout.isSwizzledText(text) ? TirxLayout.of(SwizzledLayout.parse(text))
                 : TirxLayout.of(Layout.parse(text));
     }
@@ -171,7 +251,8 @@ public final class LayoutGlobals implements GlobalsProvider {
             String what = "region[" + k + "]";
             if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
                 long begin = TirxLayouts.integer(r.get("min"), null, what + ".min");
-                pairs[k] = new long[] {begin, begin + TirxLayouts.integer(r.get("extent"), null, what + ".extent")};
+                long extent = TirxLayouts.integer(r.get("extent"), null, what + ".extent");
+                pairs[k] = new long[] {begin, Checks.add(what + " end (min + extent)", begin, extent)};
             } else if (item instanceof List<?> pair && pair.size() == 2) {
                 pairs[k] = new long[] {TirxLayouts.integer(pair.get(0), null, what + " begin"),
                         TirxLayouts.integer(pair.get(1), null, what + " end")};
@@ -183,19 +264,46 @@ public final class LayoutGlobals implements GlobalsProvider {
         return Region.of(pairs);
     }
 
-    private static List<Object> apply(TirxLayout l, Object[] a) {
-        long x;
-        if (a.length == 3 && a[2] != null) {
-            Shape shape = shape(a[2], "shape");
+    /** The flat index of {@code x} (a flat index, or a coordinate of {@code shape} when it is not None). */
+    private static long flatIndex(TirxLayout l, Object x, Object shapeArg) {
+        long flat;
+        if (shapeArg != null) {
+            Shape shape = shape(shapeArg, "shape");
             l.layout().requireAdmits(shape);
-            x = shape.flatten(integers(a[1], "coord"));
+            flat = shape.flatten(integers(x, "coord"));
         } else {
-            x = TirxLayouts.integer(a[1], null, "x");
+            flat = TirxLayouts.integer(x, null, "x");
         }
-        if (x < 0 || x >= l.layout().size()) {
-            throw new IllegalArgumentException("x = " + x + " is outside [0, " + l.layout().size() + ") of " + l);
+        if (flat < 0 || flat >= l.layout().size()) {
+            throw new IllegalArgumentException("x = " + flat + " is outside [0, " + l.layout().size() + ") of " + l);
         }
+        return flat;
+    }
+
+    private static List<Object> apply(TirxLayout l, Object[] a) {
+        long x = flatIndex(l, a[1], a.length == 3 ? a[2] : null);
         List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
+        return pointMaps(l, points);
+    }
+
+    /** {@code points(layout, x, shape, start, limit)}: one page of L(x), in apply's order; plain layouts only. */
+    private static List<Object> points(TirxLayout l, Object[] a) {
+        Layout plain = l.plain("points (layout)");
+        long x = flatIndex(l, a[1], a[2]);
+        long start = Checks.nonNegative("start", TirxLayouts.integer(a[3], null, "start"));
+        long limit = Checks.positive("limit", TirxLayouts.integer(a[4], null, "limit"));
+        Budget.requirePoints(limit, () -> "a page of " + limit + " points of L(" + x + ") of " + l);
+        java.util.Iterator<Point> it = plain.replicas().iterator(start);
+        Point base = plain.base(x);
+        List<Point> page = new ArrayList<>();
+        while (page.size() < limit && it.hasNext()) {
+            page.add(base.plus(it.next()));
+        }
+        return pointMaps(l, page);
+    }
+
+    /** Points as maps from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic). */
+    private static List<Object> pointMaps(TirxLayout l, List<Point> points) {
         List<Object> out = new ArrayList<>();
         for (Point p : points) {
             Map<String, Object> coords = new LinkedHashMap<>();

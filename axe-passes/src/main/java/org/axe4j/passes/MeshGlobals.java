@@ -18,6 +18,8 @@ import org.axe4j.tvm.Tvm;
  *       {@code tensor}</li>
  *   <li>{@code layout(request)}: the Axe layout text of {@code tensor}</li>
  * </ul>
+ * A call that runs the JVM out of memory is refused with a ValueError saying {@code too large} (out of stack:
+ * {@code internal error}).
  * Errors are TVM {@code ValueError}s whose message starts with the global's name.
  */
 public final class MeshGlobals implements GlobalsProvider {
@@ -46,6 +48,11 @@ public final class MeshGlobals implements GlobalsProvider {
         return s;
     }
 
+    /**
+     * Registers {@code axe4j.mesh.<name>}. Plans enumerate whole tensors (up to {@link org.axe4j.mesh.Holdings#ELEMENT_LIMIT}
+     * elements), so the layout globals' point cap does not apply; running out of memory or stack is still the
+     * call's ValueError.
+     */
     private static void def(String name, PackedFunction body) {
         String full = PREFIX + name;
         Tvm.register(full, args -> {
@@ -53,6 +60,11 @@ public final class MeshGlobals implements GlobalsProvider {
                 return body.apply(args);
             } catch (AxeException | IllegalArgumentException | IllegalStateException | ClassCastException e) {
                 throw new IllegalArgumentException(full + ": " + e.getMessage(), e);
+            } catch (OutOfMemoryError e) {
+                throw new IllegalArgumentException(full + ": too large: the call ran out of memory (the JVM's heap "
+                        + "holds " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB)");
+            } catch (StackOverflowError e) {
+                throw new IllegalArgumentException(full + ": internal error: the call ran out of stack");
             }
         }, true);
     }

@@ -65,6 +65,9 @@ public final class TirxLayouts {
      */
     private static final int READ_CACHE_ENTRIES = 1024;
 
+    /** Only layouts of at most this many iters are cached, so the cache's memory stays bounded. */
+    private static final int CACHED_ITERS = 256;
+
     private record Cached(TvmObject keepAlive, TirxLayout value) {}
 
     private static final Map<Long, Cached> READ_CACHE = new LinkedHashMap<>(64, 0.75f, true) {
@@ -81,6 +84,8 @@ public final class TirxLayouts {
     /** TIRx axes are registered singletons: look each up once. */
     private static final Map<Axis, TvmObject> AXES = new java.util.concurrent.ConcurrentHashMap<>();
 
+    private static final int AXES_CACHED = 4096;
+
     /** Reads any TVM layout axe4j can express: integer or affine-symbolic offsets, optionally swizzled. */
     public static TirxLayout read(TvmObject layout) {
         if (layout == null) {
@@ -94,8 +99,10 @@ public final class TirxLayouts {
             }
         }
         TirxLayout value = readFields(layout);
-        synchronized (READ_CACHE) {
-            READ_CACHE.putIfAbsent(address, new Cached(layout.share(), value));
+        if (value.layout().shard().size() + value.layout().replica().size() <= CACHED_ITERS) {
+            synchronized (READ_CACHE) {
+                READ_CACHE.putIfAbsent(address, new Cached(layout.share(), value));
+            }
         }
         return value;
     }
@@ -172,9 +179,19 @@ public final class TirxLayouts {
         return axisObject(axis).share();
     }
 
-    /** The cached axis object itself, for passing as an argument (the cache keeps it alive). */
+    /** The axis object, for passing as an argument (the cache, or the caller's reference, keeps it alive). */
     private static TvmObject axisObject(Axis axis) {
-        return AXES.computeIfAbsent(axis, a -> (TvmObject) Tvm.call("tirx.AxisGet", a.name()));
+        TvmObject known = AXES.get(axis);
+        if (known != null) {
+            return known;
+        }
+        TvmObject fresh = (TvmObject) Tvm.call("tirx.AxisGet", axis.name());
+        // Bounded like Axis's own table: a stream of distinct names must not grow it without end.
+        if (AXES.size() < AXES_CACHED) {
+            TvmObject raced = AXES.putIfAbsent(axis, fresh);
+            return raced != null ? raced : fresh;
+        }
+        return fresh;
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Budget;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
@@ -33,7 +34,9 @@ final class LayoutCommands {
             "  show LAYOUT [--shape S] [--svg FILE] [--max-rows N] [--max-cols N]",
             "        the layout, its size and spans, and the logical tile with each cell's hardware",
             "        coordinates; --svg writes the tile as a picture (cells coloured by thread axes)",
-            "  apply LAYOUT --shape S --coord C       the set L(C) of hardware points",
+            "  apply LAYOUT --shape S --coord C [--count | --stream]",
+            "                                         the set L(C) of hardware points; --count: how many (nothing",
+            "                                         enumerated); --stream: one point per line, in constant memory",
             "  inverse LAYOUT --shape S --point P     the coordinate whose image holds P (e.g. laneid:8,warpid:6)",
             "  iters LAYOUT                           shard and replica iters, offset",
             "  canon LAYOUT                           the canonical form (same map, rewrites applied to a fixpoint)",
@@ -50,6 +53,8 @@ final class LayoutCommands {
             "",
             "batch requests (one JSON object per line; extra fields allowed, \"id\" is echoed):",
             "  {\"op\":\"apply\",\"layout\":L,\"shape\":[..],\"coord\":[..]}   -> {\"points\":[{\"laneid\":8,...},...]}",
+            "    with \"mode\":\"count\"                                  -> {\"count\":N}",
+            "    with \"mode\":\"stream\"   -> lines {\"points\":[..1024 points],\"more\":true} .. {\"points\":[..],\"more\":false,\"count\":N}",
             "  {\"op\":\"inverse\",\"layout\":L,\"shape\":[..],\"point\":{..}} -> {\"coord\":[..] or null}",
             "  {\"op\":\"iters\",\"layout\":L}                            -> {\"shard\":[[e,s,\"axis\"],..],\"replica\":[..],\"offset\":{..}}",
             "  {\"op\":\"group\",\"layout\":L,\"shape\":[..]}               -> {\"layout\":L2,\"seps\":[0,..,n]}",
@@ -57,16 +62,44 @@ final class LayoutCommands {
             "  {\"op\":\"tile\",\"inner\":L1,\"outer\":L2,\"inner_shape\":[..],\"outer_shape\":[..]} -> {\"layout\":L3,\"shape\":[..]}",
             "  {\"op\":\"slice\",\"layout\":L,\"shape\":[..],\"region\":[[begin,end],..]} -> {\"layout\":L2,\"shape\":[..]}",
             "  {\"op\":\"equiv\",\"a\":L1,\"b\":L2}                        -> {\"equivalent\":true|false}",
-            "  a failure                                            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable\"}",
+            "  a failure            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable|too_large|internal\"}",
             "",
-            "exit codes: 0 ok, 2 bad input, 3 not representable, 1 internal error");
+            "caps (every command; also from AXE4J_MAX_POINTS, AXE4J_MAX_ANSWER_BYTES, AXE4J_MAX_REQUEST_BYTES,",
+            "AXE4J_MAX_MILLIS): --max-points N (default 65536 points enumerated per request: size x replicas),",
+            "--max-answer-bytes N (4194304), --max-request-bytes N (1048576 per batch line), --max-millis N (10000).",
+            "A request over a cap is refused with kind too_large (exit code 4).",
+            "",
+            "exit codes: 0 ok, 2 bad input, 3 not representable, 4 too large, 1 internal error,",
+            "            141 batch output closed");
 
     private static final Set<String> NONE = Set.of();
     private static final Set<String> JSON = Set.of("json");
 
+    /** The options that set the caps of a request's {@link Budget}, accepted by every command. */
+    static final List<String> CAPS = List.of("max-points", "max-answer-bytes", "max-request-bytes", "max-millis");
+
     private LayoutCommands() {}
 
-    static int run(List<String> args, InputStream in, PrintStream out) throws IOException {
+    /** {@code valueOptions} plus the cap options. */
+    private static Set<String> withCaps(Set<String> valueOptions) {
+        Set<String> all = new java.util.TreeSet<>(valueOptions);
+        all.addAll(CAPS);
+        return all;
+    }
+
+    /** The caps from the environment, then from the command's options. */
+    static Budget budget(Args a, Map<String, String> env) {
+        Budget b = Budget.fromEnvironment(env);
+        for (String cap : CAPS) {
+            String v = a.option(cap).orElse(null);
+            if (v != null) {
+                b = b.with(cap.replace('-', '_'), Budget.parseCap("option --" + cap, v));
+            }
+        }
+        return b;
+    }
+
+    static int run(List<String> args, InputStream in, PrintStream out, Map<String, String> env) throws IOException {
         if (args.isEmpty() || args.get(0).equals("--help") || args.get(0).equals("-h") || args.get(0).equals("help")) {
             out.println(USAGE);
             return 0;
@@ -78,11 +111,17 @@ final class LayoutCommands {
             return 0;
         }
         switch (command) {
-            case "show":
-                return show(new Args(command, rest, Set.of("shape", "svg", "max-rows", "max-cols"), JSON), out);
-            case "batch":
-                new Args(command, rest, NONE, NONE);
-                return Batch.run(in, out);
+            case "show": {
+                Args a = new Args(command, rest, withCaps(Set.of("shape", "svg", "max-rows", "max-cols")), JSON);
+                return show(a, out, budget(a, env));
+            }
+            case "batch": {
+                Args a = new Args(command, rest, withCaps(NONE), NONE);
+                if (!a.positional().isEmpty()) {
+                    throw a.usage("takes no arguments (requests come on stdin), got '" + a.positional().get(0) + "'");
+                }
+                return Batch.run(in, out, budget(a, env));
+            }
             default:
                 break;
         }
@@ -91,32 +130,38 @@ final class LayoutCommands {
         req.addProperty("op", command);
         switch (command) {
             case "apply" -> {
-                a = new Args(command, rest, Set.of("shape", "coord"), JSON);
+                a = new Args(command, rest, withCaps(Set.of("shape", "coord")), Set.of("json", "count", "stream"));
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
                 req.add("coord", CliText.integers("coordinate", a.required("coord")));
+                if (a.flag("count") && a.flag("stream")) {
+                    throw a.usage("takes --count or --stream, not both");
+                }
+                if (a.flag("count") || a.flag("stream")) {
+                    req.addProperty("mode", a.flag("count") ? "count" : "stream");
+                }
             }
             case "inverse" -> {
-                a = new Args(command, rest, Set.of("shape", "point"), JSON);
+                a = new Args(command, rest, withCaps(Set.of("shape", "point")), JSON);
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
                 req.add("point", CliText.point(a.required("point")));
             }
             case "iters" -> {
-                a = new Args(command, rest, NONE, JSON);
+                a = new Args(command, rest, withCaps(NONE), JSON);
                 req.addProperty("layout", a.joinedLayout());
             }
             case "group" -> {
-                a = new Args(command, rest, Set.of("shape"), JSON);
+                a = new Args(command, rest, withCaps(Set.of("shape")), JSON);
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
             }
             case "canon" -> {
-                a = new Args(command, rest, NONE, JSON);
+                a = new Args(command, rest, withCaps(NONE), JSON);
                 req.addProperty("layout", a.joinedLayout());
             }
             case "equiv" -> {
-                a = new Args(command, rest, NONE, JSON);
+                a = new Args(command, rest, withCaps(NONE), JSON);
                 if (a.positional().size() != 2) {
                     throw a.usage("needs exactly two layouts, each quoted, got " + a.positional().size() + " words");
                 }
@@ -124,13 +169,13 @@ final class LayoutCommands {
                 req.addProperty("b", a.positional().get(1));
             }
             case "slice" -> {
-                a = new Args(command, rest, Set.of("shape", "region"), JSON);
+                a = new Args(command, rest, withCaps(Set.of("shape", "region")), JSON);
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
                 req.add("region", CliText.region(a.required("region")));
             }
             case "tile" -> {
-                a = new Args(command, rest, Set.of("outer", "outer-shape", "inner", "inner-shape"), JSON);
+                a = new Args(command, rest, withCaps(Set.of("outer", "outer-shape", "inner", "inner-shape")), JSON);
                 if (!a.positional().isEmpty()) {
                     throw a.usage("takes its layouts as --outer and --inner, not '" + a.positional().get(0) + "'");
                 }
@@ -142,9 +187,45 @@ final class LayoutCommands {
             default -> throw new AxeException(AxeException.Kind.INVALID,
                     "unknown command 'axe layout " + command + "' (see: axe layout --help)");
         }
-        JsonObject answer = Operations.answer(req);
-        out.println(a.flag("json") ? Json.write(answer) : text(command, req, answer));
+        Budget budget = budget(a, env);
+        boolean json = a.flag("json");
+        java.util.function.Consumer<JsonObject> partial = chunk -> print(out,
+                capped(budget, json ? Json.write(chunk) : text(command, req, chunk)));
+        try {
+            String answer = budget.run(() -> {
+                JsonObject o = Operations.answer(req, partial);
+                return capped(budget, json ? Json.write(o) : text(command, req, o));
+            });
+            if (!answer.isEmpty() || !"stream".equals(modeOf(req))) {
+                print(out, answer);
+            }
+        } catch (Batch.OutputClosed closed) {
+            return Main.OUTPUT_CLOSED;
+        }
         return 0;
+    }
+
+    private static String modeOf(JsonObject req) {
+        return req.has("mode") ? req.get("mode").getAsString() : "list";
+    }
+
+    /** Prints one answer (or chunk) and stops the command when nobody reads the output any more. */
+    private static void print(PrintStream out, String text) {
+        out.println(text);
+        out.flush();
+        if (out.checkError()) {
+            throw new Batch.OutputClosed();
+        }
+    }
+
+    /** {@code text}, or a TOO_LARGE error when it has more bytes than the budget's answer cap. */
+    static String capped(Budget budget, String text) {
+        long bytes = Json.utf8Length(text);
+        if (bytes > budget.maxAnswerBytes()) {
+            throw Budget.tooLarge("the answer has " + bytes + " bytes, more than the cap of " + budget.maxAnswerBytes()
+                    + " bytes (--max-answer-bytes)");
+        }
+        return text;
     }
 
     /** The human-readable form of an answer. */
@@ -153,8 +234,14 @@ final class LayoutCommands {
         switch (command) {
             case "apply" -> {
                 String coord = tuple(req.getAsJsonArray("coord"));
-                for (JsonElement p : answer.getAsJsonArray("points")) {
-                    sb.append(sb.length() > 0 ? "\n" : "").append(coord).append(" -> ").append(pointText(p.getAsJsonObject()));
+                if (answer.has("points")) {
+                    for (JsonElement p : answer.getAsJsonArray("points")) {
+                        sb.append(sb.length() > 0 ? "\n" : "").append(coord).append(" -> ")
+                                .append(pointText(p.getAsJsonObject()));
+                    }
+                } else {
+                    long n = answer.get("count").getAsLong();
+                    sb.append(coord).append(" -> ").append(n).append(n == 1 ? " point" : " points");
                 }
             }
             case "inverse" -> sb.append(pointText(req.getAsJsonObject("point"))).append(" <- ")
@@ -208,7 +295,8 @@ final class LayoutCommands {
             return fallback;
         }
         try {
-            int n = Integer.parseInt(v.strip());
+            String t = CliText.trim(v);
+            int n = t.chars().allMatch(ch -> ch >= '0' && ch <= '9') ? Integer.parseInt(t) : 0;
             if (n >= 1) {
                 return n;
             }
@@ -219,7 +307,24 @@ final class LayoutCommands {
     }
 
     /** {@code axe layout show}: summary, then the tile as a table (or JSON), optionally an SVG file. */
-    static int show(Args a, PrintStream out) throws IOException {
+    static int show(Args a, PrintStream out, Budget budget) throws IOException {
+        String[] texts = budget.run(() -> showTexts(a));
+        String answer = capped(budget, texts[0]);
+        if (texts[1] != null) {
+            String svgPath = a.option("svg").get();
+            Path p = Path.of(svgPath);
+            if (p.getParent() != null) {
+                Files.createDirectories(p.getParent());
+            }
+            Files.writeString(p, capped(budget, texts[1]), StandardCharsets.UTF_8);
+        }
+        out.print(answer);
+        out.flush();
+        return 0;
+    }
+
+    /** What show prints, and the SVG picture (null without --svg), computed under the caller's budget. */
+    private static String[] showTexts(Args a) {
         String text = a.joinedLayout();
         Layout l;
         try {
@@ -247,23 +352,15 @@ final class LayoutCommands {
             throw new AxeException(e.kind(), "show " + l + " with shape " + s + ": " + e.getMessage(), e);
         }
         String svgPath = a.option("svg").orElse(null);
-        if (svgPath != null) {
-            Path p = Path.of(svgPath);
-            if (p.getParent() != null) {
-                Files.createDirectories(p.getParent());
-            }
-            Files.writeString(p, SvgPicture.render(model), StandardCharsets.UTF_8);
-        }
+        String svg = svgPath == null ? null : SvgPicture.render(model);
+        String printed;
         if (a.flag("json")) {
-            out.println(Json.write(showJson(model, svgPath)));
+            printed = Json.write(showJson(model, svgPath)) + System.lineSeparator();
         } else {
-            out.print(summary(model, defaulted));
-            out.print(TextTable.render(model));
-            if (svgPath != null) {
-                out.println("svg written to " + svgPath);
-            }
+            printed = summary(model, defaulted) + TextTable.render(model)
+                    + (svgPath != null ? "svg written to " + svgPath + System.lineSeparator() : "");
         }
-        return 0;
+        return new String[] {printed, svg};
     }
 
     /** Layout, shape, size, per-axis sizes and spans, offset, injectivity. */

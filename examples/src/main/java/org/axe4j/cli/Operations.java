@@ -1,11 +1,13 @@
 package org.axe4j.cli;
 
+import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
@@ -26,6 +28,9 @@ import org.axe4j.layout.Tile;
  *
  * <pre>
  *   apply   {layout, shape, coord}                       -> {points: [{axis: v, ...}, ...]}
+ *           {.., mode: "count"}                          -> {count: N}            (nothing enumerated)
+ *           {.., mode: "stream"}                         -> {points: [..], more: true} per chunk of
+ *                                                           STREAM_CHUNK points, then {points: [..], more: false, count: N}
  *   inverse {layout, shape, point: {axis: v}}            -> {coord: [..]} or {coord: null}
  *   iters   {layout}                                     -> {shard: [[e,s,axis]..], replica: [..], offset: {axis: v}}
  *   group   {layout, shape}                              -> {layout, seps: [0, .., n]}
@@ -35,11 +40,24 @@ import org.axe4j.layout.Tile;
  *   slice   {layout, shape, region: [[b, e], ..]}        -> {layout, shape}   (shape = e - b)
  * </pre>
  *
- * Failures are AxeExceptions whose message starts with the operation and shows the request.
+ * Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
+ * {@link Json#ECHO_LIMIT} characters). Every operation runs under the caller's {@link org.axe4j.layout.Budget}.
  */
 final class Operations {
     /** The operations this build answers, in the order help lists them. */
     static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv");
+
+    /** Points per answer line of a streamed apply. */
+    static final int STREAM_CHUNK = 1024;
+
+    /** The answer to a request; a streamed apply hands its chunk lines to {@code partial} and returns its last line. */
+    static JsonObject answer(JsonObject json, Consumer<JsonObject> partial) {
+        JsonElement opField = json.get("op");
+        if (opField != null && opField.isJsonPrimitive() && "apply".equals(opField.getAsString())) {
+            return apply(new Request(json, "apply"), partial);
+        }
+        return answer(json);
+    }
 
     private Operations() {}
 
@@ -47,11 +65,13 @@ final class Operations {
         JsonElement opField = json.get("op");
         if (opField == null || !opField.isJsonPrimitive() || !opField.getAsJsonPrimitive().isString()) {
             throw new AxeException(AxeException.Kind.INVALID,
-                    "request needs a string field 'op' (one of " + String.join(", ", OPS) + "): " + Json.write(json));
+                    "request needs a string field 'op' (one of " + String.join(", ", OPS) + "): " + Json.abbreviate(json));
         }
         Request r = new Request(json, opField.getAsString());
         return switch (r.op()) {
-            case "apply" -> apply(r);
+            case "apply" -> apply(r, chunk -> {
+                throw r.invalid("a streamed apply needs a caller that takes several answer lines");
+            });
             case "inverse" -> inverse(r);
             case "iters" -> iters(r);
             case "group" -> group(r);
@@ -60,7 +80,7 @@ final class Operations {
             case "tile" -> tile(r);
             case "slice" -> slice(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
-                    + String.join(", ", OPS) + ") in request " + Json.write(json));
+                    + String.join(", ", OPS) + ") in request " + Json.abbreviate(json));
         };
     }
 
@@ -71,17 +91,43 @@ final class Operations {
         } catch (AxeException e) {
             JsonObject operands = r.json().deepCopy();
             operands.remove("op");
-            throw new AxeException(e.kind(), r.op() + " " + Json.write(operands) + ": " + e.getMessage(), e);
+            throw new AxeException(e.kind(), r.op() + " " + Json.abbreviate(operands) + ": " + e.getMessage(), e);
         }
     }
 
-    static JsonObject apply(Request r) {
+    static JsonObject apply(Request r, Consumer<JsonObject> partial) {
         Layout l = r.layout("layout");
         Shape s = r.shape("shape");
         long[] coord = r.longs("coord");
-        List<Point> points = run(r, () -> l.apply(s, coord));
+        String mode = r.mode("list", "count", "stream");
+        long x = run(r, () -> {
+            l.requireAdmits(s);
+            return s.flatten(coord);
+        });
         JsonObject out = new JsonObject();
-        out.add("points", Json.points(points));
+        switch (mode) {
+            case "count" -> out.addProperty("count", run(r, () -> l.pointCount(x)));
+            case "stream" -> {
+                java.util.Iterator<Point> it = run(r, () -> l.points(x));
+                long count = 0;
+                JsonArray chunk = new JsonArray();
+                while (run(r, it::hasNext)) {
+                    chunk.add(Json.point(run(r, it::next)));
+                    count++;
+                    if (chunk.size() == STREAM_CHUNK && run(r, it::hasNext)) {
+                        JsonObject line = new JsonObject();
+                        line.add("points", chunk);
+                        line.addProperty("more", true);
+                        partial.accept(line);
+                        chunk = new JsonArray();
+                    }
+                }
+                out.add("points", chunk);
+                out.addProperty("more", false);
+                out.addProperty("count", count);
+            }
+            default -> out.add("points", Json.points(run(r, () -> l.apply(x))));
+        }
         return out;
     }
 
@@ -96,7 +142,8 @@ final class Operations {
         for (Map.Entry<String, JsonElement> e : pe.getAsJsonObject().entrySet()) {
             OptionalLong v = Json.integer(e.getValue());
             if (v.isEmpty()) {
-                throw r.invalid("point coordinate '" + e.getKey() + "' must be an integer, got " + e.getValue());
+                throw r.invalid("point coordinate '" + Json.abbreviate(e.getKey()) + "' must be an integer, got "
+                        + Json.abbreviate(e.getValue()));
             }
             Axis a = run(r, () -> Axis.of(e.getKey()));
             coords.put(a, v.getAsLong());

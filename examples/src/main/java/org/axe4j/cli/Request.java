@@ -40,14 +40,32 @@ final class Request {
     }
 
     AxeException invalid(String what) {
-        return new AxeException(AxeException.Kind.INVALID, op + ": " + what + " in request " + Json.write(json));
+        return new AxeException(AxeException.Kind.INVALID, op + ": " + what + " in request " + Json.abbreviate(json));
+    }
+
+    /** The optional string field {@code mode}: {@code choices[0]} when absent, else one of {@code choices}. */
+    String mode(String... choices) {
+        JsonElement e = json.get("mode");
+        if (e == null || e.isJsonNull()) {
+            return choices[0];
+        }
+        if (e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()) {
+            for (String c : choices) {
+                if (c.equals(e.getAsString())) {
+                    return c;
+                }
+            }
+        }
+        throw invalid("field 'mode' must be one of \"" + String.join("\", \"", choices) + "\", got "
+                + Json.abbreviate(e));
     }
 
     /** A layout in text form. */
     Layout layout(String name) {
         JsonElement e = field(name);
         if (!e.isJsonPrimitive() || !e.getAsJsonPrimitive().isString()) {
-            throw invalid("field '" + name + "' must be a layout in text form, e.g. \"S[(8,16):(16,1)]\", got " + e);
+            throw invalid("field '" + name + "' must be a layout in text form, e.g. \"S[(8,16):(16,1)]\", got "
+                    + Json.abbreviate(e));
         }
         try {
             return Layout.parse(e.getAsString());
@@ -60,14 +78,15 @@ final class Request {
     long[] longs(String name) {
         JsonElement e = field(name);
         if (!e.isJsonArray()) {
-            throw invalid("field '" + name + "' must be an array of integers, got " + e);
+            throw invalid("field '" + name + "' must be an array of integers, got " + Json.abbreviate(e));
         }
         JsonArray a = e.getAsJsonArray();
         long[] out = new long[a.size()];
         for (int i = 0; i < out.length; i++) {
             OptionalLong v = Json.integer(a.get(i));
             if (v.isEmpty()) {
-                throw invalid("field '" + name + "' element " + i + " must be a 64-bit integer, got " + a.get(i));
+                throw invalid("field '" + name + "' element " + i + " must be a 64-bit integer, got "
+                        + Json.abbreviate(a.get(i)));
             }
             out[i] = v.getAsLong();
         }
@@ -87,7 +106,7 @@ final class Request {
     List<long[]> intervals(String name) {
         JsonElement e = field(name);
         if (!e.isJsonArray()) {
-            throw invalid("field '" + name + "' must be an array of [begin,end] pairs, got " + e);
+            throw invalid("field '" + name + "' must be an array of [begin,end] pairs, got " + Json.abbreviate(e));
         }
         List<long[]> out = new ArrayList<>();
         for (JsonElement pair : e.getAsJsonArray()) {
@@ -96,7 +115,7 @@ final class Request {
             OptionalLong en = pair.isJsonArray() && pair.getAsJsonArray().size() == 2
                     ? Json.integer(pair.getAsJsonArray().get(1)) : OptionalLong.empty();
             if (b.isEmpty() || en.isEmpty()) {
-                throw invalid("field '" + name + "' must hold [begin,end] integer pairs, got " + pair);
+                throw invalid("field '" + name + "' must hold [begin,end] integer pairs, got " + Json.abbreviate(pair));
             }
             out.add(new long[] {b.getAsLong(), en.getAsLong()});
         }

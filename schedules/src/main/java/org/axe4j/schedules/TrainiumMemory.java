@@ -3,6 +3,7 @@ package org.axe4j.schedules;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Checks;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
@@ -44,12 +45,12 @@ public final class TrainiumMemory {
 
     public static Footprint footprint(Layout layout, int elementBytes, Space space) {
         long partitions = layout.spanOn(P) + layout.offsetOn(P);
-        long freeBytes = (layout.spanOn(F) + layout.offsetOn(F)) * elementBytes;
+        long freeBytes = Checks.mulSaturating(Math.max(0, layout.spanOn(F) + layout.offsetOn(F)), elementBytes);
         long banks;
         if (layout.axes().contains(BANK)) {
             banks = layout.spanOn(BANK) + layout.offsetOn(BANK);
         } else {
-            banks = space == Space.PSUM ? (freeBytes + PSUM_BANK_BYTES - 1) / PSUM_BANK_BYTES : 0;
+            banks = space == Space.PSUM ? Checks.ceilDiv(freeBytes, PSUM_BANK_BYTES) : 0;
         }
         return new Footprint(partitions, freeBytes, banks);
     }

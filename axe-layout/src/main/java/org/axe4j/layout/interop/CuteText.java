@@ -19,6 +19,9 @@ import org.axe4j.layout.TextCursor;
 final class CuteText {
     private CuteText() {}
 
+    /** Deepest nesting of modes read (the reader recurses once per level). */
+    static final int MAX_DEPTH = 64;
+
     /** A parsed tree: a leaf integer or a list of subtrees, with the column where it starts. */
     private record Tree(long value, List<Tree> children, int column) {
         boolean isLeaf() {
@@ -47,14 +50,21 @@ final class CuteText {
             this.c = new TextCursor("CuTe layout", s);
         }
 
+        private int depth;
+
         Tree tree() {
             c.skip();
             int at = c.position();
             if (c.accept('(')) {
+                if (++depth > MAX_DEPTH) {
+                    c.moveTo(at);
+                    throw c.errorHere("modes nest deeper than " + MAX_DEPTH + " levels");
+                }
                 List<Tree> children = new ArrayList<>();
                 do {
                     children.add(tree());
                 } while (c.accept(','));
+                depth--;
                 c.expect(')');
                 return new Tree(0, children, at);
             }

@@ -3,6 +3,7 @@ package org.axe4j.layout.picture;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Budget;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
@@ -17,7 +18,7 @@ import org.axe4j.layout.Shape;
  * </pre>
  *
  * Only the first {@code shownRows x shownCols} cells are computed (a picture of a 256 x 512 tile is
- * capped, and says so). Every renderer reads this model, so they agree on what each cell holds.
+ * capped, and says so); under a {@link Budget}, cells times points per cell must stay within its point cap. Every renderer reads this model, so they agree on what each cell holds.
  */
 public record TileModel(Layout layout, Shape shape, long rows, long cols, int shownRows, int shownCols,
         List<Cell> cells, PointLabels labels) {
@@ -55,6 +56,11 @@ public record TileModel(Layout layout, Shape shape, long rows, long cols, int sh
         long rows = rank == 0 ? 1 : shape.size() / cols;
         int shownRows = (int) Math.min(rows, maxRows);
         int shownCols = (int) Math.min(cols, maxCols);
+        long perCell = layout.replicas().count();
+        long cellCount = (long) shownRows * shownCols;
+        Budget.requirePoints(cellCount > Long.MAX_VALUE / perCell ? Long.MAX_VALUE : cellCount * perCell,
+                () -> "the picture of " + layout + " (" + shownRows + " x " + shownCols + " cells, " + perCell
+                        + " points each)");
         List<Cell> cells = new ArrayList<>();
         for (int i = 0; i < shownRows; i++) {
             for (int j = 0; j < shownCols; j++) {

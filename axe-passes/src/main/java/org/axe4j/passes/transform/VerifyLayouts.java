@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.AxisKind;
+import org.axe4j.layout.Checks;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
@@ -214,7 +215,7 @@ public final class VerifyLayouts {
                     + TargetLimits.TRN_PARTITIONS);
         }
         Axis fAxis = Axis.of("F");
-        long freeBytes = (l.spanOn(fAxis) + l.offsetOn(fAxis)) * b.elementBytes();
+        long freeBytes = Checks.mulSaturating(Math.max(0, l.spanOn(fAxis) + l.offsetOn(fAxis)), b.elementBytes());
         if (!psum && freeBytes > TargetLimits.TRN_SBUF_BYTES_PER_PARTITION) {
             report("trn-sbuf", subject(b), text, freeBytes + " bytes per partition > SBUF's "
                     + TargetLimits.TRN_SBUF_BYTES_PER_PARTITION);
@@ -222,7 +223,7 @@ public final class VerifyLayouts {
         if (psum) {
             Axis bank = Axis.of("Bank");
             long banks = l.axes().contains(bank) ? l.spanOn(bank) + l.offsetOn(bank)
-                    : (freeBytes + TargetLimits.TRN_PSUM_BANK_BYTES - 1) / TargetLimits.TRN_PSUM_BANK_BYTES;
+                    : Checks.ceilDiv(freeBytes, TargetLimits.TRN_PSUM_BANK_BYTES);
             if (banks > TargetLimits.TRN_PSUM_BANKS) {
                 report("trn-psum-banks", subject(b), text, banks + " PSUM banks (" + freeBytes
                         + " bytes per partition) > " + TargetLimits.TRN_PSUM_BANKS + " banks of "
@@ -244,9 +245,9 @@ public final class VerifyLayouts {
                 continue;
             }
             long elements = tl == null ? b.elements() : tl.layout().spanOn(Axis.M) + Math.max(0, tl.layout().offsetOn(Axis.M));
-            long bytes = elements * b.elementBytes();
+            long bytes = Checks.mulSaturating(elements, b.elementBytes());
             parts.put(b.name(), bytes);
-            total += bytes;
+            total = Checks.addSaturating(total, bytes);
         }
         if (total > target.sharedBytesPerCta()) {
             List<String> each = new ArrayList<>();
