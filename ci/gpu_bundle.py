@@ -1,7 +1,7 @@
 """make gpu-bundle: every small GPU case of the test catalog, compiled and exported for a GPU machine without TVM.
 
 Writes ``out/gpu-bundle/`` (docs/gpu-bundle.md): the kernels of ``python/tests/_gpu_cases.py`` whose size is
-"small", plus the Hopper GEMM at 8192x4096x4096 for timing, exported with ``export_library`` into one shared
+"small", plus the large GEMMs timed against cuBLAS (TIMING_CASES), exported with ``export_library`` into one shared
 library per (lowering, arch) -- the PrimFuncs of a group get unique symbols and are compiled as one IRModule -- with
 the fatbin nvcc makes of each library's CUDA source (TVM 0.27 keeps the source in the library and compiles it when
 the library is loaded, through the global ``tvm_callback_cuda_compile``; the runner registers one that returns
@@ -32,7 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = ROOT / "ci" / "gpu-bundle"
 TESTS = ROOT / "python" / "tests"
 HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
-TIMING_CASE = "hopper_gemm/8192x4096x4096"
+# the large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there)
+TIMING_CASES = ("hopper_gemm/8192x4096x4096", "hopper_gemm_pipelined/8192x4096x4096_128x256",
+                "hopper_gemm_pipelined/8192x4096x4096_256x128")
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
 LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
 
@@ -223,8 +225,9 @@ def build(out: Path) -> dict:
     axe4j.use_pip_nvcc()
     cases = _gpu_cases.all_cases()
     small = [c for c in cases if c.size == "small"]
-    timing = next(c for c in cases if c.name == TIMING_CASE)
-    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {TIMING_CASE}")
+    by_name = {c.name: c for c in cases}
+    timed = [by_name[name] for name in TIMING_CASES]
+    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {', '.join(TIMING_CASES)}")
 
     if out.exists():
         shutil.rmtree(out)
@@ -232,7 +235,7 @@ def build(out: Path) -> dict:
         (out / folder).mkdir(parents=True)
 
     t = time.time()
-    built, failed = compile_groups(small + [timing])
+    built, failed = compile_groups(small + timed)
     lower_s = time.time() - t
 
     t = time.time()
@@ -272,12 +275,15 @@ def build(out: Path) -> dict:
         if item.is_file():
             shutil.copy2(item, out / item.name)
 
-    m, n, k = (int(x) for x in TIMING_CASE.split("/")[1].split("x"))
+    timings = []
+    for case in timed:
+        m, n, k = (int(x) for x in case.name.split("/")[1].split("_")[0].split("x"))
+        timings.append({"name": case.name, "symbol": symbol(case.name), "library": library_of.get(symbol(case.name)),
+                        "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol})
     manifest = {
         "cases": entries,
         "libraries": libraries,
-        "timing": {"name": TIMING_CASE, "symbol": symbol(TIMING_CASE), "library": library_of.get(symbol(TIMING_CASE)),
-                   "arch": timing.arch, "m": m, "n": n, "k": k, "rtol": timing.rtol, "atol": timing.atol},
+        "timings": timings,
         "build_errors": failed,
         "licenses": licenses,
         "versions": {p: importlib.metadata.version(p) for p in ("apache-tvm", "apache-tvm-ffi", "nvidia-cuda-nvcc")},

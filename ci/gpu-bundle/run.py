@@ -1,4 +1,4 @@
-"""Runs the bundle's kernels on this machine's GPU and checks them; times the Hopper GEMM against cuBLAS.
+"""Runs the bundle's kernels on this machine's GPU and checks them; times the Hopper GEMMs against cuBLAS.
 
 Needs Python 3 with numpy, a CUDA driver, and the CUDA 13 runtime (libcudart.so.13) and, for the timing, cuBLAS
 (libcublas.so.13) somewhere this script looks: the ``nvidia`` packages of this Python's site-packages or of
@@ -350,10 +350,12 @@ def worker_main(args) -> int:
         os._exit(2)
     by_name = {c["name"]: c for c in manifest["cases"]}
     for name in names:
-        if name == "@timing":
+        if name.startswith("@timing:"):
             emit({"start": name})
+            index = int(name.split(":")[1])
             try:
-                emit({"timing": worker.time_gemm(manifest["timing"], args.runs, args.warmup, args.gemm_d)})
+                emit({"timing": worker.time_gemm(manifest["timings"][index], args.runs, args.warmup,
+                                                 f"{args.gemm_d}.{index}")})
             except Exception as error:  # noqa: BLE001
                 emit({"timing": {"error": f"{type(error).__name__}: {error}"}})
                 os._exit(3)
@@ -431,8 +433,9 @@ def run_workers(names: list[str], args, on_record) -> None:
         pending = [n for n in pending if n not in finished]
 
 
-def run_harness(timing: dict, args) -> dict:
-    """The cuBLAS harness on the same problem, timed the same way; its D compared with ours (raw fp16 files)."""
+def run_harness(timing: dict, args, ours: list[Path]) -> dict:
+    """The cuBLAS harness on the same problem, timed the same way; its D compared with each of ours (raw fp16
+    files ``ours``): ``max_rel_diff_to_axe4j`` lists the differences in that order (None where a file is missing)."""
     import numpy as np
 
     binary = HERE / "bin" / "cublas_gemm_bench"
@@ -446,46 +449,65 @@ def run_harness(timing: dict, args) -> dict:
     if out.returncode != 0:
         return {"error": f"exit {out.returncode}: {out.stderr.strip()}", "library_folders": folders}
     report = json.loads(out.stdout)
-    ours_path = Path(args.scratch) / "axe4j_d.bin"
-    if ours_path.is_file():
-        ours = np.fromfile(ours_path, dtype=np.float16).astype(np.float32)
-        theirs = np.fromfile(saved, dtype=np.float16).astype(np.float32)
-        report["max_rel_diff_to_axe4j"] = float(np.max(np.abs(ours - theirs) / (np.abs(theirs) + 1.0)))
+    theirs = np.fromfile(saved, dtype=np.float16).astype(np.float32)
+    diffs = []
+    for path in ours:
+        if path.is_file():
+            d = np.fromfile(path, dtype=np.float16).astype(np.float32)
+            diffs.append(float(np.max(np.abs(d - theirs) / (np.abs(theirs) + 1.0))))
+        else:
+            diffs.append(None)
+    report["max_rel_diff_to_axe4j"] = diffs
     return report
 
 
-def summarize(manifest, results, timing, device, arch, out: Path, started: float) -> int:
+def summarize(manifest, results, timings, device, arch, out: Path, started: float) -> int:
+    """``timings``: one record per timed GEMM (manifest order), each with ``name`` and ``cublas`` (the harness on
+    its shape) or ``error``."""
     counts: dict[str, int] = {}
     for result in results.values():
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     ok = all(r["status"] in ("pass", "skipped") for r in results.values())
-    if timing and "error" not in timing:
-        ok = ok and timing.get("matches_numpy", False)
+    for timing in timings:
+        ok = ok and "error" not in timing and timing.get("matches_numpy", False)
     summary = {"device": device, "arch": arch, "counts": counts, "passed": ok,
-               "seconds": round(time.time() - started, 1), "cases": list(results.values()), "timing": timing,
+               "seconds": round(time.time() - started, 1), "cases": list(results.values()), "timings": timings,
                "not_in_bundle": manifest.get("build_errors", {})}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     lines = [f"# GPU bundle results: {device} ({arch})", "",
              " ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; {summary['seconds']} s", ""]
-    if timing:
-        lines += ["## GEMM timing", ""]
-        if "error" in timing:
-            lines += [f"error: {timing['error']}", ""]
-        else:
-            lines += ["| kernel | shape | median ms | TFLOP/s | ratio to cuBLAS | check |", "|---|---|---|---|---|---|"]
+    if timings:
+        lines += ["## GEMM timing", "", "| kernel | shape | median ms | TFLOP/s | ratio to cuBLAS | check |",
+                  "|---|---|---|---|---|---|"]
+        shown = set()
+        for timing in timings:
+            name = timing["name"]
+            if "error" in timing:
+                lines.append(f"| axe4j {name} | - | - | - | - | error: {timing['error']} |")
+                continue
             shape = f"{timing['m']}x{timing['n']}x{timing['k']}"
-            cublas = timing.get("cublas", {})
             ratio = f"{timing['ratio_to_cublas']:.3f}" if "ratio_to_cublas" in timing else "-"
-            lines.append(f"| axe4j hopper_gemm | {shape} | {timing['median_ms']:.4f} | {timing['tflops']:.1f} | "
+            lines.append(f"| axe4j {name} | {shape} | {timing['median_ms']:.4f} | {timing['tflops']:.1f} | "
                          f"{ratio} | numpy: {'pass' if timing['matches_numpy'] else 'FAIL'}; cuBLAS D max rel diff "
                          f"{timing.get('max_rel_diff_to_cublas', '-')} |")
+        for timing in timings:
+            cublas = timing.get("cublas", {})
+            shape = f"{timing.get('m')}x{timing.get('n')}x{timing.get('k')}"
+            if not cublas or shape in shown:
+                continue
+            shown.add(shape)
             if "error" in cublas:
                 lines.append(f"| cuBLAS | {shape} | - | - | - | {cublas['error']} |")
-            elif cublas:
+            else:
                 lines.append(f"| cuBLAS | {shape} | {cublas['ms']:.4f} | {cublas['tflops']:.1f} | 1 | |")
-            lines += ["", f"Median of {timing['runs']} launches after {timing['warmup']} warm-up launches, "
-                          f"{timing['flush_bytes'] >> 20} MiB overwritten before each (cold L2); CUDA events.", ""]
+        done = [t for t in timings if "runs" in t]
+        if done:
+            lines += ["", f"Median of {done[0]['runs']} launches after {done[0]['warmup']} warm-up launches, "
+                          f"{done[0]['flush_bytes'] >> 20} MiB overwritten before each (cold L2); CUDA events; "
+                          "cuBLAS timed the same way in its harness, once per shape.", ""]
+        else:
+            lines.append("")
     lines += ["## Cases", "", "| case | status | max abs error | mismatches | note |", "|---|---|---|---|---|"]
     for r in results.values():
         mismatches = sum(o["mismatches"] for o in r.get("outputs", []))
@@ -549,15 +571,17 @@ def main(argv=None) -> int:
         if case["arch"] != arch:
             results[case["name"]] = {"name": case["name"], "status": "skipped",
                                      "message": f"{case['arch']} code; this GPU runs {arch}"}
-    timing: dict = {}
     todo = [c["name"] for c in cases if c["arch"] == arch]
-    want_timing = not args.no_timing and manifest["timing"]["arch"] == arch and manifest["timing"]["library"]
+    timed = [] if args.no_timing else [
+        i for i, t in enumerate(manifest.get("timings", []))
+        if t["arch"] == arch and t["library"] and args.only in t["name"]]
+    timings = {i: {"name": manifest["timings"][i]["name"]} for i in timed}
 
     def record(name, result):
-        if name == "@timing":
+        if name.startswith("@timing:"):
             if "tflops" not in result and "error" not in result:  # the worker crashed or hung while timing
                 result = {"error": f"{result['status']}: {result.get('message', '')}"}
-            timing.update(result)
+            timings[int(name.split(":")[1])].update(result)
             return
         results[name] = result
         done = sum(1 for r in results.values() if r["status"] != "skipped")
@@ -568,16 +592,24 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         args.scratch = scratch
-        run_workers(todo + (["@timing"] if want_timing else []), args, record)
+        run_workers(todo + [f"@timing:{i}" for i in timed], args, record)
         sys.stderr.write("\n")
-        if want_timing and "error" not in timing:
-            cublas = run_harness(manifest["timing"], args)
-            timing["cublas"] = cublas
-            if "tflops" in cublas:
-                timing["ratio_to_cublas"] = timing["tflops"] / cublas["tflops"]
-                timing["max_rel_diff_to_cublas"] = cublas.pop("max_rel_diff_to_axe4j", None)
-    return summarize(manifest, {c["name"]: results[c["name"]] for c in cases if c["name"] in results}, timing,
-                     device, arch, args.out, started)
+        shapes: dict = {}   # (m, n, k) -> the timings of that shape, in order
+        for i in timed:
+            entry = manifest["timings"][i]
+            shapes.setdefault((entry["m"], entry["n"], entry["k"]), []).append(i)
+        for indices in shapes.values():
+            cublas = run_harness(manifest["timings"][indices[0]], args,
+                                 [Path(f"{Path(args.scratch) / 'axe4j_d.bin'}.{i}") for i in indices])
+            diffs = cublas.pop("max_rel_diff_to_axe4j", [None] * len(indices))
+            for i, diff in zip(indices, diffs):
+                timing = timings[i]
+                timing["cublas"] = cublas
+                if "tflops" in cublas and "tflops" in timing:
+                    timing["ratio_to_cublas"] = timing["tflops"] / cublas["tflops"]
+                    timing["max_rel_diff_to_cublas"] = diff
+    return summarize(manifest, {c["name"]: results[c["name"]] for c in cases if c["name"] in results},
+                     [timings[i] for i in timed], device, arch, args.out, started)
 
 
 if __name__ == "__main__":

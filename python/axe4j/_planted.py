@@ -13,6 +13,10 @@ KINDS = {
     "lane-off-by-one": "ldmatrix/stmatrix row addresses come from lane + 1",
     "ldmatrix-trans": "ldmatrix/stmatrix get .trans where the plan has none",
     "wgmma-descriptor-stride": "wgmma shared-memory descriptors get twice the plan's stride byte offset",
+    "missing-proxy-fence": "wgmma/tcgen05.mma rules leave out fence.proxy.async.shared::cta before reading operands "
+                           "that threads stored",
+    "unpeeled-k-loop": "the pipelined Hopper GEMM waits for its last K tile after the loop, with no register fence "
+                       "(ptxas then converts an accumulator pair before the wait)",
     "early-release": "the pipelined Hopper GEMM releases a ring slot while the wgmma group reading it is in flight",
 }
 

@@ -19,6 +19,7 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 from . import _planted
+from . import cuda_register_fence as register_fence
 
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
 # lane is tx % 32, a warpgroup's thread tx % 128. Read from tx, the index needs no scope-id declaration in the
@@ -445,6 +446,9 @@ def _emit_wgmma(request, plan):
         views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
         offsets = {role: run_time_offset(plan[role]) for role in ("A", "B")}
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
+        if plan.get("proxy_fence", True) and not _planted.active("missing-proxy-fence"):
+            # wgmma reads shared memory through the async proxy: order the threads' generic stores before it
+            T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
         T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
         for tile in plan["tiles"]:
             regs = [acc[int(x)] for x in tile["d"]]
@@ -461,6 +465,10 @@ def _emit_wgmma(request, plan):
                                                       1, 1, 0, 0))
         T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
         T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](int(plan.get("wait", 0))))
+        if int(plan.get("wait", 0)) == 0:
+            # the accumulators are final: keep the compiler from reading them before the wait
+            for x in range(count):
+                T.evaluate(register_fence.fence(acc[x]))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -498,6 +506,9 @@ def _emit_tcgen05(request, plan):
     def issue():
         views, offsets = _shared_views_and_offsets(request, plan)
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
+        if plan.get("proxy_fence", True) and not _planted.active("missing-proxy-fence"):
+            # tcgen05.mma reads shared memory through the async proxy: order generic stores before it
+            T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
         for tile in plan["tiles"]:
             d_addr = T.cast(base + int(tile["column"]), "uint32")
             for kk, step in enumerate(tile["steps"]):

@@ -297,8 +297,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_b"] = bool(int(args[4]))
         params["accum"] = bool(int(args[5]))
         params["config"] = sorted(str(k) for k in call.config.keys())   # the rules decline what they do not do
-        if "wait" in call.config:
-            params["wait"] = _constant(call.config["wait"])
+        for key in ("wait", "proxy_fence"):
+            if key in call.config:
+                params[key] = _constant(call.config[key])
     else:
         raise _NotDescribable(f"op {op} has no CPU description")
     operands, layouts, buffers, regions = [], [], {}, {}

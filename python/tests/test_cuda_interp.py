@@ -6,6 +6,8 @@ import tvm  # noqa: F401  (before the JVM)
 
 import time
 
+import contextlib
+
 import numpy as np
 import pytest
 from tvm.script import tirx as T
@@ -165,6 +167,35 @@ def test_arrays_must_be_contiguous():
         cuda_interp.run(executable, np.zeros((64, 2), "float32")[:, 0], np.zeros(64, "float32"))
 
 
+# ---- async proxy: what threads store, wgmma may read only after fence.proxy.async ---------------------------------
+
+def _wgmma_from_thread_stores(kind=None):
+    """The wgmma test kernel whose operands the CTA stores with st.shared (64x64x32, 64-byte swizzle): on an H200
+    it read stale bytes (382 of 4,096 outputs wrong) until the rule fenced the proxies."""
+    import test_cuda_wgmma as wgmma_tests
+
+    axe4j.use_pip_nvcc()
+    kernel = wgmma_tests.KERNELS["wgmma_64x64x32_sw64"][0]()
+    case = wgmma_tests._case("wgmma_64x64x32_sw64")
+    args = case.args()
+    with contextlib.ExitStack() as stack:
+        if kind:
+            stack.enter_context(_planted.planted(kind))
+        executable = axe4j.compile(kernel, _target())
+    cuda_interp.run(executable, *args)
+    return args, case
+
+
+def test_wgmma_reading_thread_stores_is_fenced_and_right():
+    args, case = _wgmma_from_thread_stores()
+    np.testing.assert_allclose(args[case.outputs[0]], case.expected(args)[0], rtol=case.rtol, atol=case.atol)
+
+
+def test_planted_missing_proxy_fence_is_caught():
+    with pytest.raises(cuda_interp.KernelFault, match="generic proxy with no fence.proxy.async"):
+        _wgmma_from_thread_stores("missing-proxy-fence")
+
+
 # ---- bugs planted in the emitters -----------------------------------------------------------------------------------
 
 def _hopper(kind):
@@ -231,5 +262,5 @@ def test_planted_missing_barrier_is_caught_as_a_race():
 
 def test_every_planted_kind_has_a_test():
     tested = {"wrong-swizzle", "wgmma-descriptor-stride", "lane-off-by-one", "ldmatrix-trans", "missing-barrier",
-              "early-release"}   # the last in test_hopper_gemm_pipelined.py
+              "missing-proxy-fence", "early-release", "unpeeled-k-loop"}   # the last two in test_hopper_gemm_pipelined.py
     assert tested == set(_planted.KINDS)

@@ -74,9 +74,13 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
         with np.load(bundle / entry["npz"]) as data:
             assert len([k for k in data.files if k.startswith("a")]) == len(entry["args"])
             assert len([k for k in data.files if k.startswith("e")]) == len(case.outputs)
-    timing = manifest["timing"]
-    assert (timing["m"], timing["n"], timing["k"], timing["arch"]) == (8192, 4096, 4096, "sm_90a")
-    assert timing["symbol"] in symbols
+    timings = manifest["timings"]
+    assert [t["name"] for t in timings] == [
+        "hopper_gemm/8192x4096x4096", "hopper_gemm_pipelined/8192x4096x4096_128x256",
+        "hopper_gemm_pipelined/8192x4096x4096_256x128"]
+    for timing in timings:
+        assert (timing["m"], timing["n"], timing["k"], timing["arch"]) == (8192, 4096, 4096, "sm_90a")
+        assert timing["symbol"] in symbols and timing["library"]
 
 
 def test_stored_arrays_are_the_catalogs(bundle, manifest):
@@ -250,7 +254,7 @@ def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bun
                                                             {"shape": list(second.shape), "dtype": "float32"}],
                       "outputs": [1], "rtol": 1e-6, "atol": 0.0, "check_exact": name == "cpu/wrong"})
     (mini / "manifest.json").write_text(json.dumps({"cases": cases, "libraries": [], "build_errors": {},
-                                                    "timing": {"arch": "sm_90a", "library": None}}))
+                                                    "timings": [{"name": "x", "arch": "sm_90a", "library": None}]}))
     out = subprocess.run([sys.executable, str(mini / "run.py"), "--device", "cpu", "--timeout", "5", "--out",
                           str(tmp_path / "results")], capture_output=True, text=True, env=_clean_env(), timeout=180)
     assert out.returncode == 1, out.stdout + out.stderr

@@ -13,6 +13,7 @@ import numpy as np
 from ._errors import KernelFault, thread_name
 
 POISON = 0xFF
+UNWRITTEN, PUBLISHED = -1, -2
 
 
 class Space:
@@ -52,6 +53,11 @@ class SharedWindow:
         self.async_writes = np.zeros(size, dtype=np.int32)
         self.async_reads = np.zeros(size, dtype=np.int32)
         self.inflight: list = []   # those operations, to name them in errors
+        # proxies (PTX ISA "Memory Consistency Model: Proxies"): bytes written through the generic proxy (st,
+        # stmatrix, cp.async) that the async proxy (wgmma, tcgen05.mma, TMA store) may not read until a
+        # fence.proxy.async orders them: the writing thread's id, PUBLISHED once a barrier made the write visible
+        # to others (then any thread's fence orders it), UNWRITTEN when ordered or never written.
+        self.generic = np.full(size, UNWRITTEN, dtype=np.int32)
 
     def owner(self, byte, write):
         for op in self.inflight:
@@ -71,6 +77,18 @@ class SharedWindow:
         if clash is not None:
             raise KernelFault(f"kernel '{kernel}': {op.describe()} touches shared byte {int(clash)} while "
                               f"{self.owner(int(clash), True)} is unfinished")
+        if getattr(op, "async_proxy", False) and len(reads):
+            unordered = reads[self.generic[reads] != UNWRITTEN]
+            if len(unordered):
+                byte = int(unordered[0])
+                writer = int(self.generic[byte])
+                who = f"thread {writer}" if writer >= 0 else "a thread"
+                raise KernelFault(f"kernel '{kernel}': {op.describe()} reads shared byte {byte} through the async "
+                                  f"proxy, but {who} wrote it through the generic proxy with no "
+                                  "fence.proxy.async.shared::cta ordering the two (PTX ISA, memory consistency "
+                                  "model: proxies); on a GPU it may read stale bytes")
+        if getattr(op, "async_proxy", False) and len(writes):
+            self.generic[writes] = UNWRITTEN
         np.add.at(self.async_writes, writes, 1)
         np.add.at(self.async_reads, reads, 1)
         self.inflight.append(op)
@@ -85,8 +103,19 @@ class SharedWindow:
         """A barrier: writes so far are visible to every thread (or only those of ``threads``, a warp's sync)."""
         if threads is None:
             self.writer.fill(-1)
+            self.generic[self.generic >= 0] = PUBLISHED
         else:
             self.writer[np.isin(self.writer, threads)] = -1
+            self.generic[np.isin(self.generic, threads)] = PUBLISHED
+
+    def wrote_generic(self, byte_addresses, tids):
+        """Generic-proxy writes of ``byte_addresses`` (any shape) by the threads ``tids`` (broadcast to it)."""
+        self.generic[np.ravel(byte_addresses)] = np.ravel(np.broadcast_to(tids, np.shape(byte_addresses)))
+
+    def fence_proxy_async(self, tids):
+        """fence.proxy.async by the threads ``tids``: their own generic writes, and those a barrier published to
+        them, are ordered before later async-proxy accesses."""
+        self.generic[np.isin(self.generic, tids) | (self.generic == PUBLISHED)] = UNWRITTEN
 
 
 class Access:
@@ -142,6 +171,7 @@ class Access:
             rows = np.broadcast_to(tids.reshape((-1,) + (1,) * (addr.ndim - 1)), addr.shape)
             for b in range(dtype.itemsize):
                 self.shared.writer[(addr + b).ravel()] = rows.ravel()
+                self.shared.wrote_generic(addr + b, rows)
 
     def _against_async(self, tids, addr, itemsize, write):
         """A thread's access to shared bytes that an issued, unfinished asynchronous operation writes (or, for a

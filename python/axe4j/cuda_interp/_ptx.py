@@ -236,6 +236,7 @@ class CpAsync:
         if self.fill is not None:
             data = np.where(np.arange(self.size)[None, :] < self.fill[:, None], data, 0).astype(np.uint8)
         cta.shared.space.data[(self.dst[:, None] + np.arange(self.size)).ravel()] = data.ravel()
+        cta.shared.wrote_generic(self.dst[:, None] + np.arange(self.size), self.tids[:, None])  # generic proxy
 
 
 def cp_async(interp, g, ops, tokens):
@@ -279,6 +280,7 @@ class TensorCopy:
     def __init__(self, direction, tmap, coords, smem, mbar, tids):
         self.direction, self.tmap, self.coords, self.smem, self.mbar = direction, tmap, coords, smem, mbar
         self.tids, self.kind = tids, "tma"
+        self.async_proxy = True
         smem_bytes = TC.box_shared_bytes(tmap, smem)
         if direction == "load":
             self.shared_writes = smem_bytes
@@ -442,7 +444,10 @@ def statement(interp, g, e, name):
         ops, tokens = split_operands(e)
         if family == "mbarrier":
             return mbarrier(interp, g, ops, tokens)
-        if family in ("fence", "setmaxnreg"):  # no memory effect; register budgets are not modelled
+        if family == "fence" and "proxy" in tokens and any(t.startswith("async") for t in tokens):
+            g.cta.shared.fence_proxy_async(g.tids)
+            return None
+        if family in ("fence", "setmaxnreg"):  # other fences order what barriers order here; no register budgets
             return None
         if family in ("ld", "st"):
             return ld_st(interp, g, family, ops, tokens)
@@ -469,6 +474,8 @@ def statement(interp, g, e, name):
 
 def _func_call(interp, g, e):
     fn = str(e.args[0].value)
+    if fn == "axe4j_fence_register_f32":   # a compiler fence (axe4j.cuda_register_fence): no effect on values
+        return None
     if fn == "tvm_builtin_pointer_offset":
         ptr = interp.eval(g, e.args[1])
         elem = V.numpy_dtype(loaded(e.args[1].args[0]).dtype) if type(e.args[1]).__name__ == "Call" else np.uint8

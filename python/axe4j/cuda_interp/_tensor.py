@@ -285,6 +285,7 @@ class WgmmaOp:
     def __init__(self, wg, regs, desc_a, desc_b, scale_d, n, dtype, group):
         self.wg, self.regs, self.desc_a, self.desc_b, self.scale_d = wg, regs, desc_a, desc_b, scale_d
         self.n, self.dtype, self.group, self.kind = n, dtype, group, "wgmma"
+        self.async_proxy = True   # wgmma reads its shared operands through the async proxy
         self.shared_reads = np.concatenate([operand_bytes(desc_a, "wgmma", 64, 16, dtype),
                                             operand_bytes(desc_b, "wgmma", n, 16, dtype)])
 
@@ -380,6 +381,7 @@ class Tcgen05Mma:
         self.accumulate, self.issuer, self.kind = accumulate, issuer, "tcgen05"
         n, m = ((idesc >> 17) & 0x3F) << 3, ((idesc >> 24) & 0x1F) << 4
         item = np.float16 if (idesc >> 7) & 7 == 0 else V.numpy_dtype("bfloat16")
+        self.async_proxy = True   # so does tcgen05.mma
         self.shared_reads = np.concatenate([operand_bytes(desc_a, "tcgen05", m, 16, item),
                                             operand_bytes(desc_b, "tcgen05", n, 16, item)])
 

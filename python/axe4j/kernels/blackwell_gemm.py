@@ -114,10 +114,10 @@ def blackwell_gemm(m: int, n: int, k: int, bn: int = 128, bk: int = 64, stages: 
                 T.cuda.mbarrier_wait(full.ptr_to([s]), (kt // stages) % 2)
                 if kt == 0:
                     Tx.warp.gemm_async(C_tmem[:, :], A_smem[s, 0, :, :], B_smem[s, 0, :, :], transA=False,
-                                       transB=False, accum=False)
+                                       transB=False, accum=False, proxy_fence=False)
                 else:
                     Tx.warp.gemm_async(C_tmem[:, :], A_smem[s, 0, :, :], B_smem[s, 0, :, :], transA=False,
-                                       transB=False, accum=True)
+                                       transB=False, accum=True, proxy_fence=False)
                 if tid == 32:
                     T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](
                         empty.ptr_to([s]))

@@ -135,7 +135,7 @@ def _kernel(m, n, k, bm, bn, bk, stages):
                 s = kt % stages
                 T.cuda.mbarrier_wait(full.ptr_to([s]), (kt // stages) % 2)
                 Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
-                                 transB=False, accum=True)
+                                 transB=False, accum=True, proxy_fence=False)
                 if tid_in_wg == 0:
                     T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([s]), T.uint32(1))
             Tx.wg.cast(out[:, :], acc[:, :])

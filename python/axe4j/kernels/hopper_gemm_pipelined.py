@@ -98,6 +98,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     grid = min(tiles, sms)
     stage_bytes = (bm + bn) * bk * 2
     lag = 0 if _planted.active("early-release") else 1  # iterations between a slot's wgmma and its release
+    peel = not _planted.active("unpeeled-k-loop")
 
     @T.prim_func
     def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
@@ -148,18 +149,29 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
             for j in T.serial(mine):
                 tm, tn = tile_order(cta + j * grid, tiles_m, tiles_n, group_m)
                 Tx.wg.fill(acc[:, :], T.float32(0.0))
-                for kt in T.serial(k_tiles):
+                for kt in T.serial(k_tiles - 1 if peel else k_tiles):
                     it = j * k_tiles + kt
                     s = it % stages
                     T.cuda.mbarrier_wait(full.ptr_to([s]), (it // stages) % 2)
                     Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
-                                     transB=False, accum=True, wait=1)
+                                     transB=False, accum=True, wait=1, proxy_fence=False)
                     if kt >= lag:
                         # the group of iteration it - 1 has retired: its slot may be refilled
                         if tid_in_wg == 0:
                             T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(it - lag) % stages]), T.uint32(1))
-                T.ptx["wgmma.wait_group.sync.aligned"](0)
-                if lag == 1:
+                if peel:
+                    # the last K tile, peeled: its call waits for every group (wait_group 0) and fences the
+                    # accumulator registers, so no read of them is scheduled before the wait (cuda_register_fence)
+                    last = j * k_tiles + k_tiles - 1
+                    T.cuda.mbarrier_wait(full.ptr_to([last % stages]), (last // stages) % 2)
+                    Tx.wg.gemm_async(acc[:, :], A_smem[last % stages, part, :, :], B_smem[last % stages, 0, :, :],
+                                     transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
+                    if tid_in_wg == 0:
+                        if lag == 1 and k_tiles > 1:
+                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(last - 1) % stages]), T.uint32(1))
+                        T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([last % stages]), T.uint32(1))
+                else:
+                    T.ptx["wgmma.wait_group.sync.aligned"](0)
                     if tid_in_wg == 0:
                         T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
                                                          T.uint32(1))

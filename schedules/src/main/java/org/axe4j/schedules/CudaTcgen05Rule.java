@@ -101,6 +101,7 @@ public final class CudaTcgen05Rule implements Rule {
             throw Declined.of("gemm_async: M=%d, N=%d, K=%d: this rule issues M = 128 with N and K multiples of 16",
                     ce[0], n, k);
         }
+        AsyncMmaConfig config = AsyncMmaConfig.of(call, java.util.Set.of("proxy_fence"), "tcgen05.mma");
         long column0 = accumulatorColumn(c);
         long width = 256;
         while (n % width != 0) {
@@ -128,13 +129,15 @@ public final class CudaTcgen05Rule implements Rule {
         plan.put("idesc", instructionDescriptor(M, width, in));
         plan.put("accum", call.flag("accum"));
         plan.put("elect", warp);
+        plan.put("proxy_fence", config.proxyFence());
         plan.put("A", da.describe());
         plan.put("B", db.describe());
         plan.put("tiles", tiles);
         plan.put("notes", List.of((n / width) * (k / 16) + " x tcgen05.mma m128n" + width + "k16 (128x" + n + "x" + k
                 + "), instruction descriptor 0x" + Long.toHexString(instructionDescriptor(M, width, in))
                 + ", accumulator at tensor-memory column " + column0 + "; A " + da.summary() + "; B "
-                + db.summary()));
+                + db.summary() + (config.proxyFence() ? "; fence.proxy.async.shared::cta first"
+                        : "; no proxy fence (proxy_fence=False)")));
         return plan;
     }
 

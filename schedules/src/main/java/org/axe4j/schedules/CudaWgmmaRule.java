@@ -72,7 +72,8 @@ public final class CudaWgmmaRule implements Rule {
             throw Declined.of("gemm_async: wgmma runs at warpgroup scope with all 128 threads, not %s scope",
                     call.scope());
         }
-        long wait = waitDepth(call);
+        AsyncMmaConfig config = AsyncMmaConfig.of(call, java.util.Set.of("wait", "proxy_fence"), "wgmma");
+        long wait = config.waitDepth();
         Operand c = call.operand("C");
         Operand a = call.operand("A");
         Operand b = call.operand("B");
@@ -144,39 +145,17 @@ public final class CudaWgmmaRule implements Rule {
         plan.put("instruction", "wgmma.mma_async.sync.aligned.m64n" + acc.width + "k16.f32." + ptx + "." + ptx);
         plan.put("accum", call.flag("accum"));
         plan.put("wait", wait);
+        plan.put("proxy_fence", config.proxyFence());
         plan.put("registers", c.layout().spanOn(Axis.M));
         plan.put("A", da.describe());
         plan.put("B", db.describe());
         plan.put("tiles", tiles);
         plan.put("notes", List.of((m / 64) * (n / acc.width) * (k / 16) + " x m64n" + acc.width + "k16 (" + m + "x"
                 + n + "x" + k + "), accumulator outer layout " + acc.outer + "; A " + da.summary() + "; B "
-                + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")));
+                + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")
+                + (config.proxyFence() ? "; fence.proxy.async.shared::cta first (operands may come from thread stores)"
+                        : "; no proxy fence (proxy_fence=False: operands come from TMA)")));
         return plan;
-    }
-
-    /** Config {@code wait=N}: the wait_group depth after the call's commit; any other config key is declined. */
-    static long waitDepth(Request call) {
-        JsonElement config = call.params().get("config");
-        if (config != null && config.isJsonArray()) {
-            for (JsonElement key : config.getAsJsonArray()) {
-                if (!key.getAsString().equals("wait")) {
-                    throw Declined.of("gemm_async: config key %s is not implemented (wgmma takes wait=N)",
-                            key.getAsString());
-                }
-            }
-        }
-        JsonElement wait = call.params().get("wait");
-        if (wait == null || wait.isJsonNull()) {
-            return 0;
-        }
-        if (!wait.isJsonPrimitive() || !wait.getAsJsonPrimitive().isNumber()) {
-            throw Declined.of("gemm_async: wait=%s must be a constant integer", wait);
-        }
-        long depth = wait.getAsLong();
-        if (depth < 0 || depth > 7) {
-            throw Declined.of("gemm_async: wait=%d is outside wgmma.wait_group's 0..7 used here", depth);
-        }
-        return depth;
     }
 
     private static void require(JsonObject storage, Operand o, String scope) {
