@@ -52,7 +52,8 @@ bench-cpu: python build
 native: python
 	bash native/build.sh
 
-## Hopper FP16 GEMM through axe4j against cuBLAS on a GPU (TFLOP/s, ratio, out/bench-gemm/); says so without one.
+## Hopper FP16 GEMMs through axe4j against cuBLAS on a GPU, the benchmark sweep through the GPU bundle's runner
+## (TFLOP/s, ratio, chosen tiles: out/bench-gemm/); says so without one.
 .PHONY: bench-gemm
 bench-gemm: python build native
 	.venv/bin/python ci/bench_gemm.py

@@ -1,7 +1,7 @@
 """make gpu-bundle: every small GPU case of the test catalog, compiled and exported for a GPU machine without TVM.
 
 Writes ``out/gpu-bundle/`` (docs/gpu-bundle.md): the kernels of ``python/tests/_gpu_cases.py`` whose size is
-"small", plus the large GEMMs timed against cuBLAS (TIMING_CASES), exported with ``export_library`` into one shared
+"small", plus the large GEMMs timed against cuBLAS (``timing_cases()``), exported with ``export_library`` into one shared
 library per (lowering, arch) -- the PrimFuncs of a group get unique symbols and are compiled as one IRModule -- with
 the fatbin nvcc makes of each library's CUDA source (TVM 0.27 keeps the source in the library and compiles it when
 the library is loaded, through the global ``tvm_callback_cuda_compile``; the runner registers one that returns
@@ -32,11 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = ROOT / "ci" / "gpu-bundle"
 TESTS = ROOT / "python" / "tests"
 HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
-# the large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there)
-TIMING_CASES = ("hopper_gemm/8192x4096x4096", "hopper_gemm_pipelined/8192x4096x4096_128x256",
-                "hopper_gemm_pipelined/8192x4096x4096_256x128")
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
 LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
+
+
+def timing_cases() -> tuple[str, ...]:
+    """The large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there):
+    the teaching kernel, then the benchmark sweep (every applicable tile configuration of every shape,
+    ``axe4j.kernels.gemm_tuning.SWEEP``)."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from axe4j.kernels import gemm_tuning
+
+    return ("hopper_gemm/8192x4096x4096",) + tuple(
+        f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}" for (m, n, k), config in gemm_tuning.sweep_cases())
 
 
 def log(message: str) -> None:
@@ -226,8 +234,8 @@ def build(out: Path) -> dict:
     cases = _gpu_cases.all_cases()
     small = [c for c in cases if c.size == "small"]
     by_name = {c.name: c for c in cases}
-    timed = [by_name[name] for name in TIMING_CASES]
-    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {', '.join(TIMING_CASES)}")
+    timed = [by_name[name] for name in timing_cases()]
+    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {len(timed)} timed GEMMs")
 
     if out.exists():
         shutil.rmtree(out)

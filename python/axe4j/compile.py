@@ -169,6 +169,9 @@ def explain(mod, target="llvm", *, file=None) -> str:
     recorded, stopped = dispatch.recorded_requests(mod, target) if cuda else ([], None)
     bonus = dispatch.cuda_priority_offset() if cuda else 0  # as register() ranked the CUDA rows
     for name, func in funcs:
+        tuning = func.attrs.get("axe4j.tuning") if getattr(func, "attrs", None) is not None else None
+        if tuning is not None:
+            lines.append(f"{name}: {tuning}")
         calls = []
         _tile_calls(func.body, calls)
         for n, call in enumerate(calls):

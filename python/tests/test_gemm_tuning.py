@@ -1,0 +1,106 @@
+"""Tile configurations of the pipelined Hopper GEMM (axe4j.kernels.gemm_tuning): the sweep, the choice from GPU
+timings or from the stated rule, the import of a bundle run's timings (ci/import_tuning.py), and explain showing the
+choice."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import axe4j
+from axe4j.kernels import gemm_tuning
+from axe4j.kernels.hopper_gemm_pipelined import check, stages_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_swept_configuration_is_one_the_builder_accepts_and_no_other():
+    for (m, n, k) in gemm_tuning.SWEEP:
+        offered = {c.label for c in gemm_tuning.applicable(m, n, k)}
+        for bm, bn in gemm_tuning.CONFIGS:
+            try:
+                check(m, n, k, bm, bn, gemm_tuning.BK, stages_for(bm, bn, gemm_tuning.BK), 8, 132, "float16")
+                accepted = True
+            except ValueError:
+                accepted = False
+            assert (f"{bm}x{bn}" in offered) == accepted, (m, n, k, bm, bn)
+    assert len(set(gemm_tuning.SWEEP)) == len(gemm_tuning.SWEEP)
+
+
+def test_the_committed_cache_has_an_applicable_choice_for_every_swept_shape():
+    entries = gemm_tuning.load()
+    for (m, n, k) in gemm_tuning.SWEEP:
+        entry = entries[gemm_tuning.key("sm_90a", m, n, k, "float16")]
+        assert entry["choice"] in {c.label for c in gemm_tuning.applicable(m, n, k)}
+        best = max(entry["measured"], key=lambda r: r["tflops"])
+        assert best["config"] == entry["choice"]
+        choice = gemm_tuning.choose(m, n, k)
+        assert choice.config.label == entry["choice"] and choice.reason.startswith("measured on NVIDIA H200")
+
+
+def test_without_a_measurement_the_rule_fills_the_sms_first(tmp_path):
+    empty = tmp_path / "none.json"
+    choice = gemm_tuning.choose(8192, 4096, 4096, path=empty)
+    assert choice.config.label == "128x256" and "1024 tiles fill the 132 SMs" in choice.reason
+    choice = gemm_tuning.choose(128, 4096, 4096, path=empty)
+    assert choice.config.label == "128x128" and "most tiles (32)" in choice.reason
+    assert gemm_tuning.choose(256, 384, 128, path=empty).config.label == "128x128"   # 384 is no multiple of 256
+
+
+def test_a_shape_no_configuration_divides_is_refused_by_name():
+    with pytest.raises(ValueError, match="M=100, N=4096, K=4096"):
+        gemm_tuning.choose(100, 4096, 4096)
+
+
+def _summary(tmp_path, timings):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"device": "NVIDIA X, compute capability 9.0", "arch": "sm_90a", "date": "2026-01-02",
+                                "timings": timings}))
+    return path
+
+
+def _timing(shape, label, tflops, ok=True):
+    m, n, k = shape
+    return {"name": f"hopper_gemm_pipelined/{m}x{n}x{k}_{label}", "m": m, "n": n, "k": k, "tflops": tflops,
+            "median_ms": 1.0, "matches_numpy": ok, "cublas": {"tflops": 100.0}}
+
+
+def test_import_takes_the_fastest_configuration_that_matched_numpy(tmp_path):
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({"entries": {"sm_90a/float16/1x2x3": {"choice": "kept"}}}))
+    shape = (2048, 2048, 2048)
+    summary = _summary(tmp_path, [_timing(shape, "128x256", 90.0), _timing(shape, "256x128", 120.0, ok=False),
+                                  _timing(shape, "128x128", 95.0),
+                                  {"name": "hopper_gemm/8192x4096x4096", "tflops": 500.0, "matches_numpy": True}])
+    out = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--cache", str(cache)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    entries = json.loads(cache.read_text())["entries"]
+    assert entries["sm_90a/float16/1x2x3"] == {"choice": "kept"}
+    entry = entries["sm_90a/float16/2048x2048x2048"]
+    assert entry["choice"] == "128x128" and entry["device"] == "NVIDIA X" and entry["date"] == "2026-01-02"
+    assert [r["config"] for r in entry["measured"]] == ["128x256", "128x128"]
+    assert "| 2048x2048x2048 | 128x256: 90.0, 128x128: 95.0 | 128x128 | 100.0 | 0.950 |" in out.stdout
+    chosen = gemm_tuning.choose(*shape, path=cache)
+    assert chosen.config.label == "128x128" and "NVIDIA X (2026-01-02)" in chosen.reason
+
+
+def test_import_of_a_run_without_usable_timings_changes_nothing(tmp_path):
+    cache = tmp_path / "cache.json"
+    summary = _summary(tmp_path, [_timing((2048, 2048, 2048), "128x256", 90.0, ok=False)])
+    out = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--cache", str(cache)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "cache is unchanged" in out.stdout and not cache.exists()
+
+
+def test_explain_shows_the_tuning_choice():
+    kernel = gemm_tuning.hopper_gemm_tuned(2048, 2048, 2048)
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+    report = axe4j.explain(kernel, target, file=open("/dev/null", "w"))
+    first = report.splitlines()[0]
+    assert first.startswith("main: hopper_gemm_pipelined tiles 128x128: measured on NVIDIA H200 (2026-11-26)")
+    assert "cuBLAS 642" in first
