@@ -75,12 +75,14 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
             assert len([k for k in data.files if k.startswith("a")]) == len(entry["args"])
             assert len([k for k in data.files if k.startswith("e")]) == len(case.outputs)
     timings = manifest["timings"]
-    assert [t["name"] for t in timings] == [
-        "hopper_gemm/8192x4096x4096", "hopper_gemm_pipelined/8192x4096x4096_128x256",
-        "hopper_gemm_pipelined/8192x4096x4096_256x128"]
+    from axe4j.kernels import gemm_tuning
+
+    sweep = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}", (m, n, k)) for (m, n, k), c in gemm_tuning.sweep_cases()]
+    assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == [
+        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep
+    assert len(sweep) == 32
     for timing in timings:
-        assert (timing["m"], timing["n"], timing["k"], timing["arch"]) == (8192, 4096, 4096, "sm_90a")
-        assert timing["symbol"] in symbols and timing["library"]
+        assert timing["arch"] == "sm_90a" and timing["symbol"] in symbols and timing["library"]
 
 
 def test_stored_arrays_are_the_catalogs(bundle, manifest):
