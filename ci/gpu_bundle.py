@@ -39,12 +39,14 @@ LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
 def timing_cases() -> tuple[str, ...]:
     """The large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there):
     the teaching kernel, then the benchmark sweep (every applicable tile configuration of every shape,
-    ``axe4j.kernels.gemm_tuning.SWEEP``)."""
+    ``axe4j.kernels.gemm_tuning.SWEEP``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias,
+    SiLU)."""
     sys.path.insert(0, str(ROOT / "python"))
     from axe4j.kernels import gemm_tuning
 
     return ("hopper_gemm/8192x4096x4096",) + tuple(
-        f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}" for (m, n, k), config in gemm_tuning.sweep_cases())
+        f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}" for (m, n, k), config in gemm_tuning.sweep_cases()) + (
+        "hopper_gemm_pipelined/8192x4096x4096_128x256_fused",)
 
 
 def log(message: str) -> None:
@@ -287,7 +289,8 @@ def build(out: Path) -> dict:
     for case in timed:
         m, n, k = (int(x) for x in case.name.split("/")[1].split("_")[0].split("x"))
         timings.append({"name": case.name, "symbol": symbol(case.name), "library": library_of.get(symbol(case.name)),
-                        "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol})
+                        "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol,
+                        "epilogue": case.epilogue})
     manifest = {
         "cases": entries,
         "libraries": libraries,

@@ -41,6 +41,8 @@ class GpuCase:
     atol: float
     check_exact: bool = False      # the outputs must equal the expected arrays bit for bit
     size: str = "small"            # "small", or "large": too big for a CPU interpreter
+    epilogue: dict | None = None   # a GEMM with a fused epilogue (alpha, beta, bias, activation): it takes
+                                   # (A, B, C, Bias, D); the GPU bundle's timing makes C and Bias for it
 
     def __post_init__(self):
         if self.arch not in ARCHS:

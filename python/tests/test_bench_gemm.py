@@ -79,3 +79,16 @@ def test_chart_text_outside_the_font_is_refused():
         chart.bar_chart("/dev/null", "Ω", ["a"], {"s": [1.0]})
     with pytest.raises(ValueError, match="series 's' has 2 values for 1 groups"):
         chart.bar_chart("/dev/null", "t", ["a"], {"s": [1.0, 2.0]})
+
+
+def test_the_runners_epilogue_is_the_kernels():
+    from axe4j.kernels.epilogue import Epilogue
+
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-2, 3, (16, 24)).astype("float16"), rng.integers(-2, 3, (8, 24)).astype("float16")
+    c, bias = bundle_runner.epilogue_inputs(16, 8)
+    assert c.dtype == np.float16 and bias.dtype == np.float32 and len(set(c.ravel().tolist())) > 5
+    for e in (Epilogue(0.5, 0.25, True, "silu"), Epilogue(1.0, 0.0, False, "relu"), Epilogue(-1.0, 2.0, True, None)):
+        spec = {"alpha": e.alpha, "beta": e.beta, "bias": e.bias, "activation": e.activation}
+        np.testing.assert_array_equal(bundle_runner.apply_epilogue(spec, a, b, c, bias),
+                                      e.reference(a, b, c, bias, "float16"))

@@ -13,6 +13,7 @@ import pytest
 
 import axe4j
 from axe4j import _planted, cuda_interp
+from axe4j.kernels.epilogue import Epilogue
 from axe4j.kernels.gemm_tuning import sweep_cases
 from axe4j.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
 
@@ -30,6 +31,15 @@ CASES = {
 # cuBLAS by the GPU bundle; too large for the interpreter.
 LARGE = {f"{m}x{n}x{k}_{config.label}": ((m, n, k), config.options()) for (m, n, k), config in sweep_cases()}
 
+# The fused epilogue D = act(alpha A B^T + beta C + bias): small cases run in the interpreter, the large one is timed.
+FUSED = {
+    "128x256_tiles_fused_silu": ((256, 512, 128), dict(bm=128, bn=256, sms=2), Epilogue(0.5, 0.25, True, "silu")),
+    "256x128_tiles_fused_relu": ((512, 256, 128), dict(bm=256, bn=128, sms=1), Epilogue(1.0, 0.0, True, "relu")),
+    "128x128_tiles_fused_beta": ((256, 256, 192), dict(bm=128, bn=128, sms=3), Epilogue(-1.0, 2.0, False, None)),
+}
+FUSED_LARGE = {"8192x4096x4096_128x256_fused": ((8192, 4096, 4096), dict(bm=128, bn=256),
+                                                Epilogue(0.5, 0.25, True, "silu"))}
+
 
 def _operands(shape, dtype, seed=0):
     m, n, k = shape
@@ -43,12 +53,29 @@ def _operands(shape, dtype, seed=0):
 _built: dict = {}
 
 
+def _kernel(name):
+    if name in FUSED or name in FUSED_LARGE:
+        shape, options, epilogue = {**FUSED, **FUSED_LARGE}[name]
+        return hopper_gemm_pipelined(*shape, epilogue=epilogue, **options)
+    shape, options = {**CASES, **LARGE}[name]
+    return hopper_gemm_pipelined(*shape, **options)
+
+
 def _build(name):
     if name not in _built:
-        shape, options = {**CASES, **LARGE}[name]
         axe4j.use_pip_nvcc()
-        _built[name] = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET)
+        _built[name] = axe4j.compile(_kernel(name), TARGET)
     return _built[name]
+
+
+def _fused_operands(shape, seed=0):
+    """A, B (small integers), C (D's type, normal), Bias (float32, normal) and D (zeros)."""
+    m, n, k = shape
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, (m, k)).astype("float16")
+    b = rng.integers(-2, 3, (n, k)).astype("float16")
+    return [a, b, rng.standard_normal((m, n)).astype("float16"), rng.standard_normal(n).astype("float32"),
+            np.zeros((m, n), "float16")]
 
 
 def gpu_cases():
@@ -65,6 +92,15 @@ def gpu_cases():
             expected=lambda args, dtype=dtype: [(args[0].astype("float32") @ args[1].astype("float32").T)
                                                  .astype(args[2].dtype)],
             rtol=0.0, atol=0.0, check_exact=True))
+    for name, (shape, options, epilogue) in sorted({**FUSED, **FUSED_LARGE}.items()):
+        cases.append(_gpu_cases.GpuCase(
+            name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
+            kernel=lambda name=name: _kernel(name), target=TARGET,
+            args=lambda shape=shape: _fused_operands(shape), outputs=(4,),
+            expected=lambda args, e=epilogue: [e.reference(args[0], args[1], args[2], args[3], "float16")],
+            rtol=1e-2, atol=1e-2, size="large" if name in FUSED_LARGE else "small",
+            epilogue={"alpha": epilogue.alpha, "beta": epilogue.beta, "bias": epilogue.bias,
+                      "activation": epilogue.activation}))
     for name, (shape, options) in sorted(LARGE.items()):
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
@@ -82,8 +118,27 @@ def test_interpreted_results_match_numpy(name):
     np.testing.assert_array_equal(d.astype("float32"), expected)
 
 
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_fused_epilogue_matches_numpy_when_interpreted(name):
+    shape, _, epilogue = FUSED[name]
+    args = _fused_operands(shape)
+    cuda_interp.run(_build(name), *args)
+    np.testing.assert_allclose(args[4].astype("float32"),
+                               epilogue.reference(*args[:4], "float16").astype("float32"), rtol=1e-2, atol=1e-2)
+
+
+def test_fused_kernels_take_c_and_bias_and_refuse_what_they_cannot_chunk():
+    kernel = FUSED["128x256_tiles_fused_silu"]
+    names = [p.name for p in _kernel("128x256_tiles_fused_silu").params]
+    assert len(names) == 5 and len(_kernel("128x256_tiles_3_ctas").params) == 3
+    with pytest.raises(ValueError, match="BN=200: the fused epilogue works on 32-column chunks"):
+        hopper_gemm_pipelined(256, 400, 128, bm=128, bn=200, sms=2, epilogue=kernel[2])
+    with pytest.raises(ValueError, match="activation 'gelu' is not one of"):
+        Epilogue(activation="gelu")
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE) + sorted(FUSED) + sorted(FUSED_LARGE))
 def test_results_on_a_gpu(name):
     import _gpu_cases
 

@@ -33,11 +33,15 @@ from __future__ import annotations
 from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
+from tvm.tirx.layout import S, TileLayout
+
 from .. import _planted
+from .epilogue import Epilogue
 from .hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
 
 SHARED_BYTES = 227 * 1024
 MAX_STAGES = 8
+EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
 
 
 def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2) -> int:
@@ -85,13 +89,17 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype):
 
 
 def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int = 64, stages: int | None = None,
-                          group_m: int = 8, sms: int = 132, dtype: str = "float16"):
-    """The kernel as a TIRx PrimFunc; raises ValueError naming every parameter it cannot lower."""
+                          group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None):
+    """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
+    (``axe4j.kernels.epilogue``); raises ValueError naming every parameter it cannot lower."""
     stages = stages or stages_for(bm, bn, bk)
     check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype)
+    if epilogue is not None and bn % EPILOGUE_COLS:
+        raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
     half = bm // 2
     a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
     acc_layout = accumulator(half, bn)
+    chunk_layout = accumulator(half, EPILOGUE_COLS)
     k_tiles = k // bk
     tiles_m, tiles_n = m // bm, n // bn
     tiles = tiles_m * tiles_n
@@ -100,8 +108,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     lag = 0 if _planted.active("early-release") else 1  # iterations between a slot's wgmma and its release
     peel = not _planted.active("unpeeled-k-loop")
 
-    @T.prim_func
-    def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
+    @T.macro
+    def body(A, B, D, C, Bias):
         T.device_entry()
         cta = T.cta_id([grid])
         wg = T.warpgroup_id([3])
@@ -175,8 +183,36 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                     if tid_in_wg == 0:
                         T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
                                                          T.uint32(1))
-                Tx.wg.cast(out[:, :], acc[:, :])
                 row = tm * bm + part * half
+                if epilogue is not None:
+                    # act(alpha acc + beta C + bias) on the accumulator's layout, EPILOGUE_COLS columns at a time so
+                    # that the chunks of C and bias stay few registers
+                    bias_rows = T.decl_buffer((half, n), "float32", data=Bias.data,
+                                              layout=TileLayout(S[(half, n):(0, 1)]))   # row stride 0: broadcast
+                    for c in T.unroll(bn // EPILOGUE_COLS):
+                        # (no let-bound starts: the register rule reads c * EPILOGUE_COLS as a multiple of it)
+                        cols = acc[:, c * EPILOGUE_COLS:c * EPILOGUE_COLS + EPILOGUE_COLS]
+                        if epilogue.alpha != 1.0:
+                            Tx.wg.mul(cols, cols, T.float32(epilogue.alpha))
+                        if epilogue.beta != 0.0:
+                            c_in = T.alloc_buffer((half, EPILOGUE_COLS), dtype, scope="local", layout=chunk_layout)
+                            c_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
+                                                   layout=chunk_layout)
+                            Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * EPILOGUE_COLS:
+                                                     tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
+                            Tx.wg.cast(c_f32[:, :], c_in[:, :])
+                            Tx.wg.fma(cols, c_f32[:, :], T.float32(epilogue.beta), cols)
+                        if epilogue.bias:
+                            b_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
+                                                   layout=chunk_layout)
+                            Tx.wg.copy(b_f32[:, :], bias_rows[:, tn * bn + c * EPILOGUE_COLS:
+                                                              tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
+                            Tx.wg.add(cols, cols, b_f32[:, :])
+                        if epilogue.activation == "relu":
+                            Tx.wg.maximum(cols, cols, T.float32(0.0))
+                        if epilogue.activation == "silu":
+                            Tx.wg.silu(cols, cols)
+                Tx.wg.cast(out[:, :], acc[:, :])
                 # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
                 # read this warpgroup's staging tile first
                 if tid_in_wg == 0:
@@ -191,4 +227,13 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
             if tid_in_wg == 0:
                 T.ptx.cp.async_.bulk.wait_group(0)
 
+    if epilogue is None:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
+            body(A, B, D, None, None)
+    else:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), C: T.Buffer((m, n), dtype),
+                   Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), dtype)):
+            body(A, B, D, C, Bias)
     return kernel
