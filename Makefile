@@ -64,6 +64,12 @@ bench-gemm: python build native
 gpu-bundle: python build native
 	.venv/bin/python ci/gpu_bundle.py
 
+## docs/divergences.md from the full differential suite against TIRx's C++ (tests never write tracked files).
+.PHONY: divergences
+divergences: python build
+	$(MVN) $(MVNFLAGS) -q -pl axe-passes -am test -Dtest=DifferentialTest -Dsurefire.failIfNoSpecifiedTests=false \
+		-Daxe4j.write.divergences=true
+
 ## Dispatch choices per tile call of the CUDA corpus: TVM's own cases against axe4j's (docs/dispatch-vs-upstream.md).
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build

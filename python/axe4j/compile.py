@@ -21,11 +21,28 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     install()
     dispatch.register()
     lowering.watch()
+    dispatch.take_rule_errors()
     with lowering.record() as rows:
-        executable = _compile(mod, target, **kwargs)
+        try:
+            executable = _compile(mod, target, **kwargs)
+        except Exception as error:
+            _raise_rule_errors(error)
+            raise
+    _raise_rule_errors(None)
     lowering.keep(rows)
     executable.lowered = list(rows)
     return executable
+
+
+def _raise_rule_errors(cause):
+    """A Java rule that threw is a bug, not a decline: the compile fails naming the rule, the call and the error."""
+    from . import dispatch
+    from ._errors import RuleError
+
+    errors = dispatch.take_rule_errors()
+    if errors:
+        raise RuleError(f"{len(errors)} dispatch rule error(s) (bugs in axe4j's rules, not declines):\n  "
+                        + "\n  ".join(errors)) from cause
 
 
 def _compile(mod, target, **kwargs):
@@ -204,7 +221,8 @@ def explain(mod, target="llvm", *, file=None) -> str:
                         status = "accepted <- chosen"
                     chosen = chosen or d["variant"]
                 else:
-                    status = "declined: " + d["reason"]
+                    status = ("RULE ERROR (a bug in the rule; compile refuses the kernel): " + d["error"]
+                              if d.get("error") else "declined: " + d["reason"])
                 lines.append(f"  {d['variant']} (prio={d['priority'] + bonus}): {status}")
                 if d["accepted"]:
                     lines.append("    plan: " + _plan_summary(d["plan"]))

@@ -141,6 +141,8 @@ def _case(variant: str):
             decision = decide(variant, request)
         except Exception as error:  # a layout Java cannot read (e.g. a swizzled one) is a decline, not a crash
             raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
+        if decision.get("error"):
+            _rule_errors.append(f"{variant}: {decision['error']}")
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
         body = emit(request, decision["plan"])
@@ -149,6 +151,16 @@ def _case(variant: str):
 
     impl.__name__ = "axe4j_" + variant.replace("-", "_")
     return impl
+
+
+_rule_errors: list = []   # rule errors (exceptions in a Java rule) met by dispatch since the last take
+
+
+def take_rule_errors() -> list:
+    """The rule errors dispatch met since the last call, cleared."""
+    errors = list(_rule_errors)
+    _rule_errors.clear()
+    return errors
 
 
 def decide(variant: str, request: "Described") -> dict:

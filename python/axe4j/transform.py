@@ -94,17 +94,21 @@ def run_layout_passes(mod, target=None, late=None):
         attrs = mod.attrs
         name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "main"
         mod = tvm.IRModule({name: mod})
+    reports = []   # every function of the module is checked and reported, not only the first with a violation
     for gvar, func in mod.functions.items():
         if not isinstance(func, tirx.PrimFunc):
             continue
         found = verify(func, target)
         if found:
             s = "s" if len(found) > 1 else ""
-            report = f"VerifyLayouts: {len(found)} layout violation{s} in {gvar.name_hint}:\n  " + "\n  ".join(found)
-            if late is not None:
-                try:
-                    late()
-                except Exception as error:  # noqa: BLE001  (any compile failure is context for the report)
-                    report += f"\n\nTVM's pipeline, run on the kernel as written, fails as well:\n{error}"
-            raise ValueError(report)
+            reports.append(f"VerifyLayouts: {len(found)} layout violation{s} in {gvar.name_hint}:\n  "
+                           + "\n  ".join(found))
+    if reports:
+        report = "\n".join(reports)
+        if late is not None:
+            try:
+                late()
+            except Exception as error:  # noqa: BLE001  (any compile failure is context for the report)
+                report += f"\n\nTVM's pipeline, run on the kernel as written, fails as well:\n{error}"
+        raise ValueError(report)
     return tvm.transform.Sequential(layout_passes(target, verify=False), name="axe4j.layout_passes")(mod)

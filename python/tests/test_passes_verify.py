@@ -143,6 +143,33 @@ def max_over_wrong_axis():
     return k
 
 
+def aliasing_destination():
+    """A (4, 4) copy target whose layout S[(4,4):(1,1)] sends element (0, 1) and (1, 0) to one address."""
+    @T.prim_func
+    def k(A: T.Buffer((4, 4), "float32"), Sf: T.Buffer((16,), "float32")):
+        B = T.decl_buffer((4, 4), "float32", data=Sf.data, layout=TileLayout(S[(4, 4):(1, 1)]))
+        Tx.copy(B[:, :], A[:, :])
+    return k
+
+
+def stride0_destination():
+    """A (4, 8) global destination with row stride 0: four rows written to one row."""
+    @T.prim_func
+    def k(A: T.Buffer((4, 8), "float32"), Sf: T.Buffer((8,), "float32")):
+        B = T.decl_buffer((4, 8), "float32", data=Sf.data, layout=TileLayout(S[(4, 8):(0, 1)]))
+        Tx.copy(B[:, :], A[:, :])
+    return k
+
+
+def stride0_source_is_fine():
+    """The same stride-0 view read (a broadcast) is no violation."""
+    @T.prim_func
+    def k(Sf: T.Buffer((8,), "float32"), B: T.Buffer((4, 8), "float32")):
+        A = T.decl_buffer((4, 8), "float32", data=Sf.data, layout=TileLayout(S[(4, 8):(0, 1)]))
+        Tx.copy(B[:, :], A[:, :])
+    return k
+
+
 def _gemm(d, a, b, c, ta=False, tb=False):
     @T.prim_func
     def k(D: T.Buffer(d, "float32"), A: T.Buffer(a, "float32"), B: T.Buffer(b, "float32"), C: T.Buffer(c, "float32")):
@@ -338,6 +365,13 @@ CASES = {
                          [("region-bounds", "B[0:8, 6:10] dim 1 spans [6, 10)"),
                           ("region-shape", "operand A[0:8, 0:8] has extents [8, 8], the destination B[0:8, 6:10] "
                                            "has [8, 4]")]),
+    "write_alias": (aliasing_destination, None, [("write-alias", "destination buffer B (4, 4) float32 global is "
+                                                                "written, but its iters overlap; logical elements 1 "
+                                                                "and 4 (flat) both go to")]),
+    "write_stride0": (stride0_destination, None, [("write-alias", "its iter (4,0) has stride 0 (a broadcast written as "
+                                                                  "a layout: only reads may use it); logical elements "
+                                                                  "0 and 8")]),
+    "read_stride0": (stride0_source_is_fine, None, []),
     "warps_and_shared": (warps_and_shared, SM90, [("thread-extent", "warpid reaches 7"),
                                                   ("shared-memory", "262144 bytes of shared memory (s 262144 B)")]),
 }
@@ -380,7 +414,7 @@ def test_at_least_25_broken_kernels_and_every_rule_is_exercised():
     assert len(CASES) >= 25
     rules = {rule for _, _, expected in CASES.values() for rule, _ in expected}
     assert rules == {"layout-shape", "memory-span", "offset-range", "replica-range", "region-bounds", "region-shape",
-                     "thread-extent", "shared-memory", "trn-partitions", "trn-sbuf", "trn-psum-banks"}
+                     "thread-extent", "shared-memory", "trn-partitions", "trn-sbuf", "trn-psum-banks", "write-alias"}
 
 
 def correct_cpu():
@@ -416,3 +450,17 @@ def test_a_correct_kernel_produces_no_diagnostic(make, target):
     mod = tvm.IRModule({"k": make()})
     out = tvm.transform.Sequential([at.VerifyLayouts(_target(target))])(mod)
     assert tvm_ffi.structural_equal(out["k"], mod["k"])
+
+
+def test_every_function_of_a_module_is_reported():
+    """Two functions with violations: compile's layout passes name both, not only the first."""
+    from axe4j.transform import run_layout_passes
+
+    first, second = aliasing_destination(), size_mismatch()
+    mod = tvm.IRModule({"first": first.with_attr("global_symbol", "first"),
+                        "second": second.with_attr("global_symbol", "second")})
+    with pytest.raises(ValueError) as error:
+        run_layout_passes(mod)
+    message = str(error.value)
+    assert "VerifyLayouts: 1 layout violation in first:" in message and "[write-alias] first: " in message
+    assert "VerifyLayouts: 1 layout violation in second:" in message and "[layout-shape] second: " in message

@@ -40,9 +40,9 @@ public final class DispatchTable {
 
     /** The decision of rule {@code variant} for {@code call}; an unknown variant is a declined decision. */
     public Decision decide(String variant, Request call) {
-        return rule(call.op(), variant).map(r -> r.decide(call)).orElseGet(() -> new Decision(variant, 0, false,
+        return rule(call.op(), variant).map(r -> r.decide(call)).orElseGet(() -> Decision.unknown(variant,
                 "no " + targetKind + " rule " + variant + " for op " + call.op() + " (rules: " + rules(call.op())
-                        .stream().map(Rule::variant).toList() + ")", Map.of()));
+                        .stream().map(Rule::variant).toList() + ")"));
     }
 
     /** Every rule's decision for {@code call}, in the order dispatch tries them. */

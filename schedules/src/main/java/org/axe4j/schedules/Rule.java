@@ -7,6 +7,12 @@ import java.util.Map;
  * {@link Declined} naming the applicability condition that failed; {@link #decide} wraps that in a {@link Decision}.
  */
 public interface Rule {
+    /** System property: when true, a rule that throws anything but {@link Declined} throws out of {@link #decide}. */
+    String STRICT_PROPERTY = "axe4j.rules.strict";
+
+    /** System property naming a rule variant that throws on every call: tests of how rule errors are reported. */
+    String PLANTED_ERROR_PROPERTY = "axe4j.rules.planted-error";
+
     String variant();
 
     int priority();
@@ -26,11 +32,18 @@ public interface Rule {
                     + call.swizzle(role) + "); " + variant() + " addresses unswizzled layouts only");
         }
         try {
+            if (variant().equals(System.getProperty(PLANTED_ERROR_PROPERTY))) {   // tests only: see the constant
+                throw new IllegalStateException("planted rule error (" + PLANTED_ERROR_PROPERTY + ")");
+            }
             return Decision.accept(this, plan(call));
         } catch (Declined declined) {
             return Decision.decline(this, declined.getMessage());
         } catch (RuntimeException error) {
-            return Decision.decline(this, "cannot plan: " + error);
+            if (Boolean.getBoolean(STRICT_PROPERTY)) {   // under tests a rule that throws fails the test
+                throw new IllegalStateException("rule " + variant() + " threw on " + call.op() + " "
+                        + call.operands(), error);
+            }
+            return Decision.failure(this, call, error);
         }
     }
 

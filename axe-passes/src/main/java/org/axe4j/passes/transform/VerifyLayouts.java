@@ -11,6 +11,7 @@ import org.axe4j.layout.Checks;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 import org.axe4j.passes.TirxLayout;
 import org.axe4j.passes.TirxLayouts;
@@ -264,6 +265,9 @@ public final class VerifyLayouts {
         for (Region r : c.regions()) {
             bounds(c, r);
         }
+        if (!c.regions().isEmpty()) {
+            written(c, c.regions().get(0).buffer());
+        }
         if (c.regions().size() < 2 || NO_SOURCES.contains(c.op())) {
             return;
         }
@@ -285,6 +289,37 @@ public final class VerifyLayouts {
                 }
             }
         }
+    }
+
+    private final Set<String> writtenChecked = new java.util.HashSet<>();
+
+    /**
+     * A written buffer's layout must send distinct logical elements to distinct places (the shard map injective);
+     * copies of one element are the replica iters' business. Otherwise two elements are written to one address and
+     * one of them is lost: a stride-0 iter, or iters that overlap.
+     */
+    private void written(Call c, Buffer b) {
+        TirxLayout tl = layoutOf(b);
+        if (tl == null || !writtenChecked.add(b.name()) || tl.layout().isShardInjective()) {
+            return;
+        }
+        Layout l = tl.layout();
+        String how = l.shard().stream().filter(it -> it.extent() > 1 && it.stride() == 0).findFirst()
+                .map(it -> "its iter " + it + " has stride 0 (a broadcast written as a layout: only reads may use it)")
+                .orElse("its iters overlap");
+        String witness = "";
+        if (l.size() <= 1 << 16) {
+            Map<Point, Long> seen = new java.util.HashMap<>();
+            for (long x = 0; x < l.size(); x++) {
+                Long first = seen.putIfAbsent(l.shardImage(x), x);
+                if (first != null) {
+                    witness = "; logical elements " + first + " and " + x + " (flat) both go to " + l.shardImage(x);
+                    break;
+                }
+            }
+        }
+        report("write-alias", c.label(), tl.toString(), "destination " + subject(b) + " is written, but " + how
+                + witness);
     }
 
     /** On trn an operand may repeat along its unit dims (a per-partition column {@code [P, 1]} against {@code [P, F]}). */
