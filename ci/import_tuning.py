@@ -28,6 +28,8 @@ def entries_of(summary: dict) -> dict:
     for t in summary.get("timings", []):
         if not t.get("name", "").startswith(PREFIX) or "tflops" not in t or not t.get("matches_numpy"):
             continue
+        if t.get("epilogue") or t["name"].endswith("_fused"):   # a fused epilogue is not a tile configuration
+            continue
         label = t["name"][len(PREFIX):].split("_", 1)[1]
         shapes.setdefault((t["m"], t["n"], t["k"]), []).append((label, t))
     entries = {}

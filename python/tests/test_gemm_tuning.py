@@ -75,6 +75,7 @@ def test_import_takes_the_fastest_configuration_that_matched_numpy(tmp_path):
     shape = (2048, 2048, 2048)
     summary = _summary(tmp_path, [_timing(shape, "128x256", 90.0), _timing(shape, "256x128", 120.0, ok=False),
                                   _timing(shape, "128x128", 95.0),
+                                  {**_timing(shape, "128x256_fused", 300.0), "epilogue": {"alpha": 1.0}},
                                   {"name": "hopper_gemm/8192x4096x4096", "tflops": 500.0, "matches_numpy": True}])
     out = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--cache", str(cache)],
                          capture_output=True, text=True)
