@@ -79,10 +79,13 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
 
     sweep = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}", (m, n, k)) for (m, n, k), c in gemm_tuning.sweep_cases()]
     assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == [
-        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep
+        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + [
+        ("hopper_gemm_pipelined/8192x4096x4096_128x256_fused", (8192, 4096, 4096))]
     assert len(sweep) == 32
     for timing in timings:
         assert timing["arch"] == "sm_90a" and timing["symbol"] in symbols and timing["library"]
+    assert [t["epilogue"] for t in timings if t["epilogue"]] == [
+        {"alpha": 0.5, "beta": 0.25, "bias": True, "activation": "silu"}]
 
 
 def test_stored_arrays_are_the_catalogs(bundle, manifest):
