@@ -45,6 +45,12 @@ public final class GemmRules {
             return 10;
         }
 
+        /** A run-time extent is taken on the u dim (rows of the accumulator tile guard it already). */
+        @Override
+        public boolean acceptsRunTimeExtents() {
+            return true;
+        }
+
         public Map<String, Object> plan(Request call) {
             Map<String, Object> plan = common(call);
             @SuppressWarnings("unchecked")
@@ -61,6 +67,7 @@ public final class GemmRules {
                         call.operand("D").layout(), dm, dn);
             }
             String u = v.equals("n") ? "m" : "n";
+            boolean ragged = requireRunTimeExtentOnlyOn(call, u);
             long ev = (Long) plan.get(v.toUpperCase());
             long eu = (Long) plan.get(u.toUpperCase());
             int lanes = ElementwiseRules.lanes(call.operands());
@@ -71,6 +78,9 @@ public final class GemmRules {
             long mc = tilesPerBlock * mu;
             plan.put("kind", "gemm-blocked");
             plan.put("vector_dim", v);
+            if (ragged) {
+                plan.put("run_time_extent", u);
+            }
             plan.put("tile", Map.of("u", mu, "v", nv));
             plan.put("blocks", Map.of("k", Math.min(BLOCK_K, k), "u", mc));
             long work = (Long) plan.get("M") * (Long) plan.get("N") * k;
@@ -108,6 +118,45 @@ public final class GemmRules {
             return plan;
         }
     };
+
+    /**
+     * Checks that the run-time extents of the call (if any) all lie on the logical dim {@code u} and that every
+     * matrix that has {@code u} (D, C and one of A, B) carries it: the u extent is then one run-time value that the
+     * blocked loops bound (u blocks) and guard (u tiles). Returns whether there is one.
+     */
+    static boolean requireRunTimeExtentOnlyOn(Request call, String u) {
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        Map<String, String[]> names = new LinkedHashMap<>();
+        names.put("D", new String[] {"m", "n"});
+        names.put("A", ta ? new String[] {"k", "m"} : new String[] {"m", "k"});
+        names.put("B", tb ? new String[] {"n", "k"} : new String[] {"k", "n"});
+        names.put("C", new String[] {"m", "n"});
+        boolean any = call.firstRunTimeExtent().isPresent();
+        if (!any) {
+            return false;
+        }
+        for (Map.Entry<String, String[]> e : names.entrySet()) {
+            Operand o = call.operand(e.getKey());
+            int[] loop = o.loopDims();
+            java.util.Set<String> ragged = new java.util.TreeSet<>();
+            for (int d : call.runTimeExtentDims(e.getKey())) {
+                int at = java.util.Arrays.binarySearch(loop, d);
+                if (at < 0) {
+                    throw Declined.of("gemm: %s has a run-time extent in dim %d, which is not one of its matrix dims",
+                            o, d);
+                }
+                ragged.add(e.getValue()[at]);
+            }
+            boolean hasU = java.util.Arrays.asList(e.getValue()).contains(u);
+            java.util.Set<String> expected = hasU ? java.util.Set.of(u) : java.util.Set.of();
+            if (!ragged.equals(expected)) {
+                throw Declined.of("gemm: run-time extents %s of %s; the blocked rule takes one on the non-vector dim %s"
+                        + " of D, C and the operand that has it, and none elsewhere", ragged, o, u);
+            }
+        }
+        return true;
+    }
 
     /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
     private static Map<String, Object> digits(Operand o, String row, String col) {
