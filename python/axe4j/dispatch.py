@@ -292,6 +292,8 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_b"] = bool(int(args[5]))
         scalars["alpha"], scalars["beta"] = args[6], args[7]
         params["alpha"], params["beta"] = _constant(args[6]), _constant(args[7])
+        if "parallel" in call.config:   # Tx.gemm(..., parallel=False): the call runs inside a parallel loop
+            params["parallel"] = bool(int(call.config["parallel"]))
     elif op == "gemm_async" and len(args) == 6:   # (C, A, B, transA, transB, accum); block-scaled forms have 8
         roles += [("C", args[0]), ("A", args[1]), ("B", args[2])]
         params["trans_a"] = bool(int(args[3]))

@@ -109,3 +109,13 @@ def test_bad_arguments_are_named():
         cpu.MoeLayer(SHAPE, 4, WR, W1, W1, target="llvm")
     with pytest.raises(ValueError, match="x has shape"):
         layer(1).experts(np.zeros((2, SHAPE.hidden), "float32"), np.zeros((2, 4), "int32"), np.ones((2, 4)))
+
+
+def test_the_numpy_baseline_equals_the_reference():
+    from axe4j.moe import NumpyLayer
+
+    x = RNG.standard_normal((40, SHAPE.hidden)).astype("float32")
+    baseline = NumpyLayer(WR, W1, W2, SHAPE.top_k)
+    ids, w = baseline.route(x)
+    np.testing.assert_array_equal((ids, w)[0], route_reference(x @ WR.T, SHAPE.top_k)[0])
+    np.testing.assert_allclose(baseline(x), moe_reference(x, W1, W2, ids, w), rtol=1e-5, atol=1e-5)

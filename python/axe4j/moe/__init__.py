@@ -15,7 +15,7 @@ the same ``MoeShape``, routing and ``TileSchedule`` and answers ``layer(x)`` wit
 """
 
 from .config import MoeShape, QWEN3_30B_A3B
-from .reference import moe_reference, route_reference
+from .reference import NumpyLayer, moe_reference, route_reference
 from .schedule import TileSchedule, schedule
 
-__all__ = ["MoeShape", "QWEN3_30B_A3B", "moe_reference", "route_reference", "TileSchedule", "schedule"]
+__all__ = ["MoeShape", "QWEN3_30B_A3B", "NumpyLayer", "moe_reference", "route_reference", "TileSchedule", "schedule"]

@@ -15,7 +15,8 @@ import java.util.Map;
  * other operand per (u block, K block) into panels {@code mu} wide, so the micro-kernel reads both contiguously
  * whatever their strides; a K block of {@code kc} keeps one v panel in L1, a u block of {@code mc} rows keeps its
  * panels in L2. The loop over u blocks is parallel when {@code M*N*K >= }{@link #PARALLEL_MIN_WORK} and there are
- * at least two blocks. It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for
+ * at least two blocks, unless the call says {@code parallel=False} (a call inside a parallel loop: TVM's CPU
+ * thread pool runs no nested parallel region). It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for
  * any affine matrices.
  */
 public final class GemmRules {
@@ -84,12 +85,18 @@ public final class GemmRules {
             plan.put("tile", Map.of("u", mu, "v", nv));
             plan.put("blocks", Map.of("k", Math.min(BLOCK_K, k), "u", mc));
             long work = (Long) plan.get("M") * (Long) plan.get("N") * k;
-            plan.put("parallel", work >= PARALLEL_MIN_WORK && eu > mc);
+            boolean serialAsked = call.params().has("parallel") && !call.flag("parallel");
+            plan.put("parallel", !serialAsked && work >= PARALLEL_MIN_WORK && eu > mc);
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
-            plan.put("notes", List.of(moving + " packed per K block into K-major panels " + nv + " wide (it moves by "
-                    + access.get(moving).get(v) + " along " + v + ")", other + " packed per " + mc + "-row " + u
-                    + " block into panels " + mu + " wide"));
+            List<String> notes = new java.util.ArrayList<>(List.of(moving + " packed per K block into K-major panels "
+                    + nv + " wide (it moves by " + access.get(moving).get(v) + " along " + v + ")", other
+                    + " packed per " + mc + "-row " + u + " block into panels " + mu + " wide"));
+            if (serialAsked) {
+                notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
+                        + "parallel loop)");
+            }
+            plan.put("notes", List.copyOf(notes));
             return plan;
         }
     };

@@ -207,4 +207,20 @@ class RulesTest {
             assertTrue(d.reason().contains("needs constant extents"), d.reason());
         }
     }
+
+    @Test
+    void aGemmAskedForNoParallelRegionKeepsItsUBlocksSerial() {
+        String ops = operand("D", 512, 512) + "," + operand("A", 512, 512) + "," + operand("B", 512, 512) + ","
+                + operand("C", 512, 512);
+        List<Layout> ls = List.of(Layout.parse("S[(512,512):(512,1)]"), Layout.parse("S[(512,512):(512,1)]"),
+                Layout.parse("S[(512,512):(512,1)]"), Layout.parse("S[(512,512):(512,1)]"));
+        Decision free = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":false"), ls));
+        assertEquals(true, free.plan().get("parallel"));
+        Decision inside = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(request("gemm", "thread", ops,
+                "\"trans_a\":false,\"trans_b\":false,\"parallel\":false"), ls));
+        assertTrue(inside.accepted(), inside.reason());
+        assertEquals(false, inside.plan().get("parallel"));
+        assertTrue(inside.plan().get("notes").toString().contains("u blocks serial"), inside.plan().toString());
+    }
 }
