@@ -119,3 +119,12 @@ def test_the_numpy_baseline_equals_the_reference():
     ids, w = baseline.route(x)
     np.testing.assert_array_equal((ids, w)[0], route_reference(x @ WR.T, SHAPE.top_k)[0])
     np.testing.assert_allclose(baseline(x), moe_reference(x, W1, W2, ids, w), rtol=1e-5, atol=1e-5)
+
+
+def test_default_tiles_run_their_gemms_serially_inside_the_parallel_tile_loop(bridge):
+    """128-row tiles: each tile GEMM is big enough for the blocked rule's own parallel u blocks, which TVM cannot
+    nest in the tile loop; the kernel's gemms say parallel=False."""
+    moe = cpu.MoeLayer(SHAPE, 40, WR, W1, W2, target="llvm")
+    x = RNG.standard_normal((40, SHAPE.hidden)).astype("float32")
+    ids, w = random_routing(40, RNG, np.arange(5))   # 32 rows each: one ragged tile per expert
+    check(moe.experts(x, ids, w), x, ids, w)
