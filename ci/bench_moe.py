@@ -11,7 +11,8 @@ GPU part: needs a CUDA GPU and a CUDA version of the layer, a module ``axe4j.moe
 ``bench(shape, tokens, repeat) -> list[dict]`` (one row per token count). Where either is missing it says which
 and the run still succeeds.
 
-usage: bench_moe.py [--tokens 1,16,128,1024,4096] [--repeat 3] [--seed 0]
+usage: bench_moe.py [--tokens 1,16,128,1024,4096] [--repeat 3] [--seed 0] [--out DIR] [--small]
+(--small: 16 experts, top-4, hidden 256, intermediate 128, the sizes of the tests)
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def main(argv=None) -> int:
     parser.add_argument("--tokens", default="1,16,128,1024,4096")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--small", action="store_true")
     args = parser.parse_args(argv)
     try:
         tokens_list = [int(t) for t in args.tokens.split(",")]
@@ -121,26 +124,27 @@ def main(argv=None) -> int:
 
     import axe4j
     from axe4j import chart
-    from axe4j.moe import QWEN3_30B_A3B
+    from axe4j.moe import QWEN3_30B_A3B, MoeShape
 
     axe4j.install()
-    shape = QWEN3_30B_A3B
+    shape = MoeShape(16, 4, 256, 128) if args.small else QWEN3_30B_A3B
     threads = tvm.get_global_func("runtime.NumThreads")()
     print(f"bench-moe: {shape}, FP32 on {os.cpu_count()} CPUs (TVM threads {threads}), target "
           f"{axe4j.host_target()}; best of {args.repeat}")
     rows = cpu_rows(shape, tokens_list, args.repeat, args.seed)
     gpu = gpu_part(shape, tokens_list, args.repeat)
     print(f"GPU part: {gpu['status']}")
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     result = {"shape": vars(shape), "cpu": {"cpus": os.cpu_count(), "tvm_threads": threads,
                                              "target": str(axe4j.host_target()), "repeat": args.repeat, "rows": rows},
               "gpu": gpu}
-    (OUT / "result.json").write_text(json.dumps(result, indent=2))
-    chart.bar_chart(OUT / "moe-cpu.png", "MoE layer fp32 on the CPU: GFLOP/s of the expert GEMMs, by tokens",
+    (out / "result.json").write_text(json.dumps(result, indent=2))
+    chart.bar_chart(out / "moe-cpu.png", "MoE layer fp32 on the CPU: GFLOP/s of the expert GEMMs, by tokens",
                     [str(r["tokens"]) for r in rows],
                     {"axe4j": [r["axe4j_gflops"] for r in rows], "numpy": [r["numpy_gflops"] for r in rows]},
                     [f"x{r['ratio']:.2f}" for r in rows])
-    print(f"wrote {OUT / 'result.json'} and {OUT / 'moe-cpu.png'}")
+    print(f"wrote {out / 'result.json'} and {out / 'moe-cpu.png'}")
     return 0 if all(r["matches"] for r in rows) else 1
 
 
