@@ -2,7 +2,8 @@
 
 CPU part (always): for each token count, the layer compiled through axe4j's CPU rules (``axe4j.moe.cpu``, FP32,
 host CPU, TVM given every CPU as numpy's BLAS has) and the numpy layer (``axe4j.moe.NumpyLayer``: router GEMM,
-top-k, per-expert BLAS GEMMs on weights transposed once to the layout BLAS reads best) on the same inputs; best of ``--repeat`` runs each, alternating, after one warm-up.
+top-k, per-expert BLAS GEMMs on weights transposed once to the layout BLAS reads best) on the same inputs; best of ``--repeat`` runs each, alternating, after one warm-up. numpy is timed with its BLAS on every CPU and on one
+(small GEMMs on busy cores can be faster on one thread) and the faster is the baseline; both are in the JSON.
 Outputs are compared (numpy's expert part is given axe4j's routing, so a top-k near-tie cannot make them differ;
 how many tokens' expert sets differ between the two routers is reported). Prints ms, GFLOP/s of the expert GEMMs
 and the ratio; writes ``out/bench-moe/result.json`` and ``out/bench-moe/moe-cpu.png``.
@@ -40,6 +41,23 @@ def best(body, repeat):
     return min(times)
 
 
+def blas_threads():
+    """A function setting numpy's OpenBLAS thread count, or None where numpy's BLAS does not export one. Small GEMMs
+    on 2 busy cores can run faster on one BLAS thread than on two, so the baseline is timed both ways."""
+    import ctypes
+    import glob
+
+    import numpy as np
+
+    for path in glob.glob(str(Path(np.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*.so")):
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads"):
+            if hasattr(lib, name):
+                function = getattr(lib, name)
+                return lambda n: function(ctypes.c_int(n))
+    return None
+
+
 def cpu_rows(shape, tokens_list, repeat, seed):
     import numpy as np
 
@@ -55,6 +73,8 @@ def cpu_rows(shape, tokens_list, repeat, seed):
     w2 = rng.standard_normal((E, H, I), np.float32) / np.float32(np.sqrt(I))
     target = axe4j.host_target()
     numpy_layer = NumpyLayer(wr, w1, w2, shape.top_k)
+    set_blas = blas_threads()
+    blas = [os.cpu_count() or 1, 1] if set_blas and (os.cpu_count() or 1) > 1 else [os.cpu_count() or 1]
     rows = []
     for tokens in tokens_list:
         x = rng.standard_normal((tokens, H), np.float32)
@@ -68,22 +88,33 @@ def cpu_rows(shape, tokens_list, repeat, seed):
         np_ids, _ = numpy_layer.route(x)
         differ = int(np.sum(np.any(np.sort(np_ids, 1) != np.sort(ids, 1), axis=1)))
         numpy_layer(x)
-        t_ours, t_numpy = float("inf"), float("inf")
+        t_ours, t_numpy = float("inf"), {n: float("inf") for n in blas}
         for _ in range(repeat):  # alternating, so both see the same machine load
             t_ours = min(t_ours, best(lambda: layer(x), 1))
-            t_numpy = min(t_numpy, best(lambda: numpy_layer(x), 1))
+            for n in blas:
+                if set_blas:
+                    set_blas(n)
+                t_numpy[n] = min(t_numpy[n], best(lambda: numpy_layer(x), 1))
+        blas_best = min(t_numpy, key=t_numpy.get)
+        if set_blas:
+            set_blas(blas_best)
         t_experts = best(lambda: layer.experts(x, ids, weights), repeat)
         t_numpy_experts = best(lambda: numpy_layer.experts(x, ids, weights), repeat)
+        if set_blas:
+            set_blas(blas[0])
+        numpy_by_threads = {str(n): t * 1e3 for n, t in t_numpy.items()}
+        t_numpy = t_numpy[blas_best]
         flops = shape.flops(tokens)
         row = {"tokens": tokens, "axe4j_ms": t_ours * 1e3, "numpy_ms": t_numpy * 1e3,
                "axe4j_experts_ms": t_experts * 1e3,
-               "numpy_experts_ms": t_numpy_experts * 1e3, "ratio": t_numpy / t_ours,
+               "numpy_experts_ms": t_numpy_experts * 1e3, "numpy_ms_by_blas_threads": numpy_by_threads,
+               "numpy_blas_threads": blas_best, "ratio": t_numpy / t_ours,
                "axe4j_gflops": flops / t_ours / 1e9, "numpy_gflops": flops / t_numpy / 1e9,
                "max_abs_diff": error, "max_abs_out": scale, "matches": error <= 1e-3 * max(1.0, scale),
                "tokens_routed_differently": differ, "compile_s": compile_s}
         rows.append(row)
         print(f"tokens {tokens:5d}: axe4j {row['axe4j_ms']:9.2f} ms ({row['axe4j_gflops']:6.1f} GFLOP/s), "
-              f"numpy {row['numpy_ms']:9.2f} ms ({row['numpy_gflops']:6.1f} GFLOP/s), numpy/axe4j time "
+              f"numpy {row['numpy_ms']:9.2f} ms ({row['numpy_gflops']:6.1f} GFLOP/s, {blas_best} BLAS threads), numpy/axe4j time "
               f"{row['ratio']:5.2f}; experts alone {row['axe4j_experts_ms']:.2f} / {row['numpy_experts_ms']:.2f} ms; max |diff| "
               f"{error:.2e} of {scale:.2f}; compile {compile_s:.1f} s", flush=True)
     return rows
