@@ -90,3 +90,8 @@ bench-infer: python build
 .PHONY: test-trn-full
 test-trn-full: python build
 	AXE4J_TRN_FULL=1 .venv/bin/python -m pytest -q python/tests/test_trn_gemm.py python/tests/test_trn_mha.py
+
+## The fused MoE layer (Qwen3-30B-A3B shapes) on the CPU against a numpy/BLAS layer; the GPU part where a GPU is lent.
+.PHONY: bench-moe
+bench-moe: python build
+	.venv/bin/python ci/bench_moe.py

@@ -271,7 +271,8 @@ def _plan_summary(plan) -> str:
         notes = "; ".join(plan.get("notes", []))
         return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
     if plan["kind"] == "gemm-blocked":
-        return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "
+        sizes = {d: (f"<={plan[d]} (run time)" if plan.get("run_time_extent") == d.lower() else plan[d]) for d in "MNK"}
+        return (f"gemm M={sizes['M']} N={sizes['N']} K={sizes['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "
                 f"vector dim {plan['vector_dim']}, K block {plan['blocks']['k']}, {plan['blocks']['u']}-row blocks, "
                 f"parallel={plan['parallel']}"
                 + "".join(f"; {n}" for n in plan.get("notes", [])))

@@ -199,6 +199,7 @@ class Described:
         self.regions = regions      # role -> (start list, extent list)
         self.scalars = scalars      # position -> scalar PrimExpr (non-tensor sources)
         self.params = params
+        self.run_time_extents = {}  # role -> {dim: extent expression} for extents known only at run time
 
 
 def _is_region(x) -> bool:
@@ -303,6 +304,8 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_b"] = bool(int(args[5]))
         scalars["alpha"], scalars["beta"] = args[6], args[7]
         params["alpha"], params["beta"] = _constant(args[6]), _constant(args[7])
+        if "parallel" in call.config:   # Tx.gemm(..., parallel=False): the call runs inside a parallel loop
+            params["parallel"] = bool(int(call.config["parallel"]))
     elif op == "gemm_async" and len(args) == 6:   # (C, A, B, transA, transB, accum); block-scaled forms have 8
         roles += [("C", args[0]), ("A", args[1]), ("B", args[2])]
         params["trans_a"] = bool(int(args[3]))
@@ -314,7 +317,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
                 params[key] = _constant(call.config[key])
     else:
         raise _NotDescribable(f"op {op} has no CPU description")
-    operands, layouts, buffers, regions = [], [], {}, {}
+    operands, layouts, buffers, regions, run_time_extents = [], [], {}, {}, {}
     for role, region in roles:
         if not _is_region(region):
             raise _NotDescribable(f"{op}: operand {role} is {region}, not a buffer region")
@@ -323,7 +326,10 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         if any(s is None for s in start):
             params.setdefault("start_modulus", {})[role] = [
                 _modulus(r.min) if s is None else None for r, s in zip(region.region, start)]
-        extent = _ints([r.extent for r in region.region], "region extent")
+        extent, ragged = _extents(region, buffer)
+        if ragged:
+            params.setdefault("run_time_extent", {})[role] = sorted(ragged)
+            run_time_extents[role] = ragged
         (elem_offset,) = _ints([buffer.elem_offset], "elem_offset")
         operands.append({"role": role, "name": str(buffer.name), "dtype": str(buffer.dtype),
                          "shape": _ints(buffer.shape, "shape"), "start": start, "extent": extent,
@@ -348,7 +354,30 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
             params["threads"] = 1 if scope_kind == "thread" else 0
     text = json.dumps({"op": op, "target": target_kind, "scope": scope_kind, "operands": operands,
                        "params": params})
-    return Described(op, call, text, layouts, buffers, regions, scalars, params, scope_kind, sctx)
+    described = Described(op, call, text, layouts, buffers, regions, scalars, params, scope_kind, sctx)
+    described.run_time_extents = run_time_extents
+    return described
+
+
+def _extents(region, buffer):
+    """The region's extents, each a constant or, for one known only at run time (a ragged group of rows), the
+    largest value TVM's bound analysis gives it; and {dim: extent expression} for the run-time ones."""
+    from tvm.sym import Analyzer
+
+    extents, ragged = [], {}
+    for d, r in enumerate(region.region):
+        value = _int_or_none(r.extent)
+        if value is None:
+            bound = Analyzer().const_int_bound(r.extent)
+            top, size = int(bound.max_value), _int_or_none(buffer.shape[d])
+            if size is None or top <= 0 or top > size:
+                raise _NotDescribable(f"region extent {r.extent} of dim {d} of {buffer.name} is symbolic and not "
+                                      f"bounded by the dim's size {buffer.shape[d]} (bound {top}); write it as "
+                                      f"T.min(extent, {buffer.shape[d]})")
+            value = top
+            ragged[d] = r.extent
+        extents.append(value)
+    return extents, ragged
 
 
 # ---- emission: plan -> PrimFunc ----------------------------------------------------------------

@@ -12,6 +12,9 @@ register tile and ``kc``/``mc`` the K and u block sizes::
                 acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
                 D[u, v] = alpha * acc + (first block ? beta * C : D)
 
+A run-time u extent (``plan["run_time_extent"]``, a ragged group of rows at most the region's bound) bounds the
+u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
+
 Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
 panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once.
 """
@@ -37,6 +40,11 @@ def emit(request, plan, data_of, base_last, is_zero):
     kc, mc = int(plan["blocks"]["k"]), int(plan["blocks"]["u"])
     k_blocks = -(-K // kc)
     u_blocks = -(-EU // mc)
+    if plan.get("run_time_extent") == u_dim:
+        # a ragged u extent (rows of one expert's group): EU (the bound) sized the views and panels; the loops and
+        # guards use the run-time value
+        (EU,) = request.run_time_extents["D"].values()
+        u_blocks = tirx.floordiv(EU + (mc - 1), mc)
     tiles_per_block = mc // mu
     full_panels, rest = divmod(EV, nv)
     panels = full_panels + (1 if rest else 0)

@@ -15,7 +15,8 @@ import java.util.Map;
  * other operand per (u block, K block) into panels {@code mu} wide, so the micro-kernel reads both contiguously
  * whatever their strides; a K block of {@code kc} keeps one v panel in L1, a u block of {@code mc} rows keeps its
  * panels in L2. The loop over u blocks is parallel when {@code M*N*K >= }{@link #PARALLEL_MIN_WORK} and there are
- * at least two blocks. It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for
+ * at least two blocks, unless the call says {@code parallel=False} (a call inside a parallel loop: TVM's CPU
+ * thread pool runs no nested parallel region). It declines when D has no stride-1 dim. {@link #NAIVE}: the i, j, k loop nest, serial, for
  * any affine matrices.
  */
 public final class GemmRules {
@@ -45,6 +46,12 @@ public final class GemmRules {
             return 10;
         }
 
+        /** A run-time extent is taken on the u dim (rows of the accumulator tile guard it already). */
+        @Override
+        public boolean acceptsRunTimeExtents() {
+            return true;
+        }
+
         public Map<String, Object> plan(Request call) {
             Map<String, Object> plan = common(call);
             @SuppressWarnings("unchecked")
@@ -61,6 +68,7 @@ public final class GemmRules {
                         call.operand("D").layout(), dm, dn);
             }
             String u = v.equals("n") ? "m" : "n";
+            boolean ragged = requireRunTimeExtentOnlyOn(call, u);
             long ev = (Long) plan.get(v.toUpperCase());
             long eu = (Long) plan.get(u.toUpperCase());
             int lanes = ElementwiseRules.lanes(call.operands());
@@ -71,15 +79,24 @@ public final class GemmRules {
             long mc = tilesPerBlock * mu;
             plan.put("kind", "gemm-blocked");
             plan.put("vector_dim", v);
+            if (ragged) {
+                plan.put("run_time_extent", u);
+            }
             plan.put("tile", Map.of("u", mu, "v", nv));
             plan.put("blocks", Map.of("k", Math.min(BLOCK_K, k), "u", mc));
             long work = (Long) plan.get("M") * (Long) plan.get("N") * k;
-            plan.put("parallel", work >= PARALLEL_MIN_WORK && eu > mc);
+            boolean serialAsked = call.params().has("parallel") && !call.flag("parallel");
+            plan.put("parallel", !serialAsked && work >= PARALLEL_MIN_WORK && eu > mc);
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
-            plan.put("notes", List.of(moving + " packed per K block into K-major panels " + nv + " wide (it moves by "
-                    + access.get(moving).get(v) + " along " + v + ")", other + " packed per " + mc + "-row " + u
-                    + " block into panels " + mu + " wide"));
+            List<String> notes = new java.util.ArrayList<>(List.of(moving + " packed per K block into K-major panels "
+                    + nv + " wide (it moves by " + access.get(moving).get(v) + " along " + v + ")", other
+                    + " packed per " + mc + "-row " + u + " block into panels " + mu + " wide"));
+            if (serialAsked) {
+                notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
+                        + "parallel loop)");
+            }
+            plan.put("notes", List.copyOf(notes));
             return plan;
         }
     };
@@ -108,6 +125,45 @@ public final class GemmRules {
             return plan;
         }
     };
+
+    /**
+     * Checks that the run-time extents of the call (if any) all lie on the logical dim {@code u} and that every
+     * matrix that has {@code u} (D, C and one of A, B) carries it: the u extent is then one run-time value that the
+     * blocked loops bound (u blocks) and guard (u tiles). Returns whether there is one.
+     */
+    static boolean requireRunTimeExtentOnlyOn(Request call, String u) {
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        Map<String, String[]> names = new LinkedHashMap<>();
+        names.put("D", new String[] {"m", "n"});
+        names.put("A", ta ? new String[] {"k", "m"} : new String[] {"m", "k"});
+        names.put("B", tb ? new String[] {"n", "k"} : new String[] {"k", "n"});
+        names.put("C", new String[] {"m", "n"});
+        boolean any = call.firstRunTimeExtent().isPresent();
+        if (!any) {
+            return false;
+        }
+        for (Map.Entry<String, String[]> e : names.entrySet()) {
+            Operand o = call.operand(e.getKey());
+            int[] loop = o.loopDims();
+            java.util.Set<String> ragged = new java.util.TreeSet<>();
+            for (int d : call.runTimeExtentDims(e.getKey())) {
+                int at = java.util.Arrays.binarySearch(loop, d);
+                if (at < 0) {
+                    throw Declined.of("gemm: %s has a run-time extent in dim %d, which is not one of its matrix dims",
+                            o, d);
+                }
+                ragged.add(e.getValue()[at]);
+            }
+            boolean hasU = java.util.Arrays.asList(e.getValue()).contains(u);
+            java.util.Set<String> expected = hasU ? java.util.Set.of(u) : java.util.Set.of();
+            if (!ragged.equals(expected)) {
+                throw Declined.of("gemm: run-time extents %s of %s; the blocked rule takes one on the non-vector dim %s"
+                        + " of D, C and the operand that has it, and none elsewhere", ragged, o, u);
+            }
+        }
+        return true;
+    }
 
     /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
     private static Map<String, Object> digits(Operand o, String row, String col) {

@@ -123,6 +123,35 @@ public record Request(String op, String target, String scope, List<Operand> oper
         return new Modular(cb.get(0).getAsLong(), cb.get(1).getAsLong());
     }
 
+    /**
+     * The dims of {@code role}'s region whose extent is known only at run time (a ragged group of rows), in order;
+     * their {@link Operand#extent()} is the largest value the run-time extent takes. From
+     * {@code params.run_time_extent[role] = [d, ...]}; empty when the request has none for the role.
+     */
+    public int[] runTimeExtentDims(String role) {
+        JsonElement all = params.get("run_time_extent");
+        if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
+            return new int[0];
+        }
+        JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
+        int[] out = new int[dims.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = dims.get(i).getAsInt();
+        }
+        return out;
+    }
+
+    /** The first operand with a run-time extent and that dim, or empty when every extent is a constant. */
+    public Optional<Map.Entry<Operand, Integer>> firstRunTimeExtent() {
+        for (Operand o : operands) {
+            int[] dims = runTimeExtentDims(o.role());
+            if (dims.length > 0) {
+                return Optional.of(Map.entry(o, dims[0]));
+            }
+        }
+        return Optional.empty();
+    }
+
     public boolean flag(String name) {
         JsonElement e = params.get(name);
         return e != null && !e.isJsonNull() && e.getAsBoolean();

@@ -25,7 +25,21 @@ public interface Rule {
         return false;
     }
 
+    /**
+     * Whether {@link #plan} handles regions whose extent is known only at run time
+     * ({@link Request#runTimeExtentDims}); others are declined for them.
+     */
+    default boolean acceptsRunTimeExtents() {
+        return false;
+    }
+
     default Decision decide(Request call) {
+        if (!acceptsRunTimeExtents() && call.firstRunTimeExtent().isPresent()) {
+            var first = call.firstRunTimeExtent().get();
+            return Decision.decline(this, call.op() + ": the region of " + first.getKey() + " has a run-time extent"
+                    + " in dim " + first.getValue() + " (at most " + first.getKey().extent()[first.getValue()]
+                    + "); " + variant() + " needs constant extents");
+        }
         if (!acceptsSwizzle() && !call.swizzles().isEmpty()) {
             String role = call.swizzles().keySet().iterator().next();
             return Decision.decline(this, call.op() + ": the layout of " + call.operand(role) + " is swizzled ("

@@ -165,4 +165,62 @@ class RulesTest {
         assertFalse(declined.accepted());
         assertTrue(declined.reason().contains("spreads a reduced digit over workers"), declined.reason());
     }
+
+    private static Request raggedGemm(String extents) {
+        String ops = operand("D", 64, 32) + "," + operand("A", 64, 16) + "," + operand("B", 32, 16) + ","
+                + operand("C", 64, 32);
+        return Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":true,"
+                + "\"run_time_extent\":{" + extents + "}"), List.of(Layout.parse("S[(64,32):(32,1)]"),
+                Layout.parse("S[(64,16):(16,1)]"), Layout.parse("S[(32,16):(16,1)]"), Layout.parse("S[(64,32):(32,1)]")));
+    }
+
+    @Test
+    void aRunTimeRowCountIsTakenByTheBlockedGemmOnItsNonVectorDimOnly() {
+        Decision rows = CpuDispatch.decide("axe4j-cpu-gemm-blocked", raggedGemm("\"D\":[0],\"A\":[0],\"C\":[0]"));
+        assertTrue(rows.accepted(), rows.reason());
+        assertEquals("m", rows.plan().get("run_time_extent"));
+        assertEquals("n", rows.plan().get("vector_dim"));
+
+        Decision naive = CpuDispatch.decide("axe4j-cpu-gemm-naive", raggedGemm("\"D\":[0],\"A\":[0],\"C\":[0]"));
+        assertFalse(naive.accepted());
+        assertTrue(naive.reason().contains("run-time extent in dim 0 (at most 64)"), naive.reason());
+
+        Decision onVectorDim = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                raggedGemm("\"D\":[1],\"B\":[0],\"C\":[1]"));
+        assertFalse(onVectorDim.accepted());
+        assertTrue(onVectorDim.reason().contains("non-vector dim m"), onVectorDim.reason());
+
+        Decision onlyD = CpuDispatch.decide("axe4j-cpu-gemm-blocked", raggedGemm("\"D\":[0],\"C\":[0]"));
+        assertFalse(onlyD.accepted(), "A's rows must be ragged with D's");
+        Decision onK = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                raggedGemm("\"D\":[0],\"A\":[0,1],\"C\":[0]"));
+        assertFalse(onK.accepted(), "a run-time K is not taken");
+    }
+
+    @Test
+    void elementwiseRulesDeclineARunTimeExtent() {
+        String ops = operand("dst", 8, 8) + "," + operand("src0", 8, 8);
+        Request call = Request.fromJson(request("copy", "thread", ops, "\"run_time_extent\":{\"src0\":[0]}"),
+                List.of(Layout.parse("S[(8,8):(8,1)]"), Layout.parse("S[(8,8):(8,1)]")));
+        for (Decision d : CpuDispatch.explain(call)) {
+            assertFalse(d.accepted(), d.variant());
+            assertTrue(d.reason().contains("needs constant extents"), d.reason());
+        }
+    }
+
+    @Test
+    void aGemmAskedForNoParallelRegionKeepsItsUBlocksSerial() {
+        String ops = operand("D", 512, 512) + "," + operand("A", 512, 512) + "," + operand("B", 512, 512) + ","
+                + operand("C", 512, 512);
+        List<Layout> ls = List.of(Layout.parse("S[(512,512):(512,1)]"), Layout.parse("S[(512,512):(512,1)]"),
+                Layout.parse("S[(512,512):(512,1)]"), Layout.parse("S[(512,512):(512,1)]"));
+        Decision free = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":false"), ls));
+        assertEquals(true, free.plan().get("parallel"));
+        Decision inside = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(request("gemm", "thread", ops,
+                "\"trans_a\":false,\"trans_b\":false,\"parallel\":false"), ls));
+        assertTrue(inside.accepted(), inside.reason());
+        assertEquals(false, inside.plan().get("parallel"));
+        assertTrue(inside.plan().get("notes").toString().contains("u blocks serial"), inside.plan().toString());
+    }
 }
