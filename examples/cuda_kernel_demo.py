@@ -42,6 +42,7 @@ def kernel(A_ptr: T.handle, B_ptr: T.handle, r_ptr: T.handle) -> None:
     Tx.cta.copy(T_smem[:, :], A[0:16, 0:16])
     T.cuda.cta_sync()
     Tx.warp.copy(R[:, :], T_smem[:, :])
+    T.cuda.cta_sync()   # every warp has read the tile before any writes it back (the interpreter finds the race)
     Tx.warp.copy(T_smem[:, :], R[:, :])
     Tx.cta.cast(X[:, :], A_smem[:, :])
     T.cuda.cta_sync()
