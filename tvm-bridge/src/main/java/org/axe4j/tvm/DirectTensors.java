@@ -25,6 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class DirectTensors {
     /** {@code DLManagedTensor}: {@code DLTensor dl_tensor @0 (48 bytes), manager_ctx @48, deleter @56}. */
     static final int MANAGED_BYTES = 64;
+    /** The alignment TVM's allocator gives tensors, and which its compiled CPU kernels rely on. */
+    static final int ALIGNMENT = 64;
     private static final Map<Long, ByteBuffer> HELD = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
     private static final Cleaner VIEWS = Cleaner.create();
@@ -76,8 +78,14 @@ final class DirectTensors {
                     + bytes + " bytes, the buffer has " + buffer.remaining() + " remaining from position "
                     + buffer.position());
         }
-        Tvm.load();
         long data = Pointer.nativeValue(Native.getDirectBufferPointer(buffer)) + buffer.position();
+        if (data % ALIGNMENT != 0) {
+            throw new IllegalArgumentException("TvmTensor.wrap: the buffer's data at position " + buffer.position()
+                    + " starts at an address that is " + (data % ALIGNMENT) + " bytes past a multiple of " + ALIGNMENT
+                    + "; TVM's compiled kernels assume " + ALIGNMENT + "-byte aligned tensors (unaligned data makes"
+                    + " their vector loads fault). Use TvmTensor.allocateDirect or ByteBuffer.alignedSlice(64)");
+        }
+        Tvm.load();
         long managed = Native.malloc(MANAGED_BYTES + 8L * Math.max(1, shape.length));
         if (managed == 0) {
             throw new OutOfMemoryError("TvmTensor.wrap: malloc of a DLManagedTensor failed");
@@ -101,7 +109,7 @@ final class DirectTensors {
         }
         HELD.put(id, buffer);
         try (CallFrame frame = CallFrame.acquire(0)) {
-            int rc = Ffi.TVMFFITensorFromDLPack(managed, 0, 1, frame.address + CallFrame.OUT_HANDLE);
+            int rc = Ffi.TVMFFITensorFromDLPack(managed, ALIGNMENT, 1, frame.address + CallFrame.OUT_HANDLE);
             if (rc != 0) {
                 // not adopted: the deleter was not called, so release here
                 HELD.remove(id);

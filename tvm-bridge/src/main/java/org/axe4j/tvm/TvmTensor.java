@@ -28,8 +28,11 @@ import java.nio.ByteBuffer;
  *   <li>{@code asByteBuffer()}: the view holds one reference to the tensor for as long as the view,
  *       or any slice or typed view made from it, is reachable; it stays valid after this wrapper is
  *       closed. Host tensors only.</li>
- *   <li>{@link #allocateDirect}: 64-byte aligned direct buffers, the alignment TVM's allocator
- *       gives its own tensors.</li>
+ *   <li>{@code wrap} refuses data that is not 64-byte aligned: TVM's allocator gives its own tensors
+ *       that alignment, and its compiled CPU kernels use aligned vector loads without checking (a
+ *       misaligned numpy array passed through DLPack faults in the GEMM kernel of
+ *       {@code examples/serve}). {@link #allocateDirect} gives aligned direct buffers;
+ *       {@code ByteBuffer.allocateDirect} alone gives 16-byte alignment at best.</li>
  * </ul>
  * JDK 17's foreign-memory API ({@code jdk.incubator.foreign}) is an incubator module whose API
  * changed in every later release, so {@code MemorySegment}s are not accepted directly; a segment's
@@ -51,7 +54,8 @@ public final class TvmTensor extends TvmObject {
      * copying; see the class comment for who owns what.
      *
      * @throws IllegalArgumentException naming the argument when the buffer is a heap or read-only
-     *     buffer, an extent is negative, the dtype is not whole bytes or the buffer is too short
+     *     buffer, its data is not 64-byte aligned, an extent is negative, the dtype is not whole
+     *     bytes or the buffer is too short
      */
     public static TvmTensor wrap(ByteBuffer buffer, long[] shape, DataType dtype) {
         return DirectTensors.wrap(buffer, shape, dtype);

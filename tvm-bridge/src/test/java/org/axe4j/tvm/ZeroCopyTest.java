@@ -117,6 +117,10 @@ class ZeroCopyTest {
         IllegalArgumentException readOnly = assertThrows(IllegalArgumentException.class,
                 () -> TvmTensor.wrap(TvmTensor.allocateDirect(16).asReadOnlyBuffer(), new long[] {4}, DataType.FLOAT32));
         assertTrue(readOnly.getMessage().contains("read-only"), readOnly.getMessage());
+        ByteBuffer shifted = TvmTensor.allocateDirect(4L * N + 64).position(4).slice();
+        IllegalArgumentException unaligned = assertThrows(IllegalArgumentException.class,
+                () -> TvmTensor.wrap(shifted, shape, DataType.FLOAT32));
+        assertTrue(unaligned.getMessage().contains("4 bytes past a multiple of 64"), unaligned.getMessage());
         IllegalArgumentException nullBuffer = assertThrows(IllegalArgumentException.class,
                 () -> TvmTensor.wrap(null, shape, DataType.FLOAT32));
         assertTrue(nullBuffer.getMessage().contains("buffer"), nullBuffer.getMessage());
