@@ -3,7 +3,9 @@
 Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R]
 
 Both sides call the same function with no argument, one int and one short string; each figure is
-the best round's mean in ns per call. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
+the best round's mean in ns per call. Then both invoke the same compiled kernel, ``vector_add`` over
+float32[16] (export_kernels.py), with three tensor arguments: Python with ``tvm.runtime.Tensor``s,
+Java with TVM-allocated ``TvmTensor``s and with a ``Kernel.Workspace`` of tensors over direct buffers. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
 fresh JVM; CP defaults to tvm-bridge/target/classes plus tvm-bridge/target/lib/* (run
 ``mvn -o package -pl tvm-bridge -DskipTests`` first). Prints both figures and the ratio Java/Python.
 """
@@ -15,6 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import tempfile
 
 import tvm_ffi
 
@@ -51,6 +55,26 @@ def python_figures(iterations, rounds):
     }
 
 
+def python_kernel_figures(module_path, iterations, rounds):
+    import numpy as np
+    import tvm
+
+    add = tvm.runtime.load_module(str(module_path))["vector_add"]
+    a, b, c = (tvm.runtime.tensor(np.zeros(16, "float32")) for _ in range(3))
+
+    def kernel(n):
+        for _ in range(n):
+            add(a, b, c)
+
+    return {"python_kernel_ns": best_ns_per_call(kernel, iterations, rounds)}
+
+
+def export_vector_add(directory):
+    script = Path(__file__).resolve().parent / "export_kernels.py"
+    subprocess.run([sys.executable, str(script), directory, "16"], check=True, capture_output=True)
+    return Path(directory) / "vector_add.so"
+
+
 def default_classpath():
     module = Path(__file__).resolve().parents[3]
     classes = module / "target" / "classes"
@@ -61,10 +85,11 @@ def default_classpath():
     return f"{classes}{os.pathsep}{lib}{os.sep}*"
 
 
-def java_figures(classpath, iterations, rounds):
+def java_figures(classpath, iterations, rounds, module_path):
     java = Path(os.environ.get("JAVA_HOME", "")) / "bin" / "java" if os.environ.get("JAVA_HOME") else "java"
     out = subprocess.run(
-        [str(java), "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations), str(rounds)],
+        [str(java), "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations), str(rounds),
+         str(module_path)],
         check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -75,12 +100,17 @@ def main():
     parser.add_argument("--iterations", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    py = python_figures(args.iterations, args.rounds)
-    jv = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds)
+    with tempfile.TemporaryDirectory() as kernels:
+        module_path = export_vector_add(kernels)
+        py = python_figures(args.iterations, args.rounds)
+        py.update(python_kernel_figures(module_path, args.iterations, args.rounds))
+        jv = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds, module_path)
     print(f"{'case':<12} {'python ns':>10} {'java ns':>10} {'java/python':>12}")
-    for case in ("nop0", "nop1_int", "nop1_str"):
+    for case in ("nop0", "nop1_int", "nop1_str", "kernel"):
         p, j = py[f"python_{case}_ns"], jv[f"java_{case}_ns"]
         print(f"{case:<12} {p:>10.1f} {j:>10.1f} {j / p:>12.2f}")
+    print(f"kernel, Java workspace over direct buffers: {jv['java_kernel_workspace_ns']:.1f} ns/call "
+          f"({jv['java_kernel_workspace_ns'] / py['python_kernel_ns']:.2f} of Python's)")
     print(f"java->TVM->java no-op: {jv['java_to_java_nop0_ns']:.1f} ns/call")
     print(json.dumps({**py, **jv}))
 

@@ -101,6 +101,13 @@ public final class Kernel implements AutoCloseable {
         private final List<TensorSpec> specs;
         private final ByteBuffer[] buffers;
         private final TvmTensor[] tensors;
+        /** The call's arguments, encoded once (the tensors never change), then the result slot. */
+        private final com.sun.jna.Memory frame;
+        /** {@code frame} through a direct buffer: reads and writes without a JNI call each. */
+        private final ByteBuffer frameView;
+        private final int resultOffset;
+        private final long argsAddress;
+        private final long resultAddress;
 
         private Workspace(Kernel kernel, List<TensorSpec> specs) {
             if (specs == null || specs.isEmpty()) {
@@ -114,6 +121,16 @@ public final class Kernel implements AutoCloseable {
                 TensorSpec spec = specs.get(i);
                 buffers[i] = TvmTensor.allocateDirect(spec.bytes());
                 tensors[i] = TvmTensor.wrap(buffers[i], spec.shape(), spec.dtype());
+            }
+            frame = new com.sun.jna.Memory(CallFrame.ANY_BYTES * (tensors.length + 1L));
+            frame.clear();
+            argsAddress = com.sun.jna.Pointer.nativeValue(frame);
+            resultOffset = CallFrame.ANY_BYTES * tensors.length;
+            resultAddress = argsAddress + resultOffset;
+            frameView = frame.getByteBuffer(0, frame.size()).order(java.nio.ByteOrder.nativeOrder());
+            for (int i = 0; i < tensors.length; i++) {
+                frameView.putInt(CallFrame.ANY_BYTES * i, tensors[i].typeIndex());
+                frameView.putLong(CallFrame.ANY_BYTES * i + 8, tensors[i].handle());
             }
         }
 
@@ -130,9 +147,23 @@ public final class Kernel implements AutoCloseable {
             return specs;
         }
 
-        /** Calls the kernel on this workspace's tensors, in order. */
+        /**
+         * Calls the kernel on this workspace's tensors, in order: one native call on arguments
+         * encoded when the workspace was made. A result other than none is released.
+         */
         public void call() {
-            kernel.function.call((Object[]) tensors);
+            if (closed) {
+                throw new IllegalStateException("Kernel.Workspace of " + kernel.name + " is closed");
+            }
+            frameView.putInt(resultOffset, TypeIndex.NONE);
+            int rc = Ffi.TVMFFIFunctionCall(kernel.function.handle(), argsAddress, tensors.length, resultAddress);
+            java.lang.ref.Reference.reachabilityFence(this);
+            if (rc != 0) {
+                throw TvmErrors.fromRaised();
+            }
+            if (frameView.getInt(resultOffset) >= TypeIndex.STATIC_OBJECT_BEGIN) {
+                Ffi.TVMFFIObjectDecRef(frameView.getLong(resultOffset + 8));
+            }
         }
 
         private int checkIndex(int index) {
@@ -143,8 +174,11 @@ public final class Kernel implements AutoCloseable {
             return index;
         }
 
+        private boolean closed;
+
         @Override
         public void close() {
+            closed = true;
             for (TvmTensor t : tensors) {
                 t.close();
             }

@@ -313,6 +313,8 @@ public final class KernelService {
             System.err.println("--threads must be >= 1 and --port between 0 and 65535");
             System.exit(2);
         }
+        // answers go out in two writes (head, body): without this, Nagle's algorithm and delayed ACKs add ~40 ms
+        System.setProperty("sun.net.httpserver.nodelay", "true");
         KernelService service = new KernelService(Path.of(args[0]));
         System.out.println(TvmLibraries.diagnostics());
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 256);

@@ -1,10 +1,12 @@
 package org.axe4j.serve;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.HttpURLConnection;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -12,9 +14,10 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Bounded closed-loop load on one endpoint: {@code C} clients, each sending the same binary request
- * again as soon as its answer arrived (keep-alive connections), first for a warm-up, then for a
- * measured time. Every answer's status and length are checked.
+ * Bounded closed-loop load on one endpoint: {@code C} clients, each on its own keep-alive HTTP/1.1
+ * connection with Nagle's algorithm off, sending the same binary request again as soon as its
+ * answer arrived, first for a warm-up, then for a measured time. Every answer's status and length
+ * are checked; a failed exchange counts as an error and the client reconnects.
  *
  * <p>Usage: {@code LoadGenerator URL BODY_FILE EXPECTED_ANSWER_BYTES CLIENTS SECONDS WARMUP_SECONDS}.
  * Prints one JSON line: requests, errors, requests per second, p50/p99/max latency in microseconds.
@@ -69,13 +72,25 @@ public final class LoadGenerator {
                 long[] mine = new long[1 << 16];
                 int count = 0;
                 byte[] buffer = new byte[1 << 16];
+                Connection connection = null;
                 while (!stop.get()) {
                     long begin = System.nanoTime();
                     boolean ok;
                     try {
-                        ok = oneRequest(uri, body, expected, buffer);
+                        if (connection == null) {
+                            connection = new Connection(uri, body);
+                        }
+                        ok = connection.exchange(expected, buffer);
                     } catch (IOException e) {
                         ok = false;
+                        try {
+                            if (connection != null) {
+                                connection.close();
+                            }
+                        } catch (IOException ignored) {
+                            // already broken
+                        }
+                        connection = null;
                     }
                     long took = System.nanoTime() - begin;
                     if (!ok) {
@@ -86,6 +101,13 @@ public final class LoadGenerator {
                         mine = Arrays.copyOf(mine, count * 2);
                     }
                     mine[count++] = took;
+                }
+                if (connection != null) {
+                    try {
+                        connection.close();
+                    } catch (IOException ignored) {
+                        // the run is over
+                    }
                 }
                 if (sink != null) {
                     sink.latencies()[id] = Arrays.copyOf(mine, count);
@@ -103,26 +125,67 @@ public final class LoadGenerator {
         }
     }
 
-    private static boolean oneRequest(URI uri, byte[] body, int expected, byte[] buffer) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
-        c.setRequestMethod("POST");
-        c.setDoOutput(true);
-        c.setFixedLengthStreamingMode(body.length);
-        c.setRequestProperty("Content-Type", "application/octet-stream");
-        try (OutputStream out = c.getOutputStream()) {
-            out.write(body);
+    /** One keep-alive HTTP/1.1 connection with Nagle's algorithm off; request head and body go in one write. */
+    private static final class Connection implements AutoCloseable {
+        private final Socket socket;
+        private final InputStream in;
+        private final OutputStream out;
+        private final byte[] request;
+
+        Connection(URI uri, byte[] body) throws IOException {
+            socket = new Socket(uri.getHost(), uri.getPort());
+            socket.setTcpNoDelay(true);
+            in = new BufferedInputStream(socket.getInputStream(), 1 << 16);
+            out = socket.getOutputStream();
+            byte[] head = ("POST " + uri.getRawPath() + " HTTP/1.1\r\nHost: " + uri.getHost() + ":" + uri.getPort()
+                    + "\r\nContent-Type: application/octet-stream\r\nContent-Length: " + body.length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII);
+            request = new byte[head.length + body.length];
+            System.arraycopy(head, 0, request, 0, head.length);
+            System.arraycopy(body, 0, request, head.length, body.length);
         }
-        int status = c.getResponseCode();
-        InputStream in = status == 200 ? c.getInputStream() : c.getErrorStream();
-        int total = 0;
-        if (in != null) {
-            try (in) {
-                for (int got; (got = in.read(buffer)) > 0; ) {
-                    total += got;
+
+        /** Sends the request and reads the answer; true for status 200 with {@code expected} bytes. */
+        boolean exchange(int expected, byte[] buffer) throws IOException {
+            out.write(request);
+            out.flush();
+            String status = line();
+            int length = -1;
+            for (String header; !(header = line()).isEmpty(); ) {
+                int colon = header.indexOf(':');
+                if (colon > 0 && header.substring(0, colon).trim().equalsIgnoreCase("Content-Length")) {
+                    length = Integer.parseInt(header.substring(colon + 1).trim());
                 }
             }
+            if (length < 0) {
+                throw new IOException("answer without Content-Length: " + status);
+            }
+            for (int left = length; left > 0; ) {
+                int got = in.read(buffer, 0, Math.min(buffer.length, left));
+                if (got < 0) {
+                    throw new IOException("connection closed mid-answer");
+                }
+                left -= got;
+            }
+            return status.startsWith("HTTP/1.1 200") && length == expected;
         }
-        return status == 200 && total == expected;
-    }
 
+        private String line() throws IOException {
+            StringBuilder text = new StringBuilder();
+            for (int c; (c = in.read()) != '\n'; ) {
+                if (c < 0) {
+                    throw new IOException("connection closed");
+                }
+                if (c != '\r') {
+                    text.append((char) c);
+                }
+            }
+            return text.toString();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
 }
