@@ -1,9 +1,10 @@
 """Times TVM's C++ no-op packed function ``testing.nop`` from Python's tvm_ffi and from Java.
 
-Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R]
+Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R] [--repeats K]
 
 Both sides call the same function with no argument, one int and one short string; each figure is
-the best round's mean in ns per call. Then both invoke the same compiled kernel, ``vector_add`` over
+the best round's mean in ns per call, and the Python and Java measurements alternate K times (3),
+keeping each side's best, so that a change in machine load does not favour one side. Then both invoke the same compiled kernel, ``vector_add`` over
 float32[16] (export_kernels.py), with three tensor arguments: Python with ``tvm.runtime.Tensor``s,
 Java with TVM-allocated ``TvmTensor``s and with a ``Kernel.Workspace`` of tensors over direct buffers. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
 fresh JVM; CP defaults to tvm-bridge/target/classes plus tvm-bridge/target/lib/* (run
@@ -99,12 +100,18 @@ def main():
     parser.add_argument("--classpath")
     parser.add_argument("--iterations", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="alternate the Python and Java measurements this many times; keep each side's best")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as kernels:
         module_path = export_vector_add(kernels)
-        py = python_figures(args.iterations, args.rounds)
-        py.update(python_kernel_figures(module_path, args.iterations, args.rounds))
-        jv = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds, module_path)
+        py, jv = {}, {}
+        for _ in range(args.repeats):  # alternating, so a change in machine load hits both sides alike
+            p = python_figures(args.iterations, args.rounds)
+            p.update(python_kernel_figures(module_path, args.iterations, args.rounds))
+            j = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds, module_path)
+            py = {k: min(v, py.get(k, v)) for k, v in p.items()}
+            jv = {k: min(v, jv.get(k, v)) for k, v in j.items()}
     print(f"{'case':<12} {'python ns':>10} {'java ns':>10} {'java/python':>12}")
     for case in ("nop0", "nop1_int", "nop1_str", "kernel"):
         p, j = py[f"python_{case}_ns"], jv[f"java_{case}_ns"]
