@@ -35,6 +35,13 @@ bench-layout: build
 clean:
 	$(MVN) $(MVNFLAGS) -q clean
 
+## The JVM service of examples/serve against the Python service on the same module, same load: req/s, p50/p99.
+.PHONY: bench-serve
+bench-serve: python
+	$(MVN) $(MVNFLAGS) -q -DskipTests install
+	$(MVN) $(MVNFLAGS) -q -f examples/serve/pom.xml package
+	.venv/bin/python ci/bench_serve.py
+
 ## Latency of a no-op TVM packed function from Java and from Python, same run, as a ratio.
 bench-call: python build
 	.venv/bin/python tvm-bridge/src/test/python/bench_call_latency.py

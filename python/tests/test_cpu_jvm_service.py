@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _classpath():
     jars = sorted((ROOT / "schedules" / "target").glob("schedules-*.jar"))
-    jars = [j for j in jars if not j.name.endswith(("-tests.jar", "-sources.jar"))]
+    jars = [j for j in jars if not j.name.endswith(("-tests.jar", "-sources.jar", "-javadoc.jar"))]
     lib = ROOT / "schedules" / "target" / "lib"
     if not jars or not lib.is_dir():
         pytest.fail(f"no schedules jar under {ROOT / 'schedules' / 'target'}: run mvn -B -o -q package -DskipTests")

@@ -1,9 +1,12 @@
 """Times TVM's C++ no-op packed function ``testing.nop`` from Python's tvm_ffi and from Java.
 
-Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R]
+Usage: python bench_call_latency.py [--classpath CP] [--iterations N] [--rounds R] [--repeats K]
 
 Both sides call the same function with no argument, one int and one short string; each figure is
-the best round's mean in ns per call. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
+the best round's mean in ns per call, and the Python and Java measurements alternate K times (3),
+keeping each side's best, so that a change in machine load does not favour one side. Then both invoke the same compiled kernel, ``vector_add`` over
+float32[16] (export_kernels.py), with three tensor arguments: Python with ``tvm.runtime.Tensor``s,
+Java with TVM-allocated ``TvmTensor``s and with a ``Kernel.Workspace`` of tensors over direct buffers. The Java side runs ``org.axe4j.tvm.bench.CallLatency`` in a
 fresh JVM; CP defaults to tvm-bridge/target/classes plus tvm-bridge/target/lib/* (run
 ``mvn -o package -pl tvm-bridge -DskipTests`` first). Prints both figures and the ratio Java/Python.
 """
@@ -15,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import tempfile
 
 import tvm_ffi
 
@@ -51,6 +56,26 @@ def python_figures(iterations, rounds):
     }
 
 
+def python_kernel_figures(module_path, iterations, rounds):
+    import numpy as np
+    import tvm
+
+    add = tvm.runtime.load_module(str(module_path))["vector_add"]
+    a, b, c = (tvm.runtime.tensor(np.zeros(16, "float32")) for _ in range(3))
+
+    def kernel(n):
+        for _ in range(n):
+            add(a, b, c)
+
+    return {"python_kernel_ns": best_ns_per_call(kernel, iterations, rounds)}
+
+
+def export_vector_add(directory):
+    script = Path(__file__).resolve().parent / "export_kernels.py"
+    subprocess.run([sys.executable, str(script), directory, "16"], check=True, capture_output=True)
+    return Path(directory) / "vector_add.so"
+
+
 def default_classpath():
     module = Path(__file__).resolve().parents[3]
     classes = module / "target" / "classes"
@@ -61,10 +86,11 @@ def default_classpath():
     return f"{classes}{os.pathsep}{lib}{os.sep}*"
 
 
-def java_figures(classpath, iterations, rounds):
+def java_figures(classpath, iterations, rounds, module_path):
     java = Path(os.environ.get("JAVA_HOME", "")) / "bin" / "java" if os.environ.get("JAVA_HOME") else "java"
     out = subprocess.run(
-        [str(java), "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations), str(rounds)],
+        [str(java), "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations), str(rounds),
+         str(module_path)],
         check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -74,13 +100,24 @@ def main():
     parser.add_argument("--classpath")
     parser.add_argument("--iterations", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="alternate the Python and Java measurements this many times; keep each side's best")
     args = parser.parse_args()
-    py = python_figures(args.iterations, args.rounds)
-    jv = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds)
+    with tempfile.TemporaryDirectory() as kernels:
+        module_path = export_vector_add(kernels)
+        py, jv = {}, {}
+        for _ in range(args.repeats):  # alternating, so a change in machine load hits both sides alike
+            p = python_figures(args.iterations, args.rounds)
+            p.update(python_kernel_figures(module_path, args.iterations, args.rounds))
+            j = java_figures(args.classpath or default_classpath(), args.iterations, args.rounds, module_path)
+            py = {k: min(v, py.get(k, v)) for k, v in p.items()}
+            jv = {k: min(v, jv.get(k, v)) for k, v in j.items()}
     print(f"{'case':<12} {'python ns':>10} {'java ns':>10} {'java/python':>12}")
-    for case in ("nop0", "nop1_int", "nop1_str"):
+    for case in ("nop0", "nop1_int", "nop1_str", "kernel"):
         p, j = py[f"python_{case}_ns"], jv[f"java_{case}_ns"]
         print(f"{case:<12} {p:>10.1f} {j:>10.1f} {j / p:>12.2f}")
+    print(f"kernel, Java workspace over direct buffers: {jv['java_kernel_workspace_ns']:.1f} ns/call "
+          f"({jv['java_kernel_workspace_ns'] / py['python_kernel_ns']:.2f} of Python's)")
     print(f"java->TVM->java no-op: {jv['java_to_java_nop0_ns']:.1f} ns/call")
     print(json.dumps({**py, **jv}))
 

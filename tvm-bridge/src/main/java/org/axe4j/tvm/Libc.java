@@ -16,6 +16,8 @@ final class Libc {
     static final int RTLD_NOW = 0x2;
     static final int RTLD_NOLOAD = 0x4;
     static final int RTLD_GLOBAL = 0x100;
+    /** Keeps the object mapped after {@code dlclose}: a loaded TVM library is never unloaded. */
+    static final int RTLD_NODELETE = 0x1000;
     static final int RTLD_LOCAL = 0;
 
     static final int SIGILL = 4;

@@ -24,9 +24,21 @@ public final class Tvm {
         return TvmLibraries.load();
     }
 
-    /** The global function {@code name}, or empty when none is registered. */
+    /**
+     * The global function {@code name}, or empty when none is registered. A name the runtime does
+     * not have makes the compiler load first ({@link TvmLibraries#loadCompiler()}), when this
+     * installation has one, so compiler functions are there when asked for.
+     */
     public static Optional<TvmFunction> findFunction(String name) {
         load();
+        Optional<TvmFunction> found = lookUp(name);
+        if (found.isEmpty() && TvmLibraries.loadCompilerIfAvailable()) {
+            found = lookUp(name);
+        }
+        return found;
+    }
+
+    private static Optional<TvmFunction> lookUp(String name) {
         try (CallFrame frame = CallFrame.acquire(0)) {
             long key = Values.byteArray(frame, name.getBytes(StandardCharsets.UTF_8));
             frame.buffer.putLong(CallFrame.OUT_HANDLE, 0L);

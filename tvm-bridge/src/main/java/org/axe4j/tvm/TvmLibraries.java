@@ -17,15 +17,29 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Finds and loads TVM's shared libraries in TVM's own order:
- * {@code libtvm_ffi} (global), {@code libtvm_runtime} (global), {@code libtvm_compiler},
- * then the extras ({@code libtvm_runtime_extra}; {@code libtvm_runtime_cuda} only when a CUDA
- * driver is present).
+ * Finds and loads TVM's shared libraries in TVM's own order, in two steps.
+ *
+ * <ol>
+ *   <li>{@link #load()}: the runtime, {@code libtvm_ffi} then {@code libtvm_runtime} (both global).
+ *       That is all a compiled module needs: loading it, allocating tensors, calling its functions,
+ *       timing them.</li>
+ *   <li>{@link #loadCompiler()}: {@code libtvm_compiler}, then the extras
+ *       ({@code libtvm_runtime_extra}; {@code libtvm_runtime_cuda} only when a CUDA driver is
+ *       present). {@link Tvm#findFunction} and type look-ups do this step by themselves the first
+ *       time a name is not in the runtime, so code that asks for compiler functions gets them;
+ *       {@code -Daxe4j.tvm.libraries=all} (or {@code AXE4J_TVM_LIBRARIES=all}) loads everything at
+ *       once.</li>
+ * </ol>
+ *
+ * <p>Every library loaded stays in the process until it exits: it is opened with
+ * {@code RTLD_NODELETE} and its JNA handle is held here, so no garbage collection can unload it
+ * under live TVM objects.
  *
  * <p>Search order: system property {@code axe4j.tvm.libdir} or environment variable
  * {@code AXE4J_TVM_LIBDIR} (one directory or a path list); else {@code AXE4J_VENV} (a virtual
- * environment); else the nearest {@code .venv} found walking up from the working directory. Inside
- * a virtual environment the libraries live in
+ * environment); else the nearest {@code .venv} found walking up from the working directory; else the
+ * {@code tvm-runtime-natives} jar on the class path ({@link RuntimeNatives}: runtime only, extracted
+ * once to a cache directory). Inside a virtual environment the libraries live in
  * {@code lib/python3*}{@code /site-packages/{tvm_ffi/lib, tvm/lib}}.
  *
  * <p>{@code libtvm_ffi} installs its own SIGSEGV handler from a static constructor, which would
@@ -43,6 +57,15 @@ public final class TvmLibraries {
      * libraries install in place, reproducing the crash the restore prevents.
      */
     public static final String KEEP_FOREIGN_HANDLERS_PROPERTY = "axe4j.tvm.keepForeignSignalHandlers";
+    /** {@code runtime} (the default: the compiler on demand) or {@code all} (everything at once). */
+    public static final String LIBRARIES_PROPERTY = "axe4j.tvm.libraries";
+    public static final String LIBRARIES_ENV = "AXE4J_TVM_LIBRARIES";
+    /**
+     * Diagnosis only: {@code -Daxe4j.tvm.unpinLibraries=true} loads without {@code RTLD_NODELETE}
+     * and without holding the JNA handles, reproducing the unload after garbage collection that
+     * pinning prevents.
+     */
+    public static final String UNPIN_PROPERTY = "axe4j.tvm.unpinLibraries";
 
     static final String FFI = "libtvm_ffi.so";
     static final String RUNTIME = "libtvm_runtime.so";
@@ -53,11 +76,17 @@ public final class TvmLibraries {
     private static final int[] GUARDED_SIGNALS = {Libc.SIGSEGV, Libc.SIGBUS, Libc.SIGFPE, Libc.SIGILL};
 
     private static volatile Loaded loaded;
+    private static volatile Loaded compilerLoaded;
+    /** Strong references: JNA closes a {@link NativeLibrary} that becomes unreachable. */
+    private static final List<NativeLibrary> PINNED = Collections.synchronizedList(new ArrayList<>());
 
     private TvmLibraries() {}
 
-    /** Paths of the libraries found, in load order; extras may be absent. */
-    public record Located(Path ffi, Path runtime, Path compiler, Optional<Path> runtimeExtra,
+    /**
+     * Paths of the libraries found, in load order; the compiler and the extras may be absent
+     * (a runtime-only installation).
+     */
+    public record Located(Path ffi, Path runtime, Optional<Path> compiler, Optional<Path> runtimeExtra,
                           Optional<Path> runtimeCuda, List<String> searched) {}
 
     /** What {@link #load()} did, for logs and diagnostics. */
@@ -70,8 +99,9 @@ public final class TvmLibraries {
     }
 
     /**
-     * Loads the libraries once per process (thread-safe, idempotent) and binds the direct-mapped
-     * C functions. Later calls return the first result.
+     * Loads the runtime libraries once per process (thread-safe, idempotent) and binds the
+     * direct-mapped C functions; with {@code axe4j.tvm.libraries=all} the compiler too. Later calls
+     * return the first result.
      */
     public static Loaded load() {
         Loaded done = loaded;
@@ -80,10 +110,76 @@ public final class TvmLibraries {
         }
         synchronized (TvmLibraries.class) {
             if (loaded == null) {
-                loaded = loadFrom(locate(System.getProperty(LIBDIR_PROPERTY), System.getenv(LIBDIR_ENV),
+                String mode = nonBlank(System.getProperty(LIBRARIES_PROPERTY)) ? System.getProperty(LIBRARIES_PROPERTY)
+                        : System.getenv(LIBRARIES_ENV);
+                if (nonBlank(mode) && !mode.equals("runtime") && !mode.equals("all")) {
+                    throw new TvmLoadException(LIBRARIES_PROPERTY + " (or " + LIBRARIES_ENV + ") must be 'runtime' or"
+                            + " 'all', not '" + mode + "'");
+                }
+                loaded = loadRuntime(locate(System.getProperty(LIBDIR_PROPERTY), System.getenv(LIBDIR_ENV),
                         System.getenv(VENV_ENV), Paths.get(System.getProperty("user.dir"))));
+                if ("all".equals(mode)) {
+                    loadCompiler();
+                }
             }
             return loaded;
+        }
+    }
+
+    /**
+     * Loads {@code libtvm_compiler} and the extras after the runtime (idempotent). Returns an
+     * account of everything loaded so far.
+     *
+     * @throws TvmLoadException naming where it looked when this installation has no compiler
+     */
+    public static Loaded loadCompiler() {
+        Loaded done = compilerLoaded;
+        if (done != null) {
+            return done;
+        }
+        Loaded runtime = load();
+        synchronized (TvmLibraries.class) {
+            if (compilerLoaded == null) {
+                Located located = runtime.located();
+                if (located.compiler().isEmpty()) {
+                    throw new TvmLoadException("this TVM installation is runtime-only: no " + COMPILER + " next to "
+                            + located.runtime() + "; looked in: " + String.join(", ", located.searched())
+                            + ". Compiling needs the apache-tvm wheel's libraries (" + VENV_ENV + " or -D"
+                            + LIBDIR_PROPERTY + ")");
+                }
+                compilerLoaded = loadCompilerFrom(runtime);
+                loaded = compilerLoaded;
+            }
+            return compilerLoaded;
+        }
+    }
+
+    /**
+     * Loads the compiler when this installation has one and it is not loaded yet.
+     *
+     * @return whether anything new was loaded (so a failed look-up is worth repeating)
+     */
+    static boolean loadCompilerIfAvailable() {
+        if (compilerLoaded != null || load().located().compiler().isEmpty()) {
+            return false;
+        }
+        loadCompiler();
+        return true;
+    }
+
+    /** Whether {@code libtvm_compiler} has been loaded by this class. */
+    public static boolean isCompilerLoaded() {
+        return compilerLoaded != null;
+    }
+
+    /** Paths of every library this class opened or reused, in load order; all stay loaded. */
+    public static List<String> pinnedLibraries() {
+        synchronized (PINNED) {
+            List<String> names = new ArrayList<>();
+            for (NativeLibrary library : PINNED) {
+                names.add(library.getFile() == null ? library.getName() : library.getFile().getPath());
+            }
+            return names;
         }
     }
 
@@ -155,6 +251,13 @@ public final class TvmLibraries {
                 searched.add(venv + " (no such directory)");
             }
         }
+        if (dirs.isEmpty() && explicit == null && !nonBlank(venvEnv)) {
+            Optional<Path> natives = RuntimeNatives.extractIfPresent(searched);
+            if (natives.isPresent()) {
+                origin = "the tvm-runtime-natives jar on the class path";
+                dirs.add(natives.get());
+            }
+        }
         Map<String, Path> found = new LinkedHashMap<>();
         for (Path dir : dirs) {
             searched.add(dir.toString());
@@ -166,7 +269,7 @@ public final class TvmLibraries {
             }
         }
         List<String> missing = new ArrayList<>();
-        for (String required : List.of(FFI, RUNTIME, COMPILER)) {
+        for (String required : List.of(FFI, RUNTIME)) {
             if (!found.containsKey(required)) {
                 missing.add(required);
             }
@@ -175,9 +278,10 @@ public final class TvmLibraries {
             throw new TvmLoadException("cannot find TVM libraries " + missing + " (searched via " + origin
                     + "); looked in: " + String.join(", ", searched)
                     + ". Set -D" + LIBDIR_PROPERTY + "=<dir>[" + File.pathSeparator + "<dir>...], " + LIBDIR_ENV
-                    + ", or " + VENV_ENV + "=<virtualenv with apache-tvm>; ci/setup-python.sh creates .venv.");
+                    + ", or " + VENV_ENV + "=<virtualenv with apache-tvm>, or put org.axe4j:tvm-runtime-natives ("
+                    + RuntimeNatives.PLATFORM + ") on the class path; ci/setup-python.sh creates .venv.");
         }
-        return new Located(found.get(FFI), found.get(RUNTIME), found.get(COMPILER),
+        return new Located(found.get(FFI), found.get(RUNTIME), Optional.ofNullable(found.get(COMPILER)),
                 Optional.ofNullable(found.get(RUNTIME_EXTRA)), Optional.ofNullable(found.get(RUNTIME_CUDA)),
                 Collections.unmodifiableList(searched));
     }
@@ -207,17 +311,34 @@ public final class TvmLibraries {
         return dirs;
     }
 
-    private static Loaded loadFrom(Located located) {
+    private static Loaded loadRuntime(Located located) {
         List<String> loadedPaths = new ArrayList<>();
         List<String> reused = new ArrayList<>();
-        List<String> skipped = new ArrayList<>();
         List<String> restored = new ArrayList<>();
         Map<Integer, Memory> saved = saveGuarded();
         NativeLibrary ffi;
         try {
             ffi = open(located.ffi(), Libc.RTLD_NOW | Libc.RTLD_GLOBAL, loadedPaths, reused);
             open(located.runtime(), Libc.RTLD_NOW | Libc.RTLD_GLOBAL, loadedPaths, reused);
-            open(located.compiler(), Libc.RTLD_NOW | Libc.RTLD_LOCAL, loadedPaths, reused);
+        } finally {
+            restoreChanged(saved, restored);
+        }
+        Ffi.register(ffi);
+        List<String> skipped = new ArrayList<>();
+        skipped.add(located.compiler().isPresent() ? COMPILER + " (on demand)" : COMPILER + " (not found: runtime only)");
+        return new Loaded(located, List.copyOf(loadedPaths), List.copyOf(reused), List.copyOf(skipped),
+                List.copyOf(restored));
+    }
+
+    private static Loaded loadCompilerFrom(Loaded runtime) {
+        Located located = runtime.located();
+        List<String> loadedPaths = new ArrayList<>(runtime.loadedPaths());
+        List<String> reused = new ArrayList<>(runtime.reusedPaths());
+        List<String> skipped = new ArrayList<>();
+        List<String> restored = new ArrayList<>(runtime.restoredSignals());
+        Map<Integer, Memory> saved = saveGuarded();
+        try {
+            open(located.compiler().orElseThrow(), Libc.RTLD_NOW | Libc.RTLD_LOCAL, loadedPaths, reused);
             if (located.runtimeExtra().isPresent()) {
                 open(located.runtimeExtra().get(), Libc.RTLD_NOW | Libc.RTLD_LOCAL, loadedPaths, reused);
             } else {
@@ -233,9 +354,14 @@ public final class TvmLibraries {
                 skipped.add(RUNTIME_CUDA + " (not found)");
             }
         } finally {
-            restoreChanged(saved, restored);
+            List<String> now = new ArrayList<>();
+            restoreChanged(saved, now);
+            for (String signal : now) {
+                if (!restored.contains(signal)) {
+                    restored.add(signal);
+                }
+            }
         }
-        Ffi.register(ffi);
         return new Loaded(located, List.copyOf(loadedPaths), List.copyOf(reused), List.copyOf(skipped),
                 List.copyOf(restored));
     }
@@ -275,11 +401,16 @@ public final class TvmLibraries {
     private static NativeLibrary open(Path path, int flags, List<String> loadedPaths, List<String> reused) {
         String file = path.toString();
         boolean already = Libc.isLoaded(file);
+        boolean pin = !Boolean.getBoolean(UNPIN_PROPERTY);
         NativeLibrary library;
         try {
-            library = NativeLibrary.getInstance(file, Map.of(Library.OPTION_OPEN_FLAGS, flags));
+            library = NativeLibrary.getInstance(file,
+                    Map.of(Library.OPTION_OPEN_FLAGS, pin ? flags | Libc.RTLD_NODELETE : flags));
         } catch (UnsatisfiedLinkError e) {
             throw new TvmLoadException("cannot load " + file + ": " + e.getMessage(), e);
+        }
+        if (pin) {
+            PINNED.add(library);
         }
         (already ? reused : loadedPaths).add(file);
         return library;

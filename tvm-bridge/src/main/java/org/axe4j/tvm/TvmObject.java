@@ -18,6 +18,8 @@ public class TvmObject implements AutoCloseable {
     private final Release release;
     private final Cleaner.Cleanable cleanable;
     private final long handle;
+    /** The object's type index, read once: it never changes, and a read of native memory is a JNI call. */
+    private final int typeIndex;
 
     /** Releases the reference unless ownership was handed on ({@link #detach()}). */
     private static final class Release implements Runnable {
@@ -43,6 +45,7 @@ public class TvmObject implements AutoCloseable {
             throw new IllegalArgumentException("TvmObject: null handle");
         }
         this.handle = handle;
+        this.typeIndex = typeIndexOf(handle);
         this.release = new Release(handle);
         this.cleanable = CLEANER.register(this, release);
     }
@@ -83,7 +86,8 @@ public class TvmObject implements AutoCloseable {
     }
 
     public final int typeIndex() {
-        return typeIndexOf(handle());
+        handle();
+        return typeIndex;
     }
 
     /** TVM's type key, e.g. {@code ir.IntImm} or {@code ffi.Array}. */

@@ -11,6 +11,32 @@ import java.nio.ByteBuffer;
  * int64* shape @24, int64* strides @32, uint64 byte_offset @40}.
  * Copies go through TVM ({@code runtime.TVMTensorCopyFromBytes/ToBytes}), so they work for any
  * device TVM supports, not only the CPU.
+ *
+ * <h2>Without copies</h2>
+ * {@link #wrap} makes a CPU tensor whose elements are the bytes of a direct {@link ByteBuffer}
+ * (DLPack, no copy); {@link #asByteBuffer} gives a direct buffer over a CPU tensor's elements. A
+ * service reads a request straight into a wrapped buffer, calls the kernel, and answers from the
+ * output's buffer: no element is copied by the bridge.
+ *
+ * <h2>Ownership and lifetime</h2>
+ * <ul>
+ *   <li>{@code wrap(buffer, ...)}: TVM holds {@code buffer} (strongly, from Java) until the last TVM
+ *       reference to the tensor is gone: this wrapper closed or collected, and every TVM object that
+ *       kept it (a module result, a container) released. Only then may the buffer's memory be freed,
+ *       which the GC does by itself. Java may read and write the buffer at any time; ordering those
+ *       accesses against kernel calls on other threads is the caller's business.</li>
+ *   <li>{@code asByteBuffer()}: the view holds one reference to the tensor for as long as the view,
+ *       or any slice or typed view made from it, is reachable; it stays valid after this wrapper is
+ *       closed. Host tensors only.</li>
+ *   <li>{@code wrap} refuses data that is not 64-byte aligned: TVM's allocator gives its own tensors
+ *       that alignment, and its compiled CPU kernels use aligned vector loads without checking (a
+ *       misaligned numpy array passed through DLPack faults in the GEMM kernel of
+ *       {@code examples/serve}). {@link #allocateDirect} gives aligned direct buffers;
+ *       {@code ByteBuffer.allocateDirect} alone gives 16-byte alignment at best.</li>
+ * </ul>
+ * JDK 17's foreign-memory API ({@code jdk.incubator.foreign}) is an incubator module whose API
+ * changed in every later release, so {@code MemorySegment}s are not accepted directly; a segment's
+ * {@code asByteBuffer()} is a direct buffer that {@code wrap} takes.
  */
 public final class TvmTensor extends TvmObject {
     TvmTensor(long handle) {
@@ -21,6 +47,40 @@ public final class TvmTensor extends TvmObject {
     public static TvmTensor empty(long[] shape, DataType dtype, Device device) {
         Tvm.load();
         return (TvmTensor) Tvm.cached("runtime.TVMTensorAllocWithScope").callRaw(shape, dtype, device, null);
+    }
+
+    /**
+     * A CPU tensor over {@code buffer}'s bytes from its position on, compact row-major, without
+     * copying; see the class comment for who owns what.
+     *
+     * @throws IllegalArgumentException naming the argument when the buffer is a heap or read-only
+     *     buffer, its data is not 64-byte aligned, an extent is negative, the dtype is not whole
+     *     bytes or the buffer is too short
+     */
+    public static TvmTensor wrap(ByteBuffer buffer, long[] shape, DataType dtype) {
+        return DirectTensors.wrap(buffer, shape, dtype);
+    }
+
+    /** A zeroed, 64-byte aligned direct buffer of {@code bytes} bytes in native byte order. */
+    public static ByteBuffer allocateDirect(long bytes) {
+        return DirectTensors.allocateAligned(bytes);
+    }
+
+    /**
+     * The tensor's elements as a direct buffer in native byte order, without copying; it keeps the
+     * tensor's memory alive while reachable (class comment).
+     *
+     * @throws IllegalStateException when the tensor is not in host memory or not compact
+     */
+    public ByteBuffer asByteBuffer() {
+        ByteBuffer view = DirectTensors.view(this);
+        java.lang.ref.Reference.reachabilityFence(this);
+        return view;
+    }
+
+    /** Number of direct buffers that TVM tensors made by {@link #wrap} still hold. */
+    public static int liveWrappedBuffers() {
+        return DirectTensors.liveWrapped();
     }
 
     private Pointer dl() {

@@ -78,8 +78,19 @@ final class TypeInfo {
         return CACHE.computeIfAbsent(index, TypeInfo::new);
     }
 
-    /** The index registered for {@code typeKey}. */
+    /** The index registered for {@code typeKey}; loads the compiler first when the runtime lacks it. */
     static int indexOf(String typeKey) {
+        try {
+            return lookUpIndex(typeKey);
+        } catch (TvmException e) {
+            if (TvmLibraries.loadCompilerIfAvailable()) {
+                return lookUpIndex(typeKey);
+            }
+            throw e;
+        }
+    }
+
+    private static int lookUpIndex(String typeKey) {
         try (CallFrame frame = CallFrame.acquire(0)) {
             long key = Values.byteArray(frame, typeKey.getBytes(StandardCharsets.UTF_8));
             TvmErrors.check(Ffi.TVMFFITypeKeyToIndex(key, frame.address + CallFrame.OUT_HANDLE));

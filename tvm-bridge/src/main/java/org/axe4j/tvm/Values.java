@@ -57,7 +57,15 @@ final class Values {
         ByteBuffer b = frame.buffer;
         b.putInt(offset + 4, 0);
         b.putLong(offset + 8, 0L);
-        if (value == null) {
+        if (value instanceof TvmObject) { // first: tensors and functions are the hot arguments
+            TvmObject o = (TvmObject) value;
+            long h = o.handle();
+            b.putInt(offset, o.typeIndex());
+            b.putLong(offset + 8, h);
+            if (owned) {
+                Ffi.TVMFFIObjectIncRef(h);
+            }
+        } else if (value == null) {
             b.putInt(offset, TypeIndex.NONE);
         } else if (value instanceof Long || value instanceof Integer || value instanceof Short
                 || value instanceof Byte) {
@@ -84,14 +92,6 @@ final class Values {
             b.putInt(offset, TypeIndex.DEVICE);
             b.putInt(offset + 8, d.deviceType());
             b.putInt(offset + 12, d.deviceId());
-        } else if (value instanceof TvmObject) {
-            TvmObject o = (TvmObject) value;
-            long h = o.handle();
-            b.putInt(offset, TvmObject.typeIndexOf(h));
-            b.putLong(offset + 8, h);
-            if (owned) {
-                Ffi.TVMFFIObjectIncRef(h);
-            }
         } else if (value instanceof Pointer) {
             b.putInt(offset, TypeIndex.OPAQUE_PTR);
             b.putLong(offset + 8, Pointer.nativeValue((Pointer) value));
@@ -121,8 +121,9 @@ final class Values {
 
     /** Writes an object made for this value: its reference goes to the receiver or to the frame. */
     private static void encodeCreated(CallFrame frame, int offset, TvmObject created, boolean owned) {
+        int type = created.typeIndex();
         long h = created.detach();
-        frame.buffer.putInt(offset, TvmObject.typeIndexOf(h));
+        frame.buffer.putInt(offset, type);
         frame.buffer.putLong(offset + 8, h);
         if (!owned) {
             frame.own(h);

@@ -56,6 +56,7 @@ class TvmLibrariesTest {
         TvmLibraries.Located explicit = TvmLibraries.locate(dirs, null, null, Path.of("/"));
         assertEquals(walked.ffi(), viaVenv.ffi());
         assertEquals(walked.compiler(), explicit.compiler());
+        assertTrue(walked.compiler().isPresent());
         assertTrue(walked.ffi().endsWith(Path.of("tvm_ffi", "lib", "libtvm_ffi.so")));
         assertTrue(walked.runtimeExtra().isPresent());
     }
@@ -76,8 +77,10 @@ class TvmLibrariesTest {
         } finally {
             pool.shutdown();
         }
+        TvmLibraries.loadCompiler();
         String diagnostics = TvmLibraries.diagnostics();
         assertTrue(diagnostics.contains("libtvm_runtime.so"), diagnostics);
+        assertTrue(diagnostics.contains("libtvm_compiler.so"), diagnostics);
         boolean hasCudaDriver = Files.exists(Path.of("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
         if (!hasCudaDriver) {
             assertTrue(diagnostics.contains("libtvm_runtime_cuda.so (no CUDA driver"), diagnostics);

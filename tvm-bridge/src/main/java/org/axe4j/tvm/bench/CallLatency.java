@@ -1,10 +1,17 @@
 package org.axe4j.tvm.bench;
 
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import org.axe4j.tvm.DataType;
+import org.axe4j.tvm.Device;
+import org.axe4j.tvm.Kernel;
+import org.axe4j.tvm.ModuleCache;
 import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmFunction;
 import org.axe4j.tvm.TvmLibraries;
+import org.axe4j.tvm.TvmTensor;
 
 /**
  * Nanoseconds per call of TVM's C++ no-op packed function {@code testing.nop} (from
@@ -12,8 +19,13 @@ import org.axe4j.tvm.TvmLibraries;
  * {@code TVMFFIFunctionCall} with pooled argument buffers; also a call into a Java no-op
  * registered with TVM (Java to C to Java).
  *
- * <p>Usage: {@code CallLatency [iterations] [rounds]}. Prints one line per case and a final JSON
- * line {@code {"java_nop0_ns":..., ...}}; each figure is the best round's mean.
+ * <p>With a third argument, the path of an exported {@code vector_add(A, B, C)} module, it also
+ * times one kernel invocation with three tensor arguments: TVM-allocated tensors
+ * ({@code java_kernel_ns}) and a {@link Kernel.Workspace} of tensors over direct buffers
+ * ({@code java_kernel_workspace_ns}).
+ *
+ * <p>Usage: {@code CallLatency [iterations] [rounds] [vector_add.so]}. Prints one line per case and a
+ * final JSON line {@code {"java_nop0_ns":..., ...}}; each figure is the best round's mean.
  */
 public final class CallLatency {
     private CallLatency() {}
@@ -64,6 +76,26 @@ public final class CallLatency {
                 javaNop.call();
             }
         }, Math.max(10_000, iterations / 10), rounds));
+        if (args.length > 2) {
+            Kernel add = ModuleCache.shared().kernel(Path.of(args[2]), "vector_add");
+            // the module is vector_add over float32[16] (bench_call_latency.py exports it)
+            long[] shape = {16};
+            TvmTensor a = TvmTensor.empty(shape, DataType.FLOAT32, Device.cpu());
+            TvmTensor b = TvmTensor.empty(shape, DataType.FLOAT32, Device.cpu());
+            TvmTensor c = TvmTensor.empty(shape, DataType.FLOAT32, Device.cpu());
+            figures.put("java_kernel_ns", bestNanosPerCall(n -> {
+                for (int i = 0; i < n; i++) {
+                    add.call(a, b, c);
+                }
+            }, iterations, rounds));
+            Kernel.TensorSpec spec = new Kernel.TensorSpec(shape, DataType.FLOAT32);
+            Kernel.Workspace workspace = add.newWorkspace(List.of(spec, spec, spec));
+            figures.put("java_kernel_workspace_ns", bestNanosPerCall(n -> {
+                for (int i = 0; i < n; i++) {
+                    workspace.call();
+                }
+            }, iterations, rounds));
+        }
         StringBuilder json = new StringBuilder("{");
         for (Map.Entry<String, Double> e : figures.entrySet()) {
             System.out.printf("%-22s %10.1f ns/call%n", e.getKey(), e.getValue());
