@@ -22,6 +22,7 @@ import importlib.metadata
 import json
 import re
 import shutil
+import subprocess
 import sys
 import time
 import zipfile
@@ -314,9 +315,12 @@ def main(argv=None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even when the recorded input digest matches")
     args = parser.parse_args(argv)
     out = args.out.resolve()
-    if not HARNESS.is_file():
-        log(f"{HARNESS.relative_to(ROOT)} is missing: run make native first")
-        return 2
+    if not HARNESS.is_file():   # the bundle carries the cuBLAS harness; build it as make native does
+        log(f"{HARNESS.relative_to(ROOT)} is missing: building it with native/build.sh")
+        built = subprocess.run(["bash", str(ROOT / "native" / "build.sh")], cwd=ROOT)
+        if built.returncode or not HARNESS.is_file():
+            log(f"native/build.sh failed (exit {built.returncode}): {HARNESS.relative_to(ROOT)} is still missing")
+            return 2
     started = time.time()
     digest = input_digest()
     if not args.force and up_to_date(out, digest):
