@@ -7,8 +7,9 @@ element stride 1. The one issuing thread then runs one instruction per box of th
 element ``base + issues[i].shared`` and at tensor coordinates ``start_j + issues[i].coords[j]``, where start_j is
 the region start's digit in map dim j (``(start_d // step_j) % extent_j``; for a run-time start, in the global dim's
 outermost map dim, ``start_d // step_j`` read at run time).
-A load completes on the caller's mbarrier (``mbar`` in the call's config); a store joins the bulk group the
-caller commits and waits.
+A load completes on the caller's mbarrier (``mbar`` in the call's config); with ``cta_mask`` it is multicast
+(``.multicast::cluster``): the box lands at the same shared offset in every CTA of the mask and completes on each
+one's mbarrier at the same offset. A store joins the bulk group the caller commits and waits.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def emit(request, plan):
     entry = plan["access"][plan["shared"]]
     load = plan["direction"] == "g2s"
     mbar = request.call.config.get("mbar") if load else None
+    cta_mask = request.call.config.get("cta_mask") if load else None
     box_elements = 1
     for d in dims:
         box_elements *= int(d["box"])
@@ -54,7 +56,9 @@ def emit(request, plan):
         for issue in plan["issues"]:
             ptr = view.ptr_to([entry["base_expr"] + int(issue["shared"])])
             coords = [coordinate(start, inc) for start, inc in zip(starts, issue["coords"])]
-            if load:
+            if load and plan.get("multicast"):   # .multicast::cluster takes the 16-bit CTA mask last
+                T.evaluate(T.ptx[chain](ptr, T.address_of(tensor_map), *coords, mbar, T.cast(cta_mask, "uint16")))
+            elif load:
                 T.evaluate(T.ptx[chain](ptr, T.address_of(tensor_map), *coords, mbar))
             else:
                 T.evaluate(T.ptx[chain](T.address_of(tensor_map), *coords, ptr))

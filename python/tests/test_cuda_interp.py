@@ -262,5 +262,6 @@ def test_planted_missing_barrier_is_caught_as_a_race():
 
 def test_every_planted_kind_has_a_test():
     tested = {"wrong-swizzle", "wgmma-descriptor-stride", "lane-off-by-one", "ldmatrix-trans", "missing-barrier",
-              "missing-proxy-fence", "early-release", "unpeeled-k-loop"}   # the last two in test_hopper_gemm_pipelined.py
+              "missing-proxy-fence", "early-release", "unpeeled-k-loop",
+              "cluster-local-release"}   # the last three in test_hopper_gemm_pipelined.py
     assert tested == set(_planted.KINDS)

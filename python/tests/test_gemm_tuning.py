@@ -21,14 +21,25 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_swept_configuration_is_one_the_builder_accepts_and_no_other():
     for (m, n, k) in gemm_tuning.SWEEP:
         offered = {c.label for c in gemm_tuning.applicable(m, n, k)}
-        for bm, bn in gemm_tuning.CONFIGS:
+        for bm, bn, cluster in gemm_tuning.CONFIGS:
             try:
-                check(m, n, k, bm, bn, gemm_tuning.BK, stages_for(bm, bn, gemm_tuning.BK), 8, 132, "float16")
+                check(m, n, k, bm, bn, gemm_tuning.BK, stages_for(bm, bn, gemm_tuning.BK), 8, 132, "float16",
+                      cluster)
                 accepted = True
             except ValueError:
                 accepted = False
-            assert (f"{bm}x{bn}" in offered) == accepted, (m, n, k, bm, bn)
+            label = f"{bm}x{bn}" + ("" if cluster == (1, 1) else f"_c{cluster[0]}x{cluster[1]}")
+            assert (label in offered) == accepted, (m, n, k, bm, bn, cluster)
     assert len(set(gemm_tuning.SWEEP)) == len(gemm_tuning.SWEEP)
+
+
+def test_clustered_configurations_need_whole_clusters_of_tiles():
+    labels = {c.label for c in gemm_tuning.applicable(128, 6144, 4096)}   # one tile row: no 2x1 cluster
+    assert labels == {"128x256", "128x128", "128x256_c1x2"}
+    big = {c.label for c in gemm_tuning.applicable(8192, 8192, 8192)}
+    assert {"128x256_c2x1", "128x256_c1x2", "128x128_c2x1"} <= big
+    assert gemm_tuning.Config(128, 256, (2, 1)).options()["cluster"] == (2, 1)
+    assert "cluster" not in gemm_tuning.Config(128, 256).options()
 
 
 def test_the_committed_cache_has_an_applicable_choice_for_every_swept_shape():

@@ -25,6 +25,10 @@ CASES = {
     "256x128_tiles_2_ctas": ((512, 256, 192), dict(bm=256, bn=128, sms=2, group_m=1)),
     "128x128_tiles_bf16": ((384, 256, 128), dict(bm=128, bn=128, sms=4, group_m=2, dtype="bfloat16")),
     "128x256_two_stages": ((256, 512, 512), dict(bm=128, bn=256, sms=2, stages=2)),
+    # thread-block clusters: two CTAs share the B (2x1) or A (1x2) tile through TMA multicast; one cluster walks
+    # several cluster tiles, so the ring phases and the cluster-wide slot releases carry across tiles
+    "128x256_cluster_2x1": ((512, 512, 256), dict(bm=128, bn=256, sms=2, group_m=2, cluster=(2, 1))),
+    "128x128_cluster_1x2": ((256, 512, 192), dict(bm=128, bn=128, sms=2, group_m=1, cluster=(1, 2), stages=2)),
 }
 
 # The benchmark sweep (axe4j.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
@@ -182,6 +186,46 @@ def test_releasing_a_slot_while_its_wgmma_is_in_flight_is_caught():
     with pytest.raises(cuda_interp.KernelFault, match=r"a TMA load .* touches shared byte \d+ while a "
                                                       r"wgmma\.mma_async of warpgroup \d .*is unfinished"):
         cuda_interp.run(executable, a, b, d)
+
+
+def test_ptx_multicasts_the_shared_tile_in_clusters():
+    from tvm.support import nvcc
+
+    axe4j.use_pip_nvcc()
+    for cluster, box in (((2, 1), "B"), ((1, 2), "A")):
+        kernel = hopper_gemm_pipelined(512, 512, 256, cluster=cluster)
+        report = axe4j.explain(kernel, TARGET, file=open("/dev/null", "w"))
+        assert report.count("multicast: the box lands at the same shared offset") == 1, box   # the shared operand
+        executable = axe4j.compile(kernel, TARGET)
+        source = executable.mod.imports[0].inspect_source("cuda")
+        with TARGET:
+            ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+        assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
+                         r"\.multicast::cluster", ptx), cluster
+        assert "mapa.shared::cluster.u32" in ptx and "mbarrier.arrive.shared::cluster.b64" in ptx
+        assert "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
+
+
+def test_releasing_a_slot_only_in_its_own_cta_is_caught_in_a_cluster():
+    """The peer's multicast writes into this CTA's slot too: a release that does not reach the peer's producer lets
+    it overwrite operands a wgmma here still reads."""
+    axe4j.use_pip_nvcc()
+    with _planted.planted("cluster-local-release"):
+        executable = axe4j.compile(hopper_gemm_pipelined(512, 512, 256, bm=128, bn=256, sms=2, group_m=2,
+                                                         cluster=(2, 1), stages=2), TARGET)
+    a, b, d, _ = _operands((512, 512, 256), "float16")
+    with pytest.raises(cuda_interp.KernelFault, match=r"a TMA load .* of block \(\d, 0, 0\) \(multicast\) touches "
+                                                      r"shared byte \d+ while a wgmma\.mma_async .*is unfinished"):
+        cuda_interp.run(executable, a, b, d)
+
+
+def test_clusters_are_checked_against_the_tile_grid():
+    with pytest.raises(ValueError, match=r"cluster=\(2, 2\): one of \(1, 1\), \(2, 1\), \(1, 2\)"):
+        hopper_gemm_pipelined(512, 512, 256, cluster=(2, 2))
+    with pytest.raises(ValueError, match=r"cluster=\(2, 1\): 3 tile rows are not a multiple of 2"):
+        hopper_gemm_pipelined(384, 512, 256, cluster=(2, 1))
+    with pytest.raises(ValueError, match=r"cluster=\(1, 2\): sms=1 holds no whole cluster"):
+        hopper_gemm_pipelined(256, 512, 256, cluster=(1, 2), sms=1)
 
 
 def test_grouped_order_visits_every_tile_once_group_by_group():

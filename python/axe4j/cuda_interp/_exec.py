@@ -2,7 +2,9 @@
 
 Execution model
 ---------------
-A CTA runs at a time (CTAs of a launch are independent unless a kernel uses clusters, which it does not). Inside a
+A CTA runs at a time, or, when the kernel is launched in thread-block clusters, the CTAs of one cluster together
+(their tasks interleave, so one CTA's waits on another's barriers, multicast copies and remote arrivals resolve;
+distributed shared memory in ``_cluster.py``). Inside a
 CTA, a *group* is a set of threads that execute in lock step: every value is a numpy array over the group's threads
 (shape (n,) or (n, lanes)), so one statement runs for all of them at once. A task is a group with an explicit stack
 of frames (statement sequences, loops), so it can be split: a branch (or loop bound) whose value differs between
@@ -220,9 +222,11 @@ class Cta:
         self.mbarriers: dict[int, object] = {}
         self.pending: list = []      # asynchronous operations not yet completed, in issue order
         self.async_state: dict = {}  # per-instruction-family bookkeeping (commit groups, tensor memory, ...)
+        self.cluster = None          # the Cluster it runs in (_cluster.py), when launched in clusters
 
     # asynchronous operations ---------------------------------------------------------------------------------------
     def issue(self, op):
+        op.sequence = self.launch.next_sequence()
         op.shared_writes = np.unique(np.asarray(getattr(op, "shared_writes", []), dtype=np.int64))
         op.shared_reads = np.unique(np.asarray(getattr(op, "shared_reads", []), dtype=np.int64))
         self.shared.track(op, self.kernel)
@@ -247,32 +251,34 @@ class Cta:
         op.complete(self)
         return True
 
-    def run(self, body, env):
+    def start(self, body, env):
         root = Group(self, np.arange(self.threads, dtype=np.int64), env)
         self.tasks = [Task(root, [StmtFrame(body)])]
         self.spawned = []
-        while True:
-            progressed = False
-            for task in list(self.tasks):
-                if task.done:
-                    continue
-                if task.wait is not None and not task.wait.ready():
-                    continue
-                progressed = True
-                task.wait = self.launch.interp.run_task(task)
-                if task.wait is None:
-                    task.done = True
-                if self.spawned:
-                    self.tasks.extend(self.spawned)
-                    self.spawned = []
-            self.tasks = [t for t in self.tasks if not t.done]
-            if not self.tasks:
-                break
-            if not progressed and not self.complete_oldest():
-                waits = "; ".join(f"threads {_ranges(t.group.tids)} wait for {t.wait.what}" for t in self.tasks)
-                raise KernelFault(f"kernel '{self.kernel}' deadlocks in block {self.block}: {waits}")
-        while self.complete_oldest():
-            pass
+
+    def step(self) -> bool:
+        """Runs every task that is not waiting up to its next wait; True when any ran."""
+        progressed = False
+        for task in list(self.tasks):
+            if task.done:
+                continue
+            if task.wait is not None and not task.wait.ready():
+                continue
+            progressed = True
+            task.wait = self.launch.interp.run_task(task)
+            if task.wait is None:
+                task.done = True
+            if self.spawned:
+                self.tasks.extend(self.spawned)
+                self.spawned = []
+        self.tasks = [t for t in self.tasks if not t.done]
+        return progressed
+
+    def waiting(self) -> str:
+        return "; ".join(f"threads {_ranges(t.group.tids)} wait for {t.wait.what}" for t in self.tasks)
+
+    def run(self, body, env):
+        run_together([self], body, [env])
 
     def join_peers(self, task, ident):
         """Live tasks holding join marker ``ident`` whose threads share a warp with ``task`` (transitively)."""
@@ -286,6 +292,35 @@ class Cta:
                     warps |= t.warps()
                     grew = True
         return peers
+
+
+def run_together(ctas, body, envs):
+    """Runs CTAs whose threads may wait on each other (one CTA, or the CTAs of a cluster) to completion. When every
+    task waits, the oldest pending asynchronous operation of any of them completes; when none is pending, the CTAs
+    are deadlocked."""
+    for cta, env in zip(ctas, envs):
+        cta.start(body, env)
+    while True:
+        progressed = False
+        for cta in ctas:
+            progressed |= cta.step()
+        if not any(cta.tasks for cta in ctas):
+            break
+        if not progressed and not _complete_oldest(ctas):
+            if len(ctas) == 1:
+                raise KernelFault(f"kernel '{ctas[0].kernel}' deadlocks in block {ctas[0].block}: {ctas[0].waiting()}")
+            waits = " | ".join(f"block {c.block}: {c.waiting()}" for c in ctas if c.tasks)
+            raise KernelFault(f"kernel '{ctas[0].kernel}' deadlocks in the cluster of blocks "
+                              f"{', '.join(str(c.block) for c in ctas)}: {waits}")
+    while _complete_oldest(ctas):
+        pass
+
+
+def _complete_oldest(ctas) -> bool:
+    owners = [c for c in ctas if c.pending]
+    if not owners:
+        return False
+    return min(owners, key=lambda c: c.pending[0].sequence).complete_oldest()
 
 
 def _ranges(tids) -> str:
@@ -683,6 +718,14 @@ class Launch:
         self.cta: Cta | None = None
         self.block = (0, 0, 0)
         self.instructions = instructions
+        self.cluster_dims = _cluster_dims(func.body)
+        self.cluster = None
+        self.sequence = 0
+
+    def next_sequence(self) -> int:
+        """Issue order of asynchronous operations across the CTAs that run together."""
+        self.sequence += 1
+        return self.sequence
 
     def bind_thread(self, g, var, tag, extent):
         axis = "xyz".index(tag[-1])
@@ -694,7 +737,12 @@ class Launch:
                                   f"launch's {self.threads} threads")
             value = g.tids.astype(np.int32) if axis == 0 else np.zeros(g.n, np.int32)
         elif tag.startswith("blockIdx"):
-            value = np.full(g.n, self.block[axis], dtype=np.int32)
+            value = np.full(g.n, g.cta.block[axis], dtype=np.int32)
+        elif tag.startswith("clusterCtaIdx"):
+            if extent != self.cluster_dims[axis]:
+                raise KernelFault(f"kernel '{self.kernel_name}': {tag} extent {extent} differs from the cluster's "
+                                  f"{self.cluster_dims}")
+            value = np.full(g.n, g.cta.block[axis] % extent, dtype=np.int32)
         else:
             raise NotModelled(f"thread tag {tag}")
         g.env[key(var)] = value
@@ -735,12 +783,54 @@ class Launch:
 
     def run(self, body, env):
         gx, gy, gz = self.grid
-        for bz in range(gz):
-            for by in range(gy):
-                for bx in range(gx):
-                    self.block = (bx, by, bz)
-                    self.cta = Cta(self, self.block)
-                    self.cta.run(body, dict(env))
+        cx, cy, cz = self.cluster_dims
+        if cx * cy * cz == 1:
+            for bz in range(gz):
+                for by in range(gy):
+                    for bx in range(gx):
+                        self.block = (bx, by, bz)
+                        self.cta = Cta(self, self.block)
+                        self.cta.run(body, dict(env))
+            return
+        from ._cluster import Cluster
+
+        if gx % cx or gy % cy or gz % cz:
+            raise KernelFault(f"kernel '{self.kernel_name}': grid {self.grid} is not a whole number of clusters "
+                              f"{self.cluster_dims} (cudaLaunchKernelEx refuses it)")
+        for qz in range(gz // cz):
+            for qy in range(gy // cy):
+                for qx in range(gx // cx):
+                    # rank = x + y cx + z cx cy (PTX %cluster_ctarank)
+                    blocks = [(qx * cx + x, qy * cy + y, qz * cz + z)
+                              for z in range(cz) for y in range(cy) for x in range(cx)]
+                    ctas = [Cta(self, b) for b in blocks]
+                    self.cluster = Cluster(self, (qx, qy, qz), ctas)
+                    for cta in ctas:
+                        cta.cluster = self.cluster
+                    run_together(ctas, body, [dict(env) for _ in ctas])
+                    self.cluster = None
+
+
+def _cluster_dims(body):
+    """The cluster shape from the kernel's ``clusterCtaIdx`` thread extents ((1, 1, 1) without clusters)."""
+    dims = [1, 1, 1]
+
+    def visit(node):
+        kind = type(node).__name__
+        if kind == "AttrStmt" and node.attr_key == "thread_extent":
+            tag = str(node.node.thread_tag)
+            if tag.startswith("clusterCtaIdx"):
+                dims["xyz".index(tag[-1])] = int(node.value)
+        for field in ("body", "then_case", "else_case"):
+            child = getattr(node, field, None)
+            if child is not None:
+                visit(child)
+        if kind == "SeqStmt":
+            for child in node.seq:
+                visit(child)
+
+    visit(body)
+    return tuple(dims)
 
 
 def _static_shared_bytes(body) -> int:

@@ -15,6 +15,7 @@ from ._errors import KernelFault, NotModelled, thread_name
 from ._exec import _EXTERN_MATH, _MATH, AllOf, BarrierWait, Until, key, loaded
 from ._memory import Pointer
 from . import _tensor as TC
+from . import _cluster as CL
 
 
 def _is_string(e) -> bool:
@@ -113,9 +114,15 @@ def mbarrier(interp, g, ops, tokens):
             g.cta.mbarriers[int(a)] = MBarrier(count)
         return None
     if tokens[0] == "arrive":
+        remote = "shared::cluster" in tokens
         for a in np.unique(addr):
             threads = int(np.sum(addr == a))
-            _, bar = mbarrier_at(g, np.array([a]))
+            # shared::cluster: the barrier may be another CTA's of the cluster (an address mapa gave)
+            cta, offset = CL.resolve(g, a, "mbarrier.arrive.shared::cluster") if remote else (g.cta, int(a))
+            bar = cta.mbarriers.get(offset)
+            if bar is None:
+                raise KernelFault(f"kernel '{g.cta.kernel}': mbarrier at shared byte {offset}{_of_block(g, cta)} used "
+                                  f"before mbarrier.init (arrive by {thread_name(g.cta.block, g.tids[0])})")
             value = int(_uniform(g, interp.eval(g, ops[1]), "the mbarrier operand")) if len(ops) > 1 else 1
             if "expect_tx" in tokens:
                 bar.tx += value * threads
@@ -124,10 +131,14 @@ def mbarrier(interp, g, ops, tokens):
                 bar.pending -= value * threads
             if bar.pending < 0:
                 raise KernelFault(f"kernel '{g.cta.kernel}': more arrivals than the {bar.count} expected on the "
-                                  f"mbarrier at shared byte {a}")
-            bar.settle(g.cta)
+                                  f"mbarrier at shared byte {offset}{_of_block(g, cta)}")
+            bar.settle(cta)
         return None
     raise NotModelled(f"mbarrier.{chain}")
+
+
+def _of_block(g, cta) -> str:
+    return "" if cta is g.cta else f" of block {cta.block}"
 
 
 def mbarrier_wait(interp, g, ptr, parity):
@@ -288,8 +299,10 @@ class TensorCopy:
             self.shared_reads = smem_bytes
 
     def describe(self):
-        return (f"a TMA {self.direction} (box {self.tmap.box} at {self.coords}, shared byte {self.smem}) issued by "
-                f"thread {int(self.tids[0])}")
+        by = f"thread {int(self.tids[0])}"
+        if getattr(self, "source", None) is not None:
+            by = f"{by} of block {self.source} (multicast)"
+        return f"a TMA {self.direction} (box {self.tmap.box} at {self.coords}, shared byte {self.smem}) issued by {by}"
 
     def complete(self, cta):
         TC.tensor_copy(cta, self)
@@ -318,9 +331,20 @@ def cp_bulk(interp, g, ops, tokens):
         tmap = interp.eval(g, ops[1])
         coords = [interp.eval(g, c).astype(np.int64) for c in ops[2:2 + rank]]
         mbar = shared_address(interp, g, ops[2 + rank])
+        multicast = any(t.startswith("multicast::cluster") for t in tokens)
+        masks = interp.eval(g, ops[3 + rank]).astype(np.int64) if multicast else None
         for i in range(g.n):
-            g.cta.issue(TensorCopy("load", TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]),
-                                   int(mbar[i]), g.tids[i:i + 1]))
+            copy = (TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]), int(mbar[i]), g.tids[i:i + 1])
+            if not multicast:
+                g.cta.issue(TensorCopy("load", *copy))
+                continue
+            # .multicast::cluster: the same box at the same offset in every CTA of the mask, each completing its
+            # bytes on its own mbarrier at the same offset
+            for r in CL.mask_ranks(g, masks[i], "a multicast TMA load"):
+                target = g.cta.cluster.cta(r, "a multicast TMA load") if g.cta.cluster is not None else g.cta
+                op = TensorCopy("load", *copy)
+                op.source = g.cta.block
+                target.issue(op)
         return None
     tmap = interp.eval(g, ops[0])
     coords = [interp.eval(g, c).astype(np.int64) for c in ops[1:1 + rank]]
@@ -389,6 +413,12 @@ def call(interp, g, e, name):
         return value
     if name == "tirx.cuda.func_call":
         return _func_call(interp, g, e)
+    if name == "tirx.cuda.mov_sreg":
+        register = str(args[1].value)
+        value = CL.special_register(g, register)
+        if value is None:
+            raise NotModelled(f"special register %{register}")
+        return value
     if name in ("tirx.tvm_warp_shuffle", "tirx.tvm_warp_shuffle_xor", "tirx.tvm_warp_shuffle_down",
                 "tirx.tvm_warp_shuffle_up"):
         return _shuffle(interp, g, name.rsplit("_", 1)[-1], args)
@@ -437,6 +467,8 @@ def statement(interp, g, e, name):
         return None
     if name == "tirx.cuda.mbarrier_wait":
         return mbarrier_wait(interp, g, e.args[0], e.args[1])
+    if name == "tirx.cuda.cluster_sync":
+        return CL.ClusterBarrierWait(g)
     if name in ("tirx.cuda.wgmma_encode_matrix_descriptor", "tirx.cuda.tcgen05_encode_matrix_descriptor"):
         return TC.encode_descriptor(interp, g, e.args, "wgmma" if "wgmma" in name else "tcgen05")
     if name.startswith("tirx.ptx."):
@@ -453,6 +485,10 @@ def statement(interp, g, e, name):
             return ld_st(interp, g, family, ops, tokens)
         if family == "mov":
             return mov(interp, g, ops, tokens)
+        if family == "mapa" and "shared::cluster" in tokens:   # mapa.shared::cluster.u32 d, a, rank
+            LValue(interp, g, ops[0]).write_bits(
+                CL.map_address(g, shared_address(interp, g, ops[1]), interp.eval(g, ops[2])))
+            return None
         if family.rstrip("0123456789") in ("add", "mul", "max", "min"):   # max3: the three-input form
             return arith(interp, g, family.rstrip("0123456789"), ops, tokens)
         if family == "cp":

@@ -2,8 +2,9 @@
 some, else by a stated rule; the benchmark sweep that measures them.
 
 The space is small and documented (docs/cuda-gemm.md, "Autotuning"): CTA tiles 128x256, 256x128 and 128x128 (two
-consumer warpgroups of BM/2 rows), BK = 64, stages from shared-memory capacity (``stages_for``), grouped
-rasterization with ``group_m`` = 8, the grid = 132 SMs. A configuration applies to a shape when the builder accepts
+consumer warpgroups of BM/2 rows), each alone; 128x256 also in 2x1 and 1x2 thread-block clusters and 128x128 in 2x1
+clusters (TMA multicast of the shared B / A tile); BK = 64, stages from shared-memory capacity (``stages_for``),
+grouped rasterization with ``group_m`` = 8, the grid = 132 SMs. A configuration applies to a shape when the builder accepts
 it (M, N, K multiples of the tile). The GPU bundle times every applicable configuration of every shape of ``SWEEP``
 against cuBLAS (``ci/gpu_bundle.py``); ``ci/import_tuning.py`` reads its ``summary.json`` into ``TUNING_FILE``,
 which ``choose`` consults. Without a measurement for the shape, ``choose`` takes the first applicable configuration
@@ -23,8 +24,10 @@ SMS = 132
 GROUP_M = 8
 BK = 64
 
-# (BM, BN) in the order the rule prefers them: the widest N tile first (one m64n256 wgmma per consumer K step)
-CONFIGS = ((128, 256), (256, 128), (128, 128))
+# (BM, BN, cluster) in the order the rule prefers them: the widest N tile first (one m64n256 wgmma per consumer K
+# step); clustered configurations last, so that the rule picks them only where measured faster
+CONFIGS = ((128, 256, (1, 1)), (256, 128, (1, 1)), (128, 128, (1, 1)),
+           (128, 256, (2, 1)), (128, 256, (1, 2)), (128, 128, (2, 1)))
 
 # Square sizes, and LLM projections (Llama-3-8B: QKV 6144x4096, O 4096x4096, gate+up 28672x4096, down 4096x14336) at
 # 128 and 4096 tokens (O at 4096 tokens is the 4096 square), as (M, N, K) with D = A B^T, A (M x K), B (N x K); and
@@ -39,13 +42,18 @@ SWEEP = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192
 class Config:
     bm: int
     bn: int
+    cluster: tuple = (1, 1)   # CTAs along M, along N
 
     @property
     def label(self) -> str:
-        return f"{self.bm}x{self.bn}"
+        tile = f"{self.bm}x{self.bn}"
+        return tile if self.cluster == (1, 1) else f"{tile}_c{self.cluster[0]}x{self.cluster[1]}"
 
     def options(self) -> dict:
-        return {"bm": self.bm, "bn": self.bn, "bk": BK, "group_m": GROUP_M, "sms": SMS}
+        options = {"bm": self.bm, "bn": self.bn, "bk": BK, "group_m": GROUP_M, "sms": SMS}
+        if self.cluster != (1, 1):
+            options["cluster"] = self.cluster
+        return options
 
 
 @dataclass(frozen=True)
@@ -61,12 +69,12 @@ def key(arch: str, m: int, n: int, k: int, dtype: str) -> str:
 def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
     """The configurations the builder accepts for this shape, in ``CONFIGS`` order."""
     found = []
-    for bm, bn in CONFIGS:
+    for bm, bn, cluster in CONFIGS:
         try:
-            check(m, n, k, bm, bn, BK, stages_for(bm, bn, BK), GROUP_M, SMS, dtype)
+            check(m, n, k, bm, bn, BK, stages_for(bm, bn, BK), GROUP_M, SMS, dtype, cluster)
         except ValueError:
             continue
-        found.append(Config(bm, bn))
+        found.append(Config(bm, bn, cluster))
     return found
 
 
@@ -87,7 +95,7 @@ def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a",
     ValueError naming the shape when no configuration applies."""
     options = applicable(m, n, k, dtype)
     if not options:
-        raise ValueError(f"hopper_gemm_pipelined: no tile configuration of {[f'{a}x{b}' for a, b in CONFIGS]} "
+        raise ValueError(f"hopper_gemm_pipelined: no tile configuration of {[f'{a}x{b}' for a, b, _ in CONFIGS]} "
                          f"divides M={m}, N={n}, K={k} (BK={BK})")
     entry = load(path).get(key(arch, m, n, k, dtype))
     if entry:
@@ -112,4 +120,7 @@ def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str 
     attribute, which ``axe4j.explain`` prints."""
     choice = choose(m, n, k, dtype, arch)
     kernel = hopper_gemm_pipelined(m, n, k, dtype=dtype, **choice.config.options())
-    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined tiles {choice.config.label}: {choice.reason}")
+    config = choice.config
+    where = "" if config.cluster == (1, 1) else f" in {config.cluster[0]}x{config.cluster[1]} clusters"
+    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined tiles {config.bm}x{config.bn}{where}: "
+                                            f"{choice.reason}")

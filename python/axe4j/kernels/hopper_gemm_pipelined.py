@@ -40,6 +40,7 @@ from .epilogue import Epilogue
 from .hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
 
 SHARED_BYTES = 227 * 1024
+CLUSTERS = ((1, 1), (2, 1), (1, 2))   # (CTAs along M, along N) of a thread-block cluster
 MAX_STAGES = 8
 EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
 
@@ -61,8 +62,40 @@ def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
     return first + within % rows, within // rows
 
 
-def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype):
+def tile_in_cluster(t, rank, tiles_m: int, tiles_n: int, group_m: int, cluster):
+    """(tile row, tile column) of CTA ``rank`` of a cluster on cluster tile ``t``: cluster tiles are (cm x cn)
+    blocks of tiles in grouped order; rank r is the r-th tile of its block (down M for 2x1, across N for 1x2)."""
+    cm, cn = cluster
+    block_m, block_n = tile_order(t, tiles_m // cm, tiles_n // cn, group_m)
+    if cm > 1:
+        return block_m * cm + rank, block_n
+    return block_m, block_n * cn + rank
+
+
+def release_in_cluster(bar, size: int):
+    """Releases a ring slot in every CTA of the cluster: ``mbarrier.arrive.shared::cluster`` on the slot's ``empty``
+    mbarrier of rank 0 .. size - 1 (mapa gives each one's address), since the slot's multicast loads write into all
+    of them. Plain Python: the mapa result register is declared in the caller's scope."""
+    for rank in range(size):
+        if _planted.active("cluster-local-release"):
+            T.evaluate(T.ptx.mbarrier.arrive.shared.b64(bar, T.uint32(size)))   # own CTA only, counted as all
+            return
+        mapped = T.alloc_local([1], "uint32")
+        T.evaluate(T.ptx.mapa.shared__cluster.u32(mapped[0], T.cuda.cvta_generic_to_shared(bar), T.uint32(rank)))
+        T.evaluate(T.ptx.mbarrier.arrive.shared__cluster.b64(mapped[0]))
+
+
+def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
     problems = []
+    cm, cn = cluster
+    if (cm, cn) not in CLUSTERS:
+        problems.append(f"cluster={cluster}: one of {', '.join(map(str, CLUSTERS))} (M x N CTAs)")
+    elif cm > 1 and (m // bm) % cm:
+        problems.append(f"cluster={cluster}: {m // bm} tile rows are not a multiple of {cm}")
+    elif cn > 1 and (n // bn) % cn:
+        problems.append(f"cluster={cluster}: {n // bn} tile columns are not a multiple of {cn}")
+    elif cm * cn > 1 and sms < cm * cn:
+        problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
     for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
         if value % tile:
             problems.append(f"{name}={value} is not a multiple of the tile {tile}")
@@ -89,11 +122,14 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype):
 
 
 def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int = 64, stages: int | None = None,
-                          group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None):
+                          group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None,
+                          cluster: tuple = (1, 1)):
     """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
-    (``axe4j.kernels.epilogue``); raises ValueError naming every parameter it cannot lower."""
+    (``axe4j.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
+    that share the B / A tile through TMA multicast. Raises ValueError naming every parameter it cannot lower."""
     stages = stages or stages_for(bm, bn, bk)
-    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype)
+    cluster = tuple(cluster)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster)
     if epilogue is not None and bn % EPILOGUE_COLS:
         raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
     half = bm // 2
@@ -104,6 +140,10 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     tiles_m, tiles_n = m // bm, n // bn
     tiles = tiles_m * tiles_n
     grid = min(tiles, sms)
+    cm, cn = cluster
+    size = cm * cn                           # CTAs per cluster
+    units = min(tiles // size, sms // size)  # persistent units: CTAs, or clusters of `size` CTAs
+    grid = units * size
     stage_bytes = (bm + bn) * bk * 2
     lag = 0 if _planted.active("early-release") else 1  # iterations between a slot's wgmma and its release
     peel = not _planted.active("unpeeled-k-loop")
@@ -111,7 +151,11 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     @T.macro
     def body(A, B, D, C, Bias):
         T.device_entry()
-        cta = T.cta_id([grid])
+        if size == 1:
+            unit = T.cta_id([grid])
+        else:
+            unit = T.cluster_id([units])
+            rank = T.cta_id_in_cluster([size])
         wg = T.warpgroup_id([3])
         T.warp_id_in_wg([4])
         T.warp_id([12])
@@ -128,26 +172,45 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         if tid == 0:
             for s in T.unroll(stages):
                 T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
-                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(2))
+                # released by both consumers of every CTA the slot's (multicast) loads write into
+                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(2 * size))
         T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
-        mine = (tiles - cta + grid - 1) // grid  # tiles of this CTA: cta, cta + grid, ...
+        if size == 1:
+            T.cuda.cta_sync()
+        else:
+            T.cuda.cluster_sync()   # every CTA's mbarriers exist before a peer's multicast or arrival reaches them
+        mine = (tiles // size - unit + units - 1) // units  # tiles of this unit: unit, unit + units, ...
         if wg == 0:
             T.ptx["setmaxnreg.dec.sync.aligned.u32"](40)
             if tid == 0:
                 for j in T.serial(mine):
-                    tm, tn = tile_order(cta + j * grid, tiles_m, tiles_n, group_m)
+                    if size == 1:
+                        tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                    else:
+                        tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                     for kt in T.serial(k_tiles):
                         it = j * k_tiles + kt
                         s = it % stages
                         if it >= stages:
                             # both consumers released the slot's previous contents
                             T.cuda.mbarrier_wait(empty.ptr_to([s]), ((it // stages) + 1) % 2)
-                        for h in T.unroll(2):
-                            Tx.copy_async(A_smem[s, h, :, :], A[tm * bm + h * half:tm * bm + h * half + half,
-                                                                kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
-                        Tx.copy_async(B_smem[s, 0, :, :], B[tn * bn:tn * bn + bn, kt * bk:kt * bk + bk],
-                                      mbar=full.ptr_to([s]))
+                        if cn == 1:
+                            for h in T.unroll(2):
+                                Tx.copy_async(A_smem[s, h, :, :], A[tm * bm + h * half:tm * bm + h * half + half,
+                                                                    kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
+                        else:
+                            # the CTAs of a 1x2 cluster share the A tile: each loads one half into both
+                            Tx.copy_async(A_smem[s, rank, :, :], A[tm * bm + rank * half:tm * bm + rank * half + half,
+                                                                   kt * bk:kt * bk + bk],
+                                          mbar=full.ptr_to([s]), cta_mask=3)
+                        if cm == 1:
+                            Tx.copy_async(B_smem[s, 0, :, :], B[tn * bn:tn * bn + bn, kt * bk:kt * bk + bk],
+                                          mbar=full.ptr_to([s]))
+                        else:
+                            # the CTAs of a 2x1 cluster share the B tile: each loads half its rows into both
+                            Tx.copy_async(B_smem[s, 0, rank * (bn // 2):rank * (bn // 2) + bn // 2, :],
+                                          B[tn * bn + rank * (bn // 2):tn * bn + rank * (bn // 2) + bn // 2,
+                                            kt * bk:kt * bk + bk], mbar=full.ptr_to([s]), cta_mask=3)
                         T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
         else:
             T.ptx["setmaxnreg.inc.sync.aligned.u32"](232)
@@ -155,7 +218,10 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
             out = T.alloc_buffer((half, bn), dtype, scope="local", layout=acc_layout)
             part = wg - 1
             for j in T.serial(mine):
-                tm, tn = tile_order(cta + j * grid, tiles_m, tiles_n, group_m)
+                if size == 1:
+                    tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                else:
+                    tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                 Tx.wg.fill(acc[:, :], T.float32(0.0))
                 for kt in T.serial(k_tiles - 1 if peel else k_tiles):
                     it = j * k_tiles + kt
@@ -166,7 +232,10 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                     if kt >= lag:
                         # the group of iteration it - 1 has retired: its slot may be refilled
                         if tid_in_wg == 0:
-                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(it - lag) % stages]), T.uint32(1))
+                            if size == 1:
+                                T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(it - lag) % stages]), T.uint32(1))
+                            else:
+                                release_in_cluster(empty.ptr_to([(it - lag) % stages]), size)
                 if peel:
                     # the last K tile, peeled: its call waits for every group (wait_group 0) and fences the
                     # accumulator registers, so no read of them is scheduled before the wait (cuda_register_fence)
@@ -175,14 +244,22 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                     Tx.wg.gemm_async(acc[:, :], A_smem[last % stages, part, :, :], B_smem[last % stages, 0, :, :],
                                      transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
                     if tid_in_wg == 0:
-                        if lag == 1 and k_tiles > 1:
-                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(last - 1) % stages]), T.uint32(1))
-                        T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([last % stages]), T.uint32(1))
+                        if size == 1:
+                            if lag == 1 and k_tiles > 1:
+                                T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(last - 1) % stages]), T.uint32(1))
+                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([last % stages]), T.uint32(1))
+                        else:
+                            if lag == 1 and k_tiles > 1:
+                                release_in_cluster(empty.ptr_to([(last - 1) % stages]), size)
+                            release_in_cluster(empty.ptr_to([last % stages]), size)
                 else:
                     T.ptx["wgmma.wait_group.sync.aligned"](0)
                     if tid_in_wg == 0:
-                        T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
-                                                         T.uint32(1))
+                        if size == 1:
+                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
+                                                             T.uint32(1))
+                        else:
+                            release_in_cluster(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]), size)
                 row = tm * bm + part * half
                 if epilogue is not None:
                     # act(alpha acc + beta C + bias) on the accumulator's layout, EPILOGUE_COLS columns at a time so
@@ -226,6 +303,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                     T.ptx.cp.async_.bulk.commit_group()
             if tid_in_wg == 0:
                 T.ptx.cp.async_.bulk.wait_group(0)
+        if size > 1:
+            T.cuda.cluster_sync()   # no CTA exits while a peer may still arrive on its mbarriers
 
     if epilogue is None:
         @T.prim_func

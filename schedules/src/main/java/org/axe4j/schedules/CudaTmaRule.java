@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
@@ -62,7 +63,8 @@ public final class CudaTmaRule {
     /** Instructions one call may issue; more means a box far smaller than the tile. */
     static final int MAX_ISSUES = 1024;
 
-    static final Set<String> CONFIG = Set.of("mbar");
+    /** mbar: the mbarrier a load completes on; cta_mask: a load multicast to those CTAs of the cluster. */
+    static final Set<String> CONFIG = Set.of("mbar", "cta_mask");
 
     public static final Rule TMA = new Rule() {
         public String variant() {
@@ -103,6 +105,7 @@ public final class CudaTmaRule {
         Operand shared;
         Operand global;
         boolean load;
+        boolean multicast;
         int bytes;
         Swizzle swizzle;
 
@@ -149,7 +152,9 @@ public final class CudaTmaRule {
             plan.put("rank", (long) dims.size());
             plan.put("instruction", load
                     ? "cp.async.bulk.tensor." + dims.size() + "d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                            + (multicast ? ".multicast::cluster" : "")
                     : "cp.async.bulk.tensor." + dims.size() + "d.global.shared::cta.tile.bulk_group");
+            plan.put("multicast", multicast);
             plan.put("swizzle", (long) mode);
             plan.put("global", global.role());
             plan.put("shared", shared.role());
@@ -185,7 +190,9 @@ public final class CudaTmaRule {
                     + "; tensor map dims " + dims.stream().map(MapDim::extent).toList() + " strides "
                     + dims.stream().map(MapDim::stride).toList() + " elements"
                     + (load ? "; the kernel arms the mbarrier with the bytes and waits" : "; the kernel commits and "
-                    + "waits the bulk group")));
+                    + "waits the bulk group")
+                    + (multicast ? "; multicast: the box lands at the same shared offset in every CTA of cta_mask, "
+                    + "completing on each one's mbarrier at the same offset" : "")));
             return plan;
         }
 
@@ -218,7 +225,8 @@ public final class CudaTmaRule {
             }
             for (String key : config) {
                 if (!CONFIG.contains(key)) {
-                    throw Declined.of("%s: axe4j-cuda-tma does not implement the config key %s (only mbar)", op, key);
+                    throw Declined.of("%s: axe4j-cuda-tma does not implement the config key %s (only %s)", op, key,
+                            String.join(", ", new TreeSet<>(CONFIG)));
                 }
             }
             if (load && !config.contains("mbar")) {
@@ -228,6 +236,10 @@ public final class CudaTmaRule {
             if (!load && config.contains("mbar")) {
                 throw Declined.of("%s: a TMA store completes as a bulk group and takes no mbar", op);
             }
+            if (!load && config.contains("cta_mask")) {
+                throw Declined.of("%s: cta_mask multicasts loads into the cluster's CTAs; a TMA store has none", op);
+            }
+            multicast = config.contains("cta_mask");
         }
 
         /** 0 for none, else B of {@code Swizzle<B,M,3>} with 2^M elements = 16 bytes (32B, 64B, 128B modes). */
