@@ -7,6 +7,8 @@ source_file=$1
 out_dir=$2
 java_home=$3
 compiler=${CC:-gcc}
+# a skipped or failed build must not leave an older library behind to be packaged
+rm -f "$out_dir/libaxe4j_jni.so"
 if ! command -v "$compiler" >/dev/null 2>&1; then
     echo "axe4j JNI fast path: skipped, no C compiler '$compiler' on PATH (the bridge will use JNA)"
     exit 0
@@ -27,7 +29,6 @@ if "$compiler" -O2 -fPIC -shared -Wall -Wextra -Werror -I"$include_dir" -I"$incl
         -o "$out_dir/libaxe4j_jni.so" "$source_file"; then
     echo "axe4j JNI fast path: built $out_dir/libaxe4j_jni.so"
 else
-    rm -f "$out_dir/libaxe4j_jni.so"
     echo "axe4j JNI fast path: compiling $source_file failed (the bridge will use JNA)"
 fi
 exit 0

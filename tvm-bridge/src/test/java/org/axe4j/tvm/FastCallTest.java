@@ -36,11 +36,14 @@ class FastCallTest {
         TestSupport.loadWithCppTestingGlobals();
     }
 
-    /** Where the build machine has gcc, the build must have bundled the library and this JVM must use it. */
+    /**
+     * Where the build's C compiler ({@code CC}, else gcc) exists, the build must have bundled the
+     * library and this JVM must use it.
+     */
     @Test
     void jniIsChosenWhenTheLibraryIsBundled() {
         if (compilerOnPath()) {
-            assertTrue(JniCalls.bundled(), "gcc is on PATH but the build bundled no " + JniCalls.RESOURCE);
+            assertTrue(JniCalls.bundled(), "a C compiler (CC, else gcc) is on PATH but the build bundled no " + JniCalls.RESOURCE);
         }
         assertEquals(JniCalls.bundled() ? FastCall.JNI : FastCall.JNA, FastCall.mode(), FastCall.describe());
     }
@@ -197,8 +200,12 @@ class FastCallTest {
     }
 
     private static boolean compilerOnPath() {
+        String compiler = System.getenv().getOrDefault("CC", "gcc");
+        if (compiler.contains(File.separator)) {
+            return Files.isExecutable(Path.of(compiler));
+        }
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "gcc"))) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, compiler))) {
                 return true;
             }
         }
