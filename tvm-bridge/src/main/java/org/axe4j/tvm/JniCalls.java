@@ -33,7 +33,9 @@ final class JniCalls {
      * of the jar entry) and binds it to {@code libtvm_ffi}'s {@code TVMFFIFunctionCall}.
      *
      * @return where the library was loaded from
-     * @throws IllegalStateException, IOException or LinkageError saying why the fast path is unavailable
+     * @throws IOException when the jar entry cannot be copied out
+     * @throws IllegalStateException when this platform or class path has no library for it
+     * @throws LinkageError when the library does not load
      */
     static Path load() throws IOException {
         if (!RuntimeNatives.platformMatches()) {

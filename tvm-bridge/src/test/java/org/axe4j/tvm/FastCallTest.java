@@ -43,7 +43,8 @@ class FastCallTest {
     @Test
     void jniIsChosenWhenTheLibraryIsBundled() {
         if (compilerOnPath()) {
-            assertTrue(JniCalls.bundled(), "a C compiler (CC, else gcc) is on PATH but the build bundled no " + JniCalls.RESOURCE);
+            assertTrue(JniCalls.bundled(),
+                    "a C compiler (CC, else gcc) is on PATH but the build bundled no " + JniCalls.RESOURCE);
         }
         assertEquals(JniCalls.bundled() ? FastCall.JNI : FastCall.JNA, FastCall.mode(), FastCall.describe());
     }
