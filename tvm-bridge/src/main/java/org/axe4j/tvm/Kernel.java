@@ -156,7 +156,7 @@ public final class Kernel implements AutoCloseable {
                 throw new IllegalStateException("Kernel.Workspace of " + kernel.name + " is closed");
             }
             frameView.putInt(resultOffset, TypeIndex.NONE);
-            int rc = Ffi.TVMFFIFunctionCall(kernel.function.handle(), argsAddress, tensors.length, resultAddress);
+            int rc = FastCall.functionCall(kernel.function.handle(), argsAddress, tensors.length, resultAddress);
             java.lang.ref.Reference.reachabilityFence(this);
             if (rc != 0) {
                 throw TvmErrors.fromRaised();

@@ -5,7 +5,8 @@ import java.lang.ref.Reference;
 /**
  * A TVM function object ({@code ffi.Function}). {@link #call} encodes the arguments into a pooled
  * native frame (no allocation for numbers and short strings), calls
- * {@code TVMFFIFunctionCall} through direct mapping and decodes the owned result.
+ * {@code TVMFFIFunctionCall} through {@link FastCall} (JNI, else JNA direct mapping) and decodes the
+ * owned result.
  */
 public final class TvmFunction extends TvmObject {
     TvmFunction(long handle) {
@@ -49,7 +50,7 @@ public final class TvmFunction extends TvmObject {
             for (int i = 0; i < args.length; i++) {
                 Values.encode(frame, frame.argOffset(i), args[i], false);
             }
-            int rc = Ffi.TVMFFIFunctionCall(handle(), frame.argAddress(0), args.length,
+            int rc = FastCall.functionCall(handle(), frame.argAddress(0), args.length,
                     frame.address + CallFrame.RESULT);
             Reference.reachabilityFence(args);
             Reference.reachabilityFence(this);

@@ -77,6 +77,8 @@ public final class TvmLibraries {
 
     private static volatile Loaded loaded;
     private static volatile Loaded compilerLoaded;
+    /** {@code libtvm_ffi} as loaded by {@link #load()}: where the JNI fast path takes its entry point from. */
+    private static volatile NativeLibrary ffiLibrary;
     /** Strong references: JNA closes a {@link NativeLibrary} that becomes unreachable. */
     private static final List<NativeLibrary> PINNED = Collections.synchronizedList(new ArrayList<>());
 
@@ -209,6 +211,30 @@ public final class TvmLibraries {
         throw new TvmLoadException("cannot find " + fileName + "; looked in: " + dirs);
     }
 
+    /**
+     * The address of {@code symbol} in the {@code libtvm_ffi} that {@link #load()} opened, so that
+     * other native code calls the very same library without opening it again.
+     *
+     * @throws UnsatisfiedLinkError when the library has no such symbol
+     */
+    static long ffiSymbolAddress(String symbol) {
+        load();
+        return com.sun.jna.Pointer.nativeValue(ffiLibrary.getFunction(symbol));
+    }
+
+    /**
+     * {@link System#load} with the same signal-handler guard as TVM's libraries: whatever the
+     * library's constructors do to SIGSEGV and friends, the JVM's handlers are put back.
+     */
+    static synchronized void systemLoadGuarded(Path library) {
+        Map<Integer, Memory> saved = saveGuarded();
+        try {
+            System.load(library.toAbsolutePath().toString());
+        } finally {
+            restoreChanged(saved, new ArrayList<>());
+        }
+    }
+
     /** Whether {@link #load()} has completed in this JVM. */
     public static boolean isLoaded() {
         return loaded != null;
@@ -324,6 +350,7 @@ public final class TvmLibraries {
             restoreChanged(saved, restored);
         }
         Ffi.register(ffi);
+        ffiLibrary = ffi;
         List<String> skipped = new ArrayList<>();
         skipped.add(located.compiler().isPresent() ? COMPILER + " (on demand)" : COMPILER + " (not found: runtime only)");
         return new Loaded(located, List.copyOf(loadedPaths), List.copyOf(reused), List.copyOf(skipped),

@@ -15,8 +15,9 @@
  *
  * <h2>Calls</h2>
  * {@link org.axe4j.tvm.TvmFunction#call} writes arguments into a per-thread pooled native frame
- * and calls {@code TVMFFIFunctionCall} through JNA direct mapping ({@code Native.register}); a
- * non-zero return code becomes a {@link org.axe4j.tvm.TvmException} with TVM's error kind,
+ * and calls {@code TVMFFIFunctionCall} through {@link org.axe4j.tvm.FastCall}: a plain JNI function
+ * ({@code libaxe4j_jni.so}, in the jar) or, without it or with {@code -Daxe4j.tvm.jni=false}, JNA
+ * direct mapping ({@code Native.register}); a non-zero return code becomes a {@link org.axe4j.tvm.TvmException} with TVM's error kind,
  * message and backtrace. Java functions become TVM functions
  * ({@link org.axe4j.tvm.Tvm#register}); what they throw becomes a TVM error of a matching kind
  * ({@code IllegalArgumentException} is {@code ValueError}, others {@code RuntimeError}).

@@ -28,7 +28,10 @@ class PythonScriptsTest {
         assertTrue(result.output().contains("restored JVM handlers for []"), result.output());
     }
 
-    /** The latency script produces both sides' figures (few iterations: this checks the script, not speed). */
+    /**
+     * The latency script produces Python's figures and Java's on both call paths (few iterations:
+     * this checks the script, not speed).
+     */
     @Test
     void callLatencyScript() throws Exception {
         TestSupport.Result result = TestSupport.run(List.of(TestSupport.venvPython().toString(),
@@ -37,10 +40,12 @@ class PythonScriptsTest {
         assertEquals(0, result.exitCode(), result.output());
         String[] lines = result.output().strip().split("\n");
         JsonObject figures = JsonParser.parseString(lines[lines.length - 1]).getAsJsonObject();
-        for (String key : List.of("python_nop0_ns", "java_nop0_ns", "java_nop1_int_ns", "java_to_java_nop0_ns")) {
+        for (String key : List.of("python_nop0_ns", "java_nop0_ns", "java_nop1_int_ns", "java_to_java_nop0_ns",
+                "java_jna_nop0_ns", "java_kernel_workspace_ns", "java_jna_kernel_workspace_ns")) {
             double ns = figures.get(key).getAsDouble();
             assertTrue(ns > 0 && ns < 1_000_000, key + " = " + ns);
         }
-        assertTrue(result.output().contains("java/python"), result.output());
+        assertEquals(FastCall.mode(), figures.get("java_default_path").getAsString(), result.output());
+        assertTrue(result.output().contains("jna/python"), result.output());
     }
 }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.axe4j.tvm.DataType;
 import org.axe4j.tvm.Device;
+import org.axe4j.tvm.FastCall;
 import org.axe4j.tvm.Kernel;
 import org.axe4j.tvm.ModuleCache;
 import org.axe4j.tvm.Tvm;
@@ -15,17 +16,19 @@ import org.axe4j.tvm.TvmTensor;
 
 /**
  * Nanoseconds per call of TVM's C++ no-op packed function {@code testing.nop} (from
- * {@code libtvm_ffi_testing.so}) called from Java through the direct-mapped
- * {@code TVMFFIFunctionCall} with pooled argument buffers; also a call into a Java no-op
- * registered with TVM (Java to C to Java).
+ * {@code libtvm_ffi_testing.so}) called from Java through {@code TVMFFIFunctionCall} with pooled
+ * argument buffers, on the call path {@link FastCall} chose for this JVM (JNI, or JNA with
+ * {@code -Daxe4j.tvm.jni=false}); also a call into a Java no-op registered with TVM (Java to C to
+ * Java).
  *
  * <p>With a third argument, the path of an exported {@code vector_add(A, B, C)} module, it also
  * times one kernel invocation with three tensor arguments: TVM-allocated tensors
  * ({@code java_kernel_ns}) and a {@link Kernel.Workspace} of tensors over direct buffers
  * ({@code java_kernel_workspace_ns}).
  *
- * <p>Usage: {@code CallLatency [iterations] [rounds] [vector_add.so]}. Prints one line per case and a
- * final JSON line {@code {"java_nop0_ns":..., ...}}; each figure is the best round's mean.
+ * <p>Usage: {@code CallLatency [iterations] [rounds] [vector_add.so]}. Prints the call path
+ * ({@code call_path jni|jna (why)}), one line per case and a final JSON line
+ * {@code {"java_nop0_ns":..., ...}}; each figure is the best round's mean.
  */
 public final class CallLatency {
     private CallLatency() {}
@@ -96,6 +99,7 @@ public final class CallLatency {
                 }
             }, iterations, rounds));
         }
+        System.out.println("call_path " + FastCall.describe());
         StringBuilder json = new StringBuilder("{");
         for (Map.Entry<String, Double> e : figures.entrySet()) {
             System.out.printf("%-22s %10.1f ns/call%n", e.getKey(), e.getValue());
