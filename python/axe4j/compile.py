@@ -60,7 +60,22 @@ def _compile(mod, target, **kwargs):
 
     with cuda_interp.capture() as record:  # the lowered modules, for the CPU interpreter of CUDA kernels
         executable = tvm.compile(mod, target=target, **kwargs)
+    if kwargs["tir_pipeline"] == "trn":
+        _check_trn_allocation(mod, executable)
     return cuda_interp.attach(executable, record)
+
+
+def _check_trn_allocation(mod, executable):
+    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn_allocation): overlap or overflow is an error."""
+    import tvm
+
+    from . import trn_allocation
+
+    source = executable.mod.imports[0].inspect_source()
+    funcs = mod.functions.values() if isinstance(mod, tvm.IRModule) else [mod]
+    for func in funcs:
+        if isinstance(func, tvm.tirx.PrimFunc):
+            trn_allocation.check(func, source)
 
 
 def host_target():

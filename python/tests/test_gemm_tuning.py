@@ -114,5 +114,7 @@ def test_explain_shows_the_tuning_choice():
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
     report = axe4j.explain(kernel, target, file=open("/dev/null", "w"))
     first = report.splitlines()[0]
-    assert first.startswith("main: hopper_gemm_pipelined tiles 128x128: measured on NVIDIA H200 (2026-11-26)")
-    assert "cuBLAS 642" in first
+    assert first.startswith("main: hopper_gemm_pipelined tiles 128x128 in 2x1 clusters: measured on NVIDIA H200 "
+                            "(2026-11-26)")
+    assert "128x128_c2x1 630" in first and "cuBLAS 645" in first
+    assert "multicast: the box lands" in report   # the clustered kernel's TMA loads, as explain shows them
