@@ -46,6 +46,8 @@ def emit(request, plan):
     unit = (16 // nbytes).bit_length() - 1
     span = _swizzled_span(span, [int(plan["swizzle"]), unit, 3] if int(plan["swizzle"]) else None)
     chain = plan["instruction"]
+    if load and int(request.call.config.get("cta_group", 1)) == 2:   # the mbarrier may be the pair's other CTA's
+        chain += ".cta_group::2"
 
     def coordinate(start, inc):
         value = start + int(inc)

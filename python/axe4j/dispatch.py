@@ -312,7 +312,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
         params["trans_b"] = bool(int(args[4]))
         params["accum"] = bool(int(args[5]))
         params["config"] = sorted(str(k) for k in call.config.keys())   # the rules decline what they do not do
-        for key in ("wait", "proxy_fence"):
+        for key in ("wait", "proxy_fence", "cta_group"):
             if key in call.config:
                 params[key] = _constant(call.config[key])
     else:

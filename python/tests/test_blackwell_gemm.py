@@ -22,6 +22,9 @@ CASES = {
     "256x256x256_f16": ((256, 256, 256), {}),
     "128x128x512_two_stages": ((128, 128, 512), dict(stages=2)),
     "256x128x128_bn64_bf16": ((256, 128, 128), dict(bn=64, dtype="bfloat16")),
+    # 2-CTA: clusters of two CTAs, tcgen05.mma.cta_group::2 (M = 256) over the pair, 2 stages over 4 K tiles
+    "512x256x256_pair": ((512, 256, 256), dict(bn=128, stages=2, cta_group=2)),
+    "256x128x128_pair_bn64_bf16": ((256, 128, 128), dict(bn=64, dtype="bfloat16", cta_group=2)),
 }
 
 _built: dict = {}
@@ -78,6 +81,36 @@ def test_ptx_has_tma_tcgen05_mma_commits_and_tensor_memory_loads():
     with TARGET:
         binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
     assert binary[:4] == FATBIN_MAGIC and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_100a"}
+
+
+def test_ptx_of_the_pair_kernel_has_the_cta_group_2_forms():
+    from tvm.support import nvcc
+
+    source = _build("512x256x256_pair").mod.imports[0].inspect_source("cuda")
+    with TARGET:
+        ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::2\.kind::f16", ptx)) >= 4
+    assert "tcgen05.mma.cta_group::1" not in ptx
+    # the MMAs' completion reaches both CTAs' mbarriers; both CTAs' loads complete on the even CTA's
+    assert re.search(r"tcgen05\.commit\.cta_group::2\.mbarrier::arrive::one\.shared::cluster\.multicast::cluster"
+                     r"\.b64", ptx)
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes\.cta_group::2",
+                     ptx)
+    assert "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32" in ptx and "mapa.shared::cluster.u32" in ptx
+    assert "barrier.cluster.arrive" in ptx
+
+
+def test_explain_shows_the_pair_mma():
+    report = axe4j.explain(blackwell_gemm(512, 256, 256, bn=128, cta_group=2), TARGET, file=open("/dev/null", "w"))
+    assert report.count("tcgen05.mma m256n128k16 (256x128x64, cta_group::2 over the CTA pair") == 2
+    assert "instruction descriptor 0x10200010" in report   # M / 16 = 16 at bits 24-28, N / 8 = 16 at 17-22
+
+
+def test_the_pair_shapes_it_cannot_lower_are_named():
+    with pytest.raises(ValueError, match=r"cta_group=3: 1 \(one CTA per 128-row tile\) or 2"):
+        blackwell_gemm(512, 256, 256, cta_group=3)
+    with pytest.raises(ValueError, match=r"M=384 is not a multiple of the tile 256"):
+        blackwell_gemm(384, 256, 256, cta_group=2)
 
 
 def test_explain_shows_tcgen05_and_tma_chosen():

@@ -307,7 +307,9 @@ class TensorCopy:
     def complete(self, cta):
         TC.tensor_copy(cta, self)
         if self.mbar is not None:
-            complete_tx(cta, self.mbar, self.tmap.box_bytes())
+            # .cta_group::2: the mbarrier may be the pair's other CTA's (an address in the cluster window)
+            target = getattr(self, "mbar_cta", None) or cta
+            complete_tx(target, self.mbar, self.tmap.box_bytes())
 
 
 def cp_bulk(interp, g, ops, tokens):
@@ -334,9 +336,21 @@ def cp_bulk(interp, g, ops, tokens):
         multicast = any(t.startswith("multicast::cluster") for t in tokens)
         masks = interp.eval(g, ops[3 + rank]).astype(np.int64) if multicast else None
         for i in range(g.n):
-            copy = (TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]), int(mbar[i]), g.tids[i:i + 1])
+            bar_cta, bar = g.cta, int(mbar[i])
+            if bar >= CL.CLUSTER_WINDOW:
+                if "cta_group::2" not in tokens:
+                    raise KernelFault(f"kernel '{g.cta.kernel}': a TMA load signals an mbarrier of another CTA "
+                                      "without .cta_group::2 (by " + thread_name(g.cta.block, g.tids[i]) + ")")
+                bar_cta, bar = CL.resolve(g, bar, "a TMA load's mbarrier")
+                pair = {r ^ 1 for r in [g.cta.cluster.rank(g.cta)]} | {g.cta.cluster.rank(g.cta)}
+                if g.cta.cluster.rank(bar_cta) not in pair:
+                    raise KernelFault(f"kernel '{g.cta.kernel}': a .cta_group::2 TMA load signals block "
+                                      f"{bar_cta.block}, which is not in the issuing CTA's pair")
+            copy = (TC.tensor_map(g, tmap), [int(c[i]) for c in coords], int(smem[i]), bar, g.tids[i:i + 1])
             if not multicast:
-                g.cta.issue(TensorCopy("load", *copy))
+                op = TensorCopy("load", *copy)
+                op.mbar_cta = bar_cta if bar_cta is not g.cta else None
+                g.cta.issue(op)
                 continue
             # .multicast::cluster: the same box at the same offset in every CTA of the mask, each completing its
             # bytes on its own mbarrier at the same offset
@@ -394,7 +408,9 @@ def call(interp, g, e, name):
         if "handle" in str(e.ty):
             return value
         target = V.numpy_dtype(e.ty)
-        return np.ascontiguousarray(value).view(target)
+        lanes = V.lanes(e.ty)
+        bits = np.ascontiguousarray(value).reshape(len(value), -1).view(target)   # one row of bits per thread
+        return bits.reshape(len(value), lanes) if lanes > 1 else bits.reshape(len(value))
     if name == "tirx.address_of":
         load = args[0]
         if type(load).__name__ in ("Var", "SizeVar"):  # a tensor map parameter
@@ -485,6 +501,12 @@ def statement(interp, g, e, name):
             return ld_st(interp, g, family, ops, tokens)
         if family == "mov":
             return mov(interp, g, ops, tokens)
+        if family == "shfl" and "idx" in tokens:   # shfl.sync.idx.b32 d, a, lane, clamp, membermask
+            if int(_uniform(g, interp.eval(g, ops[3]), "shfl.sync's clamp")) != 31:
+                raise NotModelled("shfl.sync.idx with a clamp other than 31 (segments narrower than the warp)")
+            LValue(interp, g, ops[0]).write(_shuffle_values(g, "shuffle", interp.eval(g, ops[1]),
+                                                            interp.eval(g, ops[2]).astype(np.int64), 32))
+            return None
         if family == "mapa" and "shared::cluster" in tokens:   # mapa.shared::cluster.u32 d, a, rank
             LValue(interp, g, ops[0]).write_bits(
                 CL.map_address(g, shared_address(interp, g, ops[1]), interp.eval(g, ops[2])))
@@ -535,6 +557,10 @@ def _shuffle(interp, g, kind, args):
     value = interp.eval(g, args[1])
     delta = interp.eval(g, args[2]).astype(np.int64)
     width = int(_uniform(g, interp.eval(g, args[3]), "the shuffle width"))
+    return _shuffle_values(g, kind, value, delta, width)
+
+
+def _shuffle_values(g, kind, value, delta, width):
     lane = g.tids % 32
     seg = lane - lane % width
     if kind == "shuffle":

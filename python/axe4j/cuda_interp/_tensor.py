@@ -376,19 +376,57 @@ def _tmem(cta):
 
 
 class Tcgen05Mma:
-    def __init__(self, column, desc_a, desc_b, idesc, accumulate, issuer):
+    """One tcgen05.mma; with ``pair`` (cta_group::2) it runs over the CTA pair ``pair`` = (even rank, odd rank): M =
+    256, each CTA's 128 rows of A give its 128 tensor-memory lanes of D, and B is the even CTA's N/2 rows followed by
+    the odd CTA's, all at the same shared and tensor-memory addresses in both."""
+
+    def __init__(self, column, desc_a, desc_b, idesc, accumulate, issuer, pair=None):
         self.column, self.desc_a, self.desc_b, self.idesc = column, desc_a, desc_b, idesc
-        self.accumulate, self.issuer, self.kind = accumulate, issuer, "tcgen05"
+        self.accumulate, self.issuer, self.kind, self.pair = accumulate, issuer, "tcgen05", pair
         n, m = ((idesc >> 17) & 0x3F) << 3, ((idesc >> 24) & 0x1F) << 4
+        rows, cols = (m // 2, n // 2) if pair else (m, n)
         item = np.float16 if (idesc >> 7) & 7 == 0 else V.numpy_dtype("bfloat16")
         self.async_proxy = True   # so does tcgen05.mma
-        self.shared_reads = np.concatenate([operand_bytes(desc_a, "tcgen05", m, 16, item),
-                                            operand_bytes(desc_b, "tcgen05", n, 16, item)])
+        self.shared_reads = np.concatenate([operand_bytes(desc_a, "tcgen05", rows, 16, item),
+                                            operand_bytes(desc_b, "tcgen05", cols, 16, item)])
 
     def describe(self):
-        return f"a tcgen05.mma issued by thread {self.issuer} (reading A and B from shared memory)"
+        where = " over the CTA pair" if self.pair else ""
+        return f"a tcgen05.mma{where} issued by thread {self.issuer} (reading A and B from shared memory)"
+
+    def track_in_peer(self, issuing):
+        """The pair's other CTA: its shared bytes are read too (an unfinished MMA there blocks its loads)."""
+        if self.pair:
+            peer = self.pair[1] if self.pair[0] is issuing else self.pair[0]
+            peer.shared.track(self, peer.kernel)
 
     def complete(self, cta):
+        if self.pair:
+            self._complete_pair(cta)
+            return
+        self._complete_one(cta)
+
+    def _complete_pair(self, cta):
+        d = self.idesc
+        n, m = ((d >> 17) & 0x3F) << 3, ((d >> 24) & 0x1F) << 4
+        if m != 256:
+            raise NotModelled(f"tcgen05.mma.cta_group::2 with M = {m}")
+        types = {0: np.float16, 1: V.numpy_dtype("bfloat16")}
+        even, odd = self.pair
+        peer = odd if cta is even else even
+        peer.shared.untrack(self)
+        B = np.concatenate([read_operand(c, self.desc_b, "tcgen05", n // 2, 16, types[(d >> 10) & 7])
+                            for c in (even, odd)])
+        for c in (even, odd):
+            A = read_operand(c, self.desc_a, "tcgen05", 128, 16, types[(d >> 7) & 7])
+            mem = _tmem(c)["memory"]
+            if self.column + n > 512:
+                raise KernelFault(f"kernel '{c.kernel}': tcgen05.mma writes columns up to {self.column + n} of 512")
+            D = mem[:128, self.column:self.column + n].view(np.float32)
+            result = A @ B.T + (D if self.accumulate else 0)
+            mem[:128, self.column:self.column + n] = result.astype(np.float32).view(np.uint32)
+
+    def _complete_one(self, cta):
         d = self.idesc  # PTX ISA "Instruction descriptor" (.kind::f16): D format bits 4-5, A/B 7-9/10-12, N 17-22, M 24-28
         if (d >> 4) & 3 != 1:
             raise NotModelled("tcgen05.mma with a non-f32 accumulator")
@@ -412,8 +450,11 @@ class Tcgen05Mma:
 
 
 class Tcgen05Commit:
-    def __init__(self, mbar, issuer):
-        self.mbar, self.issuer, self.kind = mbar, issuer, "tcgen05-commit"
+    """tcgen05.commit: once the issuer's earlier tcgen05 operations completed, one arrival on the mbarrier at
+    ``mbar`` in each CTA of ``targets`` (the issuing CTA, or those of a .multicast::cluster mask)."""
+
+    def __init__(self, mbar, issuer, targets=None):
+        self.mbar, self.issuer, self.kind, self.targets = mbar, issuer, "tcgen05-commit", targets
 
     def describe(self):
         return f"a tcgen05.commit by thread {self.issuer}"
@@ -422,11 +463,22 @@ class Tcgen05Commit:
         from ._ptx import complete_tx
 
         cta.complete(lambda op: op.kind == "tcgen05" and op.issuer == self.issuer)
-        bar = cta.mbarriers.get(self.mbar)
-        if bar is None:
-            raise KernelFault(f"kernel '{cta.kernel}': tcgen05.commit to shared byte {self.mbar}, no mbarrier there")
-        bar.pending -= 1
-        complete_tx(cta, self.mbar, 0)
+        for target in self.targets or [cta]:
+            bar = target.mbarriers.get(self.mbar)
+            if bar is None:
+                raise KernelFault(f"kernel '{cta.kernel}': tcgen05.commit to shared byte {self.mbar} of block "
+                                  f"{target.block}, no mbarrier there")
+            bar.pending -= 1
+            complete_tx(target, self.mbar, 0)
+
+
+def _pair(g, what):
+    """(even-rank CTA, odd-rank CTA) of the issuing CTA's pair in its cluster."""
+    cluster = g.cta.cluster
+    if cluster is None:
+        raise KernelFault(f"kernel '{g.cta.kernel}': {what} outside a cluster (it needs the CTA pair)")
+    rank = cluster.rank(g.cta)
+    return cluster.cta(rank & ~1, what), cluster.cta(rank | 1, what)
 
 
 def tcgen05(interp, g, ops, tokens):
@@ -452,20 +504,31 @@ def tcgen05(interp, g, ops, tokens):
         state["allocated"] = []
         return None
     if head == "mma":
-        if "cta_group::1" not in tokens or "kind::f16" not in tokens:
+        if not ({"cta_group::1", "cta_group::2"} & set(tokens)) or "kind::f16" not in tokens:
             raise NotModelled("tcgen05." + ".".join(tokens))
+        pair = _pair(g, "tcgen05.mma.cta_group::2") if "cta_group::2" in tokens else None
         taddr = _as_bits(interp.eval(g, ops[0]))
         da, db = interp.eval(g, ops[1]), interp.eval(g, ops[2])
         idesc = _as_bits(interp.eval(g, ops[3]))
         enable = np.asarray(interp.eval(g, ops[-1]), dtype=bool)
         for i in range(g.n):
-            cta.issue(Tcgen05Mma(int(taddr[i]) & 0xFFFF, int(da[i]), int(db[i]), int(idesc[i]), bool(enable[i]),
-                                 int(g.tids[i])))
+            op = Tcgen05Mma(int(taddr[i]) & 0xFFFF, int(da[i]), int(db[i]), int(idesc[i]), bool(enable[i]),
+                            int(g.tids[i]), pair)
+            cta.issue(op)
+            op.track_in_peer(cta)
         return None
     if head == "commit":
+        from . import _cluster as CL
+
         mbar = shared_address(interp, g, ops[0])
+        multicast = "multicast::cluster" in tokens
+        masks = interp.eval(g, ops[1]).astype(np.int64) if multicast else None
         for i in range(g.n):
-            cta.issue(Tcgen05Commit(int(mbar[i]), int(g.tids[i])))
+            targets = None
+            if multicast:
+                ranks = CL.mask_ranks(g, masks[i], "tcgen05.commit's multicast")
+                targets = [cta.cluster.cta(r, "tcgen05.commit") if cta.cluster is not None else cta for r in ranks]
+            cta.issue(Tcgen05Commit(int(mbar[i]), int(g.tids[i]), targets))
         return None
     if head in ("ld", "st"):
         shape = next(t for t in tokens if "x" in t and t[0].isdigit())

@@ -12,7 +12,7 @@ import java.util.Set;
  * The rules emit that fence before the first MMA unless the caller says the operands came only through the async
  * proxy (TMA loads), with {@code proxy_fence=False}. {@code wait=N} (wgmma only): the wait_group depth.
  */
-record AsyncMmaConfig(long waitDepth, boolean proxyFence) {
+record AsyncMmaConfig(long waitDepth, boolean proxyFence, long ctaGroup) {
 
     static AsyncMmaConfig of(Request call, Set<String> accepted, String instruction) {
         JsonElement config = call.params().get("config");
@@ -24,7 +24,7 @@ record AsyncMmaConfig(long waitDepth, boolean proxyFence) {
                 }
             }
         }
-        return new AsyncMmaConfig(readWait(call), proxyFence(call));
+        return new AsyncMmaConfig(readWait(call), proxyFence(call), readCtaGroup(call));
     }
 
     private static long readWait(Request call) {
@@ -40,6 +40,18 @@ record AsyncMmaConfig(long waitDepth, boolean proxyFence) {
             throw Declined.of("gemm_async: wait=%d is outside wgmma.wait_group's 0..7 used here", depth);
         }
         return depth;
+    }
+
+    private static long readCtaGroup(Request call) {
+        JsonElement group = call.params().get("cta_group");
+        if (group == null || group.isJsonNull()) {
+            return 1;
+        }
+        if (!group.isJsonPrimitive() || !group.getAsJsonPrimitive().isNumber()
+                || (group.getAsLong() != 1 && group.getAsLong() != 2)) {
+            throw Declined.of("gemm_async: cta_group=%s must be the constant 1 or 2", group);
+        }
+        return group.getAsLong();
     }
 
     private static boolean proxyFence(Request call) {

@@ -24,6 +24,10 @@ import org.axe4j.layout.Shape;
  * N / 8 at 17-22, M / 16 at 24-28. One instruction per N block (the widest multiple of 16 up to 256 dividing N)
  * and K step of 16; the first K step overwrites unless {@code accum}. Completion is the caller's:
  * {@code tcgen05.commit} to an mbarrier, as with TVM's own case.
+ *
+ * <p>With config {@code cta_group=2} one {@code tcgen05.mma.cta_group::2} runs over the CTA pair of a cluster: M =
+ * 256, each CTA holding 128 rows of A and of the accumulator (C is this CTA's 128 x N) and N/2 rows of B at the same
+ * shared offsets (B is this CTA's N/2 x K); the even CTA's rows of B give columns 0..N/2-1. One N block only.
  */
 public final class CudaTcgen05Rule implements Rule {
     public static final CudaTcgen05Rule INSTANCE = new CudaTcgen05Rule();
@@ -87,13 +91,15 @@ public final class CudaTcgen05Rule implements Rule {
             throw Declined.of("gemm_async: MN-major operands (transA=%s, transB=%s) are not planned; A (M x K) and "
                     + "B (N x K) must be K-major", call.flag("trans_a"), call.flag("trans_b"));
         }
+        AsyncMmaConfig config = AsyncMmaConfig.of(call, java.util.Set.of("proxy_fence", "cta_group"), "tcgen05.mma");
+        long group = config.ctaGroup();
         long[] ce = c.loopExtents();
         long[] ae = a.loopExtents();
         long[] be = b.loopExtents();
-        if (ce.length != 2 || ae.length != 2 || be.length != 2 || ae[0] != ce[0] || be[0] != ce[1]
+        if (ce.length != 2 || ae.length != 2 || be.length != 2 || ae[0] != ce[0] || be[0] * group != ce[1]
                 || ae[1] != be[1]) {
-            throw Declined.of("gemm_async: shapes do not agree: C %s, A %s, B %s (C (M x N) += A (M x K) B (N x K)^T)",
-                    c, a, b);
+            throw Declined.of("gemm_async: shapes do not agree: C %s, A %s, B %s (C (M x N) += A (M x K) B (N x K)^T%s)",
+                    c, a, b, group == 2 ? "; cta_group=2: B holds this CTA's N/2 rows" : "");
         }
         long n = ce[1];
         long k = ae[1];
@@ -101,14 +107,18 @@ public final class CudaTcgen05Rule implements Rule {
             throw Declined.of("gemm_async: M=%d, N=%d, K=%d: this rule issues M = 128 with N and K multiples of 16",
                     ce[0], n, k);
         }
-        AsyncMmaConfig config = AsyncMmaConfig.of(call, java.util.Set.of("proxy_fence"), "tcgen05.mma");
         long column0 = accumulatorColumn(c);
         long width = 256;
         while (n % width != 0) {
             width -= 16;
         }
+        if (group == 2 && (n != width || n < 32 || n % 32 != 0)) {
+            throw Declined.of("gemm_async: cta_group=2 with N=%d: this rule issues one N block of 32..256 (a multiple of "
+                    + "32) over the CTA pair", n);
+        }
         SharedMatrixDescriptor da = SharedMatrixDescriptor.of(call, a, M, k, "gemm_async");
-        SharedMatrixDescriptor db = SharedMatrixDescriptor.of(call, b, width, k, "gemm_async");
+        // cta_group::2: each CTA of the pair supplies N/2 rows of B at the same shared offset
+        SharedMatrixDescriptor db = SharedMatrixDescriptor.of(call, b, width / group, k, "gemm_async");
         List<Map<String, Object>> tiles = new ArrayList<>();
         for (long j = 0; j < n / width; j++) {
             Map<String, Object> tile = new LinkedHashMap<>();
@@ -125,16 +135,19 @@ public final class CudaTcgen05Rule implements Rule {
         }
         Map<String, Object> plan = new LinkedHashMap<>();
         plan.put("kind", "cuda-tcgen05");
-        plan.put("instruction", "tcgen05.mma.cta_group::1.kind::f16");
-        plan.put("idesc", instructionDescriptor(M, width, in));
+        plan.put("instruction", "tcgen05.mma.cta_group::" + group + ".kind::f16");
+        plan.put("cta_group", group);
+        plan.put("idesc", instructionDescriptor(M * group, width, in));
         plan.put("accum", call.flag("accum"));
         plan.put("elect", warp);
         plan.put("proxy_fence", config.proxyFence());
         plan.put("A", da.describe());
         plan.put("B", db.describe());
         plan.put("tiles", tiles);
-        plan.put("notes", List.of((n / width) * (k / 16) + " x tcgen05.mma m128n" + width + "k16 (128x" + n + "x" + k
-                + "), instruction descriptor 0x" + Long.toHexString(instructionDescriptor(M, width, in))
+        plan.put("notes", List.of((n / width) * (k / 16) + " x tcgen05.mma m" + M * group + "n" + width + "k16 (" + M
+                * group + "x" + n + "x" + k + (group == 2 ? ", cta_group::2 over the CTA pair: this CTA's 128 rows of A "
+                + "and of the accumulator, N/2 rows of B from each CTA" : "")
+                + "), instruction descriptor 0x" + Long.toHexString(instructionDescriptor(M * group, width, in))
                 + ", accumulator at tensor-memory column " + column0 + "; A " + da.summary() + "; B "
                 + db.summary() + (config.proxyFence() ? "; fence.proxy.async.shared::cta first"
                         : "; no proxy fence (proxy_fence=False)")));

@@ -63,8 +63,11 @@ public final class CudaTmaRule {
     /** Instructions one call may issue; more means a box far smaller than the tile. */
     static final int MAX_ISSUES = 1024;
 
-    /** mbar: the mbarrier a load completes on; cta_mask: a load multicast to those CTAs of the cluster. */
-    static final Set<String> CONFIG = Set.of("mbar", "cta_mask");
+    /**
+     * mbar: the mbarrier a load completes on; cta_mask: a load multicast to those CTAs of the cluster; cta_group=2: the
+     * mbarrier may be the peer CTA's of the pair (.cta_group::2, the emitter reads the value).
+     */
+    static final Set<String> CONFIG = Set.of("mbar", "cta_mask", "cta_group");
 
     public static final Rule TMA = new Rule() {
         public String variant() {
@@ -235,6 +238,9 @@ public final class CudaTmaRule {
             }
             if (!load && config.contains("mbar")) {
                 throw Declined.of("%s: a TMA store completes as a bulk group and takes no mbar", op);
+            }
+            if (!load && config.contains("cta_group")) {
+                throw Declined.of("%s: cta_group names the mbarrier of a load; a TMA store has none", op);
             }
             if (!load && config.contains("cta_mask")) {
                 throw Declined.of("%s: cta_mask multicasts loads into the cluster's CTAs; a TMA store has none", op);

@@ -94,6 +94,18 @@ public final class TirFunction {
             return "call #" + index + " " + op + "(" + String.join(", ", regions.stream().map(Region::toString).toList())
                     + ")";
         }
+
+        /** A constant integer of the call's config (e.g. {@code cta_group}), or {@code absent}. */
+        public long configInt(String key, long absent) {
+            if (node == null || !node.fieldNames().contains("config")) {
+                return absent;
+            }
+            if (node.get("config") instanceof java.util.Map<?, ?> config && config.containsKey(key)) {
+                Long value = constant(config.get(key));
+                return value == null ? absent : value;
+            }
+            return absent;
+        }
     }
 
     private final String name;

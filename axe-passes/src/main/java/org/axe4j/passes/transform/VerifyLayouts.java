@@ -409,8 +409,10 @@ public final class VerifyLayouts {
         if (am != m) {
             problems.add("A has M = " + am + ", D has M = " + m);
         }
-        if (bn != n) {
-            problems.add("B has N = " + bn + ", D has N = " + n);
+        // gemm_async(cta_group=2): one MMA over a CTA pair, B holding this CTA's N/2 rows
+        long group = c.op().equals("gemm_async") ? c.configInt("cta_group", 1) : 1;
+        if (bn * group != n) {
+            problems.add("B has N = " + bn + (group > 1 ? " (x cta_group " + group + ")" : "") + ", D has N = " + n);
         }
         if (ak != bk) {
             problems.add("A has K = " + ak + ", B has K = " + bk);
