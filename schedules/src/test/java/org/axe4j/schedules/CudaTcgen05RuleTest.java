@@ -57,16 +57,53 @@ class CudaTcgen05RuleTest {
         assertTrue(d.reason().contains("tcgen05.mma is issued by one thread"), d.reason());
     }
 
+    @Test
+    void aCtaPairIssuesOneM256InstructionWithHalfOfBInEachCta() {
+        Layout tmem = Layout.parse("S[(128,128):(1@TLane,1@TCol)]");
+        Request pair = request("thread", 1, tmem, 128, 0, 128, 2);
+        Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", pair);
+        assertTrue(d.accepted(), d.reason());
+        assertEquals("tcgen05.mma.cta_group::2.kind::f16", d.plan().get("instruction"));
+        long idesc = (Long) d.plan().get("idesc");
+        assertEquals(256 >> 4, (idesc >> 24) & 0x1F);   // M = 256 over the pair
+        assertEquals(128 >> 3, (idesc >> 17) & 0x3F);   // N = 128: 64 rows of B from each CTA
+        assertTrue(d.plan().get("notes").toString().contains("cta_group::2 over the CTA pair"), d.plan().toString());
+        // B with all N rows in one CTA does not fit cta_group=2; nor does cta_group 1 with half of B
+        d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", request("thread", 1, tmem, 128, 0, 128, 2, 128));
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("cta_group=2: B holds this CTA's N/2 rows"), d.reason());
+        d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", request("thread", 1, tmem, 128, 0, 128, 1, 64));
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("shapes do not agree") && !d.reason().contains("cta_group=2"), d.reason());
+    }
+
     private static Request request(String scope, long threads, Layout tmem, long tmemCols, long start, long n) {
+        return request(scope, threads, tmem, tmemCols, start, n, 1, n);
+    }
+
+    private static Request request(String scope, long threads, Layout tmem, long tmemCols, long start, long n,
+            long group) {
+        return request(scope, threads, tmem, tmemCols, start, n, group, n / group);
+    }
+
+    /** C (128 x n) += A (128 x 64) B (bRows x 64)^T with config cta_group = group. */
+    private static Request request(String scope, long threads, Layout tmem, long tmemCols, long start, long n,
+            long group, long bRows) {
         long k = 64;
         Layout a = Layout.parse("S[(128,64):(64,1)]");
-        Layout b = Layout.parse("S[(" + n + ",64):(64,1)]");
+        Layout b = Layout.parse("S[(" + bRows + ",64):(64,1)]");
         List<Operand> ops = List.of(
                 new Operand("C", "C", "float32", new long[] {128, tmemCols}, new long[] {0, start},
                         new long[] {128, n}, tmem),
                 new Operand("A", "A", "float16", new long[] {128, k}, new long[2], new long[] {128, k}, a),
-                new Operand("B", "B", "float16", new long[] {n, k}, new long[2], new long[] {n, k}, b));
+                new Operand("B", "B", "float16", new long[] {bRows, k}, new long[2], new long[] {bRows, k}, b));
         JsonObject params = new JsonObject();
+        if (group != 1) {
+            com.google.gson.JsonArray config = new com.google.gson.JsonArray();
+            config.add("cta_group");
+            params.add("config", config);
+            params.addProperty("cta_group", group);
+        }
         params.addProperty("threads", threads);
         params.addProperty("arch", "sm_100a");
         JsonObject storage = new JsonObject();

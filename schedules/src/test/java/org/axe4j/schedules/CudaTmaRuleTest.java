@@ -31,6 +31,11 @@ class CudaTmaRuleTest {
 
     /** A copy_async request at thread scope for sm_90a; {@code load}: global -> shared with an mbar. */
     static Request call(Operand dst, Operand src, boolean load, Swizzle swizzle) {
+        return call(dst, src, load, swizzle, load ? "[\"mbar\"]" : "[]");
+    }
+
+    /** The same with the call's config keys as a JSON array. */
+    static Request call(Operand dst, Operand src, boolean load, Swizzle swizzle, String config) {
         StringBuilder sb = new StringBuilder("{\"op\":\"copy_async\",\"target\":\"cuda\",\"scope\":\"thread\","
                 + "\"operands\":[");
         List<Operand> ops = List.of(dst, src);
@@ -41,7 +46,7 @@ class CudaTmaRuleTest {
                     .append(Arrays.toString(o.shape())).append(",\"start\":").append(Arrays.toString(o.start()))
                     .append(",\"extent\":").append(Arrays.toString(o.extent())).append('}');
         }
-        sb.append("],\"params\":{\"threads\":1,\"arch\":\"sm_90a\",\"config\":").append(load ? "[\"mbar\"]" : "[]")
+        sb.append("],\"params\":{\"threads\":1,\"arch\":\"sm_90a\",\"config\":").append(config)
                 .append(",\"storage\":{\"dst\":\"").append(load ? "shared.dyn" : "global").append("\",\"src0\":\"")
                 .append(load ? "global" : "shared.dyn").append("\"}}}");
         List<Swizzle> swizzles = load ? Arrays.asList(swizzle, null) : Arrays.asList(null, swizzle);
@@ -438,6 +443,34 @@ class CudaTmaRuleTest {
         Collections.sort(got);
         Collections.sort(want);
         assertEquals(want, got);
+    }
+
+    @Test
+    void aCtaMaskMulticastsLoadsAndIsRefusedOnStores() {
+        long[] tile = {64, 64};
+        Operand shared = new Operand("dst", "B_smem", "float16", tile, new long[2], tile, padded(tile, 0));
+        Operand global = new Operand("src0", "B", "float16", new long[] {256, 64}, new long[] {64, 0}, tile,
+                padded(new long[] {256, 64}, 0));
+        Decision d = CudaDispatch.decide(TMA, call(shared, global, true, Swizzle.IDENTITY,
+                "[\"cta_mask\",\"mbar\"]"));
+        assertTrue(d.accepted(), d.reason());
+        assertEquals("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster",
+                d.plan().get("instruction"));
+        assertEquals(true, d.plan().get("multicast"));
+        assertTrue(d.plan().get("notes").toString().contains("multicast: the box lands at the same shared offset"));
+        d = CudaDispatch.decide(TMA, call(shared, global, true, Swizzle.IDENTITY, "[\"cta_group\",\"mbar\"]"));
+        assertTrue(d.accepted(), d.reason());
+        assertEquals(false, d.plan().get("multicast"));
+        Operand src = new Operand("src0", "D_smem", "float16", tile, new long[2], tile, padded(tile, 0));
+        Operand dst = new Operand("dst", "D", "float16", new long[] {256, 64}, new long[] {64, 0}, tile,
+                padded(new long[] {256, 64}, 0));
+        d = CudaDispatch.decide(TMA, call(dst, src, false, Swizzle.IDENTITY, "[\"cta_mask\"]"));
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("cta_mask multicasts loads into the cluster's CTAs; a TMA store has none"),
+                d.reason());
+        d = CudaDispatch.decide(TMA, call(shared, global, true, Swizzle.IDENTITY, "[\"mbar\",\"other\"]"));
+        assertTrue(d.reason().contains("does not implement the config key other (only cta_group, cta_mask, mbar)"),
+                d.reason());
     }
 
     @Test
