@@ -52,6 +52,12 @@ def verify(func, target=None) -> list[str]:
     return [str(d) for d in _global("verify")(func, _target_arg(target))]
 
 
+def not_checked(func, target=None) -> list[str]:
+    """What ``verify`` could not decide in ``func``, one line each (symbolic shapes: a layout against a symbolic
+    shape, a region bound against a symbolic extent the variables do not cancel in); empty when all was checked."""
+    return [str(n) for n in _global("not_checked")(func, _target_arg(target))]
+
+
 def infer(func, target=None):
     """``(new_func, notes)``: ``func`` with inferred layouts, and the explanation of each choice and conflict."""
     new_func, notes = _global("infer")(func, _target_arg(target))

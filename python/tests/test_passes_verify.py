@@ -115,6 +115,18 @@ def region_outside():
     return k
 
 
+def symbolic_region_outside():
+    """B has n + 1 rows and A n: the first copy fits whatever n is, the second reads A[0:n + 1] (one row past)."""
+    @T.prim_func
+    def k(a: T.handle, b: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n, 8), "float32")
+        B = T.match_buffer(b, (n + 1, 8), "float32")
+        Tx.copy(B[1:n + 1, 0:8], A[0:n, 0:8])
+        Tx.copy(B[0:n + 1, 0:8], A[0:n + 1, 0:8])
+    return k
+
+
 def add_mismatch():
     @T.prim_func
     def k(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
@@ -325,6 +337,9 @@ CASES = {
     "dtype_view": (half_view_of_doubles, None, [("memory-span", "past the 8 float64 elements of Sf's memory")]),
     "region_bounds": (region_outside, None, [("region-bounds", "operand B[0:8, 4:12] dim 1 spans [4, 12) outside the "
                                               "buffer's extent 8")]),
+    "symbolic_region_bounds": (symbolic_region_outside, None, [("region-bounds", "call #1 copy(B[0:?+?, 0:8], "
+                                                                "A[0:?+?, 0:8]): operand A[0:?+?, 0:8] dim 0 spans [0, "
+                                                                "n + 1) outside the buffer's extent n")]),
     "add_shapes": (add_mismatch, None, [("region-shape", "call #0 add(C[0:8, 0:8], A[0:8, 0:4], B[0:8, 0:8]): operand "
                                          "A[0:8, 0:4] has extents [8, 4], the destination C[0:8, 0:8] has [8, 8]")]),
     "exp_shapes": (copy_mismatch, None, [("region-shape", "operand A[0:8, 0:4] has extents [8, 4], the destination "
@@ -464,3 +479,26 @@ def test_every_function_of_a_module_is_reported():
     message = str(error.value)
     assert "VerifyLayouts: 1 layout violation in first:" in message and "[write-alias] first: " in message
     assert "VerifyLayouts: 1 layout violation in second:" in message and "[layout-shape] second: " in message
+
+
+def test_what_cannot_be_decided_on_symbolic_shapes_is_listed():
+    """Regions against a symbolic extent in other variables, and a layout on a symbolic buffer: not violations, but
+    listed by not_checked rather than skipped in silence; a function with constant shapes lists nothing."""
+
+    @T.prim_func
+    def k(a: T.handle, b: T.handle):
+        n = T.int32()
+        m = T.int32()
+        A = T.match_buffer(a, (n, 8), "float32")
+        B = T.match_buffer(b, (m, 8), "float32", layout=TileLayout(S[(m, 8):(8, 1)]))
+        Tx.copy(B[0:m, 0:8], A[0:m, 0:8])
+
+    assert at.verify(k, "llvm") == []
+    notes = at.not_checked(k, "llvm")
+    assert any("operand A[0:?+?, 0:8] dim 0 spans [0, m) against the symbolic extent n: not decided" in t
+               for t in notes), notes
+    assert not any("operand B" in t and "not decided" in t for t in notes), notes   # [0, m) of m: decided
+    assert any(t.startswith("k: buffer B (?, 8) float32") and "against the symbolic shape" in t for t in notes), notes
+    decided = at.not_checked(symbolic_region_outside(), "llvm")   # every bound there is decided; layouts listed
+    assert decided and not any("not decided" in t for t in decided), decided
+    assert at.not_checked(correct_cpu(), "llvm") == []

@@ -48,6 +48,8 @@ public final class PassGlobals implements GlobalsProvider {
         def("InferLayouts", a -> pass("axe4j.InferLayouts", arg(a, 0), (func, name) -> infer(func, name, arg(a, 0)).func()));
         def("verify", a -> texts(VerifyLayouts.check(TirFunction.read(symbol((TvmObject) a[0]), (TvmObject) a[0]),
                 limits(arg(a, 1), (TvmObject) a[0]))));
+        def("not_checked", a -> VerifyLayouts.notChecked(TirFunction.read(symbol((TvmObject) a[0]), (TvmObject) a[0]),
+                limits(arg(a, 1), (TvmObject) a[0])));
         def("infer", a -> {
             InferLayouts.Result r = infer((TvmObject) a[0], symbol((TvmObject) a[0]), arg(a, 1));
             return List.of(r.func(), texts(r.notes()));

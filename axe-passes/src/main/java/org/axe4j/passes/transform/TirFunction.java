@@ -54,7 +54,13 @@ public final class TirFunction {
     }
 
     /** One operand region of a tile call: begins (null where not constant) and extents (null where symbolic). */
-    public record Region(Buffer buffer, Long[] begins, Long[] extents) {
+    /** A region; {@code beginExprs}/{@code extentExprs} are the TIR expressions (for symbolic bounds). */
+    public record Region(Buffer buffer, Long[] begins, Long[] extents, List<Object> beginExprs,
+                         List<Object> extentExprs) {
+        public Region(Buffer buffer, Long[] begins, Long[] extents) {
+            this(buffer, begins, extents, List.of(), List.of());
+        }
+
         public boolean constantExtents() {
             for (Long e : extents) {
                 if (e == null) {
@@ -253,13 +259,17 @@ public final class TirFunction {
                 List<?> ranges = (List<?>) r.get("region");
                 Long[] begins = new Long[ranges.size()];
                 Long[] extents = new Long[ranges.size()];
+                List<Object> beginExprs = new ArrayList<>();
+                List<Object> extentExprs = new ArrayList<>();
                 for (int k = 0; k < begins.length; k++) {
                     TvmObject range = (TvmObject) ranges.get(k);
                     begins[k] = constant(range.get("min"));
                     extents[k] = constant(range.get("extent"));
+                    beginExprs.add(range.get("min"));
+                    extentExprs.add(range.get("extent"));
                 }
                 if (b != null) {
-                    regions.add(new Region(b, begins, extents));
+                    regions.add(new Region(b, begins, extents, beginExprs, extentExprs));
                 }
             } else {
                 others.add(a);

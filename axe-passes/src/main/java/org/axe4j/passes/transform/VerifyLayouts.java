@@ -46,6 +46,7 @@ public final class VerifyLayouts {
     private final TirFunction f;
     private final TargetLimits target;
     private final List<Diagnostic> out = new ArrayList<>();
+    private final List<String> unchecked = new ArrayList<>();
 
     private VerifyLayouts(TirFunction f, TargetLimits target) {
         this.f = f;
@@ -54,6 +55,18 @@ public final class VerifyLayouts {
 
     /** Every violation in {@code f} for {@code target}, buffers first (in definition order), then calls. */
     public static List<Diagnostic> check(TirFunction f, TargetLimits target) {
+        return run(f, target).out;
+    }
+
+    /**
+     * What {@link #check} could not decide in {@code f}, one line each: checks of buffers with symbolic shapes, and
+     * region bounds against a symbolic extent that do not reduce to a constant. Empty when everything was checked.
+     */
+    public static List<String> notChecked(TirFunction f, TargetLimits target) {
+        return List.copyOf(run(f, target).unchecked);
+    }
+
+    private static VerifyLayouts run(TirFunction f, TargetLimits target) {
         VerifyLayouts v = new VerifyLayouts(f, target);
         for (Buffer b : f.buffers()) {
             v.buffer(b);
@@ -62,7 +75,7 @@ public final class VerifyLayouts {
         for (Call c : f.calls()) {
             v.call(c);
         }
-        return List.copyOf(v.out);
+        return v;
     }
 
     private void report(String rule, String subject, String layout, String message) {
@@ -89,6 +102,11 @@ public final class VerifyLayouts {
 
     private void buffer(Buffer b) {
         TirxLayout tl = layoutOf(b);
+        if (b.layout() != null && !b.constantShape()) {
+            unchecked.add(f.name() + ": " + subject(b) + ": its layout " + (tl == null ? "(symbolic)" : tl)
+                    + " against the symbolic shape (layout size, memory span, offsets, thread extents and on-chip "
+                    + "limits need constant extents)");
+        }
         if (tl == null || !b.constantShape()) {
             return;
         }
@@ -341,6 +359,7 @@ public final class VerifyLayouts {
         Long[] shape = r.buffer().shape();
         for (int k = 0; k < Math.min(shape.length, r.extents().length); k++) {
             if (shape[k] == null || r.begins()[k] == null || r.extents()[k] == null) {
+                symbolicBounds(c, r, k);
                 continue;
             }
             long end = r.begins()[k] + r.extents()[k];
@@ -348,6 +367,38 @@ public final class VerifyLayouts {
                 report("region-bounds", c.label(), "", "operand " + r + " dim " + k + " spans [" + r.begins()[k]
                         + ", " + end + ") outside the buffer's extent " + shape[k]);
             }
+        }
+    }
+
+    /**
+     * Dim {@code k} of {@code r} against a symbolic extent: with {@link LinearIndex}, end - extent and begin are
+     * decided when the variables cancel (e.g. {@code [0, n + 1)} against {@code n}); a symbolic extent left undecided
+     * is listed by {@link #notChecked}. (A run-time begin on a constant extent is the loops' business, not listed.)
+     */
+    private void symbolicBounds(Call c, Region r, int k) {
+        Object shapeExpr = ((List<?>) r.buffer().type().get("shape")).get(k);
+        if (k >= r.beginExprs().size()) {
+            return;
+        }
+        LinearIndex extent = LinearIndex.of(shapeExpr);
+        LinearIndex begin = LinearIndex.of(r.beginExprs().get(k));
+        LinearIndex size = LinearIndex.of(r.extentExprs().get(k));
+        boolean symbolicExtent = extent == null || !extent.isConstant();
+        if (extent == null || begin == null || size == null) {
+            if (symbolicExtent) {
+                unchecked.add(f.name() + ": " + c.label() + ": operand " + r + " dim " + k + " against the extent "
+                        + shapeExpr + " (not a linear index)");
+            }
+            return;
+        }
+        LinearIndex end = begin.plus(size, 1);
+        LinearIndex past = end.plus(extent, -1);
+        if ((past.isConstant() && past.constant() > 0) || (begin.isConstant() && begin.constant() < 0)) {
+            report("region-bounds", c.label(), "", "operand " + r + " dim " + k + " spans [" + begin + ", " + end
+                    + ") outside the buffer's extent " + extent);
+        } else if (symbolicExtent && !(past.isConstant() && begin.isConstant())) {
+            unchecked.add(f.name() + ": " + c.label() + ": operand " + r + " dim " + k + " spans [" + begin + ", "
+                    + end + ") against the symbolic extent " + extent + ": not decided");
         }
     }
 
