@@ -304,6 +304,28 @@ def bounds_and_shape_in_one_call():
     return k
 
 
+def mma_fragment_swapped():
+    """A warp mma on register tiles whose A layout swaps the fragment's row and column halves: an ldmatrix tile,
+    not the m16n8k16 A fragment."""
+    swapped = TileLayout(S[(2, 8, 2, 4, 2):(4, 4 @ laneid, 2, 1 @ laneid, 1)])
+    right_a = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ laneid, 4, 1 @ laneid, 1)])
+    b_t = TileLayout(S[(8, 2, 4, 2):(4 @ laneid, 2, 1 @ laneid, 1)])
+    c = TileLayout(S[(2, 8, 4, 2):(2, 4 @ laneid, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def k(A: T.Buffer((16, 16), "float16"), D: T.Buffer((16, 8), "float32")) -> None:
+        _cuda_header(1)
+        A_reg = T.alloc_buffer((16, 16), "float16", scope="local", layout=swapped)
+        R_reg = T.alloc_buffer((16, 16), "float16", scope="local", layout=right_a)
+        B_reg = T.alloc_buffer((8, 16), "float16", scope="local", layout=b_t)
+        D_reg = T.alloc_buffer((16, 8), "float32", scope="local", layout=c)
+        Tx.warp.gemm(D_reg[:, :], A_reg[:, :], B_reg[:, :], D_reg[:, :], False, True, T.float32(1.0),
+                     T.float32(0.0))
+        Tx.warp.gemm(D_reg[:, :], R_reg[:, :], B_reg[:, :], D_reg[:, :], False, True, T.float32(1.0),
+                     T.float32(0.0))
+    return k
+
+
 def warps_and_shared():
     @T.prim_func
     def k(A: T.Buffer((65536,), "float32")) -> None:
@@ -387,6 +409,10 @@ CASES = {
                                                                   "a layout: only reads may use it); logical elements "
                                                                   "0 and 8")]),
     "read_stride0": (stride0_source_is_fine, None, []),
+    "mma_fragment": (mma_fragment_swapped, SM90, [("mma-fragment", "call #0 gemm(D_reg[0:16, 0:8], A_reg[0:16, 0:16], "
+                                                   "B_reg[0:8, 0:16], D_reg[0:16, 0:8]): operand A A_reg[0:16, 0:16]: "
+                                                   "its layout is not a tile of the mma.m16n8k16 A fragment "
+                                                   "S[(2,8,2,4,2):(2,4@laneid,4,1@laneid,1)] over (16, 16)")]),
     "warps_and_shared": (warps_and_shared, SM90, [("thread-extent", "warpid reaches 7"),
                                                   ("shared-memory", "262144 bytes of shared memory (s 262144 B)")]),
 }
@@ -429,7 +455,8 @@ def test_at_least_25_broken_kernels_and_every_rule_is_exercised():
     assert len(CASES) >= 25
     rules = {rule for _, _, expected in CASES.values() for rule, _ in expected}
     assert rules == {"layout-shape", "memory-span", "offset-range", "replica-range", "region-bounds", "region-shape",
-                     "thread-extent", "shared-memory", "trn-partitions", "trn-sbuf", "trn-psum-banks", "write-alias"}
+                     "thread-extent", "shared-memory", "trn-partitions", "trn-sbuf", "trn-psum-banks", "write-alias",
+                     "mma-fragment"}
 
 
 def correct_cpu():

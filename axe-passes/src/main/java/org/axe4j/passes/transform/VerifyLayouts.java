@@ -477,6 +477,12 @@ public final class VerifyLayouts {
         if (!problems.isEmpty()) {
             report("region-shape", c.label(), "", "gemm operands disagree: " + String.join("; ", problems)
                     + (ta || tb ? " (trans_a=" + ta + ", trans_b=" + tb + ")" : ""));
+            return;
+        }
+        if (target.kind().equals("cuda")) {
+            for (MmaFragmentCheck.Finding x : MmaFragmentCheck.check(c, ta, tb)) {
+                report("mma-fragment", c.label(), x.layout(), x.message());
+            }
         }
     }
 
