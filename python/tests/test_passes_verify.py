@@ -529,3 +529,16 @@ def test_what_cannot_be_decided_on_symbolic_shapes_is_listed():
     decided = at.not_checked(symbolic_region_outside(), "llvm")   # every bound there is decided; layouts listed
     assert decided and not any("not decided" in t for t in decided), decided
     assert at.not_checked(correct_cpu(), "llvm") == []
+
+
+def test_the_verify_pass_reports_every_function_of_a_module():
+    """at.VerifyLayouts is a module pass: one ValueError names the violations of both functions."""
+    mod = tvm.IRModule({"first": aliasing_destination().with_attr("global_symbol", "first"),
+                        "second": size_mismatch().with_attr("global_symbol", "second")})
+    with pytest.raises(ValueError) as error:
+        at.VerifyLayouts()(mod)
+    message = str(error.value)
+    assert "VerifyLayouts: 1 layout violation in first:" in message and "[write-alias] first: " in message
+    assert "VerifyLayouts: 1 layout violation in second:" in message and "[layout-shape] second: " in message
+    fine = tvm.IRModule({"a": correct_cpu().with_attr("global_symbol", "a")})
+    assert isinstance(at.VerifyLayouts()(fine), tvm.IRModule)   # no violation: the module goes on

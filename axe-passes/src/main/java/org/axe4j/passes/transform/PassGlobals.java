@@ -36,13 +36,7 @@ public final class PassGlobals implements GlobalsProvider {
 
     @Override
     public void register() {
-        def("VerifyLayouts", a -> pass("axe4j.VerifyLayouts", arg(a, 0), (func, name) -> {
-            List<Diagnostic> found = VerifyLayouts.check(TirFunction.read(name, func), limits(arg(a, 0), func));
-            if (!found.isEmpty()) {
-                throw new TvmException("ValueError", report(name, found), "");
-            }
-            return func;
-        }));
+        def("VerifyLayouts", a -> verifyModulePass(arg(a, 0)));
         def("CanonicalizeLayouts", a -> pass("axe4j.CanonicalizeLayouts", null,
                 (func, name) -> CanonicalizeLayouts.run(func)));
         def("InferLayouts", a -> pass("axe4j.InferLayouts", arg(a, 0), (func, name) -> infer(func, name, arg(a, 0)).func()));
@@ -93,6 +87,36 @@ public final class PassGlobals implements GlobalsProvider {
         }));
         Object info = Tvm.call("transform.PassInfo", 0L, passName, List.of(), false);
         return (TvmObject) Tvm.call("tirx.transform.CreatePrimFuncPass", body, info);
+    }
+
+    /**
+     * VerifyLayouts as a module pass: every PrimFunc of the module is checked and one ValueError lists the violations
+     * of all of them (a function pass would stop at the first function that fails).
+     */
+    private static TvmObject verifyModulePass(Object target) {
+        String key = "axe4j.VerifyLayouts|module|" + (target instanceof TvmObject t ? t.repr() : String.valueOf(target));
+        TvmFunction body = BODIES.computeIfAbsent(key, k -> TvmFunction.of(args -> {
+            TvmObject mod = (TvmObject) args[0];
+            List<String> reports = new ArrayList<>();
+            if (mod.get("functions") instanceof Map<?, ?> functions) {
+                for (Map.Entry<?, ?> e : functions.entrySet()) {
+                    if (e.getValue() instanceof TvmObject func && func.isInstance("tirx.PrimFunc")) {
+                        String name = e.getKey() instanceof TvmObject gv && gv.fieldNames().contains("name_hint")
+                                ? String.valueOf(gv.get("name_hint")) : symbol(func);
+                        List<Diagnostic> found = VerifyLayouts.check(TirFunction.read(name, func), limits(target, func));
+                        if (!found.isEmpty()) {
+                            reports.add(report(name, found));
+                        }
+                    }
+                }
+            }
+            if (!reports.isEmpty()) {
+                throw new TvmException("ValueError", String.join("\n", reports), "");
+            }
+            return mod;
+        }));
+        Object info = Tvm.call("transform.PassInfo", 0L, "axe4j.VerifyLayouts", List.of(), false);
+        return (TvmObject) Tvm.call("transform.MakeModulePass", body, info);
     }
 
     private static Object arg(Object[] a, int k) {
