@@ -28,4 +28,4 @@ def test_only_large_cases_have_no_twin():
     for name in large:   # GEMMs of at least 2^30 multiply-adds: the teaching kernel and the timed sweep
         m, n, k = (int(x) for x in name.split("/")[1].split("_")[0].split("x"))
         assert name.startswith(("hopper_gemm/", "hopper_gemm_pipelined/")) and m * n * k >= 2 ** 30, name
-    assert len(large) == 34 and len(SMALL) == len(CASES) - 34
+    assert len(large) == 62 and len(SMALL) == len(CASES) - 62   # teaching kernel, 60 sweep kernels, fused
