@@ -23,7 +23,7 @@ PSUM_BANKS = 8
 PSUM_BANK_BYTES = 2048
 MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = 128, 128, 512
 
-MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
+MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.shared_constant (as device memory), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
            "nisa.nc_matmul (+= into PSUM), nisa.tensor_copy, nisa.tensor_tensor, nisa.tensor_scalar, "
            "nisa.tensor_reduce, nisa.activation (exp), nisa.reciprocal, memset by assignment")
 
@@ -279,8 +279,16 @@ def _namespace(memory):
             _fail(f"activation bias {b.shape} for a tile {x.shape}")
         return op(x.astype(np.float32) * np.float32(scale) + b)
 
+    def shared_constant(array, dtype):
+        """A constant the compiler places in device memory (the trn pipeline's identity for transposes): HBM."""
+        values = np.asarray(array).astype(np.float32 if "bfloat16" in str(dtype) else np.dtype(str(dtype)))
+        constant = _Hbm(values.copy(), f"shared_constant{list(values.shape)}")
+        constant.data = values.copy()   # indexed with its own shape, not flat like a kernel parameter
+        return constant
+
     language = types.SimpleNamespace(
         ndarray=ndarray, par_dim=lambda n: n, arange=np.arange, psum="psum", load=load, store=store,
+        shared_constant=shared_constant, bfloat16="bfloat16", float32="float32", float16="float16",
         sequential_range=lambda n, **_: range(int(n)), affine_range=lambda n, **_: range(int(n)),
         add=np.add, subtract=np.subtract, multiply=np.multiply, maximum=np.maximum, minimum=np.minimum,
         max=np.maximum, min=np.minimum, exp=np.exp, divide=np.divide)

@@ -5,7 +5,8 @@ layout may reach further: ``S[(128,128):(1@P,2@F)]`` holds 128 elements per part
 (``axe4j.layout.span``) and the buffers live at the same time must not overlap; every buffer, those TVM adds
 privately included, must end within SBUF's bytes per partition. A violation is a compile error (``ValueError``)
 naming the buffers, their addresses and spans. Liveness comes from the emitted NKI: a buffer lives from its
-declaration to the end of the block it is declared in.
+declaration to the end of the block it is declared in. The PSUM banks of the whole kernel, those the pipeline
+reserves for itself included, must fit the 8 banks of 2 KiB per partition.
 """
 
 from __future__ import annotations
@@ -36,10 +37,45 @@ class SbufBuffer:
 
 
 def check(func, nki_source: str) -> None:
-    """Raises ValueError naming every overlap of live SBUF buffers and every buffer past SBUF's bytes."""
-    problems = [*_overlaps(buffers(func, nki_source)), *_past_the_end(buffers(func, nki_source))]
+    """Raises ValueError naming every overlap of live SBUF buffers, every buffer past SBUF's bytes, and PSUM bank
+    demands past the 8 banks."""
+    sbuf = buffers(func, nki_source)
+    problems = [*_overlaps(sbuf), *_past_the_end(sbuf)]
     if problems:
         raise ValueError("Trainium SBUF allocation: " + "; ".join(problems))
+    over = psum_over_budget(func, nki_source)
+    if over:
+        raise ValueError("Trainium PSUM budget: " + over)
+
+
+PSUM_BANKS, PSUM_BANK_BYTES = 8, 2048   # per partition
+_PSUM = re.compile(r"^(?P<indent>\s*)(?P<name>\w+) = nl\.ndarray\(shape=\[(?P<shape>.*?)\], dtype=np\.(?P<dtype>\w+), "
+                   r"buffer=(?P<buffer>nl\.psum|ncc\.psum\.mod_alloc\((?P<alloc>[^)]*\)?)\))\)")
+
+
+def psum_over_budget(func, nki_source: str) -> str | None:
+    """The PSUM banks the kernel holds at once, when more than 8, as a message with each buffer's figure: a buffer
+    the pipeline placed itself (``ncc.psum.mod_alloc(num_bank_tiles=(n,))``) counts its n banks, a layout-placed one
+    (``nl.psum``) the banks its layout's span needs (bytes per partition / 2 KiB, rounded up)."""
+    spans = _layout_spans(func, "trn.psum")
+    lines = nki_source.splitlines()
+    demands = []
+    for i, line in enumerate(lines):
+        m = _PSUM.match(line)
+        if m is None:
+            continue
+        name = m["name"][:-4] if m["name"].endswith("_ptr") else m["name"]
+        if m["alloc"] is not None:
+            tiles = re.search(r"num_bank_tiles=\(([^)]*)\)", m["alloc"])
+            banks = math.prod(int(x) for x in re.findall(r"\d+", tiles.group(1))) if tiles else 1
+            demands.append((name, banks, "placed by the trn pipeline"))
+        elif m["name"] in spans:
+            demands.append((name, *_banks(spans[m["name"]], _ITEMSIZE.get(m["dtype"], 4))))
+    total = sum(banks for _, banks, _ in demands)
+    if total <= PSUM_BANKS:
+        return None
+    each = ", ".join(f"{name} {banks} ({why})" for name, banks, why in demands)
+    return f"{total} banks in use > {PSUM_BANKS}: {each}"
 
 
 def buffers(func, nki_source: str) -> list[SbufBuffer]:
@@ -53,7 +89,7 @@ def buffers(func, nki_source: str) -> list[SbufBuffer]:
         indent, name = len(m["indent"]), m["name"]
         itemsize = _ITEMSIZE.get(m["dtype"], 4)
         if name in spans:
-            span, source = spans[name][0] * itemsize, f"layout {spans[name][1]}"
+            span, source = spans[name][0] * itemsize, f"layout {spans[name][1]}"   # the layout's script text
         else:   # a buffer the pipeline added: its declared free extent
             dims = [int(d) for d in re.findall(r"\d+", m["shape"])]
             span, source = math.prod(dims[1:]) * itemsize, f"declared shape {dims}"
@@ -66,8 +102,21 @@ def buffers(func, nki_source: str) -> list[SbufBuffer]:
     return found
 
 
-def _layout_spans(func) -> dict:
-    """NKI name -> (elements per partition the layout reaches, layout text) for the SBUF buffers with layouts."""
+def _banks(span_and_layout, itemsize):
+    """(banks, why) of a PSUM layout: its span on the Bank axis when it has one (as VerifyLayouts counts), else its
+    bytes per partition over 2 KiB, rounded up."""
+    from . import layout as axe_layout
+
+    span, layout = span_and_layout
+    if any(str(it.axis.name) == "Bank" for it in layout.shard):
+        return int(axe_layout.span(layout, "Bank")), "its layout's Bank axis"
+    nbytes = span * itemsize
+    return -(-nbytes // PSUM_BANK_BYTES), f"{nbytes} bytes per partition"
+
+
+def _layout_spans(func, scope: str = "trn.sbuf") -> dict:
+    """NKI name -> (elements per partition the layout reaches, the layout) for the buffers of ``scope`` with
+    layouts."""
     from . import layout as axe_layout
 
     spans = {}
@@ -76,8 +125,8 @@ def _layout_spans(func) -> dict:
         kind = type(node).__name__
         buffer = getattr(node, "buffer", None)
         if kind in ("AllocBuffer", "DeclBuffer") and buffer is not None:
-            if str(buffer.scope()) == "trn.sbuf" and buffer.layout is not None:
-                spans[f"{buffer.name}_ptr"] = (int(axe_layout.span(buffer.layout, "F")), str(buffer.layout))
+            if str(buffer.scope()) == scope and buffer.layout is not None:
+                spans[f"{buffer.name}_ptr"] = (int(axe_layout.span(buffer.layout, "F")), buffer.layout)
         for field in ("body", "then_case", "else_case"):
             child = getattr(node, field, None)
             if child is not None:

@@ -79,3 +79,47 @@ def test_liveness_follows_the_nki_blocks():
         trn_allocation.check(empty, source)
     message = str(failure.value)
     assert "z (bytes [512, 768)" in message and "w (bytes [600, 856)" in message and "y (" not in message
+
+
+def _two_bank_gemm():
+    from tvm.backend.trn.layout import trainium_layout
+
+    @T.prim_func
+    def kernel(A: T.Buffer((128, 256), "float16"), B: T.Buffer((256, 1024), "float16"),
+               C: T.Buffer((128, 1024), "float16")):
+        T.func_attr({"num_inputs": 2, "global_symbol": "gemm2"})
+        T.device_entry()
+        a = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("FP", (128, 256)))
+        b = T.alloc_buffer((256, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (256, 1024)))
+        d = T.alloc_buffer((128, 1024), "float32", scope="trn.psum",
+                           layout=trainium_layout("PF", (128, 1024), is_psum=True))
+        c = T.alloc_buffer((128, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 1024)))
+        Tx.copy(b, B[:, :])
+        Tx.copy(a, A[:, :])
+        Tx.gemm(d, a, b, d)
+        Tx.copy(c, d)
+        Tx.copy(C[:, :], c)
+
+    return kernel
+
+
+def test_psum_banks_the_pipeline_reserves_count_in_the_whole_kernel_budget():
+    """A 128 x 1024 float32 result spans two banks; the trn pipeline reserves all 8 for its own accumulator here, so
+    the kernel needs 10: refused at compile time with each buffer's figure (the executor would stop at run time)."""
+    with pytest.raises(ValueError, match=r"Trainium PSUM budget: 10 banks in use > 8: acc_psum 8 \(placed by the trn "
+                                         r"pipeline\), d 2 \(its layout's Bank axis\)"):
+        trn_gemm.nki_source(_two_bank_gemm())
+
+
+def test_the_executor_models_shared_constants_as_device_memory():
+    source = "\n".join([
+        "def k_kernel(out_ptr):",
+        "  ident = nl.shared_constant(np.identity(4, dtype=np.int8), dtype=nl.float32)",
+        "  t = nl.ndarray(shape=[4, 4], dtype=np.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))",
+        "  v = nl.arange(4)",
+        "  t[v[:, None], v[None, :]] = nl.load(ident[v[:, None], v[None, :]])",
+        "  nl.store(out_ptr[v[:, None] * 4 + v[None, :]], t[v[:, None], v[None, :]])",   # parameters are flat
+    ])
+    out = np.zeros((4, 4), np.float32)
+    nki_executor.run(source, out)
+    np.testing.assert_array_equal(out, np.identity(4, np.float32))
