@@ -263,13 +263,11 @@ def _request_for(call, recorded, kind, scope):
 
 def _other_cases(op, request):
     """Cases in TVM's table for this op and target kind that axe4j did not register (upstream or third-party)."""
-    from tvm.tirx.operator.tile_primitive import dispatcher as table
-
-    from . import dispatch
+    from . import _tvm_internals, dispatch
 
     ours = {(o, v) for o, v, _ in dispatch.registered()}
     kind = json.loads(request.json)["target"]
-    cases = table._DISPATCH_TABLE.get((op, kind), [])
+    cases = _tvm_internals.dispatch_table().get((op, kind), [])
     return [(c.variant, c.priority) for c in sorted(cases, key=lambda c: (-c.priority, c.variant))
             if (request.op, c.variant) not in ours and c.variant != dispatch.PROBE_VARIANT]
 

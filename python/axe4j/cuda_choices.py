@@ -116,15 +116,15 @@ def _describe(op_call, sctx) -> dict:
 @contextmanager
 def recording():
     """Yields a list that receives one ``TileCall`` per tile-op dispatch made inside the block (this thread)."""
-    from tvm.tirx.operator.tile_primitive import dispatcher
+    from . import _tvm_internals
 
     calls: list[TileCall] = []
     with _install_lock:
-        original_run = dispatcher.run_dispatch
+        original_run = _tvm_internals.run_dispatch()
         wrapped = []
 
         def run_dispatch(op_call, sctx):
-            for cases in dispatcher._DISPATCH_TABLE.values():
+            for cases in _tvm_internals.dispatch_table().values():
                 for case in cases:
                     if getattr(case, "_axe4j_traced", None) is not case.impl:  # not yet wrapped by this recording
                         case.impl = _traced_impl(case)
@@ -144,12 +144,12 @@ def recording():
                 calls.append(TileCall(index=len(calls), variant=frame["variant"], declined=frame["declined"],
                                       error=_failure_summary(error) if error is not None else None, **info))
 
-        dispatcher.run_dispatch = run_dispatch
+        _tvm_internals.set_run_dispatch(run_dispatch)
     try:
         yield calls
     finally:
         with _install_lock:
-            dispatcher.run_dispatch = original_run
+            _tvm_internals.set_run_dispatch(original_run)
             for case in wrapped:
                 if getattr(case, "_axe4j_traced", None) is case.impl:
                     case.impl = case.impl.__wrapped__
@@ -167,11 +167,12 @@ AXE4J_PREFIX = "axe4j-"
 @contextmanager
 def upstream_only():
     """Hides the dispatch cases axe4j registered (variant names ``axe4j-*``) for the block: TVM's own choice."""
-    from tvm.tirx.operator.tile_primitive import dispatcher
+    from . import _tvm_internals
 
+    table = _tvm_internals.dispatch_table()
     with _install_lock:
         hidden = {}
-        for key, cases in dispatcher._DISPATCH_TABLE.items():
+        for key, cases in table.items():
             ours = [c for c in cases if c.variant.startswith(AXE4J_PREFIX)]
             if ours:
                 hidden[key] = list(cases)
@@ -181,4 +182,4 @@ def upstream_only():
     finally:
         with _install_lock:
             for key, cases in hidden.items():
-                dispatcher._DISPATCH_TABLE[key][:] = cases
+                table[key][:] = cases

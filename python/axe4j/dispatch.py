@@ -46,11 +46,13 @@ def register() -> list[tuple[str, str, int]]:
     is then watched (``axe4j.lowering``): which one lowered each call is recorded, and an mbarrier copy_async goes to
     a TMA case or fails to compile."""
     import tvm
-    from tvm.tirx.operator.tile_primitive.dispatcher import register_dispatch
+
+    from . import _tvm_internals
 
     with _lock:
         if _registered:
             return list(_registered)
+        _tvm_internals.require()   # a TVM that changed what axe4j relies on fails here, naming it
         table = tvm.get_global_func("axe4j.schedules.table", allow_missing=True)
         if table is None:
             raise RuntimeError("the Java global axe4j.schedules.table is missing: build the schedules jar "
@@ -61,10 +63,10 @@ def register() -> list[tuple[str, str, int]]:
             op, variant, priority = str(row["op"]), str(row["variant"]), int(row["priority"])
             if target == CUDA_KIND:
                 priority += offset
-            register_dispatch(op, target, variant=variant, priority=priority)(_case(variant))
+            _tvm_internals.register_case(op, target, variant, priority, _case(variant))
             _registered.append((op, variant, priority))
             if target == CUDA_KIND and op not in _probed:
-                register_dispatch(op, target, variant=PROBE_VARIANT, priority=PROBE_PRIORITY)(_probe)
+                _tvm_internals.register_case(op, target, PROBE_VARIANT, PROBE_PRIORITY, _probe)
                 _probed.add(op)
         lowering.watch()
         return list(_registered)

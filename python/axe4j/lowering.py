@@ -70,10 +70,10 @@ def note_plan(notes) -> None:
 
 def watch() -> None:
     """Wraps every case of TVM's dispatch table once (cases registered later are wrapped by the next call)."""
-    from tvm.tirx.operator.tile_primitive import dispatcher
+    from . import _tvm_internals
 
     with _lock:
-        for (op, kind), cases in dispatcher._DISPATCH_TABLE.items():
+        for (op, kind), cases in _tvm_internals.dispatch_table().items():
             for case in cases:
                 if not getattr(case.impl, "_axe4j_watched", False):
                     case.impl = _watched(case, str(op.name).split(".")[-1], kind)

@@ -18,7 +18,6 @@ interpreter's coverage (named).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
 
 import numpy as np
@@ -70,7 +69,9 @@ def _install_hooks():
     with _patch_lock:
         if _patched:
             return
-        build = importlib.import_module("tvm.tirx.build")
+        from .. import _tvm_internals
+
+        build = _tvm_internals.build_module()
         split, to_runtime = build.split_host_device_mods, build.tir_to_runtime
 
         def split_hook(mod):
