@@ -1,0 +1,144 @@
+"""The MoE layer on CUDA (sm_90a): FP16 tokens and weights, FP32 accumulation, FP16 output (docs/moe.md, "CUDA").
+
+Three kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
+routing weight -> H), ``gemm2`` (H W2[e]^T -> Y) and ``combine`` (out[t] = sum_j Y[row of pair (t, j)]). The router
+and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
+CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
+``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
+(``axe4j.cuda_interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MoeShape
+from .cuda_kernels import ROWS, chunk_sizes, combine_kernel, gemm1_kernel, gemm2_kernel
+from .reference import route_reference
+from .schedule import TileSchedule, schedule
+
+DEVICES = ("interp", "gpu")
+
+
+def target():
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+
+
+def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128) -> dict:
+    """The layer's three PrimFuncs for ``tokens`` tokens: {"gemm1", "gemm2", "combine"}."""
+    if not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"axe4j.moe.cuda: tokens ({tokens!r}) must be a positive int")
+    bn1, bn2 = chunk_sizes(shape, bn1, bn2)
+    max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
+    return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1), "gemm2": gemm2_kernel(shape, max_tiles, bn2),
+            "combine": combine_kernel(shape, tokens, max_tiles)}
+
+
+def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> dict:
+    """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
+    its CTAs return at once), and ``pair_row``: pair p = t k + j's row in the tile-padded order of H and Y
+    (row 64 i + r for slot tile_start[i] + r)."""
+    if plan.rows != ROWS:
+        raise ValueError(f"axe4j.moe.cuda: the schedule has tiles of {plan.rows} rows; the kernels take {ROWS}")
+
+    def padded(a):
+        return np.concatenate([a, np.zeros(max_tiles - a.size, np.int32)]).astype(np.int32)
+
+    pairs = tokens * top_k
+    pair_row = np.empty(pairs, np.int32)
+    for i in range(plan.tiles):
+        s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
+        pair_row[plan.slot_pair[s:s + m]] = i * ROWS + np.arange(m, dtype=np.int32)
+    return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
+            "tile_rows": padded(plan.tile_rows), "pair_row": pair_row}
+
+
+class MoeLayer:
+    """The layer for ``tokens`` tokens. Weights as in ``axe4j.moe.cpu.MoeLayer`` (router ``wr``: experts x hidden;
+    ``w1``: experts x 2*intermediate x hidden, gate rows then up rows; ``w2``: experts x hidden x intermediate);
+    ``w1``, ``w2`` and the tokens are used as FP16."""
+
+    def __init__(self, shape: MoeShape, tokens: int, wr, w1, w2, *, device: str = "interp", bn1: int = 128,
+                 bn2: int = 128):
+        import tvm
+
+        import axe4j
+
+        if device not in DEVICES:
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: device {device!r} must be one of {DEVICES}")
+        E, H, I = shape.experts, shape.hidden, shape.intermediate
+        for name, value, want in (("wr", wr, (E, H)), ("w1", w1, (E, 2 * I, H)), ("w2", w2, (E, H, I))):
+            if np.shape(value) != want:
+                raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} has shape {np.shape(value)}, expected {want} "
+                                 f"for {shape}")
+        funcs = kernels(shape, tokens, bn1, bn2)
+        self.shape, self.tokens, self.device = shape, tokens, device
+        self.max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, E, ROWS)
+        axe4j.use_pip_nvcc()
+        self._exe = {name: axe4j.compile(func, target()) for name, func in funcs.items()}
+        self._wr = np.asarray(wr, np.float32)
+        self._w1 = np.ascontiguousarray(w1, np.float16)
+        self._w2 = np.ascontiguousarray(w2, np.float16)
+        if device == "gpu":
+            dev = tvm.cuda(0)
+            self._w1, self._w2 = (tvm.runtime.tensor(a, dev) for a in (self._w1, self._w2))
+
+    def _tokens(self, x) -> np.ndarray:
+        if np.shape(x) != (self.tokens, self.shape.hidden):
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: x has shape {np.shape(x)}, expected "
+                             f"({self.tokens}, {self.shape.hidden})")
+        return np.ascontiguousarray(x, np.float16)
+
+    def route(self, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(logits, ids, weights) from the host router: FP32 logits of the FP16 tokens, top-k, softmax."""
+        logits = self._tokens(x).astype(np.float32) @ self._wr.T
+        ids, weights = route_reference(logits, self.shape.top_k)
+        return logits, ids, weights
+
+    def __call__(self, x) -> np.ndarray:
+        _, ids, weights = self.route(x)
+        return self.experts(x, ids, weights)
+
+    def experts(self, x, ids, weights) -> np.ndarray:
+        """The expert part for a routing (ids, weights: tokens x top_k); FP16 tokens x hidden."""
+        x = self._tokens(x)
+        if np.shape(ids) != (self.tokens, self.shape.top_k):
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: ids has shape {np.shape(ids)}, expected "
+                             f"({self.tokens}, {self.shape.top_k})")
+        plan = schedule(ids, weights, self.shape.experts, ROWS)
+        tiles = tile_arrays(plan, self.max_tiles, self.tokens, self.shape.top_k)
+        H, I = self.shape.hidden, self.shape.intermediate
+        h = np.zeros((self.max_tiles * ROWS, I), np.float16)
+        y = np.zeros((self.max_tiles * ROWS, H), np.float32)
+        out = np.zeros((self.tokens, H), np.float16)
+        calls = (("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
+                            plan.slot_token, plan.slot_weight, h)),
+                 ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_rows"], y)),
+                 ("combine", (y, tiles["pair_row"], out)))
+        if self.device == "interp":
+            from .. import cuda_interp
+
+            for name, args in calls:
+                cuda_interp.run(self._exe[name], *args)
+            return out
+        return self._on_gpu(calls)
+
+    def _on_gpu(self, calls) -> np.ndarray:
+        import tvm
+
+        dev = tvm.cuda(0)
+        on = {}
+        for name, args in calls:
+            moved = []
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    key = id(a)
+                    if key not in on:
+                        on[key] = tvm.runtime.tensor(a, dev)
+                    moved.append(on[key])
+                else:
+                    moved.append(a)
+            self._exe[name](*moved)
+        return on[id(calls[-1][1][-1])].numpy()

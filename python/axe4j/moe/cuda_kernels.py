@@ -1,0 +1,213 @@
+"""The three TIRx kernels of the CUDA MoE layer (sm_90a, FP16 in, FP32 accumulation; docs/moe.md, "CUDA (sm_90a)").
+
+Rows are kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma
+block) owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H and of the expert output Y; row r of that
+block is slot ``tile_start[i] + r``. So a tile's rows are one aligned row block of H and Y (a layout: row = 64 i + r),
+each CTA writes only its own block, and the rows past ``tile_rows[i]`` are computed but never read.
+
+``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
+           TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
+           (E 2I, hidden) view of W1) into a 2-slot ring, prefetched one K tile ahead; the threads gather the tile's
+           64 token rows of X (row slot_token[tile_start + r], a run-time index, 16 bytes per thread) into a
+           128-byte-swizzled shared tile; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up * weight
+           (the weight of slot s seen as a (slots, 32) tensor with column stride 0), FP16, stored to H.
+``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: Y[64 i : +64, n BN2 : +BN2] = H[64 i : +64, :] W2[e]^T
+           chunk, both operands by TMA into a 2-slot ring (H: contiguous rows; W2: a run-time row start e hidden of
+           the (E hidden, I) view), FP32 stored from registers.
+``combine`` grid (tokens,): out[t, :] = sum_j Y[pair_row[t k + j], :] in FP32, stored FP16; pair_row (host, from the
+           schedule) is the tile-padded row of pair p.
+"""
+
+from __future__ import annotations
+
+from tvm.script import tirx as T
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from .config import MoeShape
+
+ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup
+BK = SWIZZLE_ROW      # K tile: one 128-byte swizzle row of FP16
+EPILOGUE_COLS = 32    # accumulator columns the weight is applied to at a time (16 registers of weights)
+THREADS = 128
+
+
+def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, int]:
+    """(BN1, BN2): the intermediate columns of one GEMM1 CTA and the hidden columns of one GEMM2 CTA."""
+    bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
+    problems = []
+    for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"), ("BN2", bn2, shape.hidden, "hidden")):
+        if value % EPILOGUE_COLS or value > 256:
+            problems.append(f"{name}={value} must be a multiple of {EPILOGUE_COLS} and at most 256 (one wgmma N)")
+        if width % value:
+            problems.append(f"{name}={value} must divide {dim} ({width})")
+    for name, value in (("hidden", shape.hidden), ("intermediate", shape.intermediate)):
+        if value % BK:
+            problems.append(f"{name} ({value}) must be a multiple of the K tile {BK}")
+    if problems:
+        raise ValueError(f"axe4j.moe.cuda for {shape}: " + "; ".join(problems))
+    return bn1, bn2
+
+
+def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    slots = tokens * shape.top_k + ROWS
+    k_tiles = H // BK
+    a_layout = shared_tile(1, 1, ROWS, BK)
+    b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
+    acc_layout = accumulator(ROWS, bn1)
+    chunk_layout = accumulator(ROWS, EPILOGUE_COLS)
+    weight_rows = TileLayout(S[(slots, EPILOGUE_COLS):(1, 0)])   # slot s's weight in every column: a broadcast
+    stage_bytes = 2 * bn1 * BK * 2
+    per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
+
+    @T.prim_func
+    def gemm1(X: T.Buffer((tokens, H), "float16"), W1: T.Buffer((E, 2 * I, H), "float16"),
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
+              slot_weight: T.Buffer((slots,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), "float16")):
+        T.device_entry()
+        c, i = T.cta_id([I // bn1, max_tiles])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W1_rows = T.decl_buffer((E * 2 * I, H), "float16", data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
+        weights = T.decl_buffer((slots, EPILOGUE_COLS), "float32", data=slot_weight.data, layout=weight_rows)
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((1, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 2, bn1, BK), "float16", layout=b_layout, align=1024)
+        full = pool.alloc((2,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
+            gate = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
+            up = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
+            w = T.alloc_buffer((ROWS, EPILOGUE_COLS), "float32", scope="local", layout=chunk_layout)
+            out = T.alloc_buffer((ROWS, bn1), "float16", scope="local", layout=acc_layout)
+            Tx.wg.fill(gate[:, :], T.float32(0.0))
+            Tx.wg.fill(up[:, :], T.float32(0.0))
+            first = tile_expert[i] * (2 * I) + c * bn1     # gate rows of this chunk; up rows I further
+            if tid == 0:
+                Tx.copy_async(B_smem[0, 0, :, :], W1_rows[first:first + bn1, 0:BK], mbar=full.ptr_to([0]))
+                Tx.copy_async(B_smem[0, 1, :, :], W1_rows[first + I:first + I + bn1, 0:BK], mbar=full.ptr_to([0]))
+                T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([0]), T.uint32(stage_bytes))
+            for kt in T.serial(k_tiles):
+                if tid == 0:
+                    if kt + 1 < k_tiles:
+                        # prefetch the next K tile's weights: its slot's wgmma (K tile kt - 1) has completed
+                        nxt = (kt + 1) % 2
+                        Tx.copy_async(B_smem[nxt, 0, :, :], W1_rows[first:first + bn1, kt * BK + BK:kt * BK + 2 * BK],
+                                      mbar=full.ptr_to([nxt]))
+                        Tx.copy_async(B_smem[nxt, 1, :, :], W1_rows[first + I:first + I + bn1,
+                                                                    kt * BK + BK:kt * BK + 2 * BK],
+                                      mbar=full.ptr_to([nxt]))
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([nxt]), T.uint32(stage_bytes))
+                # gather: row r of the tile is X's row slot_token[tile_start + r] (rows past tile_rows read the
+                # next slots, in bounds by the schedule's padding; their results stay in this tile's padded rows)
+                for p in T.serial(ROWS // per_pass):
+                    Tx.thread.copy(A_smem[0, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
+                                   X[slot_token[tile_start[i] + p * per_pass + tid // 8],
+                                     kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
+                T.ptx.fence.proxy.async_.shared__cta()     # the threads' stores, then wgmma's async-proxy reads
+                T.cuda.cta_sync()
+                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
+                Tx.wg.gemm_async(gate[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                Tx.wg.gemm_async(up[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                T.cuda.cta_sync()                          # every thread is past the wgmma before A is regathered
+            # SiLU(gate) * up * weight, EPILOGUE_COLS columns at a time
+            for q in T.unroll(bn1 // EPILOGUE_COLS):
+                g = gate[:, q * EPILOGUE_COLS:q * EPILOGUE_COLS + EPILOGUE_COLS]
+                Tx.wg.silu(g, g)
+                Tx.wg.mul(g, g, up[:, q * EPILOGUE_COLS:q * EPILOGUE_COLS + EPILOGUE_COLS])
+                Tx.wg.copy(w[:, :], weights[tile_start[i]:tile_start[i] + ROWS, :])
+                Tx.wg.mul(g, g, w[:, :])
+            Tx.wg.cast(out[:, :], gate[:, :])
+            Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
+
+    return gemm1
+
+
+def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int):
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    k_tiles = I // BK
+    a_layout = shared_tile(2, 1, ROWS, BK)
+    b_layout = shared_tile(2, 1, bn2, BK)
+    acc_layout = accumulator(ROWS, bn2)
+    stage_bytes = (ROWS + bn2) * BK * 2
+
+    @T.macro
+    def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
+        s = kt % 2
+        Tx.copy_async(A_smem[s, 0, :, :], Hbuf[i * ROWS:i * ROWS + ROWS, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+        Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+
+    @T.prim_func
+    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), "float16"), W2: T.Buffer((E, H, I), "float16"),
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_rows: T.Buffer((max_tiles,), "int32"),
+              Y: T.Buffer((max_tiles * ROWS, H), "float32")):
+        T.device_entry()
+        n, i = T.cta_id([H // bn2, max_tiles])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W2_rows = T.decl_buffer((E * H, I), "float16", data=W2.data)          # expert e: rows [H e, H e + H)
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((2, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 1, bn2, BK), "float16", layout=b_layout, align=1024)
+        full = pool.alloc((2,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tile_rows[i] > 0:
+            acc = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
+            Tx.wg.fill(acc[:, :], T.float32(0.0))
+            first = tile_expert[i] * H + n * bn2
+            if tid == 0:
+                load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, 0)
+            for kt in T.serial(k_tiles):
+                if tid == 0:
+                    if kt + 1 < k_tiles:
+                        load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt + 1)   # its slot's wgmma completed
+                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
+                Tx.wg.gemm_async(acc[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                T.cuda.cta_sync()                          # every thread is past the wgmma before its slot refills
+            Tx.wg.copy(Y[i * ROWS:i * ROWS + ROWS, n * bn2:n * bn2 + bn2], acc[:, :])
+
+    return gemm2
+
+
+def combine_kernel(shape: MoeShape, tokens: int, max_tiles: int):
+    H, K = shape.hidden, shape.top_k
+    if H % THREADS:
+        raise ValueError(f"combine_kernel: hidden ({H}) must be a multiple of {THREADS}")
+
+    @T.prim_func
+    def combine(Y: T.Buffer((max_tiles * ROWS, H), "float32"), pair_row: T.Buffer((tokens * K,), "int32"),
+                out: T.Buffer((tokens, H), "float16")):
+        T.device_entry()
+        t = T.cta_id([tokens])
+        tid = T.thread_id([THREADS])
+        for c in T.serial(H // THREADS):
+            total = T.alloc_local([1], "float32")
+            total[0] = T.float32(0.0)
+            for j in T.serial(K):
+                total[0] = total[0] + Y[pair_row[t * K + j], c * THREADS + tid]
+            out[t, c * THREADS + tid] = T.cast(total[0], "float16")
+
+    return combine
