@@ -112,10 +112,12 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
                 # gather: row r of the tile is X's row slot_token[tile_start + r] (rows past tile_rows read the
                 # next slots, in bounds by the schedule's padding; their results stay in this tile's padded rows)
                 for p in T.serial(ROWS // per_pass):
-                    Tx.thread.copy(A_smem[0, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
-                                   X[slot_token[tile_start[i] + p * per_pass + tid // 8],
-                                     kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
-                T.ptx.fence.proxy.async_.shared__cta()     # the threads' stores, then wgmma's async-proxy reads
+                    Tx.thread.copy_async(A_smem[0, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
+                                         X[slot_token[tile_start[i] + p * per_pass + tid // 8],
+                                           kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
+                T.ptx["cp.async.commit_group"]()
+                T.ptx["cp.async.wait_group"](0)
+                T.ptx.fence.proxy.async_.shared__cta()     # the threads' copies, then wgmma's async-proxy reads
                 T.cuda.cta_sync()
                 T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
                 Tx.wg.gemm_async(gate[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,

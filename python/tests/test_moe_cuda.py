@@ -1,0 +1,255 @@
+"""The fused MoE layer on CUDA (axe4j.moe.cuda, sm_90a, FP16) in the CPU interpreter of lowered CUDA kernels,
+against numpy, at small sizes: 16 experts, top-4, hidden 256, intermediate 128 (GEMM1 in two chunks of 64, GEMM2 in
+two of 128), tiles of 64 rows, 1 to 256 tokens. Routings: the host router, one with an empty expert and a
+single-pair one, every token on the same experts (several full tiles each), an expert with a ragged last tile. Each
+stage is also a GPU case (``gpu_cases``) with its own numpy reference, run on a GPU where one is lent."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import re
+
+import numpy as np
+import pytest
+
+import axe4j
+from axe4j.moe import MoeShape, moe_reference, schedule
+from axe4j.moe import cuda
+from axe4j.moe.cuda_kernels import ROWS
+from axe4j.moe.reference import silu
+
+SHAPE = MoeShape(experts=16, top_k=4, hidden=256, intermediate=128)
+BN1, BN2 = 64, 128
+E, H, I = SHAPE.experts, SHAPE.hidden, SHAPE.intermediate
+
+
+def weights(seed=20261126):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((E, H)).astype("float32"),
+            (rng.standard_normal((E, 2 * I, H)) / np.sqrt(H)).astype("float16"),
+            (rng.standard_normal((E, H, I)) / np.sqrt(I)).astype("float16"))
+
+
+WR, W1, W2 = weights()
+_layers = {}
+
+
+def layer(tokens):
+    if tokens not in _layers:
+        _layers[tokens] = cuda.MoeLayer(SHAPE, tokens, WR, W1, W2, bn1=BN1, bn2=BN2)
+    return _layers[tokens]
+
+
+def check(out, x, ids, w):
+    """FP16 output of FP16 operands with FP32 accumulation against the FP32 reference of the same FP16 values."""
+    assert out.dtype == np.float16
+    want = moe_reference(x.astype("float32"), W1.astype("float32"), W2.astype("float32"), ids, w)
+    np.testing.assert_allclose(out.astype("float32"), want, rtol=1e-2, atol=1e-2)
+
+
+def tokens_of(n, seed):
+    return np.random.default_rng(seed).standard_normal((n, H)).astype("float16")
+
+
+def routing(tokens, seed, crowded=(), empty=(7,), single=5):
+    """top_k distinct experts per token, never from ``empty``; the first 3/4 of the tokens take every expert of
+    ``crowded``; expert ``single`` holds exactly one pair (token 0's last)."""
+    rng = np.random.default_rng(seed)
+    others = [e for e in range(E) if e not in empty and e != single]
+    free = [e for e in others if e not in crowded]
+    ids = np.stack([rng.choice(others, SHAPE.top_k, replace=False) for _ in range(tokens)]).astype("int32")
+    for t in range(tokens * 3 // 4 if crowded else 0):
+        ids[t] = list(crowded) + list(rng.choice(free, SHAPE.top_k - len(crowded), replace=False))
+    if single is not None:
+        ids[0, -1] = single
+    return ids, rng.random((tokens, SHAPE.top_k)).astype("float32")
+
+
+@pytest.mark.parametrize("tokens", [1, 64, 256])
+def test_the_layer_routes_and_matches_numpy(bridge, tokens):
+    x = tokens_of(tokens, tokens)
+    moe = layer(tokens)
+    out = moe(x)
+    logits, ids, w = moe.route(x)
+    np.testing.assert_allclose(logits, x.astype("float32") @ WR.T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-5)
+    check(out, x, ids, w)
+
+
+def test_an_empty_expert_a_single_pair_and_a_crowded_one(bridge):
+    x = tokens_of(64, 1)
+    ids, w = routing(64, 1, crowded=(0,))
+    plan = schedule(ids, w, E, ROWS)
+    counts = np.bincount(ids.reshape(-1), minlength=E)
+    assert counts[7] == 0 and counts[5] == 1 and counts[0] >= 48 and 7 not in plan.tile_expert
+    check(layer(64).experts(x, ids, w), x, ids, w)
+
+
+def test_experts_spanning_several_tiles_with_a_ragged_last_one(bridge):
+    x = tokens_of(256, 2)
+    ids, w = routing(256, 2, crowded=(3, 0, 15))
+    counts = np.bincount(ids.reshape(-1), minlength=E)
+    assert counts[3] > 3 * ROWS and counts[3] % ROWS    # 4 tiles, the last one ragged
+    check(layer(256).experts(x, ids, w), x, ids, w)
+    ids = np.tile(np.array([3, 0, 15, 9], "int32"), (256, 1))   # four experts of 256 rows: 4 full tiles each
+    check(layer(256).experts(x, ids, w), x, ids, w)
+
+
+def test_pair_rows_are_the_tile_padded_rows_of_every_pair():
+    ids, w = routing(64, 3, crowded=(2,))
+    plan = schedule(ids, w, E, ROWS)
+    max_tiles = plan.max_tiles(64 * SHAPE.top_k, E, ROWS)
+    tiles = cuda.tile_arrays(plan, max_tiles, 64, SHAPE.top_k)
+    rows = tiles["pair_row"]
+    assert len(set(rows.tolist())) == rows.size                      # one row per pair
+    tile_of_row = rows // ROWS
+    np.testing.assert_array_equal(tiles["tile_expert"][tile_of_row], ids.reshape(-1))   # in its expert's tile
+    assert (rows % ROWS < tiles["tile_rows"][tile_of_row]).all()   # inside the tile's rows
+    assert (tiles["tile_rows"][plan.tiles:] == 0).all()
+
+
+def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
+    from tvm.support import nvcc
+
+    axe4j.use_pip_nvcc()
+    funcs = cuda.kernels(SHAPE, 64, BN1, BN2)
+    for name in ("gemm1", "gemm2"):
+        source = layer(64)._exe[name].mod.imports[0].inspect_source("cuda")
+        with cuda.target():
+            ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+        assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16", ptx), name
+        assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx, name
+        if name == "gemm1":   # the gather: 16 bytes per thread and row, at a run-time row
+            assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;", ptx)
+    report = axe4j.explain(funcs["gemm1"], cuda.target(), file=open("/dev/null", "w"))
+    assert "axe4j-cuda-wgmma" in report and "axe4j-cuda-tma" in report
+    lines = report.splitlines()
+    gather = next(n for n, line in enumerate(lines) if "X[slot_token" in line)
+    assert "axe4j-cuda-cp-async" in lines[gather + 1] and "chosen" in lines[gather + 1]
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="w1 has shape"):
+        cuda.MoeLayer(SHAPE, 4, WR, W2, W2)
+    with pytest.raises(ValueError, match="BN1=48"):
+        cuda.kernels(SHAPE, 4, bn1=48)
+    with pytest.raises(ValueError, match=r"hidden \(200\)"):
+        cuda.kernels(MoeShape(4, 2, 200, 64), 4)
+    with pytest.raises(ValueError, match="device 'tpu'"):
+        cuda.MoeLayer(SHAPE, 4, WR, W1, W2, device="tpu")
+    with pytest.raises(ValueError, match="x has shape"):
+        layer(1).experts(np.zeros((2, H), "float16"), np.zeros((2, 4), "int32"), np.ones((2, 4)))
+
+
+# ---- each stage as a GPU case: its kernel, inputs and numpy reference --------------------------------------------
+
+CASE_TOKENS = 64
+
+
+def _case_plan():
+    ids, w = routing(CASE_TOKENS, 4, crowded=(0,))
+    plan = schedule(ids, w, E, ROWS)
+    max_tiles = plan.max_tiles(CASE_TOKENS * SHAPE.top_k, E, ROWS)
+    return plan, max_tiles, cuda.tile_arrays(plan, max_tiles, CASE_TOKENS, SHAPE.top_k)
+
+
+def _gemm1_expected(x, w1, tile_expert, tile_start, tile_rows, slot_token, slot_weight, h):
+    """Every row of each used tile (the rows past tile_rows too: they gather the next slots)."""
+    out = np.zeros_like(h, dtype="float32")
+    for i in np.nonzero(tile_rows)[0]:
+        slots = tile_start[i] + np.arange(ROWS)
+        g = x[slot_token[slots]].astype("float32") @ w1[tile_expert[i]].astype("float32").T
+        out[i * ROWS:(i + 1) * ROWS] = silu(g[:, :I]) * g[:, I:] * slot_weight[slots, None]
+    return [out.astype("float16")]
+
+
+def _gemm2_expected(h, w2, tile_expert, tile_rows, y):
+    out = np.zeros_like(y)
+    for i in np.nonzero(tile_rows)[0]:
+        out[i * ROWS:(i + 1) * ROWS] = h[i * ROWS:(i + 1) * ROWS].astype("float32") @ \
+            w2[tile_expert[i]].astype("float32").T
+    return [out]
+
+
+def _stage_args(stage):
+    plan, max_tiles, tiles = _case_plan()
+    rng = np.random.default_rng(5)
+    if stage == "gemm1":
+        return [tokens_of(CASE_TOKENS, 4), W1.copy(), tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
+                plan.slot_token, plan.slot_weight, np.zeros((max_tiles * ROWS, I), "float16")]
+    if stage == "gemm2":
+        h = (rng.standard_normal((max_tiles * ROWS, I))).astype("float16")
+        return [h, W2.copy(), tiles["tile_expert"], tiles["tile_rows"], np.zeros((max_tiles * ROWS, H), "float32")]
+    y = rng.standard_normal((max_tiles * ROWS, H)).astype("float32")
+    return [y, tiles["pair_row"], np.zeros((CASE_TOKENS, H), "float16")]
+
+
+def _stage_expected(stage):
+    if stage == "gemm1":
+        return lambda args: _gemm1_expected(*args)
+    if stage == "gemm2":
+        return lambda args: _gemm2_expected(*args)
+    return lambda args: [args[0][args[1]].reshape(CASE_TOKENS, SHAPE.top_k, H).sum(axis=1).astype("float16")]
+
+
+_built = {}
+
+
+def _stage_kernel(stage):
+    return cuda.kernels(SHAPE, CASE_TOKENS, BN1, BN2)[stage]
+
+
+def _stage_build(stage):
+    if stage not in _built:
+        axe4j.use_pip_nvcc()
+        _built[stage] = axe4j.compile(_stage_kernel(stage), cuda.target())
+    return _built[stage]
+
+
+STAGES = ("gemm1", "gemm2", "combine")
+
+
+def gpu_cases():
+    """The three kernels of the layer at 64 tokens (sm_90a): GEMM1 (gather, gate/up, SiLU-and-mul, weight), GEMM2,
+    combine, each on inputs of its own and checked against numpy."""
+    import _gpu_cases
+
+    return [_gpu_cases.GpuCase(
+        name=f"moe_cuda/{stage}_64_tokens", arch="sm_90a", build=lambda stage=stage: _stage_build(stage),
+        kernel=lambda stage=stage: _stage_kernel(stage), target=cuda.target(),
+        args=lambda stage=stage: _stage_args(stage), outputs=({"gemm1": 7, "gemm2": 4, "combine": 2}[stage],),
+        expected=_stage_expected(stage), rtol=1e-2, atol=1e-2) for stage in STAGES]
+
+
+@pytest.mark.parametrize("name", [f"{stage}_64_tokens" for stage in STAGES])
+def test_stage_matches_numpy_when_interpreted(bridge, name):
+    import _gpu_cases
+    from axe4j import cuda_interp
+
+    case = next(c for c in gpu_cases() if c.name == f"moe_cuda/{name}")
+    args = case.args()
+    cuda_interp.run(case.build(), *args)
+    _gpu_cases.check(case, [args[i] for i in case.outputs])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", [f"{stage}_64_tokens" for stage in STAGES])
+def test_stage_results_on_a_gpu(name):
+    import _gpu_cases
+
+    _gpu_cases.run_on_gpu(_gpu_cases.for_device(gpu_cases(), f"moe_cuda/{name}"))
+
+
+@pytest.mark.gpu
+def test_the_layer_on_a_gpu():
+    if _gpu_arch() != "sm_90a":
+        pytest.skip("the layer is sm_90a code")
+    x = tokens_of(256, 9)
+    moe = cuda.MoeLayer(SHAPE, 256, WR, W1, W2, device="gpu", bn1=BN1, bn2=BN2)
+    _, ids, w = moe.route(x)
+    check(moe(x), x, ids, w)
+
+
+def _gpu_arch():
+    import _gpu_cases
+
+    return _gpu_cases.device_arch()
