@@ -120,18 +120,25 @@ def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
         assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx, name
         if name == "gemm1":   # the gather: 16 bytes per thread and row, at a run-time row
             assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;", ptx)
-    report = axe4j.explain(funcs["gemm1"], cuda.target(), file=open("/dev/null", "w"))
-    assert "axe4j-cuda-wgmma" in report and "axe4j-cuda-tma" in report
-    lines = report.splitlines()
-    gather = next(n for n, line in enumerate(lines) if "X[slot_token" in line)
-    assert "axe4j-cuda-cp-async" in lines[gather + 1] and "chosen" in lines[gather + 1]
+    chosen = {}
+    for name in ("gemm1", "gemm2"):
+        lines = axe4j.explain(funcs[name], cuda.target(), file=open("/dev/null", "w")).splitlines()
+        calls = [n for n, line in enumerate(lines) if line.startswith("main #")] + [len(lines)]
+        chosen.update({f"{name} {lines[a]}": next((line for line in lines[a + 1:b] if "chosen" in line), "")
+                       for a, b in zip(calls, calls[1:])})
+    assert all("axe4j-cuda-" in rule for rule in chosen.values()), \
+        [call for call, rule in chosen.items() if "axe4j-cuda-" not in rule]   # every tile op by an axe4j rule
+    rules = {call: rule.split()[0] for call, rule in chosen.items()}
+    assert rules[next(c for c in rules if "X[slot_token" in c)] == "axe4j-cuda-cp-async"        # the gather
+    assert [r for c, r in rules.items() if "gemm_async" in c] == ["axe4j-cuda-wgmma"] * 3
+    assert [r for c, r in rules.items() if "copy_async" in c and "X[" not in c] == ["axe4j-cuda-tma"] * 6
 
 
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="w1 has shape"):
         cuda.MoeLayer(SHAPE, 4, WR, W2, W2)
-    with pytest.raises(ValueError, match="BN1=48"):
-        cuda.kernels(SHAPE, 4, bn1=48)
+    with pytest.raises(ValueError, match="BN1=40"):
+        cuda.kernels(SHAPE, 4, bn1=40)
     with pytest.raises(ValueError, match=r"hidden \(200\)"):
         cuda.kernels(MoeShape(4, 2, 200, 64), 4)
     with pytest.raises(ValueError, match="device 'tpu'"):

@@ -8,9 +8,10 @@ each CTA writes only its own block, and the rows past ``tile_rows[i]`` are compu
 ``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
            TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
            (E 2I, hidden) view of W1) into a 2-slot ring, prefetched one K tile ahead; the threads gather the tile's
-           64 token rows of X (row slot_token[tile_start + r], a run-time index, 16 bytes per thread) into a
-           128-byte-swizzled shared tile; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up * weight
-           (the weight of slot s seen as a (slots, 32) tensor with column stride 0), FP16, stored to H.
+           64 token rows of X (row slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread)
+           into a 128-byte-swizzled shared tile; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up *
+           weight (the weights of slots s.. seen as a (slots, BN1) tensor with column stride 0, loaded into up's
+           registers), FP16, stored to H.
 ``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: Y[64 i : +64, n BN2 : +BN2] = H[64 i : +64, :] W2[e]^T
            chunk, both operands by TMA into a 2-slot ring (H: contiguous rows; W2: a run-time row start e hidden of
            the (E hidden, I) view), FP32 stored from registers.
@@ -29,7 +30,7 @@ from .config import MoeShape
 
 ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup
 BK = SWIZZLE_ROW      # K tile: one 128-byte swizzle row of FP16
-EPILOGUE_COLS = 32    # accumulator columns the weight is applied to at a time (16 registers of weights)
+N_STEP = 16          # chunk widths: a multiple of the wgmma fragment's 8 columns and of two 16-byte FP16 vectors
 THREADS = 128
 
 
@@ -38,8 +39,8 @@ def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, i
     bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
     problems = []
     for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"), ("BN2", bn2, shape.hidden, "hidden")):
-        if value % EPILOGUE_COLS or value > 256:
-            problems.append(f"{name}={value} must be a multiple of {EPILOGUE_COLS} and at most 256 (one wgmma N)")
+        if value % N_STEP or value > 256:
+            problems.append(f"{name}={value} must be a multiple of {N_STEP} and at most 256 (one wgmma N)")
         if width % value:
             problems.append(f"{name}={value} must divide {dim} ({width})")
     for name, value in (("hidden", shape.hidden), ("intermediate", shape.intermediate)):
@@ -57,8 +58,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
     a_layout = shared_tile(1, 1, ROWS, BK)
     b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
     acc_layout = accumulator(ROWS, bn1)
-    chunk_layout = accumulator(ROWS, EPILOGUE_COLS)
-    weight_rows = TileLayout(S[(slots, EPILOGUE_COLS):(1, 0)])   # slot s's weight in every column: a broadcast
+    weight_rows = TileLayout(S[(slots, bn1):(1, 0)])   # slot s's weight in every column: a broadcast
     stage_bytes = 2 * bn1 * BK * 2
     per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
 
@@ -75,7 +75,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         T.lane_id([32])
         tid = T.thread_id([THREADS])
         W1_rows = T.decl_buffer((E * 2 * I, H), "float16", data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
-        weights = T.decl_buffer((slots, EPILOGUE_COLS), "float32", data=slot_weight.data, layout=weight_rows)
+        weights = T.decl_buffer((slots, bn1), "float32", data=slot_weight.data, layout=weight_rows)
         pool = T.SMEMPool()
         A_smem = pool.alloc((1, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
         B_smem = pool.alloc((2, 2, bn1, BK), "float16", layout=b_layout, align=1024)
@@ -89,7 +89,6 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
             gate = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
             up = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
-            w = T.alloc_buffer((ROWS, EPILOGUE_COLS), "float32", scope="local", layout=chunk_layout)
             out = T.alloc_buffer((ROWS, bn1), "float16", scope="local", layout=acc_layout)
             Tx.wg.fill(gate[:, :], T.float32(0.0))
             Tx.wg.fill(up[:, :], T.float32(0.0))
@@ -125,13 +124,11 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
                 Tx.wg.gemm_async(up[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
                 T.cuda.cta_sync()                          # every thread is past the wgmma before A is regathered
-            # SiLU(gate) * up * weight, EPILOGUE_COLS columns at a time
-            for q in T.unroll(bn1 // EPILOGUE_COLS):
-                g = gate[:, q * EPILOGUE_COLS:q * EPILOGUE_COLS + EPILOGUE_COLS]
-                Tx.wg.silu(g, g)
-                Tx.wg.mul(g, g, up[:, q * EPILOGUE_COLS:q * EPILOGUE_COLS + EPILOGUE_COLS])
-                Tx.wg.copy(w[:, :], weights[tile_start[i]:tile_start[i] + ROWS, :])
-                Tx.wg.mul(g, g, w[:, :])
+            # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
+            Tx.wg.silu(gate[:, :], gate[:, :])
+            Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
+            Tx.wg.copy(up[:, :], weights[tile_start[i]:tile_start[i] + ROWS, :])
+            Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
             Tx.wg.cast(out[:, :], gate[:, :])
             Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
 
