@@ -131,7 +131,7 @@ def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
     rules = {call: rule.split()[0] for call, rule in chosen.items()}
     assert rules[next(c for c in rules if "X[slot_token" in c)] == "axe4j-cuda-cp-async"        # the gather
     assert [r for c, r in rules.items() if "gemm_async" in c] == ["axe4j-cuda-wgmma"] * 3
-    assert [r for c, r in rules.items() if "copy_async" in c and "X[" not in c] == ["axe4j-cuda-tma"] * 6
+    assert [r for c, r in rules.items() if "copy_async" in c and "X[" not in c] == ["axe4j-cuda-tma"] * 8
 
 
 def test_bad_arguments_are_named():
