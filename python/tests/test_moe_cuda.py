@@ -260,3 +260,13 @@ def _gpu_arch():
     import _gpu_cases
 
     return _gpu_cases.device_arch()
+
+
+def test_the_gpu_bench_makes_fp16_weights_and_names_a_missing_peer():
+    from axe4j.moe import cuda_bench
+
+    wr, w1, w2 = cuda_bench._weights(MoeShape(4, 2, 64, 32))
+    assert (wr.dtype, w1.dtype, w2.dtype) == (np.float32, np.float16, np.float16)
+    assert w1.shape == (4, 64, 64) and w2.shape == (4, 64, 32) and 0.05 < float(np.std(w1.astype("float32"))) < 0.3
+    name, status = cuda_bench._peer()
+    assert name is not None or status.startswith("not run: vLLM's Triton fused_experts is not importable")

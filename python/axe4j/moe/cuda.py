@@ -70,7 +70,7 @@ class MoeLayer:
             raise ValueError(f"axe4j.moe.cuda.MoeLayer: device {device!r} must be one of {DEVICES}")
         E, H, I = shape.experts, shape.hidden, shape.intermediate
         for name, value, want in (("wr", wr, (E, H)), ("w1", w1, (E, 2 * I, H)), ("w2", w2, (E, H, I))):
-            if np.shape(value) != want:
+            if tuple(value.shape if hasattr(value, "shape") else np.shape(value)) != want:
                 raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} has shape {np.shape(value)}, expected {want} "
                                  f"for {shape}")
         funcs = kernels(shape, tokens, bn1, bn2)
@@ -79,11 +79,13 @@ class MoeLayer:
         axe4j.use_pip_nvcc()
         self._exe = {name: axe4j.compile(func, target()) for name, func in funcs.items()}
         self._wr = np.asarray(wr, np.float32)
-        self._w1 = np.ascontiguousarray(w1, np.float16)
-        self._w2 = np.ascontiguousarray(w2, np.float16)
-        if device == "gpu":
+        if device == "gpu":   # weights given as tvm tensors on the GPU stay there (FP16); arrays are copied over
             dev = tvm.cuda(0)
-            self._w1, self._w2 = (tvm.runtime.tensor(a, dev) for a in (self._w1, self._w2))
+            self._w1, self._w2 = (a if isinstance(a, tvm.runtime.Tensor) else
+                                  tvm.runtime.tensor(np.ascontiguousarray(a, np.float16), dev) for a in (w1, w2))
+        else:
+            self._w1 = np.ascontiguousarray(w1, np.float16)
+            self._w2 = np.ascontiguousarray(w2, np.float16)
 
     def _tokens(self, x) -> np.ndarray:
         if np.shape(x) != (self.tokens, self.shape.hidden):
@@ -103,6 +105,14 @@ class MoeLayer:
 
     def experts(self, x, ids, weights) -> np.ndarray:
         """The expert part for a routing (ids, weights: tokens x top_k); FP16 tokens x hidden."""
+        calls = self.calls(x, ids, weights)
+        self.launch(calls)
+        out = calls[-1][1][-1]
+        return out if isinstance(out, np.ndarray) else out.numpy()
+
+    def calls(self, x, ids, weights) -> list:
+        """[(kernel name, arguments)] of one run for a routing: the schedule made, every array in place (on the GPU
+        for ``device="gpu"``); the output is the last argument of the last call."""
         x = self._tokens(x)
         if np.shape(ids) != (self.tokens, self.shape.top_k):
             raise ValueError(f"axe4j.moe.cuda.MoeLayer: ids has shape {np.shape(ids)}, expected "
@@ -110,35 +120,37 @@ class MoeLayer:
         plan = schedule(ids, weights, self.shape.experts, ROWS)
         tiles = tile_arrays(plan, self.max_tiles, self.tokens, self.shape.top_k)
         H, I = self.shape.hidden, self.shape.intermediate
-        h = np.zeros((self.max_tiles * ROWS, I), np.float16)
+        h = np.zeros((self.max_tiles * ROWS, I), np.float16)                 # tile-padded rows: 64 i + r
         y = np.zeros((self.max_tiles * ROWS, H), np.float32)
         out = np.zeros((self.tokens, H), np.float16)
-        calls = (("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
-                            plan.slot_token, plan.slot_weight, h)),
-                 ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_rows"], y)),
-                 ("combine", (y, tiles["pair_row"], out)))
+        if self.device == "gpu":
+            import tvm
+
+            dev = tvm.cuda(0)
+            x, h, y, out, slot_token, slot_weight = (tvm.runtime.tensor(a, dev) for a in
+                                                     (x, h, y, out, plan.slot_token, plan.slot_weight))
+            tiles = {k: tvm.runtime.tensor(v, dev) for k, v in tiles.items()}
+        else:
+            slot_token, slot_weight = plan.slot_token, plan.slot_weight
+        return [("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
+                           slot_token, slot_weight, h)),
+                ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_rows"], y)),
+                ("combine", (y, tiles["pair_row"], out))]
+
+    def launch(self, calls) -> None:
+        """Runs the kernels of ``calls`` in order (in the interpreter, or queued on the GPU)."""
         if self.device == "interp":
             from .. import cuda_interp
 
             for name, args in calls:
                 cuda_interp.run(self._exe[name], *args)
-            return out
-        return self._on_gpu(calls)
-
-    def _on_gpu(self, calls) -> np.ndarray:
-        import tvm
-
-        dev = tvm.cuda(0)
-        on = {}
+            return
         for name, args in calls:
-            moved = []
-            for a in args:
-                if isinstance(a, np.ndarray):
-                    key = id(a)
-                    if key not in on:
-                        on[key] = tvm.runtime.tensor(a, dev)
-                    moved.append(on[key])
-                else:
-                    moved.append(a)
-            self._exe[name](*moved)
-        return on[id(calls[-1][1][-1])].numpy()
+            self._exe[name](*args)
+
+
+def bench(shape: MoeShape, tokens_list, repeat: int) -> list:
+    """The GPU rows of ``make bench-moe`` (``axe4j.moe.cuda_bench``)."""
+    from .cuda_bench import bench as run
+
+    return run(shape, tokens_list, repeat)
