@@ -270,3 +270,30 @@ def test_the_gpu_bench_makes_fp16_weights_and_names_a_missing_peer():
     assert w1.shape == (4, 64, 64) and w2.shape == (4, 64, 32) and 0.05 < float(np.std(w1.astype("float32"))) < 0.3
     name, status = cuda_bench._peer()
     assert name is not None or status.startswith("not run: vLLM's Triton fused_experts is not importable")
+
+
+def test_sass_reads_no_accumulator_while_its_wgmma_is_in_flight(bridge):
+    """What ptxas scheduled (the interpreter runs TIR, before ptxas): no read of an HGMMA's accumulator registers
+    before the WARPGROUP.DEPBAR that retires it (axe4j.sass, as test_sass.py checks the GEMM kernels)."""
+    from axe4j import sass
+    from axe4j.cuda_corpus import build as corpus_build
+
+    axe4j.use_pip_nvcc()
+    for name in ("gemm1", "gemm2"):
+        binary, _ = sass.cubin(corpus_build.cuda_source(layer(64)._exe[name]), "sm_90a")
+        instructions = sass.disassemble(binary)
+        assert any(text.startswith("HGMMA.") for _, text in instructions), name
+        assert sass.accumulator_reads_in_flight(instructions) == [], name
+
+
+def test_the_qwen3_shapes_compile_to_an_sm90a_binary(bridge):
+    """128 experts, top-8, hidden 2048, intermediate 768 at 1024 tokens: 640 tiles of 64 rows at most, GEMM1 in 6
+    chunks of 128, GEMM2 in 16 (compiled only: too large for the interpreter)."""
+    from axe4j.moe import QWEN3_30B_A3B
+
+    axe4j.use_pip_nvcc()
+    for name, func in cuda.kernels(QWEN3_30B_A3B, 1024).items():
+        source = axe4j.compile(func, cuda.target()).mod.imports[0].inspect_source("cuda")
+        with cuda.target():
+            binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+        assert binary[:4] == bytes.fromhex("50ed55ba") and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}, name
