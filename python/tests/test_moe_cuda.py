@@ -105,6 +105,9 @@ def test_pair_rows_are_the_tile_padded_rows_of_every_pair():
     np.testing.assert_array_equal(tiles["tile_expert"][tile_of_row], ids.reshape(-1))   # in its expert's tile
     assert (rows % ROWS < tiles["tile_rows"][tile_of_row]).all()   # inside the tile's rows
     assert (tiles["tile_rows"][plan.tiles:] == 0).all()
+    weight = tiles["row_weight"]
+    np.testing.assert_array_equal(weight[rows], w.reshape(-1))                # each pair's weight in its row
+    assert np.count_nonzero(weight) == rows.size                               # 0 in every padding row
 
 
 def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
@@ -159,13 +162,13 @@ def _case_plan():
     return plan, max_tiles, cuda.tile_arrays(plan, max_tiles, CASE_TOKENS, SHAPE.top_k)
 
 
-def _gemm1_expected(x, w1, tile_expert, tile_start, tile_rows, slot_token, slot_weight, h):
-    """Every row of each used tile (the rows past tile_rows too: they gather the next slots)."""
+def _gemm1_expected(x, w1, tile_expert, tile_start, tile_rows, slot_token, row_weight, h):
+    """The rows of each used tile; 0 past tile_rows and in unused tiles."""
     out = np.zeros_like(h, dtype="float32")
     for i in np.nonzero(tile_rows)[0]:
-        slots = tile_start[i] + np.arange(ROWS)
-        g = x[slot_token[slots]].astype("float32") @ w1[tile_expert[i]].astype("float32").T
-        out[i * ROWS:(i + 1) * ROWS] = silu(g[:, :I]) * g[:, I:] * slot_weight[slots, None]
+        m = tile_rows[i]
+        g = x[slot_token[tile_start[i] + np.arange(m)]].astype("float32") @ w1[tile_expert[i]].astype("float32").T
+        out[i * ROWS:i * ROWS + m] = silu(g[:, :I]) * g[:, I:] * row_weight[i * ROWS:i * ROWS + m, None]
     return [out.astype("float16")]
 
 
@@ -182,7 +185,7 @@ def _stage_args(stage):
     rng = np.random.default_rng(5)
     if stage == "gemm1":
         return [tokens_of(CASE_TOKENS, 4), W1.copy(), tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
-                plan.slot_token, plan.slot_weight, np.zeros((max_tiles * ROWS, I), "float16")]
+                plan.slot_token, tiles["row_weight"], np.zeros((max_tiles * ROWS, I), "float16")]
     if stage == "gemm2":
         h = (rng.standard_normal((max_tiles * ROWS, I))).astype("float16")
         return [h, W2.copy(), tiles["tile_expert"], tiles["tile_rows"], np.zeros((max_tiles * ROWS, H), "float32")]

@@ -38,8 +38,9 @@ def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128) -> dic
 
 def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> dict:
     """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
-    its CTAs return at once), and ``pair_row``: pair p = t k + j's row in the tile-padded order of H and Y
-    (row 64 i + r for slot tile_start[i] + r)."""
+    its CTAs return at once); ``pair_row``: pair p = t k + j's row in the tile-padded order of H and Y (row 64 i + r
+    for slot tile_start[i] + r); ``row_weight``: the routing weight of each row in that order, 0 past a tile's
+    rows."""
     if plan.rows != ROWS:
         raise ValueError(f"axe4j.moe.cuda: the schedule has tiles of {plan.rows} rows; the kernels take {ROWS}")
 
@@ -48,11 +49,13 @@ def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> 
 
     pairs = tokens * top_k
     pair_row = np.empty(pairs, np.int32)
+    row_weight = np.zeros(max_tiles * ROWS, np.float32)
     for i in range(plan.tiles):
         s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
         pair_row[plan.slot_pair[s:s + m]] = i * ROWS + np.arange(m, dtype=np.int32)
+        row_weight[i * ROWS:i * ROWS + m] = plan.slot_weight[s:s + m]
     return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
-            "tile_rows": padded(plan.tile_rows), "pair_row": pair_row}
+            "tile_rows": padded(plan.tile_rows), "pair_row": pair_row, "row_weight": row_weight}
 
 
 class MoeLayer:
@@ -127,13 +130,12 @@ class MoeLayer:
             import tvm
 
             dev = tvm.cuda(0)
-            x, h, y, out, slot_token, slot_weight = (tvm.runtime.tensor(a, dev) for a in
-                                                     (x, h, y, out, plan.slot_token, plan.slot_weight))
+            x, h, y, out, slot_token = (tvm.runtime.tensor(a, dev) for a in (x, h, y, out, plan.slot_token))
             tiles = {k: tvm.runtime.tensor(v, dev) for k, v in tiles.items()}
         else:
-            slot_token, slot_weight = plan.slot_token, plan.slot_weight
+            slot_token = plan.slot_token
         return [("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
-                           slot_token, slot_weight, h)),
+                           slot_token, tiles["row_weight"], h)),
                 ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_rows"], y)),
                 ("combine", (y, tiles["pair_row"], out))]
 

@@ -3,15 +3,16 @@
 Rows are kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma
 block) owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H and of the expert output Y; row r of that
 block is slot ``tile_start[i] + r``. So a tile's rows are one aligned row block of H and Y (a layout: row = 64 i + r),
-each CTA writes only its own block, and the rows past ``tile_rows[i]`` are computed but never read.
+each CTA writes only its own block; the rows past ``tile_rows[i]`` are 0 (their weight is) and never read.
 
 ``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
            TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
            (E 2I, hidden) view of W1) into a 2-slot ring, prefetched one K tile ahead; the threads gather the tile's
            64 token rows of X (row slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread)
            into a 128-byte-swizzled shared tile; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up *
-           weight (the weights of slots s.. seen as a (slots, BN1) tensor with column stride 0, loaded into up's
-           registers), FP16, stored to H.
+           weight (``row_weight``, the routing weights in tile-padded order with 0 past each tile's rows, seen as a
+           (rows, BN1) tensor with column stride 0, loaded into up's registers), FP16, stored to H: rows past
+           tile_rows are 0 in H, hence in Y.
 ``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: Y[64 i : +64, n BN2 : +BN2] = H[64 i : +64, :] W2[e]^T
            chunk, both operands by TMA into a 2-slot ring (H: contiguous rows; W2: a run-time row start e hidden of
            the (E hidden, I) view), FP32 stored from registers.
@@ -38,7 +39,8 @@ def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, i
     """(BN1, BN2): the intermediate columns of one GEMM1 CTA and the hidden columns of one GEMM2 CTA."""
     bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
     problems = []
-    for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"), ("BN2", bn2, shape.hidden, "hidden")):
+    for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"),
+                                    ("BN2", bn2, shape.hidden, "hidden")):
         if value % N_STEP or value > 256:
             problems.append(f"{name}={value} must be a multiple of {N_STEP} and at most 256 (one wgmma N)")
         if width % value:
@@ -58,7 +60,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
     a_layout = shared_tile(1, 1, ROWS, BK)
     b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
     acc_layout = accumulator(ROWS, bn1)
-    weight_rows = TileLayout(S[(slots, bn1):(1, 0)])   # slot s's weight in every column: a broadcast
+    weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])   # row 64 i + r's weight in every column: a broadcast
     stage_bytes = 2 * bn1 * BK * 2
     per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
 
@@ -66,7 +68,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
     def gemm1(X: T.Buffer((tokens, H), "float16"), W1: T.Buffer((E, 2 * I, H), "float16"),
               tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
               tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
-              slot_weight: T.Buffer((slots,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), "float16")):
+              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), "float16")):
         T.device_entry()
         c, i = T.cta_id([I // bn1, max_tiles])
         T.warpgroup_id([1])
@@ -75,7 +77,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         T.lane_id([32])
         tid = T.thread_id([THREADS])
         W1_rows = T.decl_buffer((E * 2 * I, H), "float16", data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
-        weights = T.decl_buffer((slots, bn1), "float32", data=slot_weight.data, layout=weight_rows)
+        weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=weight_rows)
         pool = T.SMEMPool()
         A_smem = pool.alloc((1, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
         B_smem = pool.alloc((2, 2, bn1, BK), "float16", layout=b_layout, align=1024)
@@ -109,7 +111,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
                                       mbar=full.ptr_to([nxt]))
                         T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([nxt]), T.uint32(stage_bytes))
                 # gather: row r of the tile is X's row slot_token[tile_start + r] (rows past tile_rows read the
-                # next slots, in bounds by the schedule's padding; their results stay in this tile's padded rows)
+                # next slots, in bounds by the schedule's padding; their weight is 0, so their rows of H are 0)
                 for p in T.serial(ROWS // per_pass):
                     Tx.thread.copy_async(A_smem[0, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
                                          X[slot_token[tile_start[i] + p * per_pass + tid // 8],
@@ -127,7 +129,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
             # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
             Tx.wg.silu(gate[:, :], gate[:, :])
             Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
-            Tx.wg.copy(up[:, :], weights[tile_start[i]:tile_start[i] + ROWS, :])
+            Tx.wg.copy(up[:, :], weights[i * ROWS:i * ROWS + ROWS, :])
             Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
             Tx.wg.cast(out[:, :], gate[:, :])
             Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
