@@ -7,9 +7,9 @@ each CTA writes only its own block; the rows past ``tile_rows[i]`` are 0 (their 
 
 ``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
            TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
-           (E 2I, hidden) view of W1) into a 2-slot ring, prefetched one K tile ahead; the threads gather the tile's
-           64 token rows of X (row slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread)
-           into a 128-byte-swizzled shared tile; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up *
+           (E 2I, hidden) view of W1), and the threads' gather of the tile's 64 token rows of X (row
+           slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread) into 128-byte-swizzled
+           shared tiles, both in 2-slot rings filled one K tile ahead; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up *
            weight (``row_weight``, the routing weights in tile-padded order with 0 past each tile's rows, seen as a
            (rows, BN1) tensor with column stride 0, loaded into up's registers), FP16, stored to H: rows past
            tile_rows are 0 in H, hence in Y.
@@ -57,12 +57,32 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
     slots = tokens * shape.top_k + ROWS
     k_tiles = H // BK
-    a_layout = shared_tile(1, 1, ROWS, BK)
+    a_layout = shared_tile(2, 1, ROWS, BK)            # (stage, 1, 64 rows, BK)
     b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
     acc_layout = accumulator(ROWS, bn1)
     weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])   # row 64 i + r's weight in every column: a broadcast
     stage_bytes = 2 * bn1 * BK * 2
     per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
+
+    @T.macro
+    def load_weights(W1_rows, B_smem, full, first, kt):
+        """TMA of K tile kt of the chunk's gate rows and up rows into ring slot kt % 2."""
+        Tx.copy_async(B_smem[kt % 2, 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
+                      mbar=full.ptr_to([kt % 2]))
+        Tx.copy_async(B_smem[kt % 2, 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
+                      mbar=full.ptr_to([kt % 2]))
+        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([kt % 2]), T.uint32(stage_bytes))
+
+    @T.macro
+    def gather(X, slot_token, tile_start, A_smem, i, tid, kt):
+        """K tile kt of the tile's rows into slot kt % 2: row r is X's row slot_token[tile_start + r] (rows past
+        tile_rows read the next slots, in bounds by the schedule's padding; their weight is 0, so their rows of H
+        are 0); 16 bytes per thread and pass, then one cp.async group."""
+        for p in T.serial(ROWS // per_pass):
+            Tx.thread.copy_async(A_smem[kt % 2, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
+                                 X[slot_token[tile_start[i] + p * per_pass + tid // 8],
+                                   kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
+        T.ptx["cp.async.commit_group"]()
 
     @T.prim_func
     def gemm1(X: T.Buffer((tokens, H), "float16"), W1: T.Buffer((E, 2 * I, H), "float16"),
@@ -79,7 +99,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         W1_rows = T.decl_buffer((E * 2 * I, H), "float16", data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
         weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=weight_rows)
         pool = T.SMEMPool()
-        A_smem = pool.alloc((1, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
+        A_smem = pool.alloc((2, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
         B_smem = pool.alloc((2, 2, bn1, BK), "float16", layout=b_layout, align=1024)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
@@ -96,36 +116,26 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
             Tx.wg.fill(up[:, :], T.float32(0.0))
             first = tile_expert[i] * (2 * I) + c * bn1     # gate rows of this chunk; up rows I further
             if tid == 0:
-                Tx.copy_async(B_smem[0, 0, :, :], W1_rows[first:first + bn1, 0:BK], mbar=full.ptr_to([0]))
-                Tx.copy_async(B_smem[0, 1, :, :], W1_rows[first + I:first + I + bn1, 0:BK], mbar=full.ptr_to([0]))
-                T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([0]), T.uint32(stage_bytes))
+                load_weights(W1_rows, B_smem, full, first, 0)
+            gather(X, slot_token, tile_start, A_smem, i, tid, 0)
+            T.ptx["cp.async.wait_group"](0)
+            T.ptx.fence.proxy.async_.shared__cta()         # the threads' copies, then wgmma's async-proxy reads
+            T.cuda.cta_sync()
             for kt in T.serial(k_tiles):
-                if tid == 0:
-                    if kt + 1 < k_tiles:
-                        # prefetch the next K tile's weights: its slot's wgmma (K tile kt - 1) has completed
-                        nxt = (kt + 1) % 2
-                        Tx.copy_async(B_smem[nxt, 0, :, :], W1_rows[first:first + bn1, kt * BK + BK:kt * BK + 2 * BK],
-                                      mbar=full.ptr_to([nxt]))
-                        Tx.copy_async(B_smem[nxt, 1, :, :], W1_rows[first + I:first + I + bn1,
-                                                                    kt * BK + BK:kt * BK + 2 * BK],
-                                      mbar=full.ptr_to([nxt]))
-                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([nxt]), T.uint32(stage_bytes))
-                # gather: row r of the tile is X's row slot_token[tile_start + r] (rows past tile_rows read the
-                # next slots, in bounds by the schedule's padding; their weight is 0, so their rows of H are 0)
-                for p in T.serial(ROWS // per_pass):
-                    Tx.thread.copy_async(A_smem[0, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
-                                         X[slot_token[tile_start[i] + p * per_pass + tid // 8],
-                                           kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
-                T.ptx["cp.async.commit_group"]()
-                T.ptx["cp.async.wait_group"](0)
-                T.ptx.fence.proxy.async_.shared__cta()     # the threads' copies, then wgmma's async-proxy reads
-                T.cuda.cta_sync()
+                if kt + 1 < k_tiles:
+                    # the next K tile's weights and rows load while this one multiplies: their slots' wgmma
+                    # (K tile kt - 1) has completed and every thread passed the barrier after it
+                    if tid == 0:
+                        load_weights(W1_rows, B_smem, full, first, kt + 1)
+                    gather(X, slot_token, tile_start, A_smem, i, tid, kt + 1)
                 T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
-                Tx.wg.gemm_async(gate[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                Tx.wg.gemm_async(gate[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
-                Tx.wg.gemm_async(up[:, :], A_smem[0, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
+                Tx.wg.gemm_async(up[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
-                T.cuda.cta_sync()                          # every thread is past the wgmma before A is regathered
+                T.ptx["cp.async.wait_group"](0)                 # the next K tile's rows have landed ...
+                T.ptx.fence.proxy.async_.shared__cta()
+                T.cuda.cta_sync()                              # ... for every thread, and all are past the wgmma
             # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
             Tx.wg.silu(gate[:, :], gate[:, :])
             Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
