@@ -75,6 +75,23 @@ def test_the_layer_routes_and_matches_numpy(bridge, tokens):
     check(out, x, ids, w)
 
 
+def test_bf16_tokens_and_weights(bridge):
+    """The same kernels on BF16 (wgmma .f32.bf16.bf16): 64 tokens, the host router, the output in BF16."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    moe = cuda.MoeLayer(SHAPE, 64, WR, W1.astype(bf16), W2.astype(bf16), bn1=BN1, bn2=BN2, dtype="bfloat16")
+    x = tokens_of(64, 11).astype(bf16)
+    out = moe(x)
+    _, ids, w = moe.route(x)
+    assert out.dtype == bf16
+    want = moe_reference(x.astype("float32"), W1.astype(bf16).astype("float32"), W2.astype(bf16).astype("float32"),
+                         ids, w)
+    np.testing.assert_allclose(out.astype("float32"), want, rtol=2e-2, atol=2e-2)
+    source = moe._exe["gemm1"].mod.imports[0].inspect_source("cuda")
+    assert "bf16" in source and "wgmma" in source
+
+
 def test_an_empty_expert_a_single_pair_and_a_crowded_one(bridge):
     x = tokens_of(64, 1)
     ids, w = routing(64, 1, crowded=(0,))
@@ -157,6 +174,8 @@ def test_bad_arguments_are_named():
         cuda.kernels(SHAPE, 4, bn1=40)
     with pytest.raises(ValueError, match=r"hidden \(200\)"):
         cuda.kernels(MoeShape(4, 2, 200, 64), 4)
+    with pytest.raises(ValueError, match="dtype 'float32' must be one of"):
+        cuda.kernels(SHAPE, 4, dtype="float32")
     with pytest.raises(ValueError, match="device 'tpu'"):
         cuda.MoeLayer(SHAPE, 4, WR, W1, W2, device="tpu")
     with pytest.raises(ValueError, match="x has shape"):
@@ -302,14 +321,21 @@ def test_sass_reads_no_accumulator_while_its_wgmma_is_in_flight(bridge):
         assert sass.accumulator_reads_in_flight(instructions) == [], name
 
 
-def test_the_qwen3_shapes_compile_to_an_sm90a_binary(bridge):
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_the_qwen3_shapes_compile_to_an_sm90a_binary(bridge, dtype):
     """128 experts, top-8, hidden 2048, intermediate 768 at 1024 tokens: 640 tiles of 64 rows at most, GEMM1 in 6
     chunks of 128, GEMM2 in 16 (compiled only: too large for the interpreter)."""
+    from tvm.support import nvcc
+
     from axe4j.moe import QWEN3_30B_A3B
 
     axe4j.use_pip_nvcc()
-    for name, func in cuda.kernels(QWEN3_30B_A3B, 1024).items():
+    short = {"float16": "f16", "bfloat16": "bf16"}[dtype]
+    for name, func in cuda.kernels(QWEN3_30B_A3B, 1024, dtype=dtype).items():
         source = axe4j.compile(func, cuda.target()).mod.imports[0].inspect_source("cuda")
         with cuda.target():
             binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+            ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
         assert binary[:4] == bytes.fromhex("50ed55ba") and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}, name
+        if name != "combine":
+            assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{short}.{short}" in ptx, name

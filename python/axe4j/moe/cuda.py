@@ -18,6 +18,17 @@ from .reference import route_reference
 from .schedule import TileSchedule, schedule
 
 DEVICES = ("interp", "gpu")
+DTYPES = ("float16", "bfloat16")   # of tokens, expert weights, H and the output; accumulation is FP32
+
+
+def numpy_dtype(dtype: str):
+    if dtype not in DTYPES:
+        raise ValueError(f"axe4j.moe.cuda: dtype {dtype!r} must be one of {DTYPES}")
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.float16
 
 
 def target():
@@ -26,14 +37,16 @@ def target():
     return tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 
 
-def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128) -> dict:
+def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype: str = "float16") -> dict:
     """The layer's three PrimFuncs for ``tokens`` tokens: {"gemm1", "gemm2", "combine"}."""
     if not isinstance(tokens, int) or tokens < 1:
         raise ValueError(f"axe4j.moe.cuda: tokens ({tokens!r}) must be a positive int")
+    numpy_dtype(dtype)
     bn1, bn2 = chunk_sizes(shape, bn1, bn2)
     max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
-    return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1), "gemm2": gemm2_kernel(shape, max_tiles, bn2),
-            "combine": combine_kernel(shape, tokens, max_tiles)}
+    return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1, dtype),
+            "gemm2": gemm2_kernel(shape, max_tiles, bn2, dtype),
+            "combine": combine_kernel(shape, tokens, max_tiles, dtype)}
 
 
 def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> dict:
@@ -61,10 +74,10 @@ def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> 
 class MoeLayer:
     """The layer for ``tokens`` tokens. Weights as in ``axe4j.moe.cpu.MoeLayer`` (router ``wr``: experts x hidden;
     ``w1``: experts x 2*intermediate x hidden, gate rows then up rows; ``w2``: experts x hidden x intermediate);
-    ``w1``, ``w2`` and the tokens are used as FP16."""
+    ``w1``, ``w2``, the tokens and the output are ``dtype`` (FP16 or BF16)."""
 
     def __init__(self, shape: MoeShape, tokens: int, wr, w1, w2, *, device: str = "interp", bn1: int = 128,
-                 bn2: int = 128):
+                 bn2: int = 128, dtype: str = "float16"):
         import tvm
 
         import axe4j
@@ -76,28 +89,28 @@ class MoeLayer:
             if tuple(value.shape if hasattr(value, "shape") else np.shape(value)) != want:
                 raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} has shape {np.shape(value)}, expected {want} "
                                  f"for {shape}")
-        funcs = kernels(shape, tokens, bn1, bn2)
-        self.shape, self.tokens, self.device = shape, tokens, device
+        funcs = kernels(shape, tokens, bn1, bn2, dtype)
+        self.shape, self.tokens, self.device, self.dtype = shape, tokens, device, numpy_dtype(dtype)
         self.max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, E, ROWS)
         axe4j.use_pip_nvcc()
         self._exe = {name: axe4j.compile(func, target()) for name, func in funcs.items()}
         self._wr = np.asarray(wr, np.float32)
-        if device == "gpu":   # weights given as tvm tensors on the GPU stay there (FP16); arrays are copied over
+        if device == "gpu":   # weights given as tvm tensors on the GPU stay there (in dtype); arrays are copied over
             dev = tvm.cuda(0)
             self._w1, self._w2 = (a if isinstance(a, tvm.runtime.Tensor) else
-                                  tvm.runtime.tensor(np.ascontiguousarray(a, np.float16), dev) for a in (w1, w2))
+                                  tvm.runtime.tensor(np.ascontiguousarray(a, self.dtype), dev) for a in (w1, w2))
         else:
-            self._w1 = np.ascontiguousarray(w1, np.float16)
-            self._w2 = np.ascontiguousarray(w2, np.float16)
+            self._w1 = np.ascontiguousarray(w1, self.dtype)
+            self._w2 = np.ascontiguousarray(w2, self.dtype)
 
     def _tokens(self, x) -> np.ndarray:
         if np.shape(x) != (self.tokens, self.shape.hidden):
             raise ValueError(f"axe4j.moe.cuda.MoeLayer: x has shape {np.shape(x)}, expected "
                              f"({self.tokens}, {self.shape.hidden})")
-        return np.ascontiguousarray(x, np.float16)
+        return np.ascontiguousarray(x, self.dtype)
 
     def route(self, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(logits, ids, weights) from the host router: FP32 logits of the FP16 tokens, top-k, softmax."""
+        """(logits, ids, weights) from the host router: FP32 logits of the tokens (as ``dtype``), top-k, softmax."""
         logits = self._tokens(x).astype(np.float32) @ self._wr.T
         ids, weights = route_reference(logits, self.shape.top_k)
         return logits, ids, weights
@@ -107,7 +120,7 @@ class MoeLayer:
         return self.experts(x, ids, weights)
 
     def experts(self, x, ids, weights) -> np.ndarray:
-        """The expert part for a routing (ids, weights: tokens x top_k); FP16 tokens x hidden."""
+        """The expert part for a routing (ids, weights: tokens x top_k): tokens x hidden in ``dtype``."""
         calls = self.calls(x, ids, weights)
         self.launch(calls)
         out = calls[-1][1][-1]
@@ -123,9 +136,9 @@ class MoeLayer:
         plan = schedule(ids, weights, self.shape.experts, ROWS)
         tiles = tile_arrays(plan, self.max_tiles, self.tokens, self.shape.top_k)
         H, I = self.shape.hidden, self.shape.intermediate
-        h = np.zeros((self.max_tiles * ROWS, I), np.float16)                 # tile-padded rows: 64 i + r
+        h = np.zeros((self.max_tiles * ROWS, I), self.dtype)                 # tile-padded rows: 64 i + r
         y = np.zeros((self.max_tiles * ROWS, H), np.float32)
-        out = np.zeros((self.tokens, H), np.float16)
+        out = np.zeros((self.tokens, H), self.dtype)
         if self.device == "gpu":
             import tvm
 

@@ -1,4 +1,5 @@
-"""The three TIRx kernels of the CUDA MoE layer (sm_90a, FP16 in, FP32 accumulation; docs/moe.md, "CUDA (sm_90a)").
+"""The three TIRx kernels of the CUDA MoE layer (sm_90a, FP16 or BF16 in, FP32 accumulation; docs/moe.md,
+"CUDA (sm_90a)").
 
 Rows are kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma
 block) owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H and of the expert output Y; row r of that
@@ -9,15 +10,15 @@ each CTA writes only its own block; the rows past ``tile_rows[i]`` are 0 (their 
            TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
            (E 2I, hidden) view of W1), and the threads' gather of the tile's 64 token rows of X (row
            slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread) into 128-byte-swizzled
-           shared tiles, both in 2-slot rings filled one K tile ahead; two wgmma (gate, up). Epilogue in registers: SiLU(gate) * up *
-           weight (``row_weight``, the routing weights in tile-padded order with 0 past each tile's rows, seen as a
-           (rows, BN1) tensor with column stride 0, loaded into up's registers), FP16, stored to H: rows past
-           tile_rows are 0 in H, hence in Y.
+           shared tiles, both in 2-slot rings filled one K tile ahead; two wgmma (gate, up). Epilogue in
+           registers: SiLU(gate) * up * weight (``row_weight``, the routing weights in tile-padded order with 0 past
+           each tile's rows, seen as a (rows, BN1) tensor with column stride 0, loaded into up's registers), cast
+           to the input type (FP16 or BF16), stored to H: rows past tile_rows are 0 in H, hence in Y.
 ``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: Y[64 i : +64, n BN2 : +BN2] = H[64 i : +64, :] W2[e]^T
            chunk, both operands by TMA into a 2-slot ring (H: contiguous rows; W2: a run-time row start e hidden of
            the (E hidden, I) view), FP32 stored from registers.
-``combine`` grid (tokens,): out[t, :] = sum_j Y[pair_row[t k + j], :] in FP32, stored FP16; pair_row (host, from the
-           schedule) is the tile-padded row of pair p.
+``combine`` grid (tokens,): out[t, :] = sum_j Y[pair_row[t k + j], :] in FP32, stored in the input type; pair_row
+           (host, from the schedule) is the tile-padded row of pair p.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, i
     return bn1, bn2
 
 
-def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
+def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: str = "float16"):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
     slots = tokens * shape.top_k + ROWS
     k_tiles = H // BK
@@ -87,10 +88,10 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         T.ptx["cp.async.commit_group"]()
 
     @T.prim_func
-    def gemm1(X: T.Buffer((tokens, H), "float16"), W1: T.Buffer((E, 2 * I, H), "float16"),
+    def gemm1(X: T.Buffer((tokens, H), dtype), W1: T.Buffer((E, 2 * I, H), dtype),
               tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
               tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
-              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), "float16")):
+              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), dtype)):
         T.device_entry()
         c, i = T.cta_id([I // bn1, max_tiles])
         T.warpgroup_id([1])
@@ -98,11 +99,11 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         T.warp_id([4])
         T.lane_id([32])
         tid = T.thread_id([THREADS])
-        W1_rows = T.decl_buffer((E * 2 * I, H), "float16", data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
+        W1_rows = T.decl_buffer((E * 2 * I, H), dtype, data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
         weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=weight_rows)
         pool = T.SMEMPool()
-        A_smem = pool.alloc((2, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
-        B_smem = pool.alloc((2, 2, bn1, BK), "float16", layout=b_layout, align=1024)
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 2, bn1, BK), dtype, layout=b_layout, align=1024)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
         if tid == 0:
@@ -113,7 +114,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
         if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
             gate = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
             up = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
-            out = T.alloc_buffer((ROWS, bn1), "float16", scope="local", layout=acc_layout)
+            out = T.alloc_buffer((ROWS, bn1), dtype, scope="local", layout=acc_layout)
             Tx.wg.fill(gate[:, :], T.float32(0.0))
             Tx.wg.fill(up[:, :], T.float32(0.0))
             first = tile_expert[i] * (2 * I) + c * bn1     # gate rows of this chunk; up rows I further
@@ -150,7 +151,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int):
     return gemm1
 
 
-def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int):
+def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int, dtype: str = "float16"):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
     k_tiles = I // BK
     a_layout = shared_tile(2, 1, ROWS, BK)
@@ -166,7 +167,7 @@ def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int):
         T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
 
     @T.prim_func
-    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), "float16"), W2: T.Buffer((E, H, I), "float16"),
+    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), W2: T.Buffer((E, H, I), dtype),
               tile_expert: T.Buffer((max_tiles,), "int32"), tile_rows: T.Buffer((max_tiles,), "int32"),
               Y: T.Buffer((max_tiles * ROWS, H), "float32")):
         T.device_entry()
@@ -176,10 +177,10 @@ def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int):
         T.warp_id([4])
         T.lane_id([32])
         tid = T.thread_id([THREADS])
-        W2_rows = T.decl_buffer((E * H, I), "float16", data=W2.data)          # expert e: rows [H e, H e + H)
+        W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)          # expert e: rows [H e, H e + H)
         pool = T.SMEMPool()
-        A_smem = pool.alloc((2, 1, ROWS, BK), "float16", layout=a_layout, align=1024)
-        B_smem = pool.alloc((2, 1, bn2, BK), "float16", layout=b_layout, align=1024)
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 1, bn2, BK), dtype, layout=b_layout, align=1024)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
         if tid == 0:
@@ -206,14 +207,14 @@ def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int):
     return gemm2
 
 
-def combine_kernel(shape: MoeShape, tokens: int, max_tiles: int):
+def combine_kernel(shape: MoeShape, tokens: int, max_tiles: int, dtype: str = "float16"):
     H, K = shape.hidden, shape.top_k
     if H % THREADS:
         raise ValueError(f"combine_kernel: hidden ({H}) must be a multiple of {THREADS}")
 
     @T.prim_func
     def combine(Y: T.Buffer((max_tiles * ROWS, H), "float32"), pair_row: T.Buffer((tokens * K,), "int32"),
-                out: T.Buffer((tokens, H), "float16")):
+                out: T.Buffer((tokens, H), dtype)):
         T.device_entry()
         t = T.cta_id([tokens])
         tid = T.thread_id([THREADS])
@@ -222,6 +223,6 @@ def combine_kernel(shape: MoeShape, tokens: int, max_tiles: int):
             total[0] = T.float32(0.0)
             for j in T.serial(K):
                 total[0] = total[0] + Y[pair_row[t * K + j], c * THREADS + tid]
-            out[t, c * THREADS + tid] = T.cast(total[0], "float16")
+            out[t, c * THREADS + tid] = T.cast(total[0], dtype)
 
     return combine
