@@ -1,7 +1,8 @@
 """The MoE layer on CUDA (sm_90a): FP16 tokens and weights, FP32 accumulation, FP16 output (docs/moe.md, "CUDA").
 
 Three kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
-routing weight -> H), ``gemm2`` (H W2[e]^T -> Y) and ``combine`` (out[t] = sum_j Y[row of pair (t, j)]). The router
+routing weight -> H), ``gemm2`` (H W2[e]^T, each row scattered to its pair's row of Y) and ``combine``
+(out[t] = sum_j Y[t k + j], a sum over the middle dim of Y seen as tokens x k x hidden). The router
 and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
 CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
 ``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
@@ -45,30 +46,26 @@ def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype:
     bn1, bn2 = chunk_sizes(shape, bn1, bn2)
     max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
     return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1, dtype),
-            "gemm2": gemm2_kernel(shape, max_tiles, bn2, dtype),
-            "combine": combine_kernel(shape, tokens, max_tiles, dtype)}
+            "gemm2": gemm2_kernel(shape, tokens, max_tiles, bn2, dtype),
+            "combine": combine_kernel(shape, tokens, dtype)}
 
 
-def tile_arrays(plan: TileSchedule, max_tiles: int, tokens: int, top_k: int) -> dict:
+def tile_arrays(plan: TileSchedule, max_tiles: int) -> dict:
     """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
-    its CTAs return at once); ``pair_row``: pair p = t k + j's row in the tile-padded order of H and Y (row 64 i + r
-    for slot tile_start[i] + r); ``row_weight``: the routing weight of each row in that order, 0 past a tile's
-    rows."""
+    its CTAs return at once), and ``row_weight``: the routing weight of each row of H in its tile-padded order (row
+    64 i + r is slot tile_start[i] + r), 0 past a tile's rows."""
     if plan.rows != ROWS:
         raise ValueError(f"axe4j.moe.cuda: the schedule has tiles of {plan.rows} rows; the kernels take {ROWS}")
 
     def padded(a):
         return np.concatenate([a, np.zeros(max_tiles - a.size, np.int32)]).astype(np.int32)
 
-    pairs = tokens * top_k
-    pair_row = np.empty(pairs, np.int32)
     row_weight = np.zeros(max_tiles * ROWS, np.float32)
     for i in range(plan.tiles):
         s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
-        pair_row[plan.slot_pair[s:s + m]] = i * ROWS + np.arange(m, dtype=np.int32)
         row_weight[i * ROWS:i * ROWS + m] = plan.slot_weight[s:s + m]
     return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
-            "tile_rows": padded(plan.tile_rows), "pair_row": pair_row, "row_weight": row_weight}
+            "tile_rows": padded(plan.tile_rows), "row_weight": row_weight}
 
 
 class MoeLayer:
@@ -134,23 +131,24 @@ class MoeLayer:
             raise ValueError(f"axe4j.moe.cuda.MoeLayer: ids has shape {np.shape(ids)}, expected "
                              f"({self.tokens}, {self.shape.top_k})")
         plan = schedule(ids, weights, self.shape.experts, ROWS)
-        tiles = tile_arrays(plan, self.max_tiles, self.tokens, self.shape.top_k)
+        tiles = tile_arrays(plan, self.max_tiles)
         H, I = self.shape.hidden, self.shape.intermediate
         h = np.zeros((self.max_tiles * ROWS, I), self.dtype)                 # tile-padded rows: 64 i + r
-        y = np.zeros((self.max_tiles * ROWS, H), np.float32)
+        y = np.zeros((self.tokens * self.shape.top_k, H), np.float32)        # pair order: row t k + j
         out = np.zeros((self.tokens, H), self.dtype)
         if self.device == "gpu":
             import tvm
 
             dev = tvm.cuda(0)
-            x, h, y, out, slot_token = (tvm.runtime.tensor(a, dev) for a in (x, h, y, out, plan.slot_token))
+            x, h, y, out, slot_token, slot_pair = (tvm.runtime.tensor(a, dev) for a in
+                                                   (x, h, y, out, plan.slot_token, plan.slot_pair))
             tiles = {k: tvm.runtime.tensor(v, dev) for k, v in tiles.items()}
         else:
-            slot_token = plan.slot_token
+            slot_token, slot_pair = plan.slot_token, plan.slot_pair
         return [("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
                            slot_token, tiles["row_weight"], h)),
-                ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_rows"], y)),
-                ("combine", (y, tiles["pair_row"], out))]
+                ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"], slot_pair, y)),
+                ("combine", (y, out))]
 
     def launch(self, calls) -> None:
         """Runs the kernels of ``calls`` in order (in the interpreter, or queued on the GPU)."""

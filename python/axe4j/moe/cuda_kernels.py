@@ -1,10 +1,11 @@
 """The three TIRx kernels of the CUDA MoE layer (sm_90a, FP16 or BF16 in, FP32 accumulation; docs/moe.md,
 "CUDA (sm_90a)").
 
-Rows are kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma
-block) owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H and of the expert output Y; row r of that
-block is slot ``tile_start[i] + r``. So a tile's rows are one aligned row block of H and Y (a layout: row = 64 i + r),
-each CTA writes only its own block; the rows past ``tile_rows[i]`` are 0 (their weight is) and never read.
+H is kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma block)
+owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H; row r of that block is slot ``tile_start[i] + r``.
+So a tile's rows are one aligned row block of H (a layout: row = 64 i + r), each CTA writes only its own block, and
+GEMM2 reads it with one TMA box; the rows past ``tile_rows[i]`` are 0 (their weight is). Y is in *pair order*
+(row t k + j is token t's j-th expert), so the combine is a sum over a view.
 
 ``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
            TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
@@ -14,11 +15,12 @@ each CTA writes only its own block; the rows past ``tile_rows[i]`` are 0 (their 
            registers: SiLU(gate) * up * weight (``row_weight``, the routing weights in tile-padded order with 0 past
            each tile's rows, seen as a (rows, BN1) tensor with column stride 0, loaded into up's registers), cast
            to the input type (FP16 or BF16), stored to H: rows past tile_rows are 0 in H, hence in Y.
-``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: Y[64 i : +64, n BN2 : +BN2] = H[64 i : +64, :] W2[e]^T
-           chunk, both operands by TMA into a 2-slot ring (H: contiguous rows; W2: a run-time row start e hidden of
-           the (E hidden, I) view), FP32 stored from registers.
-``combine`` grid (tokens,): out[t, :] = sum_j Y[pair_row[t k + j], :] in FP32, stored in the input type; pair_row
-           (host, from the schedule) is the tile-padded row of pair p.
+``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: H[64 i : +64, :] W2[e]^T chunk [n BN2, +BN2), both
+           operands by TMA into a 2-slot ring (H: a 64-row block; W2: a run-time row start e hidden of the
+           (E hidden, I) view); the FP32 accumulator goes to a row-major shared tile, then one warp per row stores
+           row r < tile_rows to Y's row slot_pair[tile_start + r] (a run-time row: the scatter to pair order).
+``combine`` grid (tokens,): out[t, :] = sum_j Y3[t, j, :] with Y3 = Y seen as tokens x k x hidden (the same memory),
+           ``Tx.cta.sum`` over dim 1, stored in the input type.
 """
 
 from __future__ import annotations
@@ -151,8 +153,10 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: 
     return gemm1
 
 
-def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int, dtype: str = "float16"):
+def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str = "float16"):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
+    pairs = tokens * shape.top_k
+    slots = pairs + ROWS
     k_tiles = I // BK
     a_layout = shared_tile(2, 1, ROWS, BK)
     b_layout = shared_tile(2, 1, bn2, BK)
@@ -168,19 +172,21 @@ def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int, dtype: str = "float1
 
     @T.prim_func
     def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), W2: T.Buffer((E, H, I), dtype),
-              tile_expert: T.Buffer((max_tiles,), "int32"), tile_rows: T.Buffer((max_tiles,), "int32"),
-              Y: T.Buffer((max_tiles * ROWS, H), "float32")):
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_pair: T.Buffer((slots,), "int32"),
+              Y: T.Buffer((pairs, H), "float32")):
         T.device_entry()
         n, i = T.cta_id([H // bn2, max_tiles])
         T.warpgroup_id([1])
         T.warp_id_in_wg([4])
-        T.warp_id([4])
+        warp = T.warp_id([4])
         T.lane_id([32])
         tid = T.thread_id([THREADS])
         W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)          # expert e: rows [H e, H e + H)
         pool = T.SMEMPool()
         A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
         B_smem = pool.alloc((2, 1, bn2, BK), dtype, layout=b_layout, align=1024)
+        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=TileLayout(S[(ROWS, bn2):(bn2, 1)]), align=16)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
         if tid == 0:
@@ -202,27 +208,29 @@ def gemm2_kernel(shape: MoeShape, max_tiles: int, bn2: int, dtype: str = "float1
                 Tx.wg.gemm_async(acc[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
                 T.cuda.cta_sync()                          # every thread is past the wgmma before its slot refills
-            Tx.wg.copy(Y[i * ROWS:i * ROWS + ROWS, n * bn2:n * bn2 + bn2], acc[:, :])
+            # scatter: the tile's row r is slot tile_start + r, whose pair's row of Y is slot_pair[tile_start + r];
+            # registers -> a row-major shared tile -> one warp per row (rows past tile_rows are not stored)
+            Tx.wg.copy(Y_smem[:, :], acc[:, :])
+            T.cuda.cta_sync()
+            for q in T.serial(ROWS // 4):
+                if q * 4 + warp < tile_rows[i]:
+                    Tx.warp.copy(Y[slot_pair[tile_start[i] + q * 4 + warp], n * bn2:n * bn2 + bn2],
+                                 Y_smem[q * 4 + warp, :])
 
     return gemm2
 
 
-def combine_kernel(shape: MoeShape, tokens: int, max_tiles: int, dtype: str = "float16"):
+def combine_kernel(shape: MoeShape, tokens: int, dtype: str = "float16"):
     H, K = shape.hidden, shape.top_k
-    if H % THREADS:
-        raise ValueError(f"combine_kernel: hidden ({H}) must be a multiple of {THREADS}")
 
     @T.prim_func
-    def combine(Y: T.Buffer((max_tiles * ROWS, H), "float32"), pair_row: T.Buffer((tokens * K,), "int32"),
-                out: T.Buffer((tokens, H), dtype)):
+    def combine(Y: T.Buffer((tokens * K, H), "float32"), out: T.Buffer((tokens, H), dtype)):
         T.device_entry()
         t = T.cta_id([tokens])
-        tid = T.thread_id([THREADS])
-        for c in T.serial(H // THREADS):
-            total = T.alloc_local([1], "float32")
-            total[0] = T.float32(0.0)
-            for j in T.serial(K):
-                total[0] = total[0] + Y[pair_row[t * K + j], c * THREADS + tid]
-            out[t, c * THREADS + tid] = T.cast(total[0], dtype)
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([THREADS])
+        Y3 = T.decl_buffer((tokens, K, H), "float32", data=Y.data)   # row t k + j of Y is Y3[t, j]: the same memory
+        Tx.cta.sum(out[t, :], Y3[t, :, :], [1])
 
     return combine
