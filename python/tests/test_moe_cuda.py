@@ -1,4 +1,4 @@
-"""The fused MoE layer on CUDA (axe4j.moe.cuda, sm_90a, FP16) in the CPU interpreter of lowered CUDA kernels,
+"""The fused MoE layer on CUDA (axe4j.moe.cuda, sm_90a, FP16 and BF16) in the CPU interpreter of lowered CUDA kernels,
 against numpy, at small sizes: 16 experts, top-4, hidden 256, intermediate 128 (GEMM1 in two chunks of 64, GEMM2 in
 two of 128), tiles of 64 rows, 1 to 256 tokens. Routings: the host router, one with an empty expert and a
 single-pair one, every token on the same experts (several full tiles each), an expert with a ragged last tile. Each

@@ -1,4 +1,5 @@
-"""The MoE layer on CUDA (sm_90a): FP16 tokens and weights, FP32 accumulation, FP16 output (docs/moe.md, "CUDA").
+"""The MoE layer on CUDA (sm_90a): FP16 or BF16 tokens and weights, FP32 accumulation, output in the input type
+(docs/moe.md, "CUDA (sm_90a)").
 
 Three kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
 routing weight -> H), ``gemm2`` (H W2[e]^T, each row scattered to its pair's row of Y) and ``combine``
