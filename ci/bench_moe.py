@@ -8,9 +8,10 @@ Outputs are compared (numpy's expert part is given axe4j's routing, so a top-k n
 how many tokens' expert sets differ between the two routers is reported). Prints ms, GFLOP/s of the expert GEMMs
 and the ratio; writes ``out/bench-moe/result.json`` and ``out/bench-moe/moe-cpu.png``.
 
-GPU part: needs a CUDA GPU and a CUDA version of the layer, a module ``axe4j.moe.cuda`` with
-``bench(shape, tokens, repeat) -> list[dict]`` (one row per token count). Where either is missing it says which
-and the run still succeeds.
+GPU part: needs a Hopper GPU (compute 9.0; the CUDA layer ``axe4j.moe.cuda`` is sm_90a code): its
+``bench(shape, tokens, repeat) -> list[dict]`` (``axe4j.moe.cuda_bench``, one row per token count: the three
+kernels alone, the whole layer call, a peer -- vLLM's Triton ``fused_experts`` -- where importable). Where no such
+GPU is present it says why and the run still succeeds.
 
 usage: bench_moe.py [--tokens 1,16,128,1024,4096] [--repeat 3] [--seed 0] [--out DIR] [--small]
 (--small: 16 experts, top-4, hidden 256, intermediate 128, the sizes of the tests)
@@ -133,9 +134,14 @@ def gpu_part(shape, tokens_list, repeat):
     if importlib.util.find_spec("axe4j.moe.cuda") is None:
         return {"status": "not run: a CUDA GPU is present but axe4j.moe has no CUDA version of the layer "
                           "(module axe4j.moe.cuda)"}
+    version = str(tvm.cuda(0).compute_version)
+    if version != "9.0":
+        return {"status": f"not run: the CUDA layer is sm_90a code (Hopper, compute 9.0); this GPU is compute "
+                          f"{version}"}
     from axe4j.moe import cuda
 
-    return {"status": "run", "rows": cuda.bench(shape, tokens_list, repeat)}
+    print(f"GPU part: {tvm.cuda(0).device_name}, FP16, axe4j.moe.cuda against a peer where importable")
+    return {"status": "run", "device": tvm.cuda(0).device_name, "rows": cuda.bench(shape, tokens_list, repeat)}
 
 
 def main(argv=None) -> int:

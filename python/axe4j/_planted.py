@@ -18,6 +18,8 @@ KINDS = {
     "unpeeled-k-loop": "the pipelined Hopper GEMM waits for its last K tile after the loop, with no register fence "
                        "(ptxas then converts an accumulator pair before the wait)",
     "early-release": "the pipelined Hopper GEMM releases a ring slot while the wgmma group reading it is in flight",
+    "moe-gather-unwaited": "the CUDA MoE layer's GEMM1 does not wait for the cp.async gather of the next K tile's "
+                           "rows before the barrier after the wgmma",
     "cluster-local-release": "the clustered Hopper GEMM releases a ring slot only in its own CTA, though its peer's "
                              "multicast loads write into it too",
 }

@@ -22,7 +22,7 @@ import numpy as np
 # test too, but it runs the cuBLAS harness (native/), not a compiled kernel: it has no case.
 MODULES = ("test_cuda_corpus", "test_cuda_dispatch", "test_cuda_mma", "test_cuda_wgmma", "test_cuda_tcgen05",
            "test_cuda_register", "test_cuda_async", "test_hopper_gemm", "test_ampere_gemm", "test_hopper_gemm_pipelined",
-           "test_blackwell_gemm")
+           "test_blackwell_gemm", "test_moe_cuda")
 
 ARCHS = ("sm_80", "sm_90a", "sm_100a")
 

@@ -34,9 +34,11 @@ GPU_TESTS = {
     "test_ampere_gemm.py::test_results_on_a_gpu": "ampere_gemm/{id}",
     "test_hopper_gemm_pipelined.py::test_results_on_a_gpu": "hopper_gemm_pipelined/{id}",
     "test_blackwell_gemm.py::test_results_on_a_blackwell_gpu": "blackwell_gemm/{id}",
+    "test_moe_cuda.py::test_stage_results_on_a_gpu": "moe_cuda/{id}",
 }
-# GPU tests that run no compiled kernel, hence no case: the cuBLAS harness's.
-NO_CASE = {"test_native_cublas.py::test_result_is_a_times_b_transposed"}
+# GPU tests that run no compiled kernel of their own, hence no case: the cuBLAS harness's, and the whole MoE layer's
+# (its three kernels are the moe_cuda stage cases).
+NO_CASE = {"test_native_cublas.py::test_result_is_a_times_b_transposed", "test_moe_cuda.py::test_the_layer_on_a_gpu"}
 
 
 @functools.cache

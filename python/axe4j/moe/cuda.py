@@ -1,0 +1,170 @@
+"""The MoE layer on CUDA (sm_90a): FP16 or BF16 tokens and weights, FP32 accumulation, output in the input type
+(docs/moe.md, "CUDA (sm_90a)").
+
+Three kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
+routing weight -> H), ``gemm2`` (H W2[e]^T, each row scattered to its pair's row of Y) and ``combine``
+(out[t] = sum_j Y[t k + j], a sum over the middle dim of Y seen as tokens x k x hidden). The router
+and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
+CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
+``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
+(``axe4j.cuda_interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MoeShape
+from .cuda_kernels import ROWS, chunk_sizes, combine_kernel, gemm1_kernel, gemm2_kernel
+from .reference import route_reference
+from .schedule import TileSchedule, schedule
+
+DEVICES = ("interp", "gpu")
+DTYPES = ("float16", "bfloat16")   # of tokens, expert weights, H and the output; accumulation is FP32
+
+
+def numpy_dtype(dtype: str):
+    if dtype not in DTYPES:
+        raise ValueError(f"axe4j.moe.cuda: dtype {dtype!r} must be one of {DTYPES}")
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.float16
+
+
+def target():
+    import tvm
+
+    return tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+
+
+def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype: str = "float16") -> dict:
+    """The layer's three PrimFuncs for ``tokens`` tokens: {"gemm1", "gemm2", "combine"}."""
+    if not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"axe4j.moe.cuda: tokens ({tokens!r}) must be a positive int")
+    numpy_dtype(dtype)
+    bn1, bn2 = chunk_sizes(shape, bn1, bn2)
+    max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
+    return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1, dtype),
+            "gemm2": gemm2_kernel(shape, tokens, max_tiles, bn2, dtype),
+            "combine": combine_kernel(shape, tokens, dtype)}
+
+
+def tile_arrays(plan: TileSchedule, max_tiles: int) -> dict:
+    """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
+    its CTAs return at once), and ``row_weight``: the routing weight of each row of H in its tile-padded order (row
+    64 i + r is slot tile_start[i] + r), 0 past a tile's rows."""
+    if plan.rows != ROWS:
+        raise ValueError(f"axe4j.moe.cuda: the schedule has tiles of {plan.rows} rows; the kernels take {ROWS}")
+
+    def padded(a):
+        return np.concatenate([a, np.zeros(max_tiles - a.size, np.int32)]).astype(np.int32)
+
+    row_weight = np.zeros(max_tiles * ROWS, np.float32)
+    for i in range(plan.tiles):
+        s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
+        row_weight[i * ROWS:i * ROWS + m] = plan.slot_weight[s:s + m]
+    return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
+            "tile_rows": padded(plan.tile_rows), "row_weight": row_weight}
+
+
+class MoeLayer:
+    """The layer for ``tokens`` tokens. Weights as in ``axe4j.moe.cpu.MoeLayer`` (router ``wr``: experts x hidden;
+    ``w1``: experts x 2*intermediate x hidden, gate rows then up rows; ``w2``: experts x hidden x intermediate);
+    ``w1``, ``w2``, the tokens and the output are ``dtype`` (FP16 or BF16)."""
+
+    def __init__(self, shape: MoeShape, tokens: int, wr, w1, w2, *, device: str = "interp", bn1: int = 128,
+                 bn2: int = 128, dtype: str = "float16"):
+        import tvm
+
+        import axe4j
+
+        if device not in DEVICES:
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: device {device!r} must be one of {DEVICES}")
+        E, H, I = shape.experts, shape.hidden, shape.intermediate
+        for name, value, want in (("wr", wr, (E, H)), ("w1", w1, (E, 2 * I, H)), ("w2", w2, (E, H, I))):
+            if tuple(value.shape if hasattr(value, "shape") else np.shape(value)) != want:
+                raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} has shape {np.shape(value)}, expected {want} "
+                                 f"for {shape}")
+        funcs = kernels(shape, tokens, bn1, bn2, dtype)
+        self.shape, self.tokens, self.device, self.dtype = shape, tokens, device, numpy_dtype(dtype)
+        self.max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, E, ROWS)
+        axe4j.use_pip_nvcc()
+        self._exe = {name: axe4j.compile(func, target()) for name, func in funcs.items()}
+        self._wr = np.asarray(wr, np.float32)
+        if device == "gpu":   # weights given as tvm tensors on the GPU stay there (in dtype); arrays are copied over
+            dev = tvm.cuda(0)
+            self._w1, self._w2 = (a if isinstance(a, tvm.runtime.Tensor) else
+                                  tvm.runtime.tensor(np.ascontiguousarray(a, self.dtype), dev) for a in (w1, w2))
+        else:
+            self._w1 = np.ascontiguousarray(w1, self.dtype)
+            self._w2 = np.ascontiguousarray(w2, self.dtype)
+
+    def _tokens(self, x) -> np.ndarray:
+        if np.shape(x) != (self.tokens, self.shape.hidden):
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: x has shape {np.shape(x)}, expected "
+                             f"({self.tokens}, {self.shape.hidden})")
+        return np.ascontiguousarray(x, self.dtype)
+
+    def route(self, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(logits, ids, weights) from the host router: FP32 logits of the tokens (as ``dtype``), top-k, softmax."""
+        logits = self._tokens(x).astype(np.float32) @ self._wr.T
+        ids, weights = route_reference(logits, self.shape.top_k)
+        return logits, ids, weights
+
+    def __call__(self, x) -> np.ndarray:
+        _, ids, weights = self.route(x)
+        return self.experts(x, ids, weights)
+
+    def experts(self, x, ids, weights) -> np.ndarray:
+        """The expert part for a routing (ids, weights: tokens x top_k): tokens x hidden in ``dtype``."""
+        calls = self.calls(x, ids, weights)
+        self.launch(calls)
+        out = calls[-1][1][-1]
+        return out if isinstance(out, np.ndarray) else out.numpy()
+
+    def calls(self, x, ids, weights) -> list:
+        """[(kernel name, arguments)] of one run for a routing: the schedule made, every array in place (on the GPU
+        for ``device="gpu"``); the output is the last argument of the last call."""
+        x = self._tokens(x)
+        if np.shape(ids) != (self.tokens, self.shape.top_k):
+            raise ValueError(f"axe4j.moe.cuda.MoeLayer: ids has shape {np.shape(ids)}, expected "
+                             f"({self.tokens}, {self.shape.top_k})")
+        plan = schedule(ids, weights, self.shape.experts, ROWS)
+        tiles = tile_arrays(plan, self.max_tiles)
+        H, I = self.shape.hidden, self.shape.intermediate
+        h = np.zeros((self.max_tiles * ROWS, I), self.dtype)                 # tile-padded rows: 64 i + r
+        y = np.zeros((self.tokens * self.shape.top_k, H), np.float32)        # pair order: row t k + j
+        out = np.zeros((self.tokens, H), self.dtype)
+        if self.device == "gpu":
+            import tvm
+
+            dev = tvm.cuda(0)
+            x, h, y, out, slot_token, slot_pair = (tvm.runtime.tensor(a, dev) for a in
+                                                   (x, h, y, out, plan.slot_token, plan.slot_pair))
+            tiles = {k: tvm.runtime.tensor(v, dev) for k, v in tiles.items()}
+        else:
+            slot_token, slot_pair = plan.slot_token, plan.slot_pair
+        return [("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
+                           slot_token, tiles["row_weight"], h)),
+                ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"], slot_pair, y)),
+                ("combine", (y, out))]
+
+    def launch(self, calls) -> None:
+        """Runs the kernels of ``calls`` in order (in the interpreter, or queued on the GPU)."""
+        if self.device == "interp":
+            from .. import cuda_interp
+
+            for name, args in calls:
+                cuda_interp.run(self._exe[name], *args)
+            return
+        for name, args in calls:
+            self._exe[name](*args)
+
+
+def bench(shape: MoeShape, tokens_list, repeat: int) -> list:
+    """The GPU rows of ``make bench-moe`` (``axe4j.moe.cuda_bench``)."""
+    from .cuda_bench import bench as run
+
+    return run(shape, tokens_list, repeat)

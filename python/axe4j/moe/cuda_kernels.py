@@ -1,0 +1,236 @@
+"""The three TIRx kernels of the CUDA MoE layer (sm_90a, FP16 or BF16 in, FP32 accumulation; docs/moe.md,
+"CUDA (sm_90a)").
+
+H is kept in *tile-padded order*: tile i of the ``TileSchedule`` (at most ``ROWS`` = 64 rows, one m64 wgmma block)
+owns rows ``[i * ROWS, i * ROWS + ROWS)`` of the intermediate H; row r of that block is slot ``tile_start[i] + r``.
+So a tile's rows are one aligned row block of H (a layout: row = 64 i + r), each CTA writes only its own block, and
+GEMM2 reads it with one TMA box; the rows past ``tile_rows[i]`` are 0 (their weight is). Y is in *pair order*
+(row t k + j is token t's j-th expert), so the combine is a sum over a view.
+
+``gemm1``  grid (I / BN1, max_tiles), one warpgroup. Per K tile of 64 columns of the hidden dim:
+           TMA of W1[e] gate rows [c BN1, +BN1) and up rows [I + c BN1, +BN1) (a run-time row start e 2I of the
+           (E 2I, hidden) view of W1), and the threads' gather of the tile's 64 token rows of X (row
+           slot_token[tile_start + r], a run-time index; cp.async of 16 bytes per thread) into 128-byte-swizzled
+           shared tiles, both in 2-slot rings filled one K tile ahead; two wgmma (gate, up). Epilogue in
+           registers: SiLU(gate) * up * weight (``row_weight``, the routing weights in tile-padded order with 0 past
+           each tile's rows, seen as a (rows, BN1) tensor with column stride 0, loaded into up's registers), cast
+           to the input type (FP16 or BF16), stored to H: rows past tile_rows are 0 in H, hence in Y.
+``gemm2``  grid (hidden / BN2, max_tiles), one warpgroup: H[64 i : +64, :] W2[e]^T chunk [n BN2, +BN2), both
+           operands by TMA into a 2-slot ring (H: a 64-row block; W2: a run-time row start e hidden of the
+           (E hidden, I) view); the FP32 accumulator goes to a row-major shared tile, then one warp per row stores
+           row r < tile_rows to Y's row slot_pair[tile_start + r] (a run-time row: the scatter to pair order).
+``combine`` grid (tokens,): out[t, :] = sum_j Y3[t, j, :] with Y3 = Y seen as tokens x k x hidden (the same memory),
+           ``Tx.cta.sum`` over dim 1, stored in the input type.
+"""
+
+from __future__ import annotations
+
+from tvm.script import tirx as T
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+from .. import _planted
+from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from .config import MoeShape
+
+ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup
+BK = SWIZZLE_ROW      # K tile: one 128-byte swizzle row of FP16
+N_STEP = 16          # chunk widths: a multiple of the wgmma fragment's 8 columns and of two 16-byte FP16 vectors
+THREADS = 128
+
+
+def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, int]:
+    """(BN1, BN2): the intermediate columns of one GEMM1 CTA and the hidden columns of one GEMM2 CTA."""
+    bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
+    problems = []
+    for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"),
+                                    ("BN2", bn2, shape.hidden, "hidden")):
+        if value % N_STEP or value > 256:
+            problems.append(f"{name}={value} must be a multiple of {N_STEP} and at most 256 (one wgmma N)")
+        if width % value:
+            problems.append(f"{name}={value} must divide {dim} ({width})")
+    for name, value in (("hidden", shape.hidden), ("intermediate", shape.intermediate)):
+        if value % BK:
+            problems.append(f"{name} ({value}) must be a multiple of the K tile {BK}")
+    if problems:
+        raise ValueError(f"axe4j.moe.cuda for {shape}: " + "; ".join(problems))
+    return bn1, bn2
+
+
+def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: str = "float16"):
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    slots = tokens * shape.top_k + ROWS
+    k_tiles = H // BK
+    a_layout = shared_tile(2, 1, ROWS, BK)            # (stage, 1, 64 rows, BK)
+    b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
+    acc_layout = accumulator(ROWS, bn1)
+    weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])   # row 64 i + r's weight in every column: a broadcast
+    stage_bytes = 2 * bn1 * BK * 2
+    per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
+    unwaited = _planted.active("moe-gather-unwaited")
+
+    @T.macro
+    def load_weights(W1_rows, B_smem, full, first, kt):
+        """TMA of K tile kt of the chunk's gate rows and up rows into ring slot kt % 2."""
+        Tx.copy_async(B_smem[kt % 2, 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
+                      mbar=full.ptr_to([kt % 2]))
+        Tx.copy_async(B_smem[kt % 2, 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
+                      mbar=full.ptr_to([kt % 2]))
+        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([kt % 2]), T.uint32(stage_bytes))
+
+    @T.macro
+    def gather(X, slot_token, tile_start, A_smem, i, tid, kt):
+        """K tile kt of the tile's rows into slot kt % 2: row r is X's row slot_token[tile_start + r] (rows past
+        tile_rows read the next slots, in bounds by the schedule's padding; their weight is 0, so their rows of H
+        are 0); 16 bytes per thread and pass, then one cp.async group."""
+        for p in T.serial(ROWS // per_pass):
+            Tx.thread.copy_async(A_smem[kt % 2, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
+                                 X[slot_token[tile_start[i] + p * per_pass + tid // 8],
+                                   kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
+        T.ptx["cp.async.commit_group"]()
+
+    @T.prim_func
+    def gemm1(X: T.Buffer((tokens, H), dtype), W1: T.Buffer((E, 2 * I, H), dtype),
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
+              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), dtype)):
+        T.device_entry()
+        c, i = T.cta_id([I // bn1, max_tiles])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W1_rows = T.decl_buffer((E * 2 * I, H), dtype, data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
+        weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=weight_rows)
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 2, bn1, BK), dtype, layout=b_layout, align=1024)
+        full = pool.alloc((2,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
+            gate = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
+            up = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
+            out = T.alloc_buffer((ROWS, bn1), dtype, scope="local", layout=acc_layout)
+            Tx.wg.fill(gate[:, :], T.float32(0.0))
+            Tx.wg.fill(up[:, :], T.float32(0.0))
+            first = tile_expert[i] * (2 * I) + c * bn1     # gate rows of this chunk; up rows I further
+            if tid == 0:
+                load_weights(W1_rows, B_smem, full, first, 0)
+            gather(X, slot_token, tile_start, A_smem, i, tid, 0)
+            T.ptx["cp.async.wait_group"](0)
+            T.ptx.fence.proxy.async_.shared__cta()         # the threads' copies, then wgmma's async-proxy reads
+            T.cuda.cta_sync()
+            for kt in T.serial(k_tiles):
+                if kt + 1 < k_tiles:
+                    # the next K tile's weights and rows load while this one multiplies: their slots' wgmma
+                    # (K tile kt - 1) has completed and every thread passed the barrier after it
+                    if tid == 0:
+                        load_weights(W1_rows, B_smem, full, first, kt + 1)
+                    gather(X, slot_token, tile_start, A_smem, i, tid, kt + 1)
+                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
+                Tx.wg.gemm_async(gate[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                Tx.wg.gemm_async(up[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                if not unwaited:
+                    T.ptx["cp.async.wait_group"](0)             # the next K tile's rows have landed ...
+                T.ptx.fence.proxy.async_.shared__cta()
+                T.cuda.cta_sync()                              # ... for every thread, and all are past the wgmma
+            # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
+            Tx.wg.silu(gate[:, :], gate[:, :])
+            Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
+            Tx.wg.copy(up[:, :], weights[i * ROWS:i * ROWS + ROWS, :])
+            Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
+            Tx.wg.cast(out[:, :], gate[:, :])
+            Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
+
+    return gemm1
+
+
+def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str = "float16"):
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    pairs = tokens * shape.top_k
+    slots = pairs + ROWS
+    k_tiles = I // BK
+    a_layout = shared_tile(2, 1, ROWS, BK)
+    b_layout = shared_tile(2, 1, bn2, BK)
+    acc_layout = accumulator(ROWS, bn2)
+    stage_bytes = (ROWS + bn2) * BK * 2
+
+    @T.macro
+    def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
+        s = kt % 2
+        Tx.copy_async(A_smem[s, 0, :, :], Hbuf[i * ROWS:i * ROWS + ROWS, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+        Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+
+    @T.prim_func
+    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), W2: T.Buffer((E, H, I), dtype),
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_pair: T.Buffer((slots,), "int32"),
+              Y: T.Buffer((pairs, H), "float32")):
+        T.device_entry()
+        n, i = T.cta_id([H // bn2, max_tiles])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        warp = T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)          # expert e: rows [H e, H e + H)
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((2, 1, bn2, BK), dtype, layout=b_layout, align=1024)
+        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=TileLayout(S[(ROWS, bn2):(bn2, 1)]), align=16)
+        full = pool.alloc((2,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tile_rows[i] > 0:
+            acc = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
+            Tx.wg.fill(acc[:, :], T.float32(0.0))
+            first = tile_expert[i] * H + n * bn2
+            if tid == 0:
+                load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, 0)
+            for kt in T.serial(k_tiles):
+                if tid == 0:
+                    if kt + 1 < k_tiles:
+                        load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt + 1)   # its slot's wgmma completed
+                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
+                Tx.wg.gemm_async(acc[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                                 transB=False, accum=True, wait=0, proxy_fence=False)
+                T.cuda.cta_sync()                          # every thread is past the wgmma before its slot refills
+            # scatter: the tile's row r is slot tile_start + r, whose pair's row of Y is slot_pair[tile_start + r];
+            # registers -> a row-major shared tile -> one warp per row (rows past tile_rows are not stored)
+            Tx.wg.copy(Y_smem[:, :], acc[:, :])
+            T.cuda.cta_sync()
+            for q in T.serial(ROWS // 4):
+                if q * 4 + warp < tile_rows[i]:
+                    Tx.warp.copy(Y[slot_pair[tile_start[i] + q * 4 + warp], n * bn2:n * bn2 + bn2],
+                                 Y_smem[q * 4 + warp, :])
+
+    return gemm2
+
+
+def combine_kernel(shape: MoeShape, tokens: int, dtype: str = "float16"):
+    H, K = shape.hidden, shape.top_k
+
+    @T.prim_func
+    def combine(Y: T.Buffer((tokens * K, H), "float32"), out: T.Buffer((tokens, H), dtype)):
+        T.device_entry()
+        t = T.cta_id([tokens])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([THREADS])
+        Y3 = T.decl_buffer((tokens, K, H), "float32", data=Y.data)   # row t k + j of Y is Y3[t, j]: the same memory
+        Tx.cta.sum(out[t, :], Y3[t, :, :], [1])
+
+    return combine
