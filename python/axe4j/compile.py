@@ -199,7 +199,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
             if forced is not None:
                 lines.append(f"  forced dispatch={forced}")
             try:
-                request = _request_for(call, recorded, dispatch._kind_name(target), str(scope))
+                request = _request_for(call, recorded, target, str(scope))
             except dispatch._NotDescribable as error:
                 lines.append(f"  not describable: {error}")
                 continue
@@ -233,7 +233,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
     return report
 
 
-def _request_for(call, recorded, kind, scope):
+def _request_for(call, recorded, target, scope):
     """The request the pipeline's dispatch saw for ``call`` (with the scope's threads), else one built here."""
     from . import dispatch
 
@@ -243,7 +243,7 @@ def _request_for(call, recorded, kind, scope):
                 raise request
             recorded.remove((seen, request))
             return request
-    return dispatch.describe(call, kind, scope)
+    return dispatch.describe(call, dispatch._kind_name(target), scope, target=target)
 
 
 def _other_cases(op, request):
