@@ -6,9 +6,9 @@ register tile and ``kc``/``mc`` the K and u block sizes::
 
     for each K block k0 (kc deep):
         pack V[k0 : k0+kc, all v] into panels Vp[p][k][nv]           (parallel over panels)
-        parallel for each u block (mc rows):
+        for each u block (mc rows):                                     (parallel when parallel_over = u)
             pack U[block, k0 : k0+kc] into panels Up[q][k][mu]         (zero past the edge)
-            for each v panel p, each u tile q:
+            for each v panel p, each u tile q:                          (p parallel when parallel_over = v)
                 acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
                 D[u, v] = alpha * acc + (first block ? beta * C : D)
 
@@ -48,7 +48,10 @@ def emit(request, plan, data_of, base_last, is_zero):
     tiles_per_block = mc // mu
     full_panels, rest = divmod(EV, nv)
     panels = full_panels + (1 if rest else 0)
-    outer = T.parallel if plan["parallel"] else T.serial
+    over = plan.get("parallel_over", "u" if plan["parallel"] else "none")
+    outer = T.parallel if plan["parallel"] else T.serial        # V packing: whenever the plan is parallel
+    u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
+    v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -104,9 +107,9 @@ def emit(request, plan, data_of, base_last, is_zero):
         for r in base_last(access["D"]["replicas"]):
             T.buffer_store(views["D"], value, [a + r if r else a])
 
-    def write_tile(views, acc, u0, v0, first, i, j):
+    def write_tile(views, acc_row, u0, v0, first, i, j):
         u, v = u0 + i, v0 + j
-        value = acc[i * nv + j] if _is_one(alpha) else const(alpha) * acc[i * nv + j]
+        value = acc_row[j] if _is_one(alpha) else const(alpha) * acc_row[j]
         if first:
             if use_c:
                 value = value + const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})])
@@ -115,37 +118,39 @@ def emit(request, plan, data_of, base_last, is_zero):
         store(views, value, u, v)
 
     def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
-        acc = T.decl_buffer((mu * nv,), dtype, scope="global", layout=None)  # "global": a stack array (registers)
-        with T.unroll(mu) as i:
+        # one stack array per tile row, unrolled here: LLVM keeps small arrays in registers (one 8 x 32 fp32
+        # array of 1 KiB stayed in memory, a load and store around every FMA)
+        acc = [T.decl_buffer((nv,), dtype, scope="global", layout=None) for _ in range(mu)]
+        for i in range(mu):
             with T.vectorized(nv) as j:
-                T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
+                T.buffer_store(acc[i], tirx.const(0, dtype), [j])
         with T.serial(kext) as k:
-            with T.unroll(mu) as i:
+            for i in range(mu):
                 with T.vectorized(nv) as j:
-                    T.buffer_store(acc, acc[i * nv + j] + u_panel[(q * kc + k) * mu + i]
-                                   * v_panel[(p * kc + k) * nv + j], [i * nv + j])
+                    T.buffer_store(acc[i], acc[i][j] + u_panel[(q * kc + k) * mu + i]
+                                   * v_panel[(p * kc + k) * nv + j], [j])
         with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
             with T.Then():
-                with T.unroll(mu) as i:
+                for i in range(mu):
                     with T.vectorized(nv) as j:
-                        write_tile(views, acc, u0, v0, first, i, j)
+                        write_tile(views, acc[i], u0, v0, first, i, j)
             with T.Else():
-                with T.serial(mu) as i:
+                for i in range(mu):
                     with T.serial(nv) as j:
                         with T.If(tirx.all(u0 + i < EU, v0 + j < EV)):
                             with T.Then():
-                                write_tile(views, acc, u0, v0, first, i, j)
+                                write_tile(views, acc[i], u0, v0, first, i, j)
 
     def k_block(views, kb, first):
         k0 = kb * kc
         kext = tirx.min(kc, K - k0) if K % kc else kc
         v_panel = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None)
         pack_v(views, v_panel, k0, kext)
-        with outer(u_blocks) as ub:
+        with u_loop(u_blocks) as ub:
             u_first = ub * mc
             u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
             pack_u(views, u_panel, u_first, k0, kext)
-            with T.serial(panels) as p:
+            with v_loop(panels) as p:
                 with T.serial(tiles_per_block) as q:
                     u0 = u_first + q * mu
                     with T.If(u0 < EU):
