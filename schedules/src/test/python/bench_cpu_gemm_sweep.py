@@ -1,7 +1,8 @@
 """fp32 GEMM through axe4j's blocked CPU rule against numpy.matmul (OpenBLAS) over a sweep of shapes, same run.
 
 Each shape is compiled once for ``axe4j.host_target()``; then rounds alternate the two sides (ours, numpy, ours,
-numpy, ...) and each side keeps its best round: on a shared machine a neighbour's load hits both sides alike and the
+numpy, ...), each turn after a pause and an untimed call (the other side's threads stop spinning), and each side
+keeps its best round: on a shared machine a neighbour's load hits both sides alike and the
 best round is the one it least disturbed. A round times ``number`` back-to-back calls (about 50 ms of work) into
 preallocated outputs on both sides (``numpy.matmul(a, b, out=d)``). Results: one row per shape with both GFLOP/s,
 the ratio and the plan explain showed; written as JSON and as a PNG bar chart (``axe4j.chart``).
@@ -28,6 +29,7 @@ SQUARES = (256, 512, 1024, 2048, 4096)
 SKINNY = ((1, 4096, 4096), (8, 4096, 4096), (64, 4096, 4096))   # M rows against a 4096 x 4096 B
 ODD = ((511, 769, 257), (1000, 1000, 1000))
 ROUND_SECONDS = 0.05
+SETTLE_SECONDS = 0.1
 
 
 def shapes() -> list[tuple[int, int, int]]:
@@ -74,10 +76,14 @@ def isa_flags() -> list[str]:
 
 
 def interleaved_best(bodies: dict, rounds: int, number: int) -> dict[str, float]:
-    """Best seconds per call for each body, timing them in turn each round."""
+    """Best seconds per call for each body, timing them in turn each round. Before its turn a body waits
+    :data:`SETTLE_SECONDS` and runs once untimed: the other side's worker threads spin a while after their last
+    call (OpenBLAS's and TVM's pools both do), and would otherwise steal cores from the first timed calls."""
     best = {name: float("inf") for name in bodies}
     for _ in range(rounds):
         for name, body in bodies.items():
+            time.sleep(SETTLE_SECONDS)
+            body()
             start = time.perf_counter()
             for _ in range(number):
                 body()
