@@ -270,6 +270,10 @@ def _plan_summary(plan) -> str:
         loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
         notes = "; ".join(plan.get("notes", []))
         return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
+    if plan["kind"] == "gemm-blocked" and plan.get("kernel") == "rows":
+        return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} row kernel, vector dim {plan['vector_dim']}, "
+                f"{plan['tile']['v']}-column chunks, parallel={plan['parallel']}"
+                + "".join(f"; {n}" for n in plan.get("notes", [])))
     if plan["kind"] == "gemm-blocked":
         sizes = {d: (f"<={plan[d]} (run time)" if plan.get("run_time_extent") == d.lower() else plan[d]) for d in "MNK"}
         return (f"gemm M={sizes['M']} N={sizes['N']} K={sizes['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "

@@ -52,6 +52,7 @@ def emit(request, plan, data_of, base_last, is_zero):
     outer = T.parallel if plan["parallel"] else T.serial        # V packing: whenever the plan is parallel
     u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
     v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
+    lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -158,10 +159,55 @@ def emit(request, plan, data_of, base_last, is_zero):
                         with T.Then():
                             micro_kernel(views, u_panel, v_panel, q, p, u0, p * nv, kext, first)
 
+    def row_span(views, v0, width):
+        """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every
+        row adds alpha * U[u, k] * V[k, v0:v0+width]; V's row segment is read once and stays in L1 for the rows."""
+        groups, tail = divmod(width, lanes)
+
+        def each_column(body):
+            if groups:
+                with T.serial(groups) as g:
+                    with T.vectorized(lanes) as j:
+                        body(v0 + g * lanes + j)
+            if tail:
+                with T.serial(tail) as j:
+                    body(v0 + groups * lanes + j)
+
+        def init(u):
+            def body(v):
+                zero = tirx.const(0, dtype)
+                store(views, const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})]) if use_c else zero,
+                      u, v)
+            each_column(body)
+
+        def add(u, k, scale):
+            def body(v):
+                d = views["D"][addr("D", **{u_dim: u, v_dim: v})]
+                store(views, d + scale * load(views, v_role, k, **{v_dim: v}), u, v)
+            each_column(body)
+
+        with T.serial(EU) as u:
+            init(u)
+        with T.serial(K) as k:
+            with T.unroll(EU) as u:
+                scale = load(views, u_role, k, **{u_dim: u})
+                add(u, k, scale if _is_one(alpha) else const(alpha) * scale)
+
+    def rows(views):
+        chunks, rest_width = divmod(EV, nv)
+        if chunks:
+            with v_loop(chunks) as c:
+                row_span(views, c * nv, nv)
+        if rest_width:
+            row_span(views, chunks * nv, rest_width)
+
     def whole():
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=data_of(request.buffers[role]), layout=None)
                  for role in ("D", "A", "B", "C")}
+        if plan.get("kernel") == "rows":
+            rows(views)
+            return
         k_block(views, 0, True)
         if k_blocks > 1:
             with T.serial(k_blocks - 1) as kb:

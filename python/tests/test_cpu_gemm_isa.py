@@ -51,9 +51,11 @@ def explain(kernel, target) -> str:
 
 
 # (M, N, K, trans_b, beta): full tiles, ragged edges on every dim, K over several blocks, one row, a GEMV-like row
-# block, B transposed, beta * C added
+# block, B transposed, beta * C added; with AVX-512, B read in place by one u tile: 1 x 128, 8 x 32 over two
+# K blocks, 4 x 32
 SHAPES = [(64, 96, 80, False, 0.0), (37, 50, 29, False, 0.0), (45, 70, 600, False, 1.0), (1, 100, 70, False, 0.0),
-          (8, 200, 33, True, 0.0), (130, 33, 17, True, 2.0)]
+          (8, 200, 33, True, 0.0), (130, 33, 17, True, 2.0), (1, 256, 70, False, 0.0), (8, 64, 1100, False, 1.0),
+          (4, 96, 64, False, 0.0)]
 
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2-haswell", "avx512-skylake"])
@@ -82,6 +84,17 @@ def test_the_plan_differs_between_avx2_and_avx512_in_explain():
     assert "register tile 8x32 vector dim n" in wide
     assert "register tile 8x32 (AVX-512: 32 zmm registers, 16 32-bit lanes" in wide
     assert "zmm" not in narrow
+
+
+def test_few_avx512_rows_read_b_in_place_and_the_avx2_plan_packs_it():
+    kernel, _ = gemm_kernel(4, 128, 64)
+    wide, narrow = explain(kernel, AVX512), explain(kernel, AVX2)
+    assert "register tile 4x64 vector dim n" in wide and "B read in place" in wide
+    assert "register tile 4x16 vector dim n" in narrow and "B packed per K block" in narrow
+    kernel, _ = gemm_kernel(1, 4096, 256)
+    wide, narrow = explain(kernel, AVX512), explain(kernel, AVX2)
+    assert "row kernel, vector dim n, 1024-column chunks, parallel=True" in wide
+    assert "row kernel" not in narrow
 
 
 def test_plain_llvm_keeps_the_avx2_plan():

@@ -48,12 +48,16 @@ def gemm_kernel(m, n, k):
 def plan_of(kernel, target) -> str:
     """The blocked rule's choice as explain prints it: tile, K block, u block, parallel loop."""
     report = axe4j.explain(kernel, target, file=io.StringIO())
+    rows = re.search(r"row kernel, vector dim \w, (\d+)-column chunks, parallel=(\w+)", report)
+    if rows:
+        return f"row kernel, {rows.group(1)}-column chunks, par={'chunks' if rows.group(2) == 'True' else 'serial'}"
     found = re.search(r"register tile (\d+x\d+) vector dim \w, K block (\d+), (\d+)-row blocks", report)
     if not found:
         return "?"
     over = re.search(r"parallel over \d+ (u blocks|v panels)|its \d+ (v panels)", report)
     where = "serial" if not over else ("u blocks" if over.group(1) == "u blocks" else "v panels")
-    return f"{found.group(1)} kc={found.group(2)} mc={found.group(3)} par={where}"
+    packed = "" if "read in place" not in report else " B in place"
+    return f"{found.group(1)} kc={found.group(2)} mc={found.group(3)} par={where}{packed}"
 
 
 def cpu_name() -> str:

@@ -69,7 +69,10 @@ public final class GemmRules {
             boolean serialAsked = call.params().has("parallel") && !call.flag("parallel");
             CpuTarget cpu = CpuTarget.of(call);
             int bytes = call.operands().stream().mapToInt(Operand::elementBytes).max().orElse(4);
-            GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK);
+            String moving = v.equals("n") ? "B" : "A";
+            String other = v.equals("n") ? "A" : "B";
+            GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK,
+                    !ragged && (Long) access.get(moving).get(v) == 1L);
             plan.put("kind", "gemm-blocked");
             plan.put("vector_dim", v);
             if (ragged) {
@@ -80,13 +83,18 @@ public final class GemmRules {
             plan.put("blocks", Map.of("k", b.kc(), "u", b.mc()));
             plan.put("parallel", !b.parallelOver().equals("none"));
             plan.put("parallel_over", b.parallelOver());
-            String moving = v.equals("n") ? "B" : "A";
-            String other = v.equals("n") ? "A" : "B";
-            plan.put("packing", GemmPacking.layouts(moving, other, b, ev));
+            plan.put("packing", b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev));
+            plan.put("pack_v", b.packV());
+            plan.put("lanes", cpu.lanes(bytes));
             List<String> notes = new java.util.ArrayList<>(b.reasons());
-            notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
-                    + access.get(moving).get(v) + " along " + v + ")");
-            notes.add(other + " packed per " + b.mc() + "-row " + u + " block into panels " + b.mu() + " wide");
+            if (b.rowKernel()) {
+                plan.put("kernel", "rows");
+            } else {
+                notes.add(b.packV() ? moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
+                        + access.get(moving).get(v) + " along " + v + ")" : moving + " read in place (stride 1 along "
+                        + v + "; one " + b.mu() + "-row u tile reads each element once, so packing would add a pass)");
+                notes.add(other + " packed per " + b.mc() + "-row " + u + " block into panels " + b.mu() + " wide");
+            }
             if (serialAsked) {
                 notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
                         + "parallel loop)");
