@@ -53,6 +53,7 @@ def emit(request, plan, data_of, base_last, is_zero):
     u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
     v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
     lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
+    prefetch_d = bool(plan.get("prefetch_d", False))
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -123,6 +124,14 @@ def emit(request, plan, data_of, base_last, is_zero):
         # keeps in registers) only under 1 KiB; an 8 x 32 fp32 tile is 1 KiB, became a workspace pointer, and
         # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
         acc = [T.decl_buffer((nv,), dtype, scope="global", layout=None) for _ in range(mu)]
+        if prefetch_d:
+            # the D tile is read and written after the K loop; its rows are a row stride apart (often a page
+            # each): ask for its cache lines now, for writing, so the loads overlap the FMAs
+            line = 64 // (int("".join(ch for ch in dtype if ch.isdigit()) or 8) // 8)
+            for i in range(mu):
+                for j in range(0, nv, line):
+                    T.evaluate(tirx.call_llvm_intrin("void", "llvm.prefetch.p0", tirx.address_of(
+                        views["D"][addr("D", **{u_dim: u0 + i, v_dim: v0 + j})]), 1, 3, 1))
         for i in range(mu):
             with T.vectorized(nv) as j:
                 T.buffer_store(acc[i], tirx.const(0, dtype), [j])

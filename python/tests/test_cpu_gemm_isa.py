@@ -112,6 +112,7 @@ def test_avx512_code_keeps_sixteen_zmm_accumulators_in_registers_and_avx2_code_u
     fmas = [line for line in wide.splitlines() if "vfmadd231ps" in line and "zmm" in line]
     register_only = [line for line in fmas if "(" not in line.split("#")[0]]
     assert len(register_only) >= 16, fmas[:20]
+    assert "prefetchw" in wide, "the D tile is prefetched for writing"
     narrow = axe4j.compile(kernel, tvm.target.Target(AVX2)).mod.inspect_source("asm")
     assert "zmm" not in narrow and "vfmadd231ps" in narrow
 

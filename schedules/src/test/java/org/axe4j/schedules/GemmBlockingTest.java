@@ -123,6 +123,7 @@ class GemmBlockingTest {
                 narrow.plan().toString());
         assertFalse(narrow.plan().get("notes").toString().contains("zmm"));
         assertNotEquals(wide.plan().get("packing"), narrow.plan().get("packing"));
+        assertEquals(List.of(true, false), List.of(wide.plan().get("prefetch_d"), narrow.plan().get("prefetch_d")));
     }
 
     @Test
