@@ -50,12 +50,13 @@ def explain(kernel, target) -> str:
     return axe4j.explain(kernel, tvm.target.Target(target), file=io.StringIO())
 
 
-# (M, N, K, trans_b, beta): full tiles, ragged edges on every dim, K over several blocks, one row, a GEMV-like row
-# block, B transposed, beta * C added; with AVX-512, B read in place by one u tile: 1 x 128, 8 x 32 over two
-# K blocks, 4 x 32
+# (M, N, K, trans_b, beta): full tiles, ragged edges on every dim, K over several blocks, one row, 8 rows with B
+# transposed, beta * C added; up to 8 rows with B stride-1 along n (the row kernel on AVX-512): one row over a ragged
+# chunk (100 = 6 vectors + 4), one row over two page-wide chunks, 8 rows with beta, 4 rows, 2 rows over
+# four chunks in parallel
 SHAPES = [(64, 96, 80, False, 0.0), (37, 50, 29, False, 0.0), (45, 70, 600, False, 1.0), (1, 100, 70, False, 0.0),
-          (8, 200, 33, True, 0.0), (130, 33, 17, True, 2.0), (1, 256, 70, False, 0.0), (8, 64, 1100, False, 1.0),
-          (4, 96, 64, False, 0.0)]
+          (8, 200, 33, True, 0.0), (130, 33, 17, True, 2.0), (1, 2048, 70, False, 0.0), (8, 64, 1100, False, 1.0),
+          (4, 96, 64, False, 0.0), (2, 4096, 64, False, 0.0)]
 
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2-haswell", "avx512-skylake"])
@@ -86,15 +87,13 @@ def test_the_plan_differs_between_avx2_and_avx512_in_explain():
     assert "zmm" not in narrow
 
 
-def test_few_avx512_rows_read_b_in_place_and_the_avx2_plan_packs_it():
-    kernel, _ = gemm_kernel(4, 128, 64)
-    wide, narrow = explain(kernel, AVX512), explain(kernel, AVX2)
-    assert "register tile 4x64 vector dim n" in wide and "B read in place" in wide
-    assert "register tile 4x16 vector dim n" in narrow and "B packed per K block" in narrow
-    kernel, _ = gemm_kernel(1, 4096, 256)
+def test_up_to_eight_avx512_rows_take_the_row_kernel_and_the_avx2_plan_packs_them():
+    kernel, _ = gemm_kernel(8, 4096, 256)
     wide, narrow = explain(kernel, AVX512), explain(kernel, AVX2)
     assert "row kernel, vector dim n, 1024-column chunks, parallel=True" in wide
-    assert "row kernel" not in narrow
+    assert "register tile 6x16 vector dim n" in narrow and "B packed per K block" in narrow
+    kernel, _ = gemm_kernel(9, 4096, 256)
+    assert "register tile 8x32 vector dim n" in explain(kernel, AVX512)
 
 
 def test_plain_llvm_keeps_the_avx2_plan():

@@ -16,22 +16,17 @@ import java.util.List;
  * <p>Any other ISA keeps the plan tuned on AVX2 (znver3): 6 x 2-vector tile (6 x 16 fp32, 12 of 16 ymm), kc = 256,
  * eight tiles per u block.
  *
- * <p>A u extent of one AVX-512 tile (M = 2 to 8 rows of a skinny GEMM) reads every element of the moving operand V
- * once, so when V is stride-1 along v it is read in place, unpacked: the tile widens to 16 accumulator registers
- * ({@code 16 / mu} vectors a row, at most 8: a row's stack array stays under TVM's 1 KiB) and K blocks grow to
- * 1024 (they only bound how long the accumulators live).
- *
- * <p>Fewer rows still ({@link #ROW_KERNEL_MAX_U}; a GEMV-like 1 x K times K x N) take the row kernel instead: no
- * register tile, D's rows accumulate in place over chunks of one 4 KiB page of each V row, k outermost, so V
+ * <p>A u extent of at most one AVX-512 tile ({@link #ROW_KERNEL_MAX_U} rows: a skinny or GEMV-like GEMM) reads
+ * every element of the moving operand V once. When V is stride-1 along v such a GEMM takes the row kernel: no
+ * register tile, no packing, D's rows accumulate in place over chunks of one 4 KiB page of each V row, k outermost, so V
  * streams row by row and each of its pages is visited once (a 1 x 128 tile visits each page 8 times, a K block of
  * rows apart: a TLB miss every 512 bytes).
  *
  * @param parallelOver {@code "u"} (u blocks), {@code "v"} (v panels or chunks) or {@code "none"}
- * @param packV whether V is packed into panels (false: read in place, see above)
  * @param rowKernel whether the plan is the row kernel ({@code nv} is then the chunk width)
  */
-public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boolean packV,
-        boolean rowKernel, List<String> reasons) {
+public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boolean rowKernel,
+        List<String> reasons) {
 
     /** Rows of the AVX2 register tile: 6 x 2 ymm accumulators = 12 of 16 registers, leaving room for operands. */
     static final int AVX2_TILE_U = 6;
@@ -54,20 +49,15 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
     /** Below this many tiles per core's share of u, split the v panels among cores instead (u blocks too thin). */
     static final long MIN_TILES_PER_U_SHARE = 4;
 
-    /** Accumulator registers of an AVX-512 tile (of 32: the rest hold panel vectors and a broadcast). */
-    static final int AVX512_ACCUMULATORS = 16;
-
-    /** Vectors a row at most: 8 zmm of fp32 = 512 bytes, under the 1 KiB TVM turns into a stack array. */
-    static final int MAX_VECTORS_PER_ROW = 8;
-
-    /** u extents up to this take the row kernel when V is stride-1 along v. */
-    static final long ROW_KERNEL_MAX_U = 1;
+    /**
+     * u extents up to this take the row kernel when V is stride-1 along v. At M x 4096 x 4096 fp32 (same runs) it ran
+     * 1.5-3x the 8 x 32 tile reading V in place for M = 4 and 8, tied at 16 and ran 0.3x the packed tile at 32.
+     */
+    static final long ROW_KERNEL_MAX_U = AVX512_TILE_U;
 
     /** The row kernel's chunk: one 4 KiB page of a V row. */
     static final long PAGE_BYTES = 4096;
 
-    /** K block of a tile reading V in place: no panel to keep in L1, only the accumulators' lifetime. */
-    static final long IN_PLACE_BLOCK_K = 1024;
 
     public GemmBlocking {
         reasons = List.copyOf(reasons);
@@ -82,7 +72,7 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
         return choose(cpu, elementBytes, eu, ev, k, parallelAllowed, false);
     }
 
-    /** As above; {@code vStrideOne} when the moving operand is stride-1 along v (it may then be read in place). */
+    /** As above; {@code vStrideOne} when the moving operand is stride-1 along v (the row kernel may then read it). */
     public static GemmBlocking choose(CpuTarget cpu, int elementBytes, long eu, long ev, long k,
             boolean parallelAllowed, boolean vStrideOne) {
         if (!cpu.wideVectors()) {
@@ -90,12 +80,6 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
         }
         if (vStrideOne && eu <= ROW_KERNEL_MAX_U) {
             return rows(cpu, elementBytes, eu, ev, k, parallelAllowed);
-        }
-        if (vStrideOne && eu <= AVX512_TILE_U) {
-            GemmBlocking inPlace = inPlace(cpu, elementBytes, eu, ev, k, parallelAllowed);
-            if (inPlace != null) {
-                return inPlace;
-            }
         }
         return wide(cpu, elementBytes, eu, ev, k, parallelAllowed);
     }
@@ -113,30 +97,7 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
             why.add("parallel over " + chunks + " chunks (" + cpu.cores() + " cores)");
             over = "v";
         }
-        return new GemmBlocking(eu, chunk, k, eu, over, false, true, why);
-    }
-
-    /** One u tile over V read in place: the widest row of whole vectors that divides ev; null if none does. */
-    private static GemmBlocking inPlace(CpuTarget cpu, int bytes, long eu, long ev, long k, boolean parallelAllowed) {
-        int lanes = cpu.lanes(bytes);
-        for (long vectors = Math.min(MAX_VECTORS_PER_ROW, Math.max(VECTORS_PER_ROW, AVX512_ACCUMULATORS / eu));
-                vectors >= VECTORS_PER_ROW; vectors /= 2) {
-            long nv = vectors * lanes;
-            if (ev % nv != 0) {
-                continue;
-            }
-            List<String> why = new ArrayList<>();
-            why.add("register tile " + eu + "x" + nv + " (AVX-512: " + cpu.vectorRegisters() + " "
-                    + cpu.registerName() + " registers, " + lanes + " " + (8 * bytes) + "-bit lanes; one u tile of "
-                    + eu + " rows, so " + eu * vectors + " accumulators " + vectors + " vectors wide)");
-            long kBlocks = ceil(k, IN_PLACE_BLOCK_K);
-            long kc = ceil(k, kBlocks);
-            why.add("K block " + kc + " (" + kBlocks + " equal blocks of at most " + IN_PLACE_BLOCK_K
-                    + ": V is read in place, no panel to keep in L1)");
-            return new GemmBlocking(eu, nv, kc, eu, parallel(eu, ev, eu, nv, eu, parallelAllowed, cpu, why), false,
-                    false, why);
-        }
-        return null;
+        return new GemmBlocking(eu, chunk, k, eu, over, true, why);
     }
 
     private static GemmBlocking wide(CpuTarget cpu, int bytes, long eu, long ev, long k, boolean parallelAllowed) {
@@ -161,7 +122,7 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
         why.add(mc + "-row u blocks (the u panels of a block take at most a quarter of the " + kib(cpu.l2Bytes())
                 + " KiB L2: " + mcCache + " rows" + (splitU ? "; two blocks per core for " + cpu.cores() + " cores"
                 : "") + ")");
-        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), true, false, why);
+        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
     }
 
     private static GemmBlocking tunedOnAvx2(CpuTarget cpu, int bytes, long eu, long ev, long k,
@@ -176,7 +137,7 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
         long mc = Math.min(AVX2_TILES_PER_U_BLOCK, ceil(eu, mu)) * mu;
         why.add("K block " + kc + ", " + mc + "-row u blocks (the AVX2 plan's constants: a 256-deep v panel is "
                 + "half a 32 KiB L1d)");
-        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), true, false, why);
+        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
     }
 
     /** "u" when there are two u blocks or more, else "v" when there are two v panels or more, else "none". */

@@ -17,8 +17,7 @@ final class GemmPacking {
     private GemmPacking() {}
 
     /**
-     * {role: layout text} for V ({@code moving}, absent when the plan reads it in place) and U ({@code other}); each
-     * parses as a {@link Layout}.
+     * {role: layout text} for V ({@code moving}) and U ({@code other}); each parses as a {@link Layout}.
      */
     static Map<String, String> layouts(String moving, String other, GemmBlocking b, long ev) {
         long panels = (ev + b.nv() - 1) / b.nv();
@@ -27,9 +26,7 @@ final class GemmPacking {
         Layout u = Layout.parse("S[(" + b.mc() / b.mu() + "," + b.mu() + "," + b.kc() + "):(" + b.kc() * b.mu()
                 + ",1," + b.mu() + ")]");
         Map<String, String> out = new LinkedHashMap<>();
-        if (b.packV()) {
-            out.put(moving, v.toString());
-        }
+        out.put(moving, v.toString());
         out.put(other, u.toString());
         return Map.copyOf(out);
     }

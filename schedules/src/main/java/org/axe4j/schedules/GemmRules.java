@@ -84,7 +84,6 @@ public final class GemmRules {
             plan.put("parallel", !b.parallelOver().equals("none"));
             plan.put("parallel_over", b.parallelOver());
             plan.put("packing", b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev));
-            plan.put("pack_v", b.packV());
             plan.put("lanes", cpu.lanes(bytes));
             List<String> notes = new java.util.ArrayList<>(b.reasons());
             // AVX-512 tiles: prefetch the D tile (for write) as the K loop starts; 4096^3 ran 0.89 of numpy with it,
@@ -94,9 +93,8 @@ public final class GemmRules {
             if (b.rowKernel()) {
                 plan.put("kernel", "rows");
             } else {
-                notes.add(b.packV() ? moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
-                        + access.get(moving).get(v) + " along " + v + ")" : moving + " read in place (stride 1 along "
-                        + v + "; one " + b.mu() + "-row u tile reads each element once, so packing would add a pass)");
+                notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
+                        + access.get(moving).get(v) + " along " + v + ")");
                 notes.add(other + " packed per " + b.mc() + "-row " + u + " block into panels " + b.mu() + " wide");
                 if (prefetchD) {
                     notes.add("each micro-kernel prefetches its D tile for writing before the K loop");

@@ -140,25 +140,7 @@ class GemmBlockingTest {
     }
 
     @Test
-    void oneAvx512TileOverAStrideOneVReadsItInPlaceWithAWiderRow() {
-        GemmBlocking two = GemmBlocking.choose(AVX512, 4, 2, 4096, 4096, true, true);
-        assertFalse(two.packV());
-        assertEquals(List.of(2L, 128L, 1024L), List.of(two.mu(), two.nv(), two.kc()), "8 zmm of 16 lanes, K / 4");
-        assertEquals("v", two.parallelOver());
-        GemmBlocking eight = GemmBlocking.choose(AVX512, 4, 8, 4096, 4096, true, true);
-        assertEquals(List.of(8L, 32L), List.of(eight.mu(), eight.nv()), "16 accumulators: 2 vectors a row");
-        assertFalse(eight.packV());
-        GemmBlocking four = GemmBlocking.choose(AVX512, 4, 4, 96, 64, true, true);
-        assertEquals(32, four.nv(), "4 vectors (64) do not divide 96; 2 do");
-        assertTrue(GemmBlocking.choose(AVX512, 4, 2, 100, 64, true, true).packV(), "no whole vectors divide 100");
-        assertTrue(GemmBlocking.choose(AVX512, 4, 2, 4096, 4096, true, false).packV(), "V strided along v");
-        assertTrue(GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).packV(), "8 tiles reuse a panel");
-        assertTrue(GemmBlocking.choose(AVX2, 4, 2, 4096, 4096, true, true).packV(), "AVX2 keeps its plan");
-        assertFalse(GemmPacking.layouts("B", "A", two, 4096).containsKey("B"));
-    }
-
-    @Test
-    void oneRowOverAStrideOneVTakesTheRowKernelInPageWideChunks() {
+    void uptoEightRowsOverAStrideOneVTakeTheRowKernelInPageWideChunks() {
         GemmBlocking row = GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, true);
         assertTrue(row.rowKernel());
         assertEquals(1024, row.nv(), "4 KiB of fp32");
@@ -169,5 +151,11 @@ class GemmBlockingTest {
         assertEquals(List.of(100L, "none"), List.of(narrow.nv(), narrow.parallelOver()), "one chunk: nothing to split");
         assertFalse(GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, false).rowKernel(), "V strided along v");
         assertFalse(GemmBlocking.choose(AVX2, 4, 1, 4096, 4096, true, true).rowKernel(), "AVX2 keeps its plan");
+        GemmBlocking eight = GemmBlocking.choose(AVX512, 4, 8, 4096, 4096, true, true);
+        assertTrue(eight.rowKernel(), "8 rows: one tile's worth");
+        assertTrue(eight.reasons().get(0).startsWith("row kernel: 8 rows of D"), eight.reasons().toString());
+        assertFalse(GemmBlocking.choose(AVX512, 4, 9, 4096, 4096, true, true).rowKernel(), "9 rows: two tiles");
+        assertEquals(List.of(8L, 32L), List.of(GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).mu(),
+                GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).nv()), "64 rows: the packed tile");
     }
 }
