@@ -51,7 +51,8 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
 
     /**
      * u extents up to this take the row kernel when V is stride-1 along v. At M x 4096 x 4096 fp32 (same runs) it ran
-     * 1.5-3x the 8 x 32 tile reading V in place for M = 4 and 8, tied at 16 and ran 0.3x the packed tile at 32.
+     * 1.5-3x the 8 x 32 tile (B packed, K blocks of 1024) for M = 4 and 8, tied with the packed tile at 16 and ran
+     * 0.3x it at 32.
      */
     static final long ROW_KERNEL_MAX_U = AVX512_TILE_U;
 
