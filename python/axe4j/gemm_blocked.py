@@ -54,6 +54,7 @@ def emit(request, plan, data_of, base_last, is_zero):
     v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
     lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
     prefetch_d = bool(plan.get("prefetch_d", False))
+    k_rows = int(plan.get("k_rows", 1))                          # row kernel: V rows added per pass over D
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -189,18 +190,30 @@ def emit(request, plan, data_of, base_last, is_zero):
                       u, v)
             each_column(body)
 
-        def add(u, k, scale):
+        def scale(u, k):
+            a = load(views, u_role, k, **{u_dim: u})
+            return a if _is_one(alpha) else const(alpha) * a
+
+        def add(u, ks):
+            """D[u, v] += scale(u, k) * V[k, v] for k in ks, in that order (as k by k), one load and store of D."""
             def body(v):
-                d = views["D"][addr("D", **{u_dim: u, v_dim: v})]
-                store(views, d + scale * load(views, v_role, k, **{v_dim: v}), u, v)
+                value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
+                for k in ks:
+                    value = value + scale(u, k) * load(views, v_role, k, **{v_dim: v})
+                store(views, value, u, v)
             each_column(body)
 
         with T.serial(EU) as u:
             init(u)
-        with T.serial(K) as k:
-            with T.unroll(EU) as u:
-                scale = load(views, u_role, k, **{u_dim: u})
-                add(u, k, scale if _is_one(alpha) else const(alpha) * scale)
+        steps, rest_k = divmod(K, k_rows)
+        if steps:
+            with T.serial(steps) as kq:
+                with T.unroll(EU) as u:
+                    add(u, [kq * k_rows + t for t in range(k_rows)])
+        if rest_k:
+            with T.serial(rest_k) as kt:
+                with T.unroll(EU) as u:
+                    add(u, [steps * k_rows + kt])
 
     def rows(views):
         chunks, rest_width = divmod(EV, nv)

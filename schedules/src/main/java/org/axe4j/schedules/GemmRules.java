@@ -92,6 +92,7 @@ public final class GemmRules {
             plan.put("prefetch_d", prefetchD);
             if (b.rowKernel()) {
                 plan.put("kernel", "rows");
+                plan.put("k_rows", GemmBlocking.ROW_KERNEL_K_ROWS);
             } else {
                 notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
                         + access.get(moving).get(v) + " along " + v + ")");

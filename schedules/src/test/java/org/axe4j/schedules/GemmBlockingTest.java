@@ -147,6 +147,7 @@ class GemmBlockingTest {
         assertEquals("v", row.parallelOver());
         assertTrue(row.reasons().get(0).startsWith("row kernel: 1 row of D accumulate in place over 4 chunks"),
                 row.reasons().toString());
+        assertTrue(row.reasons().get(0).endsWith("4 V rows per pass"), row.reasons().toString());
         GemmBlocking narrow = GemmBlocking.choose(AVX512, 4, 1, 100, 4096, true, true);
         assertEquals(List.of(100L, "none"), List.of(narrow.nv(), narrow.parallelOver()), "one chunk: nothing to split");
         assertFalse(GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, false).rowKernel(), "V strided along v");
