@@ -131,8 +131,8 @@ def sweep(out_dir: Path, rounds: int = 5, only=None) -> dict:
     for m, n, k in (only or shapes()):
         row = measure(m, n, k, rounds, target)
         rows.append(row)
-        print(f"gemm {row['shape']:>15s} fp32: axe4j {row['axe4j_gflops']:7.1f} GFLOP/s, numpy {row['numpy_gflops']:7.1f}"
-              f" GFLOP/s, ratio {row['ratio']:.2f}  [{row['plan']}]", flush=True)
+        print(f"gemm {row['shape']:>15s} fp32: axe4j {row['axe4j_gflops']:7.1f} GFLOP/s, "
+              f"numpy {row['numpy_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f}  [{row['plan']}]", flush=True)
     result = {"machine": machine, "method": f"best of {rounds} interleaved rounds, each about "
               f"{ROUND_SECONDS * 1000:.0f} ms of calls", "rows": rows}
     out_dir.mkdir(parents=True, exist_ok=True)

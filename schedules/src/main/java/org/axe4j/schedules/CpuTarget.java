@@ -18,7 +18,8 @@ import com.google.gson.JsonObject;
 public record CpuTarget(String mcpu, String isa, int vectorBits, int vectorRegisters, int cores, long l1dBytes,
         long l2Bytes) {
 
-    /** A request without {@code params.cpu} (a Java caller, an older client): the AVX2 machine the rules were tuned on. */
+    /** A request without {@code params.cpu} (a Java caller, an older client): the AVX2 machine the rules were tuned
+     * on. */
     public static final CpuTarget UNKNOWN = new CpuTarget("", "unknown", 256, 16, 2, 32 * 1024, 512 * 1024);
 
     /** Vector registers as x86 names them for this width: zmm, ymm, xmm. */

@@ -8,17 +8,18 @@ import java.util.List;
  * {@code mc} and which loop runs in parallel, each with the reason {@code explain} shows.
  *
  * <p>AVX-512 (32 zmm registers): an 8 x 2-vector tile (8 x 32 fp32), 16 accumulators + 2 vectors of the v panel + 1
- * broadcast = 19 of 32 registers. At 1024^3 fp32 on 2 cores of an AVX-512 Xeon (LLVM: rocketlake) it ran at or above 6 x 64, 12 x 32
- * and 14 x 32 (all within noise of one another) and 1.3x the 6 x 16 tile. The K block keeps one v panel in 2/3 of L1d
- * ({@code kc = 2/3 L1d / (nv * bytes)}, a multiple of 64, K split into equal blocks), the u block's panels take a
- * quarter of L2 ({@code mc = L2 / 4 / (kc * bytes)}), cut so each core gets two blocks when u is long enough.
+ * broadcast = 19 of 32 registers. At 1024^3 fp32 on 2 cores of an AVX-512 Xeon (LLVM: rocketlake) it ran at or above
+ * 6 x 64, 12 x 32 and 14 x 32 (all within noise of one another) and 1.3x the 6 x 16 tile. The K block keeps one v
+ * panel in 2/3 of L1d ({@code kc = 2/3 L1d / (nv * bytes)}, a multiple of 64, K split into equal blocks), the u
+ * block's panels take a quarter of L2 ({@code mc = L2 / 4 / (kc * bytes)}), cut so each core gets two blocks when u
+ * is long enough.
  *
  * <p>Any other ISA keeps the plan tuned on AVX2 (znver3): 6 x 2-vector tile (6 x 16 fp32, 12 of 16 ymm), kc = 256,
  * eight tiles per u block.
  *
- * <p>A u extent of at most one AVX-512 tile ({@link #ROW_KERNEL_MAX_U} rows: a skinny or GEMV-like GEMM) reads
- * every element of the moving operand V once. When V is stride-1 along v such a GEMM takes the row kernel: no
- * register tile, no packing, D's rows accumulate in place over chunks of one 4 KiB page of each V row, k outermost, so V
+ * <p>A u extent of at most one AVX-512 tile ({@link #ROW_KERNEL_MAX_U} rows: a skinny or GEMV-like GEMM) reads every
+ * element of the moving operand V once. When V is stride-1 along v such a GEMM takes the row kernel: no register
+ * tile, no packing, D's rows accumulate in place over chunks of one 4 KiB page of each V row, k outermost, so V
  * streams row by row and each of its pages is visited once (a 1 x 128 tile visits each page 8 times, a K block of
  * rows apart: a TLB miss every 512 bytes).
  *
