@@ -16,7 +16,17 @@ A run-time u extent (``plan["run_time_extent"]``, a ragged group of rows at most
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
 
 Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
-panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once.
+panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once. The sizes
+come from the target (``GemmBlocking`` in Java: 8 x 32 fp32 on AVX-512, 6 x 16 otherwise); an AVX-512 plan also
+prefetches each D tile for writing as its K loop starts (``prefetch_d``).
+
+The row kernel (``plan["kernel"] == "rows"``: at most one tile's worth of u rows, V stride-1 along v) packs
+nothing and keeps no register tile::
+
+    parallel for each chunk of nv columns (one 4 KiB page of a V row):
+        D[u, chunk] = beta * C[u, chunk]                                   (every u)
+        for each k0 in steps of k_rows:
+            D[u, chunk] += sum_{k0 <= k < k0 + k_rows} alpha * U[u, k] * V[k, chunk]   (every u; k in order)
 """
 
 from __future__ import annotations
