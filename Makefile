@@ -50,7 +50,8 @@ bench-call: python build
 bench-tirx: python build
 	.venv/bin/python axe-passes/src/test/python/bench_layout_vs_tirx.py
 
-## CPU kernels compiled through axe4j's Java dispatch rules against the naive variants.
+## CPU kernels compiled through axe4j's Java dispatch rules: fp32 GEMM against numpy (1024^3 and a shape sweep,
+## best of interleaved rounds; out/bench-cpu/gemm-sweep.json and .png), then the variants against the naive ones.
 bench-cpu: python build
 	.venv/bin/python schedules/src/test/python/bench_cpu_kernels.py
 

@@ -214,7 +214,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
             if forced is not None:
                 lines.append(f"  forced dispatch={forced}")
             try:
-                request = _request_for(call, recorded, dispatch._kind_name(target), str(scope))
+                request = _request_for(call, recorded, target, str(scope))
             except dispatch._NotDescribable as error:
                 lines.append(f"  not describable: {error}")
                 continue
@@ -248,7 +248,7 @@ def explain(mod, target="llvm", *, file=None) -> str:
     return report
 
 
-def _request_for(call, recorded, kind, scope):
+def _request_for(call, recorded, target, scope):
     """The request the pipeline's dispatch saw for ``call`` (with the scope's threads), else one built here."""
     from . import dispatch
 
@@ -258,7 +258,7 @@ def _request_for(call, recorded, kind, scope):
                 raise request
             recorded.remove((seen, request))
             return request
-    return dispatch.describe(call, kind, scope)
+    return dispatch.describe(call, dispatch._kind_name(target), scope, target=target)
 
 
 def _other_cases(op, request):
@@ -283,6 +283,10 @@ def _plan_summary(plan) -> str:
         loops = " ".join(f"{l['kind']}({l['extent']})" for l in plan["loops"])
         notes = "; ".join(plan.get("notes", []))
         return f"{plan['kind']} loops outer->inner: {loops}" + (f"; {notes}" if notes else "")
+    if plan["kind"] == "gemm-blocked" and plan.get("kernel") == "rows":
+        return (f"gemm M={plan['M']} N={plan['N']} K={plan['K']} row kernel, vector dim {plan['vector_dim']}, "
+                f"{plan['tile']['v']}-column chunks, parallel={plan['parallel']}"
+                + "".join(f"; {n}" for n in plan.get("notes", [])))
     if plan["kind"] == "gemm-blocked":
         sizes = {d: (f"<={plan[d]} (run time)" if plan.get("run_time_extent") == d.lower() else plan[d]) for d in "MNK"}
         return (f"gemm M={sizes['M']} N={sizes['N']} K={sizes['K']} register tile {plan['tile']['u']}x{plan['tile']['v']} "

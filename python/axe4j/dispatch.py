@@ -271,8 +271,9 @@ def threads_of(sctx) -> tuple[int, bool]:
     return threads, full
 
 
-def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
-    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast); ``sctx`` gives CUDA thread counts."""
+def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) -> Described:
+    """Builds the request for Java from a ``TilePrimitiveCall`` (downcast); ``sctx`` gives CUDA thread counts and
+    the target, else ``target`` (explain) does: a CPU gemm gets the target's ISA, caches and cores (``cpu``)."""
     op = call.op.name.split(".")[-1]
     args = list(call.args)
     roles: list[tuple[str, object]] = []
@@ -344,6 +345,11 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None) -> Described:
 
         trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
+    target = sctx.target if sctx is not None else target
+    if target_kind == TARGET_KIND and op == "gemm" and target is not None:
+        from . import cpu_target
+
+        params["cpu"] = cpu_target.describe(target)
     if target_kind == CUDA_KIND:
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
         params["align"] = {role: int(b.data_alignment) for role, b in buffers.items()}

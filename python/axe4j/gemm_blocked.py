@@ -6,9 +6,9 @@ register tile and ``kc``/``mc`` the K and u block sizes::
 
     for each K block k0 (kc deep):
         pack V[k0 : k0+kc, all v] into panels Vp[p][k][nv]           (parallel over panels)
-        parallel for each u block (mc rows):
+        for each u block (mc rows):                                     (parallel when parallel_over = u)
             pack U[block, k0 : k0+kc] into panels Up[q][k][mu]         (zero past the edge)
-            for each v panel p, each u tile q:
+            for each v panel p, each u tile q:                          (p parallel when parallel_over = v)
                 acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
                 D[u, v] = alpha * acc + (first block ? beta * C : D)
 
@@ -16,7 +16,17 @@ A run-time u extent (``plan["run_time_extent"]``, a ragged group of rows at most
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
 
 Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
-panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once.
+panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once. The sizes
+come from the target (``GemmBlocking`` in Java: 8 x 32 fp32 on AVX-512, 6 x 16 otherwise); an AVX-512 plan also
+prefetches each D tile for writing as its K loop starts (``prefetch_d``).
+
+The row kernel (``plan["kernel"] == "rows"``: at most one tile's worth of u rows, V stride-1 along v) packs
+nothing and keeps no register tile::
+
+    parallel for each chunk of nv columns (one 4 KiB page of a V row):
+        D[u, chunk] = beta * C[u, chunk]                                   (every u)
+        for each k0 in steps of k_rows:
+            D[u, chunk] += sum_{k0 <= k < k0 + k_rows} alpha * U[u, k] * V[k, chunk]   (every u; k in order)
 """
 
 from __future__ import annotations
@@ -48,7 +58,13 @@ def emit(request, plan, data_of, base_last, is_zero):
     tiles_per_block = mc // mu
     full_panels, rest = divmod(EV, nv)
     panels = full_panels + (1 if rest else 0)
-    outer = T.parallel if plan["parallel"] else T.serial
+    over = plan.get("parallel_over", "u" if plan["parallel"] else "none")
+    outer = T.parallel if plan["parallel"] else T.serial        # V packing: whenever the plan is parallel
+    u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
+    v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
+    lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
+    prefetch_d = bool(plan.get("prefetch_d", False))
+    k_rows = int(plan.get("k_rows", 1))                          # row kernel: V rows added per pass over D
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -104,9 +120,9 @@ def emit(request, plan, data_of, base_last, is_zero):
         for r in base_last(access["D"]["replicas"]):
             T.buffer_store(views["D"], value, [a + r if r else a])
 
-    def write_tile(views, acc, u0, v0, first, i, j):
+    def write_tile(views, acc_row, u0, v0, first, i, j):
         u, v = u0 + i, v0 + j
-        value = acc[i * nv + j] if _is_one(alpha) else const(alpha) * acc[i * nv + j]
+        value = acc_row[j] if _is_one(alpha) else const(alpha) * acc_row[j]
         if first:
             if use_c:
                 value = value + const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})])
@@ -115,47 +131,115 @@ def emit(request, plan, data_of, base_last, is_zero):
         store(views, value, u, v)
 
     def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
-        acc = T.decl_buffer((mu * nv,), dtype, scope="global", layout=None)  # "global": a stack array (registers)
-        with T.unroll(mu) as i:
+        # one stack array per tile row, unrolled here: TVM lowers a "global" buffer to a stack array (which LLVM
+        # keeps in registers) only under 1 KiB; an 8 x 32 fp32 tile is 1 KiB, became a workspace pointer, and
+        # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
+        acc = [T.decl_buffer((nv,), dtype, scope="global", layout=None) for _ in range(mu)]
+        if prefetch_d:
+            # the D tile is read and written after the K loop; its rows are a row stride apart (often a page
+            # each): ask for its cache lines now, for writing, so the loads overlap the FMAs
+            line = 64 // (int("".join(ch for ch in dtype if ch.isdigit()) or 8) // 8)
+            for i in range(mu):
+                for j in range(0, nv, line):
+                    T.evaluate(tirx.call_llvm_intrin("void", "llvm.prefetch.p0", tirx.address_of(
+                        views["D"][addr("D", **{u_dim: u0 + i, v_dim: v0 + j})]), 1, 3, 1))
+        for i in range(mu):
             with T.vectorized(nv) as j:
-                T.buffer_store(acc, tirx.const(0, dtype), [i * nv + j])
+                T.buffer_store(acc[i], tirx.const(0, dtype), [j])
         with T.serial(kext) as k:
-            with T.unroll(mu) as i:
+            for i in range(mu):
                 with T.vectorized(nv) as j:
-                    T.buffer_store(acc, acc[i * nv + j] + u_panel[(q * kc + k) * mu + i]
-                                   * v_panel[(p * kc + k) * nv + j], [i * nv + j])
+                    T.buffer_store(acc[i], acc[i][j] + u_panel[(q * kc + k) * mu + i]
+                                   * v_panel[(p * kc + k) * nv + j], [j])
         with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
             with T.Then():
-                with T.unroll(mu) as i:
+                for i in range(mu):
                     with T.vectorized(nv) as j:
-                        write_tile(views, acc, u0, v0, first, i, j)
+                        write_tile(views, acc[i], u0, v0, first, i, j)
             with T.Else():
-                with T.serial(mu) as i:
+                for i in range(mu):
                     with T.serial(nv) as j:
                         with T.If(tirx.all(u0 + i < EU, v0 + j < EV)):
                             with T.Then():
-                                write_tile(views, acc, u0, v0, first, i, j)
+                                write_tile(views, acc[i], u0, v0, first, i, j)
 
     def k_block(views, kb, first):
         k0 = kb * kc
         kext = tirx.min(kc, K - k0) if K % kc else kc
         v_panel = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None)
         pack_v(views, v_panel, k0, kext)
-        with outer(u_blocks) as ub:
+        with u_loop(u_blocks) as ub:
             u_first = ub * mc
             u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
             pack_u(views, u_panel, u_first, k0, kext)
-            with T.serial(panels) as p:
+            with v_loop(panels) as p:
                 with T.serial(tiles_per_block) as q:
                     u0 = u_first + q * mu
                     with T.If(u0 < EU):
                         with T.Then():
                             micro_kernel(views, u_panel, v_panel, q, p, u0, p * nv, kext, first)
 
+    def row_span(views, v0, width):
+        """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every
+        row adds alpha * U[u, k] * V[k, v0:v0+width]; V's row segment is read once and stays in L1 for the rows."""
+        groups, tail = divmod(width, lanes)
+
+        def each_column(body):
+            if groups:
+                with T.serial(groups) as g:
+                    with T.vectorized(lanes) as j:
+                        body(v0 + g * lanes + j)
+            if tail:
+                with T.serial(tail) as j:
+                    body(v0 + groups * lanes + j)
+
+        def init(u):
+            def body(v):
+                zero = tirx.const(0, dtype)
+                store(views, const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})]) if use_c else zero,
+                      u, v)
+            each_column(body)
+
+        def scale(u, k):
+            a = load(views, u_role, k, **{u_dim: u})
+            return a if _is_one(alpha) else const(alpha) * a
+
+        def add(u, ks):
+            """D[u, v] += scale(u, k) * V[k, v] for k in ks, in that order (as k by k), one load and store of D."""
+            def body(v):
+                value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
+                for k in ks:
+                    value = value + scale(u, k) * load(views, v_role, k, **{v_dim: v})
+                store(views, value, u, v)
+            each_column(body)
+
+        with T.serial(EU) as u:
+            init(u)
+        steps, rest_k = divmod(K, k_rows)
+        if steps:
+            with T.serial(steps) as kq:
+                with T.unroll(EU) as u:
+                    add(u, [kq * k_rows + t for t in range(k_rows)])
+        if rest_k:
+            with T.serial(rest_k) as kt:
+                with T.unroll(EU) as u:
+                    add(u, [steps * k_rows + kt])
+
+    def rows(views):
+        chunks, rest_width = divmod(EV, nv)
+        if chunks:
+            with v_loop(chunks) as c:
+                row_span(views, c * nv, nv)
+        if rest_width:
+            row_span(views, chunks * nv, rest_width)
+
     def whole():
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=data_of(request.buffers[role]), layout=None)
                  for role in ("D", "A", "B", "C")}
+        if plan.get("kernel") == "rows":
+            rows(views)
+            return
         k_block(views, 0, True)
         if k_blocks > 1:
             with T.serial(k_blocks - 1) as kb:

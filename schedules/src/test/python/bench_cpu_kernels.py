@@ -1,9 +1,11 @@
 """Run time of kernels compiled through the Java CPU rules, against numpy and variant against variant.
 
-Usage: python bench_cpu_kernels.py [--size N] [--numpy-size M]
+Usage: python bench_cpu_kernels.py [--size N] [--numpy-size M] [--rounds R] [--no-sweep] [--out DIR]
 
-First an fp32 GEMM M x M x M (default 1024) through axe4j on llvm against numpy.matmul, same run: both
-GFLOP/s and the ratio. Then the variants at size N.
+First an fp32 GEMM M x M x M (default 1024) through axe4j on llvm against numpy.matmul, same run, best of R
+interleaved rounds each: both GFLOP/s and the ratio. Then the shape sweep against numpy (bench_cpu_gemm_sweep.py:
+squares 256-4096, skinny M in {1, 8, 64}, odd sizes; DIR/gemm-sweep.json and .png, a markdown table). Then the
+variants at size N.
 Prints one line per kernel: the best of TVM's time_evaluator repeats (number=10, repeat=15; the machine is
 shared, so the minimum is the steadiest figure) and GFLOP/s or GB/s.
 
@@ -20,6 +22,8 @@ os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count()))  # before TVM's th
 import tvm  # noqa: E402  (before the JVM)
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np  # noqa: E402
 from tvm.script import tirx as T
@@ -27,6 +31,9 @@ from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 import axe4j
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_cpu_gemm_sweep as gemm_sweep  # noqa: E402
 
 
 def gemm_kernel(n, dispatch, trans_b=False):
@@ -58,36 +65,26 @@ def timed(kernel, name, *arrays):
     return min(evaluator(*tensors).results)
 
 
-def best_seconds(body, repeat):
-    import time
-
-    body()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        body()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def gemm_against_numpy(m):
-    """axe4j's blocked GEMM (fp32, C = A @ B) and numpy.matmul on the same inputs, best of several runs each."""
+def gemm_against_numpy(m, rounds):
+    """axe4j's blocked GEMM (fp32, C = A @ B) and numpy.matmul on the same inputs, best of interleaved rounds."""
     rng = np.random.default_rng(1)
     a, b = (rng.standard_normal((m, m)).astype("float32") for _ in range(2))
     zeros = np.zeros((m, m), "float32")
+    out = np.empty((m, m), "float32")
     flops = 2.0 * m ** 3
-    rates = {}
+    bodies = {"numpy": lambda: np.matmul(a, b, out=out)}
     for label, target in (("generic llvm", "llvm"), ("host llvm", axe4j.host_target())):
         lib = axe4j.compile(gemm_kernel(m, "axe4j-cpu-gemm-blocked"), target)
         tensors = [tvm.runtime.tensor(x) for x in (a, b, zeros, zeros)]
         lib["gemm"](*tensors)
         np.testing.assert_allclose(tensors[3].numpy(), a @ b, rtol=1e-3, atol=1e-2)
-        seconds = min(lib.mod.time_evaluator("gemm", tvm.cpu(), number=3, repeat=7)(*tensors).results)
-        rates[label] = flops / seconds / 1e9
-    theirs = flops / best_seconds(lambda: np.matmul(a, b), 9) / 1e9
-    ours = rates["host llvm"]
+        bodies[label] = lambda f=lib["gemm"], t=tensors: f(*t)
+    best = gemm_sweep.interleaved_best(bodies, rounds, 3)
+    rates = {label: flops / seconds / 1e9 for label, seconds in best.items()}
+    ours, theirs = rates["host llvm"], rates["numpy"]
     threads = tvm.get_global_func("runtime.NumThreads")()
-    print(f"gemm {m}^3 fp32 on {os.cpu_count()} CPUs (TVM threads {threads}), target {axe4j.host_target()}")
+    print(f"gemm {m}^3 fp32 on {os.cpu_count()} CPUs (TVM threads {threads}), target {axe4j.host_target()}, "
+          f"best of {rounds} interleaved rounds")
     print(f"gemm {m}^3 fp32: axe4j {ours:.2f} GFLOP/s, numpy.matmul {theirs:.2f} GFLOP/s, axe4j/numpy {ours / theirs:.2f}"
           f" (generic llvm target: {rates['generic llvm']:.2f} GFLOP/s)")
 
@@ -96,10 +93,15 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--numpy-size", type=int, default=1024)
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds against numpy (best of each)")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the shape sweep against numpy")
+    parser.add_argument("--out", default="out/bench-cpu", help="where the sweep writes gemm-sweep.json and .png")
     args = parser.parse_args()
     n = args.size
     axe4j.install()
-    gemm_against_numpy(args.numpy_size)
+    gemm_against_numpy(args.numpy_size, args.rounds)
+    if not args.no_sweep:
+        gemm_sweep.sweep(Path(args.out), rounds=args.rounds)
     rng = np.random.default_rng(0)
     mats = [rng.standard_normal((n, n)).astype("float32") for _ in range(4)]
     flops = 2.0 * n ** 3
