@@ -8,10 +8,12 @@ Outputs are compared (numpy's expert part is given axe4j's routing, so a top-k n
 how many tokens' expert sets differ between the two routers is reported). Prints ms, GFLOP/s of the expert GEMMs
 and the ratio; writes ``out/bench-moe/result.json`` and ``out/bench-moe/moe-cpu.png``.
 
-GPU part: needs a Hopper GPU (compute 9.0; the CUDA layer ``axe4j.moe.cuda`` is sm_90a code): its
+GPU part: on a machine with a Hopper GPU (compute 9.0; the CUDA layer ``axe4j.moe.cuda`` is sm_90a code) and TVM:
 ``bench(shape, tokens, repeat) -> list[dict]`` (``axe4j.moe.cuda_bench``, one row per token count: the three
-kernels alone, the whole layer call, a peer -- vLLM's Triton ``fused_experts`` -- where importable). Where no such
-GPU is present it says why and the run still succeeds.
+kernels alone, the whole layer call, each peer of ``axe4j.moe.peers`` that imports). Where no such GPU is present it
+says why, prints the figures last measured on a lent GPU (the newest ``docs/gpu-runs/*-moe.json``, written by the GPU
+bundle's ``moe_bench.py``: docs/gpu-bundle.md) with their device and date, plots them to
+``out/bench-moe/moe-gpu.png``, and the run still succeeds.
 
 usage: bench_moe.py [--tokens 1,16,128,1024,4096] [--repeat 3] [--seed 0] [--out DIR] [--small]
 (--small: 16 experts, top-4, hidden 256, intermediate 128, the sizes of the tests)
@@ -144,6 +146,46 @@ def gpu_part(shape, tokens_list, repeat):
     return {"status": "run", "device": tvm.cuda(0).device_name, "rows": cuda.bench(shape, tokens_list, repeat)}
 
 
+RECORDED = ROOT / "docs" / "gpu-runs"
+
+
+def recorded_gpu():
+    """The newest MoE figures measured on a lent GPU (``docs/gpu-runs/<date>-<device>-moe.json``), or None."""
+    runs = sorted(RECORDED.glob("*-moe.json"))
+    if not runs:
+        return None
+    result = json.loads(runs[-1].read_text())
+    result["file"] = str(runs[-1].relative_to(ROOT))
+    return result
+
+
+def print_recorded(recorded) -> None:
+    names = sorted({n for r in recorded["rows"] for n in r["peers"]})
+    print(f"GPU figures recorded on {recorded['device']} ({recorded['file']}; torch {recorded['torch']}): expert "
+          f"part, ms per call; speed-up = peer time / axe4j time")
+    for r in recorded["rows"]:
+        peers = "; ".join(f"{n} {p['ms']:.3f} ms (x{p['axe4j_speedup']:.2f})" for n, p in
+                          ((n, r["peers"][n]) for n in names if n in r["peers"]) if "ms" in p)
+        print(f"  {r['dtype']:8s} {r['tokens']:5d} tokens: axe4j {r['axe4j_ms']:.3f} ms "
+              f"({r['axe4j_tflops']:.1f} TFLOP/s, matches the reference: {r['axe4j_vs_reference']['matches']}); "
+              f"{peers}")
+
+
+def gpu_chart(path: Path, recorded) -> None:
+    """TFLOP/s of axe4j and each peer by token count, one bar group per (type, tokens)."""
+    from axe4j import chart
+
+    rows = recorded["rows"]
+    names = sorted({n for r in rows for n in r["peers"]})
+    series = {"axe4j": [r["axe4j_tflops"] for r in rows]}
+    for n in names:   # the chart's font has letters, digits and a little punctuation: the name without the rest
+        label = "".join(c for c in n.replace("_", " ") if c.isalnum() or c in " ()-.,")
+        series[label] = [r["peers"].get(n, {}).get("tflops", 0.0) for r in rows]
+    chart.bar_chart(path, f"MoE layer (128 experts, top-8, hidden 2048, intermediate 768) on {recorded['device']}: "
+                          f"TFLOP/s of the expert GEMMs",
+                    [f"{'bf16' if r['dtype'] == 'bfloat16' else 'fp16'} {r['tokens']}" for r in rows], series, [])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", default="1,16,128,1024,4096")
@@ -173,6 +215,11 @@ def main(argv=None) -> int:
     print(f"GPU part: {gpu['status']}")
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
+    recorded = recorded_gpu() if gpu["status"] != "run" else None
+    if recorded is not None:
+        print_recorded(recorded)
+        gpu_chart(out / "moe-gpu.png", recorded)
+        gpu["recorded"] = recorded
     result = {"shape": vars(shape), "cpu": {"cpus": os.cpu_count(), "tvm_threads": threads,
                                              "target": str(axe4j.host_target()), "repeat": args.repeat, "rows": rows},
               "gpu": gpu}

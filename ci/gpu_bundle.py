@@ -35,6 +35,8 @@ TESTS = ROOT / "python" / "tests"
 HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
 LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
+MOE_TOKENS = (1, 16, 64, 256, 1024, 4096)   # token counts of the MoE timing (moe_bench.py), FP16 and BF16
+MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
 
 
 def timing_cases() -> tuple[str, ...]:
@@ -158,6 +160,32 @@ def compile_groups(cases):
     return built, failed
 
 
+def compile_moe():
+    """(executable, moe): the CUDA MoE layer's three kernels (``axe4j.moe.cuda``) for each of MOE_TOKENS and each
+    of FP16 and BF16 at Qwen3-30B-A3B's shapes, in one IRModule; ``moe["runs"]``: per (dtype, token count) its
+    ``max_tiles`` and kernel symbols."""
+    import tvm
+
+    import axe4j
+    from axe4j.moe import QWEN3_30B_A3B, cuda
+    from axe4j.moe.cuda_kernels import ROWS
+    from axe4j.moe.schedule import TileSchedule
+
+    shape, funcs, runs = QWEN3_30B_A3B, {}, []
+    for dtype, short in (("float16", "f16"), ("bfloat16", "bf16")):
+        for tokens in MOE_TOKENS:
+            symbols = {}
+            for kernel, func in cuda.kernels(shape, tokens, dtype=dtype).items():
+                symbols[kernel] = f"moe_{kernel}_{tokens}_tokens_{short}"
+                funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
+            runs.append({"tokens": tokens, "dtype": dtype, "symbols": symbols,
+                         "max_tiles": TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)})
+    executable = axe4j.compile(tvm.IRModule(funcs), cuda.target())
+    moe = {"shape": {"experts": shape.experts, "top_k": shape.top_k, "hidden": shape.hidden,
+                     "intermediate": shape.intermediate}, "rows": ROWS, "runs": runs}
+    return executable, moe
+
+
 def fatbin(source: str, arch: str) -> bytes:
     from axe4j.cuda_corpus import build
 
@@ -247,6 +275,8 @@ def build(out: Path) -> dict:
 
     t = time.time()
     built, failed = compile_groups(small + timed)
+    moe_executable, moe = compile_moe()
+    log(f"moe-sm_90a: {6 * len(MOE_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
     lower_s = time.time() - t
 
     t = time.time()
@@ -260,6 +290,13 @@ def build(out: Path) -> dict:
         sources[sha] = (source, members[0].arch)
         libraries.append({"file": f"kernels/{group}.so", "arch": members[0].arch, "source_sha256": sha,
                           "symbols": [symbol(c.name) for c in members]})
+    moe_executable.export_library(str(out / "kernels" / "moe-sm_90a.so"))
+    source = corpus_build.cuda_source(moe_executable)
+    sha = hashlib.sha256(source.encode()).hexdigest()
+    sources[sha] = (source, "sm_90a")
+    libraries.append({"file": "kernels/moe-sm_90a.so", "arch": "sm_90a", "source_sha256": sha,
+                      "symbols": [name for run in moe["runs"] for name in run["symbols"].values()]})
+    moe["library"] = "kernels/moe-sm_90a.so"
     export_s = time.time() - t
 
     t = time.time()
@@ -285,6 +322,9 @@ def build(out: Path) -> dict:
     for item in PAYLOAD.iterdir():
         if item.is_file():
             shutil.copy2(item, out / item.name)
+    (out / "moe").mkdir()
+    for module in MOE_MODULES:   # numpy and torch only: router, schedule, reference, peers
+        shutil.copy2(ROOT / "python" / "axe4j" / "moe" / f"{module}.py", out / "moe" / f"{module}.py")
 
     timings = []
     for case in timed:
@@ -296,6 +336,7 @@ def build(out: Path) -> dict:
         "cases": entries,
         "libraries": libraries,
         "timings": timings,
+        "moe": moe,
         "build_errors": failed,
         "licenses": licenses,
         "versions": {p: importlib.metadata.version(p) for p in ("apache-tvm", "apache-tvm-ffi", "nvidia-cuda-nvcc")},

@@ -1,5 +1,6 @@
 """make bench-moe end to end at the test sizes (--small): it runs, checks its output against numpy, writes its JSON
-and chart, and without a GPU says the GPU part needs one and still exits 0."""
+and chart, and without a GPU says the GPU part needs one, prints and plots the figures recorded on a lent GPU, and
+still exits 0."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -30,6 +31,14 @@ def test_small_run_writes_its_figures_and_reports_the_gpu_part(tmp_path):
     if not _gpu():
         assert "GPU part: not run: no CUDA GPU on this machine" in out.stdout
         assert result["gpu"]["status"].startswith("not run")
+        # the figures last measured on a lent GPU, from the newest docs/gpu-runs/*-moe.json, printed and plotted
+        newest = sorted((ROOT / "docs" / "gpu-runs").glob("*-moe.json"))[-1]
+        recorded = json.loads(newest.read_text())
+        assert result["gpu"]["recorded"]["file"] == str(newest.relative_to(ROOT))
+        assert f"GPU figures recorded on {recorded['device']} ({newest.relative_to(ROOT)}" in out.stdout
+        for r in recorded["rows"]:
+            assert f"{r['dtype']:8s} {r['tokens']:5d} tokens: axe4j {r['axe4j_ms']:.3f} ms" in out.stdout
+        assert (tmp_path / "moe-gpu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_bad_token_list_is_named():

@@ -274,3 +274,79 @@ def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bun
     table = (tmp_path / "results" / "summary.md").read_text()
     assert "| cpu/wrong | fail | 1 | 6 |" in table and "| cpu/spin | timeout |" in table
     assert summary["counts"] == {"pass": 3, "error": 1, "fail": 1, "timeout": 1, "crash": 1}
+
+
+def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, manifest):
+    """The MoE timing's library: the three kernels of axe4j.moe.cuda per (type, token count), exported, with the
+    max_tiles the host schedule pads to; the numpy half of axe4j.moe and the peers beside them."""
+    sys.path.insert(0, str(ROOT / "ci"))
+    import gpu_bundle
+    from axe4j.moe import QWEN3_30B_A3B
+    from axe4j.moe.cuda_kernels import ROWS
+    from axe4j.moe.schedule import TileSchedule
+
+    moe = manifest["moe"]
+    assert moe["rows"] == ROWS and moe["shape"] == {"experts": 128, "top_k": 8, "hidden": 2048, "intermediate": 768}
+    runs = {(r["dtype"], r["tokens"]): r for r in moe["runs"]}
+    assert set(runs) == {(d, t) for d in ("float16", "bfloat16") for t in gpu_bundle.MOE_TOKENS}
+    library = next(lib for lib in manifest["libraries"] if lib["file"] == moe["library"])
+    for (dtype, tokens), run in runs.items():
+        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine"}
+        assert set(run["symbols"].values()) <= set(library["symbols"])
+        assert run["max_tiles"] == TileSchedule.max_tiles(tokens * QWEN3_30B_A3B.top_k, QWEN3_30B_A3B.experts, ROWS)
+    for module in gpu_bundle.MOE_MODULES:
+        assert (bundle / "moe" / f"{module}.py").read_text() == \
+            (ROOT / "python" / "axe4j" / "moe" / f"{module}.py").read_text()
+
+
+def test_bundle_schedule_without_tvm_equals_axe4js(bundle, tmp_path):
+    """moe_bench.py schedules on the GPU machine with the bundle's copy of axe4j.moe's numpy half (no TVM there):
+    the same tile arrays as axe4j's, for a routing with empty experts and a crowded one."""
+    from axe4j.moe.schedule import schedule, tile_arrays
+
+    rng = np.random.default_rng(3)
+    ids = np.stack([rng.choice(16, 4, replace=False) for _ in range(100)]).astype(np.int32)
+    ids[:40, 0] = 5                                      # expert 5 crowded: 40+ rows over several 16-row tiles
+    ids[ids == 7] = 8                                    # expert 7 empty (8 may now repeat in a row: fine here)
+    weights = rng.random(ids.shape).astype(np.float32)
+    np.savez(tmp_path / "routing.npz", ids=ids, weights=weights)
+    want = tile_arrays(schedule(ids, weights, 16, 16), 64)
+    out = _run_in_bundle_python(f"""
+        import numpy as np
+        from moe.schedule import schedule, tile_arrays
+        assert "tvm" not in sys.modules
+        r = np.load({str(tmp_path / "routing.npz")!r})
+        got = tile_arrays(schedule(r["ids"], r["weights"], 16, 16), 64)
+        np.savez({str(tmp_path / "got.npz")!r}, **got)
+    """, bundle)
+    assert out.returncode == 0, out.stderr
+    got = np.load(tmp_path / "got.npz")
+    assert sorted(got.files) == sorted(want)
+    for name, array in want.items():
+        np.testing.assert_array_equal(got[name], array, err_msg=name)
+    assert want["tile_rows"].max() == 16 and 7 not in want["tile_expert"][want["tile_rows"] > 0]
+
+
+def test_moe_bench_says_why_it_does_not_run_here_and_exits_0(bundle, tmp_path):
+    out = subprocess.run([sys.executable, str(bundle / "moe_bench.py"), "--out", str(tmp_path)], capture_output=True,
+                         text=True, env=_clean_env(), timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("[moe-bench] not run: "), out.stdout
+    assert not (tmp_path / "moe.json").exists()
+
+
+def test_moe_bench_table_has_a_row_per_run_and_names_missing_peers(bundle):
+    out = _run_in_bundle_python("""
+        import moe_bench
+        row = lambda dtype, tokens, ms: {"tokens": tokens, "dtype": dtype, "axe4j_ms": ms, "axe4j_tflops": 1.0,
+                                         "axe4j_vs_reference": {"matches": True},
+                                         "peers": {"P": {"ms": 2 * ms, "axe4j_speedup": 2.0}, "Q": {"error": "E"}}}
+        result = {"device": "D", "torch": "t", "peers_missing": {"V": "no module"},
+                  "rows": [row("float16", 1, 0.5), row("bfloat16", 64, 0.25)]}
+        print(moe_bench.markdown(result))
+    """, bundle)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "| float16 | 1 | 0.500 | 1.0 | True | 1.000 | 2.00 | error | - |" in lines, out.stdout
+    assert "| bfloat16 | 64 | 0.250 | 1.0 | True | 0.500 | 2.00 | error | - |" in lines, out.stdout
+    assert "- V: no module" in lines

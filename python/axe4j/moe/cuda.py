@@ -17,7 +17,7 @@ import numpy as np
 from .config import MoeShape
 from .cuda_kernels import ROWS, chunk_sizes, combine_kernel, gemm1_kernel, gemm2_kernel
 from .reference import route_reference
-from .schedule import TileSchedule, schedule
+from .schedule import TileSchedule, schedule, tile_arrays  # noqa: F401  (tile_arrays: the kernels' view)
 
 DEVICES = ("interp", "gpu")
 DTYPES = ("float16", "bfloat16")   # of tokens, expert weights, H and the output; accumulation is FP32
@@ -49,24 +49,6 @@ def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype:
     return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1, dtype),
             "gemm2": gemm2_kernel(shape, tokens, max_tiles, bn2, dtype),
             "combine": combine_kernel(shape, tokens, dtype)}
-
-
-def tile_arrays(plan: TileSchedule, max_tiles: int) -> dict:
-    """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
-    its CTAs return at once), and ``row_weight``: the routing weight of each row of H in its tile-padded order (row
-    64 i + r is slot tile_start[i] + r), 0 past a tile's rows."""
-    if plan.rows != ROWS:
-        raise ValueError(f"axe4j.moe.cuda: the schedule has tiles of {plan.rows} rows; the kernels take {ROWS}")
-
-    def padded(a):
-        return np.concatenate([a, np.zeros(max_tiles - a.size, np.int32)]).astype(np.int32)
-
-    row_weight = np.zeros(max_tiles * ROWS, np.float32)
-    for i in range(plan.tiles):
-        s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
-        row_weight[i * ROWS:i * ROWS + m] = plan.slot_weight[s:s + m]
-    return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
-            "tile_rows": padded(plan.tile_rows), "row_weight": row_weight}
 
 
 class MoeLayer:

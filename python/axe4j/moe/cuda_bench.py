@@ -1,10 +1,10 @@
 """The GPU part of ``make bench-moe``: the CUDA layer (``axe4j.moe.cuda``) at each token count on ``tvm.cuda(0)``,
-and a peer where one is importable (vLLM's Triton ``fused_experts``, which takes the same w1 = [gate; up] and w2
-layouts), same weights, same routing, FP16.
+and every peer of ``axe4j.moe.peers`` that imports (vLLM's or SGLang's Triton ``fused_experts``, PyTorch's grouped
+GEMM, PyTorch's per-expert loop; all take the same w1 = [gate; up] and w2 layouts), same weights, same routing, FP16.
 
 Per token count: ``kernels_ms`` = the three kernels alone (schedule and arrays already on the GPU; best of
 ``repeat`` batches of launches, each batch synchronised once), ``layer_ms`` = a whole ``layer(x)`` call (host
-router, numpy schedule, uploads, kernels, download), ``peer_ms`` = the peer's ``fused_experts`` on the same routing.
+router, numpy schedule, uploads, kernels, download), ``peers``: each peer's ms on the same routing.
 The output is checked against ``moe_reference`` on the same FP16 values (FP32 arithmetic).
 """
 
@@ -46,26 +46,22 @@ def _timed(body, sync, repeat: int) -> float:
     return best * 1e3
 
 
-def _peer():
-    """(name, fused_experts) of an importable peer, or (None, why not)."""
-    try:
-        import torch  # noqa: F401
-        from vllm.model_executor.layers.fused_moe import fused_experts
-
-        return "vllm fused_experts (Triton)", fused_experts
-    except Exception as error:  # noqa: BLE001  (not installed, or installed without a usable GPU build)
-        return None, f"not run: vLLM's Triton fused_experts is not importable ({type(error).__name__}: {error})"
-
-
 def bench(shape: MoeShape, tokens_list, repeat: int) -> list:
     import tvm
 
     from . import cuda
 
+    from .peers import peers
+
     dev = tvm.cuda(0)
     wr, w1, w2 = _weights(shape)
     w1_dev, w2_dev = tvm.runtime.tensor(w1, dev), tvm.runtime.tensor(w2, dev)
-    peer_name, peer = _peer()
+    try:
+        import torch
+
+        found, missing = peers(torch)
+    except ImportError as error:   # every peer runs on torch tensors
+        found, missing = [], {"every peer": f"PyTorch is not importable ({error})"}
     rows = []
     for tokens in tokens_list:
         rng = np.random.default_rng(tokens)
@@ -82,15 +78,13 @@ def bench(shape: MoeShape, tokens_list, repeat: int) -> list:
         diff = float(np.abs(out.astype(np.float32) - want).max())
         row = {"tokens": tokens, "kernels_ms": kernels_ms, "layer_ms": layer_ms, "compile_s": compile_s,
                "tflops": shape.flops(tokens) / kernels_ms / 1e9, "max_abs_diff": diff,
-               "matches": bool(np.allclose(out.astype(np.float32), want, rtol=2e-2, atol=2e-2)), "peer": peer_name}
-        if peer is not None:
-            row.update(_run_peer(peer, x, w1, w2, ids, weights, repeat, want))
-        else:
-            row["peer_status"] = peer_name
+               "matches": bool(np.allclose(out.astype(np.float32), want, rtol=2e-2, atol=2e-2)),
+               "peers": {name: _run_peer(peer, x, w1, w2, ids, weights, repeat, want) for name, peer in found},
+               "peers_missing": missing}
         rows.append(row)
+        peer_text = ", ".join(f"{n} {p['peer_ms']:.3f} ms" for n, p in row["peers"].items())
         print(f"  CUDA {tokens:5d} tokens: kernels {kernels_ms:8.3f} ms ({row['tflops']:6.1f} TFLOP/s), layer "
-              f"{layer_ms:8.3f} ms, max abs diff {diff:.2e}" +
-              (f"; peer {row['peer_ms']:8.3f} ms" if "peer_ms" in row else f"; peer {row['peer_status']}"))
+              f"{layer_ms:8.3f} ms, max abs diff {diff:.2e}; peers: {peer_text}")
     return rows
 
 

@@ -63,3 +63,22 @@ def schedule(ids: np.ndarray, weights: np.ndarray, experts: int, rows: int) -> T
         slot_token=np.concatenate([order // top_k, pad]).astype(np.int32),
         slot_pair=np.concatenate([order, pad]).astype(np.int32),
         slot_weight=np.concatenate([np.asarray(weights, np.float32).reshape(-1)[order], pad]).astype(np.float32))
+
+
+def tile_arrays(plan: TileSchedule, max_tiles: int) -> dict:
+    """The schedule as the kernels read it: the tile arrays padded to ``max_tiles`` (a padded tile has 0 rows and
+    its CTAs return at once), and ``row_weight``: the routing weight of each row of H in its tile-padded order (row
+    plan.rows * i + r is slot tile_start[i] + r), 0 past a tile's rows."""
+    rows = plan.rows
+    if plan.tiles > max_tiles:
+        raise ValueError(f"tile_arrays: the schedule has {plan.tiles} tiles, more than max_tiles ({max_tiles})")
+
+    def padded(a):
+        return np.concatenate([a, np.zeros(max_tiles - a.size, np.int32)]).astype(np.int32)
+
+    row_weight = np.zeros(max_tiles * rows, np.float32)
+    for i in range(plan.tiles):
+        s, m = int(plan.tile_start[i]), int(plan.tile_rows[i])
+        row_weight[i * rows:i * rows + m] = plan.slot_weight[s:s + m]
+    return {"tile_expert": padded(plan.tile_expert), "tile_start": padded(plan.tile_start),
+            "tile_rows": padded(plan.tile_rows), "row_weight": row_weight}

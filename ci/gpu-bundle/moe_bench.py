@@ -1,0 +1,223 @@
+"""The GPU part of the MoE benchmark, run from the bundle on a machine with a Hopper GPU and PyTorch (no TVM).
+
+For each token count and type (FP16, BF16) of the bundle's MoE library (Qwen3-30B-A3B: 128 experts, top-8, hidden
+2048, intermediate 768; tokens, weights and output in that type, FP32 accumulation), on the same inputs and the same
+routing:
+
+* axe4j: the three kernels of ``axe4j.moe.cuda`` (gather + GEMM1 + SiLU-and-mul + routing weight -> H; GEMM2
+  scattered to the pairs' rows of Y; combine), after the host schedule (``moe/schedule.py``, numpy) and its upload;
+* each peer that imports: vLLM's Triton ``fused_experts`` (the same w1 = [gate; up] and w2 layouts), SGLang's
+  Triton ``fused_experts``; PyTorch's grouped GEMM (``torch.nn.functional.grouped_mm`` or ``torch._grouped_mm``, one
+  CUTLASS grouped GEMM per projection over the expert-sorted rows, the pattern of TorchTitan's MoE), where this
+  PyTorch has it; and always PyTorch's per-expert loop (the eager pattern of Hugging Face Transformers' Qwen3-MoE
+  block: one cuBLAS GEMM pair per routed expert, ``index_add_`` back to token order).
+
+Times: the expert part only (routing given), best of ``--repeat`` batches of 10 launches, each batch timed with CUDA
+events; axe4j's host schedule and upload are timed apart (``schedule_ms``). Outputs are checked against the numpy
+reference (FP32 arithmetic on the same FP16 values) and against each other. Writes ``moe.json`` and ``moe.md`` to
+``--out``.
+
+usage: python3 moe_bench.py [--out DIR] [--repeat 5] [--tokens 1,16,...] [--dtypes float16,bfloat16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+LAUNCHES = 10   # launches per timed batch
+TOLERANCE = {"float16": 2e-2, "bfloat16": 4e-2}   # rtol = atol of the output checks: a few units of the type's ulp
+
+
+def log(message: str) -> None:
+    print(f"[moe-bench] {message}", flush=True)
+
+
+def timed(torch, body, repeat: int) -> float:
+    """Best of ``repeat`` batches of LAUNCHES calls of ``body``, ms per call, after one warm-up call."""
+    body()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        start.record()
+        for _ in range(LAUNCHES):
+            body()
+        stop.record()
+        stop.synchronize()
+        best = min(best, start.elapsed_time(stop) / LAUNCHES)
+    return best
+
+
+# ---- axe4j's layer from the bundle ----------------------------------------------------------------------------------
+
+class Axe4jMoe:
+    """The bundle's three kernels for one token count, on arrays that PyTorch owns (DLTensor views of them)."""
+
+    def __init__(self, worker, library: str, run: dict, shape: dict, rows: int):
+        self.worker, self.run, self.shape, self.rows, self.dtype = worker, run, shape, rows, run["dtype"]
+        self.functions = {k: worker.function(library, s) for k, s in run["symbols"].items()}
+
+    def view(self, tensor, dtype: str):
+        return self.worker.ffi.Tensor(tensor.data_ptr(), tuple(tensor.shape), dtype, self.worker.device_type, 0)
+
+    def prepare(self, torch, x, w1, w2, ids, weights):
+        """The host schedule and its upload: the three kernels' argument lists."""
+        from moe.schedule import schedule, tile_arrays
+
+        T, H = x.shape
+        I, k, rows, max_tiles = self.shape["intermediate"], ids.shape[1], self.rows, self.run["max_tiles"]
+        plan = schedule(ids, weights, self.shape["experts"], rows)
+        tiles = {n: torch.from_numpy(a).cuda() for n, a in tile_arrays(plan, max_tiles).items()}
+        slot_token = torch.from_numpy(plan.slot_token).cuda()
+        slot_pair = torch.from_numpy(plan.slot_pair).cuda()
+        h = torch.zeros((max_tiles * rows, I), dtype=x.dtype, device="cuda")
+        y = torch.zeros((T * k, H), dtype=torch.float32, device="cuda")
+        out = torch.zeros((T, H), dtype=x.dtype, device="cuda")
+        keep = (tiles, slot_token, slot_pair, h, y, out)   # the views do not own their memory
+        v = self.view
+        te, ts, tr, rw = (v(tiles[n], "float32" if n == "row_weight" else "int32")
+                          for n in ("tile_expert", "tile_start", "tile_rows", "row_weight"))
+        d = self.dtype
+        calls = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw, v(h, d))),
+                 (self.functions["gemm2"], (v(h, d), v(w2, d), te, ts, tr, v(slot_pair, "int32"), v(y, "float32"))),
+                 (self.functions["combine"], (v(y, "float32"), v(out, d)))]
+        return calls, out, keep
+
+    @staticmethod
+    def launch(calls):
+        for function, args in calls:
+            function(*args)
+
+
+# ---- the benchmark ------------------------------------------------------------------------------------------------
+
+def compare(torch, got, want, dtype: str) -> dict:
+    got, want, tol = got.float(), want.float(), TOLERANCE[dtype]
+    diff = (got - want).abs()
+    return {"max_abs_diff": float(diff.max()), "max_abs": float(want.abs().max()), "tolerance": tol,
+            "matches": bool(torch.allclose(got, want, rtol=tol, atol=tol))}
+
+
+def bench(args) -> dict:
+    import numpy as np
+    import torch
+
+    from run import Worker
+    from moe.peers import peers
+    from moe.reference import moe_reference, route_reference
+
+    manifest = json.loads((HERE / "manifest.json").read_text())
+    moe = manifest["moe"]
+    shape, rows = moe["shape"], moe["rows"]
+    E, K, H, I = shape["experts"], shape["top_k"], shape["hidden"], shape["intermediate"]
+    wanted = [int(t) for t in args.tokens.split(",")] if args.tokens else [r["tokens"] for r in moe["runs"]]
+    worker = Worker(manifest, "cuda")
+    found, missing = peers(torch)
+    log(f"peers: {[n for n, _ in found]}; not importable: {sorted(missing)}")
+
+    generator = torch.Generator(device="cuda").manual_seed(args.seed)
+    wr = torch.randn((E, H), generator=generator, device="cuda")
+    w1_master = torch.randn((E, 2 * I, H), generator=generator, device="cuda") / H ** 0.5
+    w2_master = torch.randn((E, H, I), generator=generator, device="cuda") / I ** 0.5
+    x_master = {t: torch.randn((t, H), generator=generator, device="cuda") for t in wanted}
+    rows_out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in moe["runs"]):
+        if args.dtypes and dtype not in args.dtypes.split(","):
+            continue
+        tdtype = getattr(torch, dtype)
+        w1, w2 = w1_master.to(tdtype), w2_master.to(tdtype)
+        w1_host, w2_host = w1.float().cpu().numpy(), w2.float().cpu().numpy()   # the reference's FP32 copies
+        for run in moe["runs"]:
+            T = run["tokens"]
+            if run["dtype"] != dtype or T not in wanted:
+                continue
+            x = x_master[T].to(tdtype)
+            logits = (x.float() @ wr.t()).cpu().numpy()
+            ids, weights = route_reference(logits, K)          # the host router of axe4j.moe.cuda
+            t_ids, t_weights = torch.from_numpy(ids).cuda(), torch.from_numpy(weights).cuda()
+            reference = torch.from_numpy(moe_reference(x.float().cpu().numpy(), w1_host, w2_host, ids,
+                                                       weights)).cuda()
+            ours = Axe4jMoe(worker, moe["library"], run, shape, rows)
+            started = time.perf_counter()
+            calls, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
+            torch.cuda.synchronize()
+            schedule_ms = (time.perf_counter() - started) * 1e3
+            kernels_ms = timed(torch, lambda: ours.launch(calls), args.repeat)
+            torch.cuda.synchronize()
+            flops = 2.0 * T * K * 3 * H * I
+            row = {"tokens": T, "dtype": dtype, "axe4j_ms": kernels_ms, "axe4j_tflops": flops / kernels_ms / 1e9,
+                   "schedule_ms": schedule_ms, "axe4j_vs_reference": compare(torch, out, reference, dtype),
+                   "peers": {}}
+            for name, fused in found:
+                try:
+                    got = fused(x, w1, w2, t_weights, t_ids)
+                    ms = timed(torch, lambda: fused(x, w1, w2, t_weights, t_ids), args.repeat)
+                    row["peers"][name] = {"ms": ms, "tflops": flops / ms / 1e9, "axe4j_speedup": ms / kernels_ms,
+                                          "vs_reference": compare(torch, got, reference, dtype),
+                                          "vs_axe4j": compare(torch, got, out, dtype)}
+                except Exception as error:  # noqa: BLE001  (a peer that fails here is reported, the run goes on)
+                    row["peers"][name] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+            del keep
+            rows_out.append(row)
+            line = ", ".join(f"{n}: {p['ms']:.3f} ms" if "ms" in p else f"{n}: {p['error'][:80]}"
+                             for n, p in row["peers"].items())
+            log(f"{dtype} {T:5d} tokens: axe4j {kernels_ms:.3f} ms ({row['axe4j_tflops']:.1f} TFLOP/s, schedule "
+                f"{schedule_ms:.2f} ms, matches the reference: {row['axe4j_vs_reference']['matches']}); {line}")
+    return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "shape": shape,
+            "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out}
+
+
+def markdown(result: dict) -> str:
+    names = sorted({n for r in result["rows"] for n in r["peers"]})
+    lines = [f"# MoE layer on {result['device']} (Qwen3-30B-A3B experts), torch {result['torch']}", "",
+             "Expert part only (routing given), ms per call, best of batches of 10 launches. Speed-up = peer time / "
+             "axe4j time.", "",
+             "| type | tokens | axe4j ms | TFLOP/s | matches reference | " +
+             " | ".join(f"{n} ms | speed-up" for n in names) + " |", "|---" * (5 + 2 * len(names)) + "|"]
+    for r in result["rows"]:
+        cells = [r["dtype"], str(r["tokens"]), f"{r['axe4j_ms']:.3f}", f"{r['axe4j_tflops']:.1f}",
+                 str(r["axe4j_vs_reference"]["matches"])]
+        for n in names:
+            p = r["peers"].get(n, {})
+            cells += [f"{p['ms']:.3f}", f"{p['axe4j_speedup']:.2f}"] if "ms" in p else ["error", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    if result["peers_missing"]:
+        lines += ["", "Not run (not importable here):"] + [f"- {n}: {why}" for n, why in
+                                                            sorted(result["peers_missing"].items())]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tokens", default="", help="comma-separated token counts (default: all in the bundle)")
+    parser.add_argument("--dtypes", default="", help="comma-separated types (default: float16,bfloat16)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError as error:
+        log(f"not run: PyTorch is not importable ({error}); the peers and the arrays are torch tensors")
+        return 0
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability(0) != (9, 0):
+        log("not run: the MoE kernels are sm_90a code and need a Hopper GPU (compute capability 9.0)")
+        return 0
+    result = bench(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "moe.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / "moe.md").write_text(markdown(result))
+    bad = [(r["dtype"], r["tokens"]) for r in result["rows"] if not r["axe4j_vs_reference"]["matches"]]
+    log(f"wrote {args.out / 'moe.json'}" + (f"; axe4j differs from the reference at tokens {bad}" if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
