@@ -4,8 +4,10 @@ For each token count and type (FP16, BF16) of the bundle's MoE library (Qwen3-30
 2048, intermediate 768; tokens, weights and output in that type, FP32 accumulation), on the same inputs and the same
 routing:
 
-* axe4j: the three kernels of ``axe4j.moe.cuda`` (gather + GEMM1 + SiLU-and-mul + routing weight -> H; GEMM2
-  scattered to the pairs' rows of Y; combine), after the host schedule (``moe/schedule.py``, numpy) and its upload;
+* axe4j: the kernels of ``axe4j.moe.cuda`` after the host schedule (``moe/schedule.py``, numpy) and its upload:
+  the fused ``experts`` (GEMM1 and GEMM2 in one kernel, GEMM2 of a tile starting once GEMM1 of that tile is done)
+  + ``combine`` (``axe4j_ms``), and the three-kernel form (gather + GEMM1 + SiLU-and-mul + routing weight -> H;
+  GEMM2 scattered to the pairs' rows of Y; combine; ``axe4j_three_kernels_ms``);
 * each peer that imports: vLLM's Triton ``fused_experts`` (the same w1 = [gate; up] and w2 layouts), SGLang's
   Triton ``fused_experts``; PyTorch's grouped GEMM (``torch.nn.functional.grouped_mm`` or ``torch._grouped_mm``, one
   CUTLASS grouped GEMM per projection over the expert-sorted rows, the pattern of TorchTitan's MoE), where this
@@ -80,15 +82,20 @@ class Axe4jMoe:
         h = torch.zeros((max_tiles * rows, I), dtype=x.dtype, device="cuda")
         y = torch.zeros((T * k, H), dtype=torch.float32, device="cuda")
         out = torch.zeros((T, H), dtype=x.dtype, device="cuda")
-        keep = (tiles, slot_token, slot_pair, h, y, out)   # the views do not own their memory
+        sync = torch.zeros(max_tiles + 2, dtype=torch.int32, device="cuda")   # the fused kernel's counters
+        keep = (tiles, slot_token, slot_pair, h, y, out, sync)   # the views do not own their memory
         v = self.view
         te, ts, tr, rw = (v(tiles[n], "float32" if n == "row_weight" else "int32")
                           for n in ("tile_expert", "tile_start", "tile_rows", "row_weight"))
         d = self.dtype
-        calls = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw, v(h, d))),
+        combine = (self.functions["combine"], (v(y, "float32"), v(out, d)))
+        three = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw, v(h, d))),
                  (self.functions["gemm2"], (v(h, d), v(w2, d), te, ts, tr, v(slot_pair, "int32"), v(y, "float32"))),
-                 (self.functions["combine"], (v(y, "float32"), v(out, d)))]
-        return calls, out, keep
+                 combine]
+        fused = [(self.functions["experts"], (v(x, d), v(w1, d), v(w2, d), te, ts, tr, v(slot_token, "int32"),
+                                              v(slot_pair, "int32"), rw, v(h, d), v(y, "float32"),
+                                              v(sync, "int32"))), combine]
+        return {"fused": fused, "three": three}, out, keep
 
     @staticmethod
     def launch(calls):
@@ -146,14 +153,29 @@ def bench(args) -> dict:
                                                        weights)).cuda()
             ours = Axe4jMoe(worker, moe["library"], run, shape, rows)
             started = time.perf_counter()
-            calls, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
+            forms, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
             torch.cuda.synchronize()
             schedule_ms = (time.perf_counter() - started) * 1e3
-            kernels_ms = timed(torch, lambda: ours.launch(calls), args.repeat)
+            h, y = keep[3], keep[4]
+
+            def checked(form):
+                """One launch on zeroed H, Y and output (stale rows from an earlier launch would hide a GEMM2 that
+                read H too early), compared with the reference."""
+                for array in (h, y, out):
+                    array.zero_()
+                ours.launch(forms[form])
+                torch.cuda.synchronize()
+                return compare(torch, out, reference, dtype)
+
+            three_check = checked("three")
+            three_ms = timed(torch, lambda: ours.launch(forms["three"]), args.repeat)
+            fused_check = checked("fused")
+            kernels_ms = timed(torch, lambda: ours.launch(forms["fused"]), args.repeat)
             torch.cuda.synchronize()
             flops = 2.0 * T * K * 3 * H * I
             row = {"tokens": T, "dtype": dtype, "axe4j_ms": kernels_ms, "axe4j_tflops": flops / kernels_ms / 1e9,
-                   "schedule_ms": schedule_ms, "axe4j_vs_reference": compare(torch, out, reference, dtype),
+                   "schedule_ms": schedule_ms, "axe4j_vs_reference": fused_check,
+                   "axe4j_three_kernels_ms": three_ms, "axe4j_three_kernels_vs_reference": three_check,
                    "peers": {}}
             for name, fused in found:
                 try:
@@ -169,7 +191,8 @@ def bench(args) -> dict:
             line = ", ".join(f"{n}: {p['ms']:.3f} ms" if "ms" in p else f"{n}: {p['error'][:80]}"
                              for n, p in row["peers"].items())
             log(f"{dtype} {T:5d} tokens: axe4j {kernels_ms:.3f} ms ({row['axe4j_tflops']:.1f} TFLOP/s, schedule "
-                f"{schedule_ms:.2f} ms, matches the reference: {row['axe4j_vs_reference']['matches']}); {line}")
+                f"{schedule_ms:.2f} ms, matches the reference: {row['axe4j_vs_reference']['matches']}; three "
+                f"kernels {three_ms:.3f} ms, matches: {three_check['matches']}); {line}")
     return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "shape": shape,
             "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out}
 
@@ -179,11 +202,11 @@ def markdown(result: dict) -> str:
     lines = [f"# MoE layer on {result['device']} (Qwen3-30B-A3B experts), torch {result['torch']}", "",
              "Expert part only (routing given), ms per call, best of batches of 10 launches. Speed-up = peer time / "
              "axe4j time.", "",
-             "| type | tokens | axe4j ms | TFLOP/s | matches reference | " +
-             " | ".join(f"{n} ms | speed-up" for n in names) + " |", "|---" * (5 + 2 * len(names)) + "|"]
+             "| type | tokens | axe4j (fused) ms | TFLOP/s | matches reference | axe4j three kernels ms | " +
+             " | ".join(f"{n} ms | speed-up" for n in names) + " |", "|---" * (6 + 2 * len(names)) + "|"]
     for r in result["rows"]:
         cells = [r["dtype"], str(r["tokens"]), f"{r['axe4j_ms']:.3f}", f"{r['axe4j_tflops']:.1f}",
-                 str(r["axe4j_vs_reference"]["matches"])]
+                 str(r["axe4j_vs_reference"]["matches"]), f"{r.get('axe4j_three_kernels_ms', float('nan')):.3f}"]
         for n in names:
             p = r["peers"].get(n, {})
             cells += [f"{p['ms']:.3f}", f"{p['axe4j_speedup']:.2f}"] if "ms" in p else ["error", "-"]
@@ -214,7 +237,8 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "moe.json").write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "moe.md").write_text(markdown(result))
-    bad = [(r["dtype"], r["tokens"]) for r in result["rows"] if not r["axe4j_vs_reference"]["matches"]]
+    bad = [(r["dtype"], r["tokens"]) for r in result["rows"]
+           if not (r["axe4j_vs_reference"]["matches"] and r["axe4j_three_kernels_vs_reference"]["matches"])]
     log(f"wrote {args.out / 'moe.json'}" + (f"; axe4j differs from the reference at tokens {bad}" if bad else ""))
     return 1 if bad else 0
 

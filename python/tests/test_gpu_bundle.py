@@ -291,7 +291,7 @@ def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, man
     assert set(runs) == {(d, t) for d in ("float16", "bfloat16") for t in gpu_bundle.MOE_TOKENS}
     library = next(lib for lib in manifest["libraries"] if lib["file"] == moe["library"])
     for (dtype, tokens), run in runs.items():
-        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine"}
+        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine", "experts"}
         assert set(run["symbols"].values()) <= set(library["symbols"])
         assert run["max_tiles"] == TileSchedule.max_tiles(tokens * QWEN3_30B_A3B.top_k, QWEN3_30B_A3B.experts, ROWS)
     for module in gpu_bundle.MOE_MODULES:
@@ -339,6 +339,7 @@ def test_moe_bench_table_has_a_row_per_run_and_names_missing_peers(bundle):
     out = _run_in_bundle_python("""
         import moe_bench
         row = lambda dtype, tokens, ms: {"tokens": tokens, "dtype": dtype, "axe4j_ms": ms, "axe4j_tflops": 1.0,
+                                         "axe4j_three_kernels_ms": 3 * ms,
                                          "axe4j_vs_reference": {"matches": True},
                                          "peers": {"P": {"ms": 2 * ms, "axe4j_speedup": 2.0}, "Q": {"error": "E"}}}
         result = {"device": "D", "torch": "t", "peers_missing": {"V": "no module"},
@@ -347,6 +348,6 @@ def test_moe_bench_table_has_a_row_per_run_and_names_missing_peers(bundle):
     """, bundle)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert "| float16 | 1 | 0.500 | 1.0 | True | 1.000 | 2.00 | error | - |" in lines, out.stdout
-    assert "| bfloat16 | 64 | 0.250 | 1.0 | True | 0.500 | 2.00 | error | - |" in lines, out.stdout
+    assert "| float16 | 1 | 0.500 | 1.0 | True | 1.500 | 1.000 | 2.00 | error | - |" in lines, out.stdout
+    assert "| bfloat16 | 64 | 0.250 | 1.0 | True | 0.750 | 0.500 | 2.00 | error | - |" in lines, out.stdout
     assert "- V: no module" in lines

@@ -35,7 +35,7 @@ _layers = {}
 
 def layer(tokens):
     if tokens not in _layers:
-        _layers[tokens] = cuda.MoeLayer(SHAPE, tokens, WR, W1, W2, bn1=BN1, bn2=BN2)
+        _layers[tokens] = cuda.MoeLayer(SHAPE, tokens, WR, W1, W2, bn1=BN1, bn2=BN2, fused=True)
     return _layers[tokens]
 
 
@@ -64,6 +64,31 @@ def routing(tokens, seed, crowded=(), empty=(7,), single=5):
     return ids, rng.random((tokens, SHAPE.top_k)).astype("float32")
 
 
+def test_the_three_kernel_form_matches_numpy(bridge):
+    """fused=False (the default): GEMM1 over all tiles, then GEMM2, then the combine (three kernels)."""
+    moe = cuda.MoeLayer(SHAPE, 64, WR, W1, W2, bn1=BN1, bn2=BN2)
+    assert sorted(moe._exe) == ["combine", "gemm1", "gemm2"] and sorted(layer(64)._exe) == ["combine", "experts"]
+    x = tokens_of(64, 9)
+    _, ids, w = moe.route(x)
+    check(moe.experts(x, ids, w), x, ids, w)
+
+
+def test_the_fused_kernel_leaves_its_counters_at_zero_for_the_next_launch(bridge):
+    """The last CTA of ``experts`` resets ``sync``: the same arguments launched twice give the same output."""
+    moe = layer(64)
+    x = tokens_of(64, 10)
+    _, ids, w = moe.route(x)
+    calls = moe.calls(x, ids, w)
+    moe.launch(calls)
+    sync = calls[0][1][-1]
+    assert sync.shape == (moe.max_tiles + 2,) and not sync.any()
+    first = calls[-1][1][-1].copy()
+    calls[-1][1][-1][:] = 0
+    moe.launch(calls)
+    np.testing.assert_array_equal(calls[-1][1][-1], first)
+    check(first, x, ids, w)
+
+
 @pytest.mark.parametrize("tokens", [1, 64, 256])
 def test_the_layer_routes_and_matches_numpy(bridge, tokens):
     x = tokens_of(tokens, tokens)
@@ -80,7 +105,8 @@ def test_bf16_tokens_and_weights(bridge):
     import ml_dtypes
 
     bf16 = ml_dtypes.bfloat16
-    moe = cuda.MoeLayer(SHAPE, 64, WR, W1.astype(bf16), W2.astype(bf16), bn1=BN1, bn2=BN2, dtype="bfloat16")
+    moe = cuda.MoeLayer(SHAPE, 64, WR, W1.astype(bf16), W2.astype(bf16), bn1=BN1, bn2=BN2, dtype="bfloat16",
+                        fused=True)
     x = tokens_of(64, 11).astype(bf16)
     out = moe(x)
     _, ids, w = moe.route(x)
@@ -88,7 +114,7 @@ def test_bf16_tokens_and_weights(bridge):
     want = moe_reference(x.astype("float32"), W1.astype(bf16).astype("float32"), W2.astype(bf16).astype("float32"),
                          ids, w)
     np.testing.assert_allclose(out.astype("float32"), want, rtol=2e-2, atol=2e-2)
-    source = moe._exe["gemm1"].mod.imports[0].inspect_source("cuda")
+    source = moe._exe["experts"].mod.imports[0].inspect_source("cuda")
     assert "bf16" in source and "wgmma" in source
 
 
@@ -128,16 +154,20 @@ def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
 
     axe4j.use_pip_nvcc()
     funcs = cuda.kernels(SHAPE, 64, BN1, BN2)
-    for name in ("gemm1", "gemm2"):
-        source = layer(64)._exe[name].mod.imports[0].inspect_source("cuda")
+    for name in ("gemm1", "gemm2", "experts"):
+        source = _stage_build(name).mod.imports[0].inspect_source("cuda")
         with cuda.target():
             ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
         assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16", ptx), name
         assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx, name
-        if name == "gemm1":   # the gather: 16 bytes per thread and row, at a run-time row
+        if name != "gemm2":   # the gather: 16 bytes per thread and row, at a run-time row
             assert re.search(r"cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16;", ptx)
-        else:                 # the scatter to pair order: 16 bytes per lane and row, at a run-time row
+        if name != "gemm1":   # the scatter to pair order: 16 bytes per lane and row, at a run-time row
             assert re.search(r"st\.global\.v4\.(f32|u32|b32)", ptx)
+        if name == "experts":  # tickets and ready counts: global atomics, a GPU-scope fence, the proxy fence
+            assert re.search(r"atom\.global\.add\.u32|red\.global\.add\.u32|atom\.add\.u32", ptx), name
+            assert "membar.gl" in ptx or "fence.sc.gpu" in ptx or "fence.acq_rel.gpu" in ptx
+            assert "fence.proxy.async.global" in ptx
     chosen = {}
     for name in ("gemm1", "gemm2"):
         lines = axe4j.explain(funcs[name], cuda.target(), file=open("/dev/null", "w")).splitlines()
@@ -223,8 +253,20 @@ def _stage_args(stage):
         h = (rng.standard_normal((max_tiles * ROWS, I))).astype("float16")
         return [h, W2.copy(), tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"], plan.slot_pair,
                 np.zeros((CASE_TOKENS * SHAPE.top_k, H), "float32")]
+    if stage == "experts":
+        return [tokens_of(CASE_TOKENS, 4), W1.copy(), W2.copy(), tiles["tile_expert"], tiles["tile_start"],
+                tiles["tile_rows"], plan.slot_token, plan.slot_pair, tiles["row_weight"],
+                np.zeros((max_tiles * ROWS, I), "float16"), np.zeros((CASE_TOKENS * SHAPE.top_k, H), "float32"),
+                np.zeros(max_tiles + 2, "int32")]
     y = rng.standard_normal((CASE_TOKENS * SHAPE.top_k, H)).astype("float32")
     return [y, np.zeros((CASE_TOKENS, H), "float16")]
+
+
+def _experts_expected(x, w1, w2, tile_expert, tile_start, tile_rows, slot_token, slot_pair, row_weight, h, y, sync):
+    """H as GEMM1 writes it, Y as GEMM2 computes it from that H, and the counters back at 0."""
+    (h_want,) = _gemm1_expected(x, w1, tile_expert, tile_start, tile_rows, slot_token, row_weight, h)
+    (y_want,) = _gemm2_expected(h_want, w2, tile_expert, tile_start, tile_rows, slot_pair, y)
+    return [h_want, y_want, np.zeros_like(sync)]
 
 
 def _stage_expected(stage):
@@ -232,6 +274,8 @@ def _stage_expected(stage):
         return lambda args: _gemm1_expected(*args)
     if stage == "gemm2":
         return lambda args: _gemm2_expected(*args)
+    if stage == "experts":
+        return lambda args: _experts_expected(*args)
     return lambda args: [args[0].reshape(CASE_TOKENS, SHAPE.top_k, H).sum(axis=1).astype("float16")]
 
 
@@ -239,7 +283,7 @@ _built = {}
 
 
 def _stage_kernel(stage):
-    return cuda.kernels(SHAPE, CASE_TOKENS, BN1, BN2)[stage]
+    return cuda.kernels(SHAPE, CASE_TOKENS, BN1, BN2, fused=stage == "experts")[stage]
 
 
 def _stage_build(stage):
@@ -249,18 +293,19 @@ def _stage_build(stage):
     return _built[stage]
 
 
-STAGES = ("gemm1", "gemm2", "combine")
+STAGES = ("gemm1", "gemm2", "combine", "experts")
 
 
 def gpu_cases():
-    """The three kernels of the layer at 64 tokens (sm_90a): GEMM1 (gather, gate/up, SiLU-and-mul, weight), GEMM2,
-    combine, each on inputs of its own and checked against numpy."""
+    """The kernels of the layer at 64 tokens (sm_90a): GEMM1 (gather, gate/up, SiLU-and-mul, weight), GEMM2,
+    combine, and GEMM1 + GEMM2 fused (``experts``), each on inputs of its own and checked against numpy."""
     import _gpu_cases
 
     return [_gpu_cases.GpuCase(
         name=f"moe_cuda/{stage}_64_tokens", arch="sm_90a", build=lambda stage=stage: _stage_build(stage),
         kernel=lambda stage=stage: _stage_kernel(stage), target=cuda.target(),
-        args=lambda stage=stage: _stage_args(stage), outputs=({"gemm1": 7, "gemm2": 6, "combine": 1}[stage],),
+        args=lambda stage=stage: _stage_args(stage),
+        outputs={"gemm1": (7,), "gemm2": (6,), "combine": (1,), "experts": (9, 10, 11)}[stage],
         expected=_stage_expected(stage), rtol=1e-2, atol=1e-2) for stage in STAGES]
 
 
@@ -299,14 +344,22 @@ def _gpu_arch():
     return _gpu_cases.device_arch()
 
 
-def test_the_gpu_bench_makes_fp16_weights_and_names_a_missing_peer():
-    from axe4j.moe import cuda_bench
+def test_the_gpu_bench_makes_fp16_weights_and_names_missing_peers():
+    import types
+
+    from axe4j.moe import cuda_bench, peers
 
     wr, w1, w2 = cuda_bench._weights(MoeShape(4, 2, 64, 32))
     assert (wr.dtype, w1.dtype, w2.dtype) == (np.float32, np.float16, np.float16)
     assert w1.shape == (4, 64, 64) and w2.shape == (4, 64, 32) and 0.05 < float(np.std(w1.astype("float32"))) < 0.3
-    name, status = cuda_bench._peer()
-    assert name is not None or status.startswith("not run: vLLM's Triton fused_experts is not importable")
+    # a PyTorch without grouped_mm: that peer is named as missing with the reason, the per-expert loop always runs
+    old_torch = types.SimpleNamespace(__version__="1.0", nn=types.SimpleNamespace(functional=types.SimpleNamespace()))
+    found, missing = peers.peers(old_torch)
+    names = [name for name, _ in found]
+    assert names[-1] == "PyTorch per-expert loop (cuBLAS)" and "PyTorch grouped_mm (CUTLASS)" not in names
+    assert "neither torch.nn.functional.grouped_mm nor _grouped_mm" in missing["PyTorch grouped_mm (CUTLASS)"]
+    for name in ("vLLM fused_experts (Triton)", "SGLang fused_experts (Triton)"):
+        assert (name in names) != (name in missing), name
 
 
 def test_sass_reads_no_accumulator_while_its_wgmma_is_in_flight(bridge):
@@ -316,8 +369,8 @@ def test_sass_reads_no_accumulator_while_its_wgmma_is_in_flight(bridge):
     from axe4j.cuda_corpus import build as corpus_build
 
     axe4j.use_pip_nvcc()
-    for name in ("gemm1", "gemm2"):
-        binary, _ = sass.cubin(corpus_build.cuda_source(layer(64)._exe[name]), "sm_90a")
+    for name in ("gemm1", "gemm2", "experts"):
+        binary, _ = sass.cubin(corpus_build.cuda_source(_stage_build(name)), "sm_90a")
         instructions = sass.disassemble(binary)
         assert any(text.startswith("HGMMA.") for _, text in instructions), name
         assert sass.accumulator_reads_in_flight(instructions) == [], name

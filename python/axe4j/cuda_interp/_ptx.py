@@ -467,7 +467,27 @@ def call(interp, g, e, name):
         return value
     if name == "tirx.type_annotation":
         return None
+    if name == "tirx.cuda.atomic_add":
+        return _atomic_add(interp, g, e)
     raise NotModelled(f"call {name}")
+
+
+def _atomic_add(interp, g, e):
+    """atomicAdd(address, value) -> the old value, for each thread of the group in the order of their ids (the
+    order is one of those the hardware may pick; each read-modify-write is whole)."""
+    pointer, value = interp.eval(g, e.args[0]), interp.eval(g, e.args[1])
+    if not isinstance(pointer, Pointer):
+        raise NotModelled(f"atomic_add on {e.args[0]}, which is not an address")
+    dtype = V.numpy_dtype(e.ty)
+    addresses = np.broadcast_to(np.asarray(pointer.offset, np.int64), (g.n,))
+    values = np.broadcast_to(np.asarray(value).astype(dtype), (g.n,))
+    old = np.empty(g.n, dtype)
+    for j in range(g.n):
+        tid, address = g.tids[j:j + 1], addresses[j:j + 1]
+        current = g.cta.access.load(pointer.space, tid, address, dtype)
+        old[j] = current[0]
+        g.cta.access.store(pointer.space, tid, address, current + values[j], dtype)
+    return old
 
 
 def statement(interp, g, e, name):
@@ -480,6 +500,8 @@ def statement(interp, g, e, name):
         return waits[0] if len(waits) == 1 else AllOf(waits)
     if name == "tirx.cuda.warp_sync":
         g.cta.shared.publish(g.tids)
+        return None
+    if name == "tirx.cuda.thread_fence":   # orders this thread's global accesses; CTAs run one after another here
         return None
     if name == "tirx.cuda.mbarrier_wait":
         return mbarrier_wait(interp, g, e.args[0], e.args[1])

@@ -1,9 +1,12 @@
 """The MoE layer on CUDA (sm_90a): FP16 or BF16 tokens and weights, FP32 accumulation, output in the input type
 (docs/moe.md, "CUDA (sm_90a)").
 
-Three kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
+Kernels (``axe4j.moe.cuda_kernels``) per token count: ``gemm1`` (gather + GEMM1 gate/up + SiLU-and-mul +
 routing weight -> H), ``gemm2`` (H W2[e]^T, each row scattered to its pair's row of Y) and ``combine``
-(out[t] = sum_j Y[t k + j], a sum over the middle dim of Y seen as tokens x k x hidden). The router
+(out[t] = sum_j Y[t k + j], a sum over the middle dim of Y seen as tokens x k x hidden); with ``fused=True``
+``experts`` runs GEMM1 and GEMM2 in one kernel, GEMM2 of a tile starting as soon as GEMM1 of that tile is done,
+then ``combine`` (on an H200 no faster at 16-1024 tokens and 9% slower at 4096, so not the default: docs/moe.md).
+The router
 and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
 CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
 ``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
@@ -15,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import MoeShape
-from .cuda_kernels import ROWS, chunk_sizes, combine_kernel, gemm1_kernel, gemm2_kernel
+from .cuda_kernels import ROWS, chunk_sizes, combine_kernel, experts_kernel, gemm1_kernel, gemm2_kernel, sync_words
 from .reference import route_reference
 from .schedule import TileSchedule, schedule, tile_arrays  # noqa: F401  (tile_arrays: the kernels' view)
 
@@ -39,13 +42,18 @@ def target():
     return tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 
 
-def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype: str = "float16") -> dict:
-    """The layer's three PrimFuncs for ``tokens`` tokens: {"gemm1", "gemm2", "combine"}."""
+def kernels(shape: MoeShape, tokens: int, bn1: int = 128, bn2: int = 128, dtype: str = "float16",
+            fused: bool = False) -> dict:
+    """The layer's PrimFuncs for ``tokens`` tokens: {"gemm1", "gemm2", "combine"}, or with ``fused``
+    {"experts", "combine"}."""
     if not isinstance(tokens, int) or tokens < 1:
         raise ValueError(f"axe4j.moe.cuda: tokens ({tokens!r}) must be a positive int")
     numpy_dtype(dtype)
     bn1, bn2 = chunk_sizes(shape, bn1, bn2)
     max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
+    if fused:
+        return {"experts": experts_kernel(shape, tokens, max_tiles, bn1, bn2, dtype),
+                "combine": combine_kernel(shape, tokens, dtype)}
     return {"gemm1": gemm1_kernel(shape, tokens, max_tiles, bn1, dtype),
             "gemm2": gemm2_kernel(shape, tokens, max_tiles, bn2, dtype),
             "combine": combine_kernel(shape, tokens, dtype)}
@@ -57,7 +65,7 @@ class MoeLayer:
     ``w1``, ``w2``, the tokens and the output are ``dtype`` (FP16 or BF16)."""
 
     def __init__(self, shape: MoeShape, tokens: int, wr, w1, w2, *, device: str = "interp", bn1: int = 128,
-                 bn2: int = 128, dtype: str = "float16"):
+                 bn2: int = 128, dtype: str = "float16", fused: bool = False):
         import tvm
 
         import axe4j
@@ -69,8 +77,9 @@ class MoeLayer:
             if tuple(value.shape if hasattr(value, "shape") else np.shape(value)) != want:
                 raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} has shape {np.shape(value)}, expected {want} "
                                  f"for {shape}")
-        funcs = kernels(shape, tokens, bn1, bn2, dtype)
+        funcs = kernels(shape, tokens, bn1, bn2, dtype, fused)
         self.shape, self.tokens, self.device, self.dtype = shape, tokens, device, numpy_dtype(dtype)
+        self.fused = fused
         self.max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, E, ROWS)
         axe4j.use_pip_nvcc()
         self._exe = {name: axe4j.compile(func, target()) for name, func in funcs.items()}
@@ -119,15 +128,20 @@ class MoeLayer:
         h = np.zeros((self.max_tiles * ROWS, I), self.dtype)                 # tile-padded rows: 64 i + r
         y = np.zeros((self.tokens * self.shape.top_k, H), np.float32)        # pair order: row t k + j
         out = np.zeros((self.tokens, H), self.dtype)
+        sync = np.zeros(sync_words(self.max_tiles), np.int32)   # the fused kernel's counters; 0 after each launch
         if self.device == "gpu":
             import tvm
 
             dev = tvm.cuda(0)
-            x, h, y, out, slot_token, slot_pair = (tvm.runtime.tensor(a, dev) for a in
-                                                   (x, h, y, out, plan.slot_token, plan.slot_pair))
+            x, h, y, out, slot_token, slot_pair, sync = (tvm.runtime.tensor(a, dev) for a in
+                                                         (x, h, y, out, plan.slot_token, plan.slot_pair, sync))
             tiles = {k: tvm.runtime.tensor(v, dev) for k, v in tiles.items()}
         else:
             slot_token, slot_pair = plan.slot_token, plan.slot_pair
+        if self.fused:
+            return [("experts", (x, self._w1, self._w2, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
+                                 slot_token, slot_pair, tiles["row_weight"], h, y, sync)),
+                    ("combine", (y, out))]
         return [("gemm1", (x, self._w1, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"],
                            slot_token, tiles["row_weight"], h)),
                 ("gemm2", (h, self._w2, tiles["tile_expert"], tiles["tile_start"], tiles["tile_rows"], slot_pair, y)),

@@ -57,63 +57,45 @@ def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, i
     return bn1, bn2
 
 
-def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: str = "float16"):
-    E, H, I = shape.experts, shape.hidden, shape.intermediate
-    slots = tokens * shape.top_k + ROWS
-    k_tiles = H // BK
-    a_layout = shared_tile(2, 1, ROWS, BK)            # (stage, 1, 64 rows, BK)
-    b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
-    acc_layout = accumulator(ROWS, bn1)
-    weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])   # row 64 i + r's weight in every column: a broadcast
-    stage_bytes = 2 * bn1 * BK * 2
-    per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
-    unwaited = _planted.active("moe-gather-unwaited")
+class _Gemm1:
+    """GEMM1 of one (tile, chunk): the shared tiles it needs and the macro ``tile`` that computes it (gather + TMA
+    ring + two wgmma + the register epilogue into H's rows of the tile)."""
 
-    @T.macro
-    def load_weights(W1_rows, B_smem, full, first, kt):
-        """TMA of K tile kt of the chunk's gate rows and up rows into ring slot kt % 2."""
-        Tx.copy_async(B_smem[kt % 2, 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
-                      mbar=full.ptr_to([kt % 2]))
-        Tx.copy_async(B_smem[kt % 2, 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
-                      mbar=full.ptr_to([kt % 2]))
-        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([kt % 2]), T.uint32(stage_bytes))
+    def __init__(self, shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: str):
+        E, H, I = shape.experts, shape.hidden, shape.intermediate
+        self.slots = tokens * shape.top_k + ROWS
+        k_tiles = H // BK
+        self.a_layout = shared_tile(2, 1, ROWS, BK)            # (stage, 1, 64 rows, BK)
+        self.b_layout = shared_tile(2, 2, bn1, BK)            # (stage, gate | up, BN1, BK)
+        acc_layout = accumulator(ROWS, bn1)
+        # row 64 i + r's weight in every column: a broadcast
+        self.weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])
+        stage_bytes = 2 * bn1 * BK * 2
+        per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
+        unwaited = _planted.active("moe-gather-unwaited")
 
-    @T.macro
-    def gather(X, slot_token, tile_start, A_smem, i, tid, kt):
-        """K tile kt of the tile's rows into slot kt % 2: row r is X's row slot_token[tile_start + r] (rows past
-        tile_rows read the next slots, in bounds by the schedule's padding; their weight is 0, so their rows of H
-        are 0); 16 bytes per thread and pass, then one cp.async group."""
-        for p in T.serial(ROWS // per_pass):
-            Tx.thread.copy_async(A_smem[kt % 2, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
-                                 X[slot_token[tile_start[i] + p * per_pass + tid // 8],
-                                   kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
-        T.ptx["cp.async.commit_group"]()
+        @T.macro
+        def load_weights(W1_rows, B_smem, full, first, kt):
+            """TMA of K tile kt of the chunk's gate rows and up rows into ring slot kt % 2."""
+            Tx.copy_async(B_smem[kt % 2, 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
+                          mbar=full.ptr_to([kt % 2]))
+            Tx.copy_async(B_smem[kt % 2, 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
+                          mbar=full.ptr_to([kt % 2]))
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([kt % 2]), T.uint32(stage_bytes))
 
-    @T.prim_func
-    def gemm1(X: T.Buffer((tokens, H), dtype), W1: T.Buffer((E, 2 * I, H), dtype),
-              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
-              tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
-              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), dtype)):
-        T.device_entry()
-        c, i = T.cta_id([I // bn1, max_tiles])
-        T.warpgroup_id([1])
-        T.warp_id_in_wg([4])
-        T.warp_id([4])
-        T.lane_id([32])
-        tid = T.thread_id([THREADS])
-        W1_rows = T.decl_buffer((E * 2 * I, H), dtype, data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
-        weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=weight_rows)
-        pool = T.SMEMPool()
-        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
-        B_smem = pool.alloc((2, 2, bn1, BK), dtype, layout=b_layout, align=1024)
-        full = pool.alloc((2,), "uint64", align=8)
-        pool.commit()
-        if tid == 0:
-            for s in T.unroll(2):
-                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
-        T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
-        if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
+        @T.macro
+        def gather(X, slot_token, tile_start, A_smem, i, tid, kt):
+            """K tile kt of the tile's rows into slot kt % 2: row r is X's row slot_token[tile_start + r] (rows past
+            tile_rows read the next slots, in bounds by the schedule's padding; their weight is 0, so their rows of
+            H are 0); 16 bytes per thread and pass, then one cp.async group."""
+            for p in T.serial(ROWS // per_pass):
+                Tx.thread.copy_async(A_smem[kt % 2, 0, p * per_pass + tid // 8, (tid % 8) * 8:(tid % 8) * 8 + 8],
+                                     X[slot_token[tile_start[i] + p * per_pass + tid // 8],
+                                       kt * BK + (tid % 8) * 8:kt * BK + (tid % 8) * 8 + 8])
+            T.ptx["cp.async.commit_group"]()
+
+        @T.macro
+        def tile(X, W1_rows, slot_token, tile_expert, tile_start, weights, Hbuf, A_smem, B_smem, full, i, c, tid):
             gate = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
             up = T.alloc_buffer((ROWS, bn1), "float32", scope="local", layout=acc_layout)
             out = T.alloc_buffer((ROWS, bn1), dtype, scope="local", layout=acc_layout)
@@ -150,43 +132,31 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: 
             Tx.wg.cast(out[:, :], gate[:, :])
             Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
 
-    return gemm1
+        self.tile = tile
 
 
-def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str = "float16"):
+def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: str = "float16"):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
-    pairs = tokens * shape.top_k
-    slots = pairs + ROWS
-    k_tiles = I // BK
-    a_layout = shared_tile(2, 1, ROWS, BK)
-    b_layout = shared_tile(2, 1, bn2, BK)
-    acc_layout = accumulator(ROWS, bn2)
-    stage_bytes = (ROWS + bn2) * BK * 2
-
-    @T.macro
-    def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
-        s = kt % 2
-        Tx.copy_async(A_smem[s, 0, :, :], Hbuf[i * ROWS:i * ROWS + ROWS, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
-        Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
-        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+    part = _Gemm1(shape, tokens, max_tiles, bn1, dtype)
+    slots, tile = part.slots, part.tile
 
     @T.prim_func
-    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), W2: T.Buffer((E, H, I), dtype),
+    def gemm1(X: T.Buffer((tokens, H), dtype), W1: T.Buffer((E, 2 * I, H), dtype),
               tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
-              tile_rows: T.Buffer((max_tiles,), "int32"), slot_pair: T.Buffer((slots,), "int32"),
-              Y: T.Buffer((pairs, H), "float32")):
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
+              row_weight: T.Buffer((max_tiles * ROWS,), "float32"), Hbuf: T.Buffer((max_tiles * ROWS, I), dtype)):
         T.device_entry()
-        n, i = T.cta_id([H // bn2, max_tiles])
+        c, i = T.cta_id([I // bn1, max_tiles])
         T.warpgroup_id([1])
         T.warp_id_in_wg([4])
-        warp = T.warp_id([4])
+        T.warp_id([4])
         T.lane_id([32])
         tid = T.thread_id([THREADS])
-        W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)          # expert e: rows [H e, H e + H)
+        W1_rows = T.decl_buffer((E * 2 * I, H), dtype, data=W1.data)        # expert e: rows [2 I e, 2 I e + 2 I)
+        weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=part.weight_rows)
         pool = T.SMEMPool()
-        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=a_layout, align=1024)
-        B_smem = pool.alloc((2, 1, bn2, BK), dtype, layout=b_layout, align=1024)
-        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=TileLayout(S[(ROWS, bn2):(bn2, 1)]), align=16)
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=part.a_layout, align=1024)
+        B_smem = pool.alloc((2, 2, bn1, BK), dtype, layout=part.b_layout, align=1024)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
         if tid == 0:
@@ -194,7 +164,38 @@ def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: 
                 T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
         T.ptx.fence.proxy.async_.shared__cta()
         T.cuda.cta_sync()
-        if tile_rows[i] > 0:
+        if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
+            tile(X, W1_rows, slot_token, tile_expert, tile_start, weights, Hbuf, A_smem, B_smem, full, i, c, tid)
+
+    return gemm1
+
+
+class _Gemm2:
+    """GEMM2 of one (tile, hidden chunk): the shared tiles it needs and the macro ``tile`` that computes it (TMA
+    ring of H's tile rows and W2's chunk rows, wgmma, the scatter of the rows to pair order in Y)."""
+
+    def __init__(self, shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str):
+        H, I = shape.hidden, shape.intermediate
+        self.pairs = tokens * shape.top_k
+        self.slots = self.pairs + ROWS
+        k_tiles = I // BK
+        self.a_layout = shared_tile(2, 1, ROWS, BK)
+        self.b_layout = shared_tile(2, 1, bn2, BK)
+        self.y_layout = TileLayout(S[(ROWS, bn2):(bn2, 1)])
+        acc_layout = accumulator(ROWS, bn2)
+        stage_bytes = (ROWS + bn2) * BK * 2
+
+        @T.macro
+        def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
+            s = kt % 2
+            Tx.copy_async(A_smem[s, 0, :, :], Hbuf[i * ROWS:i * ROWS + ROWS, kt * BK:kt * BK + BK],
+                          mbar=full.ptr_to([s]))
+            Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+
+        @T.macro
+        def tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A_smem, B_smem, Y_smem, full, i, n,
+                 tid, warp):
             acc = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
             Tx.wg.fill(acc[:, :], T.float32(0.0))
             first = tile_expert[i] * H + n * bn2
@@ -217,7 +218,134 @@ def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: 
                     Tx.warp.copy(Y[slot_pair[tile_start[i] + q * 4 + warp], n * bn2:n * bn2 + bn2],
                                  Y_smem[q * 4 + warp, :])
 
+        self.tile = tile
+
+
+def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str = "float16"):
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    part = _Gemm2(shape, tokens, max_tiles, bn2, dtype)
+    pairs, slots, tile = part.pairs, part.slots, part.tile
+
+    @T.prim_func
+    def gemm2(Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), W2: T.Buffer((E, H, I), dtype),
+              tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+              tile_rows: T.Buffer((max_tiles,), "int32"), slot_pair: T.Buffer((slots,), "int32"),
+              Y: T.Buffer((pairs, H), "float32")):
+        T.device_entry()
+        n, i = T.cta_id([H // bn2, max_tiles])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        warp = T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)          # expert e: rows [H e, H e + H)
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((2, 1, ROWS, BK), dtype, layout=part.a_layout, align=1024)
+        B_smem = pool.alloc((2, 1, bn2, BK), dtype, layout=part.b_layout, align=1024)
+        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=part.y_layout, align=16)
+        full = pool.alloc((2,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tile_rows[i] > 0:
+            tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A_smem, B_smem, Y_smem, full, i, n,
+                 tid, warp)
+
     return gemm2
+
+
+def sync_words(max_tiles: int) -> int:
+    """Length of the fused kernel's ``sync`` array: a ready count per tile, the ticket counter, the done counter."""
+    return max_tiles + 2
+
+
+def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: int, dtype: str = "float16"):
+    """GEMM1 and GEMM2 in one kernel, GEMM2 of a tile starting as soon as GEMM1 of that tile is done (the paper's
+    finer-grained pipelining), not after all of GEMM1.
+
+    Grid: n1 + n2 CTAs, n1 = (I / BN1) max_tiles GEMM1 works and n2 = (hidden / BN2) max_tiles GEMM2 works, both in
+    tile-major order. A CTA takes its work by ticket (``atomicAdd(sync[max_tiles], 1)``), not by its block index:
+    tickets below n1 are GEMM1 works, the rest GEMM2 works, so every GEMM1 work is held by a CTA that is running or
+    done before any GEMM2 work is handed out, and a GEMM2 CTA waiting for its tile never waits on a CTA that has not
+    started (no deadlock, whatever order the hardware starts CTAs in). GEMM1 of (tile i, chunk c) stores its rows of
+    H, fences (``__threadfence``), then adds 1 to ``sync[i]``; GEMM2 of tile i waits until ``sync[i]`` counts all
+    I / BN1 chunks, fences, and reads H by TMA after ``fence.proxy.async.global`` (H was written through the generic
+    proxy). The last CTA to finish (``atomicAdd(sync[max_tiles + 1], 1)`` = n1 + n2 - 1) sets ``sync`` back to 0 for
+    the next launch; it must be 0 at the first.
+
+    Shared memory: the mbarriers and the ticket, then the GEMM1 tiles and the GEMM2 tiles over the same bytes (a CTA
+    is one or the other): 80 KiB at BN1 = BN2 = 128, as each kernel alone."""
+    E, H, I = shape.experts, shape.hidden, shape.intermediate
+    one, two = _Gemm1(shape, tokens, max_tiles, bn1, dtype), _Gemm2(shape, tokens, max_tiles, bn2, dtype)
+    slots, pairs = one.slots, two.pairs
+    chunks1, chunks2 = I // bn1, H // bn2
+    n1, n2 = chunks1 * max_tiles, chunks2 * max_tiles
+    words = sync_words(max_tiles)
+    gemm1_tile, gemm2_tile = one.tile, two.tile
+
+    @T.prim_func
+    def experts(X: T.Buffer((tokens, H), dtype), W1: T.Buffer((E, 2 * I, H), dtype), W2: T.Buffer((E, H, I), dtype),
+                tile_expert: T.Buffer((max_tiles,), "int32"), tile_start: T.Buffer((max_tiles,), "int32"),
+                tile_rows: T.Buffer((max_tiles,), "int32"), slot_token: T.Buffer((slots,), "int32"),
+                slot_pair: T.Buffer((slots,), "int32"), row_weight: T.Buffer((max_tiles * ROWS,), "float32"),
+                Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), Y: T.Buffer((pairs, H), "float32"),
+                sync: T.Buffer((words,), "int32")):
+        T.device_entry()
+        T.cta_id([n1 + n2])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        warp = T.warp_id([4])
+        T.lane_id([32])
+        tid = T.thread_id([THREADS])
+        W1_rows = T.decl_buffer((E * 2 * I, H), dtype, data=W1.data)
+        W2_rows = T.decl_buffer((E * H, I), dtype, data=W2.data)
+        weights = T.decl_buffer((max_tiles * ROWS, bn1), "float32", data=row_weight.data, layout=one.weight_rows)
+        pool = T.SMEMPool()
+        full = pool.alloc((2,), "uint64", align=8)
+        ticket = pool.alloc((1,), "int32", align=4)
+        pool.move_base_to(1024)
+        A1 = pool.alloc((2, 1, ROWS, BK), dtype, layout=one.a_layout, align=1024)
+        B1 = pool.alloc((2, 2, bn1, BK), dtype, layout=one.b_layout, align=1024)
+        pool.move_base_to(1024)                            # GEMM2's tiles over GEMM1's bytes
+        A2 = pool.alloc((2, 1, ROWS, BK), dtype, layout=two.a_layout, align=1024)
+        B2 = pool.alloc((2, 1, bn2, BK), dtype, layout=two.b_layout, align=1024)
+        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=two.y_layout, align=16)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(2):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+            ticket[0] = T.cuda.atomic_add(T.address_of(sync[max_tiles]), 1)
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        work = ticket[0]
+        if work < n1:
+            if tile_rows[work // chunks1] > 0:
+                gemm1_tile(X, W1_rows, slot_token, tile_expert, tile_start, weights, Hbuf, A1, B1, full,
+                           work // chunks1, work % chunks1, tid)
+            T.cuda.thread_fence()                          # this thread's rows of H before the count
+            T.cuda.cta_sync()
+            if tid == 0:
+                T.cuda.atomic_add(T.address_of(sync[work // chunks1]), 1)
+        else:
+            if tile_rows[(work - n1) // chunks2] > 0:
+                if tid == 0:
+                    while T.cuda.atomic_add(T.address_of(sync[(work - n1) // chunks2]), 0) < chunks1:
+                        T.evaluate(0)
+                    T.cuda.thread_fence()
+                    T.ptx.fence.proxy.async_.global_()     # H written by the generic proxy, read by TMA next
+                T.cuda.cta_sync()
+                gemm2_tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A2, B2, Y_smem, full,
+                           (work - n1) // chunks2, (work - n1) % chunks2, tid, warp)
+        if tid == 0:
+            T.cuda.thread_fence()
+            if T.cuda.atomic_add(T.address_of(sync[max_tiles + 1]), 1) == n1 + n2 - 1:
+                for j in T.serial(words):                  # the last CTA: every other is past its last use
+                    sync[j] = 0
+
+    return experts
 
 
 def combine_kernel(shape: MoeShape, tokens: int, dtype: str = "float16"):
