@@ -12,7 +12,12 @@ than somewhere in a compile. ``python/tests/test_tvm_internals.py`` checks each 
 3. **``tvm.tirx.build.split_host_device_mods(mod) -> (host, devices)`` and ``tir_to_runtime(host, devices,
    target_host)``**, module attributes ``tvm.compile`` calls: wrapping them records the lowered host and device
    modules for the CPU interpreter of CUDA kernels.
-(``register_dispatch`` is TVM's public way to add cases; axe4j's cases and its probe case go through it.)
+4. **``tvm.backend.trn.pipeline.trn_pipeline()``** returns (pass, finalize host, finalize device) whose pass, run
+   on a module, builds its list of passes and runs ``tvm.ir.transform.Sequential(passes)(mod)``: ``trn_passes()``
+   reads that list by running the pass once on an empty module with ``Sequential`` replaced, so axe4j's Trainium
+   pipeline (``axe4j.trn_pipeline``) is TVM's list with a pass of its own inserted, not a copy of it.
+(``register_dispatch`` is TVM's public way to add cases; axe4j's cases and its probe case go through it.
+``register_tir_pipeline`` is its public way to add a pipeline.)
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import inspect
 
 DISPATCHER = "tvm.tirx.operator.tile_primitive.dispatcher"
 BUILD = "tvm.tirx.build"
+TRN_PIPELINE = "tvm.backend.trn.pipeline"
+TRN_PASSES = ("TrnPrivateBufferAlloc", "tirx.TilePrimitiveDispatch")   # the passes axe4j's pipeline places around
 
 
 class TvmChanged(RuntimeError):
@@ -69,6 +76,34 @@ def build_module():
     return importlib.import_module(BUILD)
 
 
+def trn_passes() -> tuple[list, object, object]:
+    """(TVM's Trainium passes in order, finalize host passes, finalize device passes) (assumption 4)."""
+    import tvm
+
+    pipeline, finalize_host, finalize_device = importlib.import_module(TRN_PIPELINE).trn_pipeline()
+    captured = []
+    real = tvm.ir.transform.Sequential
+
+    class Capture:
+        def __init__(self, passes, *args, **kwargs):
+            captured.extend(passes)
+
+        def __call__(self, mod):
+            return mod
+
+    tvm.ir.transform.Sequential = Capture
+    try:
+        pipeline(tvm.IRModule({}))
+    finally:
+        tvm.ir.transform.Sequential = real
+    names = [p.info.name for p in captured]
+    missing = [n for n in TRN_PASSES if n not in names]
+    if missing:
+        raise TvmChanged(f"{TRN_PIPELINE}.trn_pipeline() ran passes {names}, without {missing} (assumption 4 of "
+                         "axe4j._tvm_internals)")
+    return captured, finalize_host, finalize_device
+
+
 def check() -> list[str]:
     """The assumptions that do not hold in the installed TVM, one line each (empty when all hold)."""
     problems = []
@@ -98,6 +133,10 @@ def check() -> list[str]:
                 problems.append(f"3: {BUILD}.{name} is missing or does not take {arity} argument(s)")
     except ImportError as error:
         problems.append(f"3: {error}")
+    try:
+        trn_passes()
+    except (ImportError, AttributeError, TypeError, ValueError, TvmChanged) as error:
+        problems.append(f"4: {error}")
     return problems
 
 

@@ -58,9 +58,15 @@ def _compile(mod, target, **kwargs):
         mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
     from . import cuda_interp
 
+    trn = kwargs["tir_pipeline"] == "trn"
+    if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn_pipeline)
+        from . import trn_pipeline
+
+        trn_pipeline.register()
+        kwargs = dict(kwargs, tir_pipeline=trn_pipeline.NAME)
     with cuda_interp.capture() as record:  # the lowered modules, for the CPU interpreter of CUDA kernels
         executable = tvm.compile(mod, target=target, **kwargs)
-    if kwargs["tir_pipeline"] == "trn":
+    if trn:
         _check_trn_allocation(mod, executable)
     return cuda_interp.attach(executable, record)
 

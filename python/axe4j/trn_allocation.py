@@ -55,23 +55,28 @@ _PSUM = re.compile(r"^(?P<indent>\s*)(?P<name>\w+) = nl\.ndarray\(shape=\[(?P<sh
 
 def psum_over_budget(func, nki_source: str) -> str | None:
     """The PSUM banks the kernel holds at once, when more than 8, as a message with each buffer's figure: a buffer
-    the pipeline placed itself (``ncc.psum.mod_alloc(num_bank_tiles=(n,))``) counts its n banks, a layout-placed one
-    (``nl.psum``) the banks its layout's span needs (bytes per partition / 2 KiB, rounded up)."""
+    the pipeline placed itself (``ncc.psum.mod_alloc(base_bank=b, num_bank_tiles=(n,))``) holds banks [b, b + n),
+    and buffers placed on the same banks count them once; a layout-placed one (``nl.psum``) needs banks of its own,
+    as many as its layout's span needs (bytes per partition / 2 KiB, rounded up)."""
     spans = _layout_spans(func, "trn.psum")
-    lines = nki_source.splitlines()
-    demands = []
-    for i, line in enumerate(lines):
+    demands, placed, own = [], set(), 0
+    for line in nki_source.splitlines():
         m = _PSUM.match(line)
         if m is None:
             continue
         name = m["name"][:-4] if m["name"].endswith("_ptr") else m["name"]
         if m["alloc"] is not None:
             tiles = re.search(r"num_bank_tiles=\(([^)]*)\)", m["alloc"])
+            base = re.search(r"base_bank=(\d+)", m["alloc"])
             banks = math.prod(int(x) for x in re.findall(r"\d+", tiles.group(1))) if tiles else 1
-            demands.append((name, banks, "placed by the trn pipeline"))
+            first = int(base.group(1)) if base else max(placed, default=-1) + 1
+            placed |= set(range(first, first + banks))
+            demands.append((name, banks, f"placed by the trn pipeline on banks {first}-{first + banks - 1}"))
         elif m["name"] in spans:
-            demands.append((name, *_banks(spans[m["name"]], _ITEMSIZE.get(m["dtype"], 4))))
-    total = sum(banks for _, banks, _ in demands)
+            banks, why = _banks(spans[m["name"]], _ITEMSIZE.get(m["dtype"], 4))
+            own += banks
+            demands.append((name, banks, why))
+    total = len(placed) + own
     if total <= PSUM_BANKS:
         return None
     each = ", ".join(f"{name} {banks} ({why})" for name, banks, why in demands)

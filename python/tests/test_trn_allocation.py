@@ -103,12 +103,105 @@ def _two_bank_gemm():
     return kernel
 
 
+def test_a_two_bank_gemm_result_runs_end_to_end():
+    """A 128 x 1024 float32 result spans two PSUM banks. TVM's private allocator gives the transposing load of A an
+    identity and an 8-bank acc_psum; axe4j's rule loads A with a strided DMA, so axe4j's pipeline drops both after
+    dispatch (axe4j.trn_pipeline) and the kernel fits: it runs in the executor and matches numpy."""
+    source = trn_gemm.nki_source(_two_bank_gemm())
+    assert "acc_psum" not in source and "shared_constant" not in source and "identity" not in source
+    rng = np.random.default_rng(26)
+    a = rng.standard_normal((128, 256)).astype(np.float16)
+    b = rng.standard_normal((256, 1024)).astype(np.float16)
+    c = np.zeros((128, 1024), np.float16)
+    counts = nki_executor.run(source, a, b, c)
+    assert counts["nisa.nc_matmul"] == 4                          # 2 banks x 2 K steps of 128
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+
+def _two_bank_gemm_and_a_transpose():
+    """The two-bank GEMM plus an SBUF -> SBUF transposing copy of A, which goes through the TensorEngine with the
+    identity and the 8-bank acc_psum TVM's private allocator added: those stay."""
+    from tvm.backend.trn.layout import trainium_layout
+
+    @T.prim_func
+    def kernel(A: T.Buffer((128, 256), "float16"), B: T.Buffer((256, 1024), "float16"),
+               C: T.Buffer((128, 1024), "float16"), AT: T.Buffer((128, 256), "float16")):
+        T.func_attr({"num_inputs": 2, "global_symbol": "gemm2t"})
+        T.device_entry()
+        a = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("FP", (128, 256)))
+        at = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 256)))
+        b = T.alloc_buffer((256, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (256, 1024)))
+        d = T.alloc_buffer((128, 1024), "float32", scope="trn.psum",
+                           layout=trainium_layout("PF", (128, 1024), is_psum=True))
+        c = T.alloc_buffer((128, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 1024)))
+        Tx.copy(b, B[:, :])
+        Tx.copy(a, A[:, :])
+        Tx.gemm(d, a, b, d)
+        Tx.copy(c, d)
+        Tx.copy(C[:, :], c)
+        Tx.copy(at, a)
+        Tx.copy(AT[:, :], at)
+
+    return kernel
+
+
 def test_psum_banks_the_pipeline_reserves_count_in_the_whole_kernel_budget():
-    """A 128 x 1024 float32 result spans two banks; the trn pipeline reserves all 8 for its own accumulator here, so
-    the kernel needs 10: refused at compile time with each buffer's figure (the executor would stop at run time)."""
+    """Private PSUM buffers a rule uses stay, and count in the whole-kernel budget: acc_psum's 8 banks (both copies
+    TVM placed on banks 0-7 count once) + the result's 2 = 10 > 8, refused at compile time with each figure."""
     with pytest.raises(ValueError, match=r"Trainium PSUM budget: 10 banks in use > 8: acc_psum 8 \(placed by the trn "
-                                         r"pipeline\), d 2 \(its layout's Bank axis\)"):
-        trn_gemm.nki_source(_two_bank_gemm())
+                                         r"pipeline on banks 0-7\), .*d 2 \(its layout's Bank axis\)"):
+        trn_gemm.nki_source(_two_bank_gemm_and_a_transpose())
+
+
+def test_the_pipeline_is_tvms_with_the_pruning_pass_after_dispatch():
+    """axe4j-trn runs TVM's Trainium passes in TVM's order (read from TVM, not copied), with the pass that remembers
+    the declared buffers before TrnPrivateBufferAlloc and the pruning pass right after TilePrimitiveDispatch."""
+    from axe4j import _tvm_internals, trn_pipeline
+
+    tvm_names = [p.info.name for p in _tvm_internals.trn_passes()[0]]
+    assert tvm_names[:3] == ["TrnPrivateBufferAlloc", "TrnNaiveAllocator", "tirx.TilePrimitiveDispatch"]
+    names = []
+    real = tvm.ir.transform.Sequential
+
+    class Capture:
+        def __init__(self, passes, *args, **kwargs):
+            names.extend(p.info.name for p in passes)
+
+        def __call__(self, mod):
+            return mod
+
+    run, _, _ = trn_pipeline.pipeline()
+    tvm.ir.transform.Sequential = Capture
+    try:
+        run(tvm.IRModule({}))
+    finally:
+        tvm.ir.transform.Sequential = real
+    assert names == (["axe4j.RememberDeclaredBuffers"] + tvm_names[:3] + ["axe4j.PrunePrivateBuffers"]
+                     + tvm_names[3:])
+
+
+def test_pruning_drops_only_unused_buffers_the_private_allocator_added():
+    """prune() on the two-bank GEMM after dispatch: identity (used only by its own fill) and acc_psum go, the
+    kernel's own buffers stay even when unused (a buffer named in ``declared`` is never removed)."""
+    from axe4j import _tvm_internals, trn_pipeline
+    from axe4j.transform import run_layout_passes
+
+    passes = _tvm_internals.trn_passes()[0]
+    target = tvm.target.Target(trn_gemm.TARGET)
+    with target:
+        mod = tvm.tirx.transform.BindTarget(target)(run_layout_passes(tvm.IRModule({"main": _two_bank_gemm()}),
+                                                                      target))
+        declared = trn_pipeline._allocations(mod["main"])
+        for p in passes[:3]:
+            mod = p(mod)
+    func = mod["main"]
+    assert {"identity", "acc_psum"} <= trn_pipeline._allocations(func) - declared
+    pruned, removed = trn_pipeline.prune(func, declared)
+    assert removed == ["acc_psum", "identity"]
+    assert trn_pipeline._allocations(pruned) == declared and "nki.identity" not in pruned.script()
+    kept, removed = trn_pipeline.prune(func, declared | {"identity", "acc_psum"})
+    assert removed == [] and kept.same_as(func)
 
 
 def test_the_executor_models_shared_constants_as_device_memory():

@@ -71,3 +71,30 @@ def test_a_broken_assumption_is_named(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(internals.build_module(), "tir_to_runtime", lambda host: host)
     assert any(p.startswith("3: tvm.tirx.build.tir_to_runtime") for p in internals.check())
+
+
+def test_the_trn_pipeline_list_is_read_from_tvm_and_a_changed_one_is_named(monkeypatch):
+    """Assumption 4: trn_pipeline()'s pass builds Sequential(passes) from its own list; axe4j reads the list (and
+    restores Sequential); a pipeline without TilePrimitiveDispatch is named."""
+    import importlib
+
+    passes, finalize_host, finalize_device = internals.trn_passes()
+    names = [p.info.name for p in passes]
+    assert "TrnPrivateBufferAlloc" in names and names.index("TrnPrivateBufferAlloc") < \
+        names.index("tirx.TilePrimitiveDispatch") and "tirx.MakePackedAPI" in names
+    assert tvm.ir.transform.Sequential.__name__ == "Sequential" and callable(finalize_host) and callable(finalize_device)
+    pipeline = importlib.import_module(internals.TRN_PIPELINE)
+    original = pipeline.trn_pipeline
+
+    def without_dispatch():
+        run, host, device = original()
+
+        @tvm.transform.module_pass(opt_level=0)
+        def shortened(mod, _ctx):
+            return tvm.ir.transform.Sequential([tvm.tirx.transform.StmtSimplify()])(mod)
+
+        return shortened, host, device
+
+    monkeypatch.setattr(pipeline, "trn_pipeline", without_dispatch)
+    assert any(p.startswith("4: ") and "without ['TrnPrivateBufferAlloc', 'tirx.TilePrimitiveDispatch']" in p
+               for p in internals.check())
