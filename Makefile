@@ -72,6 +72,11 @@ bench-gemm: python build native
 gpu-bundle: python build native
 	.venv/bin/python ci/gpu_bundle.py
 
+## python/axe4j/targets.json: the hardware facts of org.axe4j.targets for Python (generated; a test compares).
+.PHONY: targets-json
+targets-json: build
+	java -cp axe-layout/target/classes org.axe4j.targets.TargetFacts > python/axe4j/targets.json
+
 ## docs/divergences.md from the full differential suite against TIRx's C++ (tests never write tracked files).
 .PHONY: divergences
 divergences: python build

@@ -15,7 +15,9 @@ import math
 import re
 from dataclasses import dataclass
 
-SBUF_BYTES = 192 * 1024   # per partition (trn1/trn2), as axe4j.nki_executor and the Java rules use
+from .targets import TRN
+
+SBUF_BYTES = TRN["sbuf_bytes_per_partition"]   # per partition (org.axe4j.targets.Trainium, via axe4j.targets)
 _ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int8": 1, "uint8": 1, "float8_e4m3": 1,
              "float8_e5m2": 1, "int16": 2, "uint16": 2, "uint32": 4}
 _DECL = re.compile(r"^(?P<indent>\s*)(?P<name>\w+) = nl\.ndarray\(shape=\[(?P<shape>[^\]]*)\], dtype=np\.(?P<dtype>\w+), "
@@ -48,7 +50,7 @@ def check(func, nki_source: str) -> None:
         raise ValueError("Trainium PSUM budget: " + over)
 
 
-PSUM_BANKS, PSUM_BANK_BYTES = 8, 2048   # per partition
+PSUM_BANKS, PSUM_BANK_BYTES = TRN["psum_banks"], TRN["psum_bank_bytes"]   # per partition
 _PSUM = re.compile(r"^(?P<indent>\s*)(?P<name>\w+) = nl\.ndarray\(shape=\[(?P<shape>.*?)\], dtype=np\.(?P<dtype>\w+), "
                    r"buffer=(?P<buffer>nl\.psum|ncc\.psum\.mod_alloc\((?P<alloc>[^)]*\)?)\))\)")
 

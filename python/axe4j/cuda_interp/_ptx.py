@@ -1,7 +1,7 @@
 """Semantics of the calls a lowered CUDA kernel makes: TIR builtins, CUDA intrinsics and the ``T.ptx`` instructions.
 
 Each instruction's meaning is written from the PTX ISA (the section is named next to its code), independently of
-axe4j's own fragment tables (``MmaAtoms``, ``CudaFragments``): the interpreter is a second source of truth for them.
+axe4j's own fragment tables (``MatrixFragments``, ``CudaFragments``): the interpreter is a second source of truth for them.
 A ``T.ptx`` call carries its operands first and its modifier tokens (strings) last; the tokens joined with dots give
 the PTX spelling that selects the semantics here.
 """

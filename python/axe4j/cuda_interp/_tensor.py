@@ -1,7 +1,7 @@
 """Tensor-core and tensor-copy instructions: TMA boxes, ldmatrix/stmatrix, mma.sync, wgmma, tcgen05.
 
 Every fragment and descriptor here is written from the PTX ISA's own tables (sections named at each function),
-not from axe4j's ``MmaAtoms``/``CudaFragments``: when the two disagree, a kernel computes wrong numbers here.
+not from axe4j's ``MatrixFragments``/``CudaFragments``: when the two disagree, a kernel computes wrong numbers here.
 """
 
 from __future__ import annotations

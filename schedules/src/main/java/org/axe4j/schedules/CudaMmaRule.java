@@ -11,10 +11,11 @@ import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
+import org.axe4j.targets.MatrixFragments;
 
 /**
  * {@code gemm} of a warp's register tiles as {@code mma.sync.aligned.m16n8k16.row.col} (f16 or bf16 inputs, f32
- * accumulator), chosen by tile-of against the instruction's fragments ({@link MmaAtoms}).
+ * accumulator), chosen by tile-of against the instruction's fragments ({@link MatrixFragments}).
  *
  * <p>D = op(A) op(B) + beta C with D (M x N), op(A) (M x K), op(B) (K x N). Each operand's register layout must be
  * {@code O (x) F}: the fragment F of its role and orientation (A over (M, K) or, transposed, (K, M); B over (K, N)
@@ -93,10 +94,10 @@ public final class CudaMmaRule implements Rule {
         if (m % 16 != 0 || n % 8 != 0 || k % 16 != 0) {
             throw Declined.of("gemm: M=%d, N=%d, K=%d are not multiples of the m16n8k16 tile", m, n, k);
         }
-        Blocks aBlocks = blocks(a, ta ? MmaAtoms.MMA_A_T : MmaAtoms.MMA_A, ta ? 16 : 16, 16, ta);
-        Blocks bBlocks = blocks(b, tb ? MmaAtoms.MMA_B_T : MmaAtoms.MMA_B, tb ? 8 : 16, tb ? 16 : 8, tb);
-        Blocks dBlocks = blocks(d, MmaAtoms.MMA_C, 16, 8, false);
-        Blocks cBlocks = blocks(c, MmaAtoms.MMA_C, 16, 8, false);
+        Blocks aBlocks = blocks(a, ta ? MatrixFragments.MMA_A_T : MatrixFragments.MMA_A, ta ? 16 : 16, 16, ta);
+        Blocks bBlocks = blocks(b, tb ? MatrixFragments.MMA_B_T : MatrixFragments.MMA_B, tb ? 8 : 16, tb ? 16 : 8, tb);
+        Blocks dBlocks = blocks(d, MatrixFragments.MMA_C, 16, 8, false);
+        Blocks cBlocks = blocks(c, MatrixFragments.MMA_C, 16, 8, false);
         String ptx = in.equals("float16") ? "f16" : "bf16";
         List<Map<String, Object>> tiles = new ArrayList<>();
         for (long i = 0; i < m / 16; i++) {

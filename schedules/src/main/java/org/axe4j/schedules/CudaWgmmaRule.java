@@ -12,6 +12,7 @@ import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Swizzle;
 import org.axe4j.layout.TileOf;
+import org.axe4j.targets.MatrixFragments;
 
 /**
  * {@code gemm_async} on sm_90a at warpgroup scope as {@code wgmma.mma_async.sync.aligned.m64nNk16} (f16/bf16
@@ -178,8 +179,8 @@ public final class CudaWgmmaRule implements Rule {
             if (n % w != 0) {
                 continue;
             }
-            TileOf.Match match = TileOf.explainOuter(c.layout(), Shape.of(m, n), MmaAtoms.wgmmaAccumulator(w),
-                    MmaAtoms.wgmmaAccumulatorShape(w));
+            TileOf.Match match = TileOf.explainOuter(c.layout(), Shape.of(m, n), MatrixFragments.wgmmaAccumulator(w),
+                    MatrixFragments.wgmmaAccumulatorShape(w));
             if (!match.isPresent()) {
                 last = match.reason();
                 continue;

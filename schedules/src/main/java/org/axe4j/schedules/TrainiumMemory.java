@@ -7,9 +7,10 @@ import org.axe4j.layout.Checks;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.targets.Trainium;
 
 /**
- * Trainium on-chip memory as Axe axes, with the hardware's limits. SBUF and PSUM are two-dimensional: a partition
+ * Trainium on-chip memory as Axe axes, with the hardware's limits ({@link Trainium}). SBUF and PSUM are two-dimensional: a partition
  * axis {@code P} (128 partitions, one per engine lane) and a free axis {@code F} (bytes within a partition); PSUM
  * is further cut into {@code Bank}s of 2 KiB per partition, 8 of them. A TensorEngine matmul contracts over at most
  * 128 partitions, with at most 128 stationary and 512 moving free elements.
@@ -23,18 +24,17 @@ import org.axe4j.layout.Shape;
 public final class TrainiumMemory {
     private TrainiumMemory() {}
 
-    public static final Axis P = Axis.of("P");
-    public static final Axis F = Axis.of("F");
-    public static final Axis BANK = Axis.of("Bank");
-
-    public static final long PARTITIONS = 128;
-    /** SBUF bytes per partition (24 MiB over 128 partitions). */
-    public static final long SBUF_BYTES_PER_PARTITION = 192 * 1024;
-    public static final long PSUM_BANKS = 8;
-    public static final long PSUM_BANK_BYTES = 2048;
-    public static final long MATMUL_CONTRACTION = 128;
-    public static final long MATMUL_STATIONARY_FREE = 128;
-    public static final long MATMUL_MOVING_FREE = 512;
+    // the figures themselves live in org.axe4j.targets.Trainium (one home per hardware fact)
+    public static final Axis P = Trainium.P;
+    public static final Axis F = Trainium.F;
+    public static final Axis BANK = Trainium.BANK;
+    public static final long PARTITIONS = Trainium.PARTITIONS;
+    public static final long SBUF_BYTES_PER_PARTITION = Trainium.SBUF_BYTES_PER_PARTITION;
+    public static final long PSUM_BANKS = Trainium.PSUM_BANKS;
+    public static final long PSUM_BANK_BYTES = Trainium.PSUM_BANK_BYTES;
+    public static final long MATMUL_CONTRACTION = Trainium.MATMUL_CONTRACTION;
+    public static final long MATMUL_STATIONARY_FREE = Trainium.MATMUL_STATIONARY_FREE;
+    public static final long MATMUL_MOVING_FREE = Trainium.MATMUL_MOVING_FREE;
 
     public enum Space {
         SBUF, PSUM

@@ -17,6 +17,7 @@ import org.axe4j.layout.Property;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Tile;
 import org.junit.jupiter.api.Test;
+import org.axe4j.targets.MatrixFragments;
 
 /**
  * The mma plan, executed lane by lane with the instruction's semantics taken from the PTX ISA fragment tables
@@ -38,10 +39,10 @@ class CudaMmaRuleTest {
             boolean beta = r.nextBoolean();
             long[] aShape = ta ? new long[] {k, m} : new long[] {m, k};
             long[] bShape = tb ? new long[] {n, k} : new long[] {k, n};
-            Layout aL = tiled(r, aShape, ta ? MmaAtoms.MMA_A_T : MmaAtoms.MMA_A, 16, 16);
-            Layout bL = tiled(r, bShape, tb ? MmaAtoms.MMA_B_T : MmaAtoms.MMA_B, tb ? 8 : 16, tb ? 16 : 8);
-            Layout dL = tiled(r, new long[] {m, n}, MmaAtoms.MMA_C, 16, 8);
-            Layout cL = r.nextBoolean() ? dL : tiled(r, new long[] {m, n}, MmaAtoms.MMA_C, 16, 8);
+            Layout aL = tiled(r, aShape, ta ? MatrixFragments.MMA_A_T : MatrixFragments.MMA_A, 16, 16);
+            Layout bL = tiled(r, bShape, tb ? MatrixFragments.MMA_B_T : MatrixFragments.MMA_B, tb ? 8 : 16, tb ? 16 : 8);
+            Layout dL = tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
+            Layout cL = r.nextBoolean() ? dL : tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
             Request call = request("float16", aShape, aL, bShape, bL, new long[] {m, n}, dL, cL, ta, tb, 1.0,
                     beta ? 1.0 : 0.0);
             Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-mma", call);
@@ -72,9 +73,9 @@ class CudaMmaRuleTest {
 
     @Test
     void declinesWithTheReason() {
-        Layout a = MmaAtoms.MMA_A;
-        Layout b = MmaAtoms.MMA_B;
-        Layout c = MmaAtoms.MMA_C;
+        Layout a = MatrixFragments.MMA_A;
+        Layout b = MatrixFragments.MMA_B;
+        Layout c = MatrixFragments.MMA_C;
         long[] sa = {16, 16};
         long[] sb = {16, 8};
         long[] sc = {16, 8};

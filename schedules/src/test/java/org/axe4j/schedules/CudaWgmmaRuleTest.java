@@ -14,6 +14,7 @@ import org.axe4j.layout.Property;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Swizzle;
 import org.junit.jupiter.api.Test;
+import org.axe4j.targets.MatrixFragments;
 
 /**
  * The wgmma plan, replayed as the hardware walks a shared-memory matrix descriptor (start, LBO, SBO in 16-byte
@@ -96,7 +97,7 @@ class CudaWgmmaRuleTest {
         assertTrue(counts[0] == 200);
     }
 
-    /** Every shared K-major tile MmaAtoms builds is one the descriptor walks, for every mode and size. */
+    /** Every shared K-major tile MatrixFragments builds is one the descriptor walks, for every mode and size. */
     @Test
     @SuppressWarnings("unchecked")
     void mmaAtomsSharedTilesAreDescriptorWalkable() {
@@ -106,8 +107,8 @@ class CudaWgmmaRuleTest {
                 if (mode > 0 && k > w && k % w != 0) {
                     continue;
                 }
-                org.axe4j.layout.SwizzledLayout a = MmaAtoms.sharedTileKMajor(64, k, mode);
-                org.axe4j.layout.SwizzledLayout b = MmaAtoms.sharedTileKMajor(128, k, mode);
+                org.axe4j.layout.SwizzledLayout a = MatrixFragments.sharedTileKMajor(64, k, mode);
+                org.axe4j.layout.SwizzledLayout b = MatrixFragments.sharedTileKMajor(128, k, mode);
                 Request call = request(64, 128, k, a.layout(), a.swizzle(), b.layout(), b.swizzle(),
                         accumulator(64, 128, 128));
                 Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);

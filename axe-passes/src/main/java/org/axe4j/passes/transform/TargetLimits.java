@@ -1,19 +1,20 @@
 package org.axe4j.passes.transform;
 
 import java.util.Map;
+import org.axe4j.targets.MatrixFragments;
+import org.axe4j.targets.Trainium;
 import org.axe4j.tvm.TvmObject;
 
 /**
  * The target facts the layout checks need: kind, CUDA shared memory per CTA, Trainium's partitions and
- * PSUM banks (the same figures as {@code schedules}' {@code TrainiumMemory}: 128 partitions, 192 KiB SBUF per
- * partition, 8 PSUM banks of 2 KiB per partition).
+ * PSUM banks (from {@link Trainium} and {@link MatrixFragments}, where each figure is written once).
  */
 public record TargetLimits(String kind, String arch, long sharedBytesPerCta) {
-    public static final long LANES = 32;
-    public static final long TRN_PARTITIONS = 128;
-    public static final long TRN_SBUF_BYTES_PER_PARTITION = 192 * 1024;
-    public static final long TRN_PSUM_BANKS = 8;
-    public static final long TRN_PSUM_BANK_BYTES = 2048;
+    public static final long LANES = MatrixFragments.LANES;
+    public static final long TRN_PARTITIONS = Trainium.PARTITIONS;
+    public static final long TRN_SBUF_BYTES_PER_PARTITION = Trainium.SBUF_BYTES_PER_PARTITION;
+    public static final long TRN_PSUM_BANKS = Trainium.PSUM_BANKS;
+    public static final long TRN_PSUM_BANK_BYTES = Trainium.PSUM_BANK_BYTES;
 
     /** No target: only target-independent rules apply. */
     public static final TargetLimits NONE = new TargetLimits("", "", 0);

@@ -1,5 +1,6 @@
 package org.axe4j.passes.transform;
 
+import org.axe4j.targets.Trainium;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,12 +18,12 @@ import org.axe4j.layout.Shape;
  * elements ({@link #toPsum}, TVM's {@code to_psum_layout}).
  */
 final class TrnLayouts {
-    static final Axis P = Axis.of("P");
-    static final Axis F = Axis.of("F");
-    static final Axis BANK = Axis.of("Bank");
-    static final long PARTITIONS = TargetLimits.TRN_PARTITIONS;
+    static final Axis P = Trainium.P;
+    static final Axis F = Trainium.F;
+    static final Axis BANK = Trainium.BANK;
+    static final long PARTITIONS = Trainium.PARTITIONS;
     /** PSUM bank: 2 KiB per partition, 512 float32 elements. */
-    static final long BANK_ELEMENTS = 512;
+    static final long BANK_ELEMENTS = Trainium.PSUM_BANK_FLOAT32;
 
     private TrnLayouts() {}
 

@@ -13,13 +13,14 @@ import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
 import org.junit.jupiter.api.Test;
+import org.axe4j.targets.MatrixFragments;
 
 /**
  * The fragment layouts against the PTX ISA's fragment tables: for every thread and register slot the table gives
  * (row, column); enumerating the layout over its whole tile must give back exactly that table, one holder per
  * element.
  */
-class MmaAtomsTest {
+class MatrixFragmentsTest {
     private static final Axis LANE = Axis.of("laneid");
     private static final Axis WARP = Axis.of("wid_in_wg");
 
@@ -30,7 +31,7 @@ class MmaAtomsTest {
 
     @Test
     void mmaAFragmentIsThePtxTable() {
-        check(MmaAtoms.MMA_A, MmaAtoms.MMA_A_SHAPE, 1, 8, (w, l, i) -> {
+        check(MatrixFragments.MMA_A, MatrixFragments.MMA_A_SHAPE, 1, 8, (w, l, i) -> {
             long g = l / 4;
             long t = l % 4;
             long row = (i == 0 || i == 1 || i == 4 || i == 5) ? g : g + 8;
@@ -41,7 +42,7 @@ class MmaAtomsTest {
 
     @Test
     void mmaBFragmentIsThePtxTable() {
-        check(MmaAtoms.MMA_B, MmaAtoms.MMA_B_SHAPE, 1, 4, (w, l, i) -> {
+        check(MatrixFragments.MMA_B, MatrixFragments.MMA_B_SHAPE, 1, 4, (w, l, i) -> {
             long row = i < 2 ? (l % 4) * 2 + (i & 1) : (l % 4) * 2 + (i & 1) + 8;
             return new long[] {row, l / 4};
         });
@@ -51,11 +52,11 @@ class MmaAtomsTest {
     void transposedFragmentsAreTheTransposes() {
         for (long r = 0; r < 16; r++) {
             for (long c = 0; c < 16; c++) {
-                assertEquals(MmaAtoms.MMA_A.apply(MmaAtoms.MMA_A_SHAPE, r, c),
-                        MmaAtoms.MMA_A_T.apply(MmaAtoms.MMA_A_SHAPE, c, r));
+                assertEquals(MatrixFragments.MMA_A.apply(MatrixFragments.MMA_A_SHAPE, r, c),
+                        MatrixFragments.MMA_A_T.apply(MatrixFragments.MMA_A_SHAPE, c, r));
                 if (c < 8) {
-                    assertEquals(MmaAtoms.MMA_B.apply(MmaAtoms.MMA_B_SHAPE, r, c),
-                            MmaAtoms.MMA_B_T.apply(MmaAtoms.MMA_B_T_SHAPE, c, r));
+                    assertEquals(MatrixFragments.MMA_B.apply(MatrixFragments.MMA_B_SHAPE, r, c),
+                            MatrixFragments.MMA_B_T.apply(MatrixFragments.MMA_B_T_SHAPE, c, r));
                 }
             }
         }
@@ -63,7 +64,7 @@ class MmaAtomsTest {
 
     @Test
     void mmaCFragmentIsThePtxTable() {
-        check(MmaAtoms.MMA_C, MmaAtoms.MMA_C_SHAPE, 1, 4, (w, l, i) -> {
+        check(MatrixFragments.MMA_C, MatrixFragments.MMA_C_SHAPE, 1, 4, (w, l, i) -> {
             long row = i < 2 ? l / 4 : l / 4 + 8;
             return new long[] {row, (l % 4) * 2 + (i & 1)};
         });
@@ -72,14 +73,14 @@ class MmaAtomsTest {
     @Test
     void wgmmaAccumulatorIsThePtxTableForEveryN() {
         for (long n = 8; n <= 256; n += 8) {
-            check(MmaAtoms.wgmmaAccumulator(n), MmaAtoms.wgmmaAccumulatorShape(n), 4, n / 2, (w, l, i) -> {
+            check(MatrixFragments.wgmmaAccumulator(n), MatrixFragments.wgmmaAccumulatorShape(n), 4, n / 2, (w, l, i) -> {
                 long row = 16 * w + l / 4 + 8 * ((i % 4) / 2);
                 long col = (i / 4) * 8 + (l % 4) * 2 + (i & 1);
                 return new long[] {row, col};
             });
         }
-        assertThrows(IllegalArgumentException.class, () -> MmaAtoms.wgmmaAccumulator(12));
-        assertThrows(IllegalArgumentException.class, () -> MmaAtoms.wgmmaAccumulator(264));
+        assertThrows(IllegalArgumentException.class, () -> MatrixFragments.wgmmaAccumulator(12));
+        assertThrows(IllegalArgumentException.class, () -> MatrixFragments.wgmmaAccumulator(264));
     }
 
     /**
@@ -88,9 +89,9 @@ class MmaAtomsTest {
      */
     @Test
     void fragmentsAreTilesOfTheLdmatrixAtom() {
-        for (Object[] c : List.of(new Object[] {MmaAtoms.MMA_A, MmaAtoms.MMA_A_SHAPE, "S[(2,2):(1,2)]"},
-                new Object[] {MmaAtoms.MMA_C, MmaAtoms.MMA_C_SHAPE, "S[(2,1):(1,1)]"},
-                new Object[] {MmaAtoms.MMA_B_T, MmaAtoms.MMA_B_T_SHAPE, "S[(1,2):(1,1)]"})) {
+        for (Object[] c : List.of(new Object[] {MatrixFragments.MMA_A, MatrixFragments.MMA_A_SHAPE, "S[(2,2):(1,2)]"},
+                new Object[] {MatrixFragments.MMA_C, MatrixFragments.MMA_C_SHAPE, "S[(2,1):(1,1)]"},
+                new Object[] {MatrixFragments.MMA_B_T, MatrixFragments.MMA_B_T_SHAPE, "S[(1,2):(1,1)]"})) {
             Layout layout = (Layout) c[0];
             Shape shape = (Shape) c[1];
             TileOf.Match m = TileOf.explainOuter(layout, shape, CudaMatrixRules.ATOM, CudaMatrixRules.ATOM_SHAPE);
