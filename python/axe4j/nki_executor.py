@@ -55,6 +55,7 @@ STRICT_RULES = {
     "declared-partitions": "a declaration's partition dimension is at most 128",
     "tensor_tensor-psum": "nisa.tensor_tensor reads at most one of its two inputs from PSUM",
     "activation-bias": "nisa.activation's bias is a (partitions, 1) vector of float32, float16 or bfloat16",
+    "load-into-sbuf": "nl.load's tile is written to SBUF, not PSUM",
 }
 
 ENGINES = ("TensorEngine", "VectorEngine", "ScalarEngine", "DMA")
@@ -186,6 +187,10 @@ class _OnChip:
         if isinstance(value, _Access):
             _fail(f"{self.name}: tile assigned from a tile without an instruction")
         if isinstance(value, _Result) and value.call:
+            # strict rule load-into-sbuf. Source: NKI API reference, nki.language.load: "Load a tensor from device
+            # memory (HBM) into on-chip memory (SBUF)", returning "a new tile on SBUF".
+            if self.memory.strict and value.call == "nl.load" and self.space != "sbuf":
+                _fail(f"{self.name}: nl.load writes its tile to SBUF, not {self.space} [strict rule load-into-sbuf]")
             access.write(value)
             stats.written(value.call, access.size() * self.dtype.itemsize)
             return

@@ -16,7 +16,7 @@ def _kernel(*body):
 def test_strict_is_the_default():
     assert nki_executor.STRICT is True
     assert set(nki_executor.STRICT_RULES) == {"declared-extent", "declared-partitions", "tensor_tensor-psum",
-                                              "activation-bias"}
+                                              "activation-bias", "load-into-sbuf"}
 
 
 # declared-extent (SBUF): a holds 128 float16 per partition (bytes [0, 256)); b starts right after it.
@@ -130,6 +130,35 @@ def test_tensor_tensor_reads_at_most_one_input_from_psum():
     np.testing.assert_array_equal(out, 3)
     nki_executor.run(_add("a_ptr[p[:, None], f[None, :]]"), x, out)   # PSUM + SBUF: legal
     np.testing.assert_array_equal(out, 6)
+
+
+def _load_into(buffer):
+    return _kernel(
+        f"a_ptr = nl.ndarray(shape=[128, nl.par_dim(128), 128], dtype=np.float32, buffer={buffer})",
+        "o_ptr = nl.ndarray(shape=[128, 128], dtype=np.float32, buffer=ncc.sbuf.mod_alloc(base_addr=512))",
+        "p = nl.arange(128)",
+        "f = nl.arange(128)",
+        "a_ptr[0, p[:, None], f[None, :]] = nl.load(x_ptr[p[:, None] * 128 + f[None, :]])",
+        "o_ptr[p[:, None], f[None, :]] = nisa.tensor_copy(a_ptr[0, p[:, None], f[None, :]])",
+        "nl.store(out_ptr[p[:, None] * 128 + f[None, :]], o_ptr[p[:, None], f[None, :]])",
+    )
+
+
+def test_nl_load_writes_sbuf_only():
+    x = np.arange(128 * 128, dtype=np.float32).reshape(128, 128)
+    out = np.zeros_like(x)
+    with pytest.raises(nki_executor.NkiLimitError, match=r"a_ptr\[128, 128, 128\]: nl.load writes its tile to SBUF, "
+                                                         r"not psum \[strict rule load-into-sbuf\]"):
+        nki_executor.run(_load_into("nl.psum"), x, out)
+    nki_executor.run(_load_into("nl.psum"), x, out, strict=False)
+    np.testing.assert_array_equal(out, x)
+    correct = _load_into("nl.psum").replace("a_ptr = nl.ndarray(shape=[128, nl.par_dim(128), 128], dtype=np.float32, "
+                                            "buffer=nl.psum)",
+                                            "a_ptr = nl.ndarray(shape=[128, 128], dtype=np.float32, "
+                                            "buffer=ncc.sbuf.mod_alloc(base_addr=0))").replace("a_ptr[0, ", "a_ptr[")
+    out[:] = 0
+    nki_executor.run(correct, x, out)
+    np.testing.assert_array_equal(out, x)
 
 
 def _exp(bias_shape, bias_dtype="np.float32"):
