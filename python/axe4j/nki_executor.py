@@ -67,7 +67,7 @@ ENGINE_OF = {
     "nisa.tensor_copy": "VectorEngine", "nisa.tensor_tensor": "VectorEngine", "nisa.tensor_scalar": "VectorEngine",
     "nisa.tensor_reduce": "VectorEngine", "memset": "VectorEngine",
     "nisa.activation": "ScalarEngine", "nisa.reciprocal": "ScalarEngine",
-    "nl.load": "DMA", "nl.store": "DMA",
+    "nl.load": "DMA", "nl.store": "DMA", "nisa.dma_copy": "DMA",
 }
 
 
@@ -145,8 +145,21 @@ class _Hbm:
     def __getitem__(self, key):
         return _Access(self, key)
 
+    def ap(self, pattern, offset=0, **unsupported):
+        """The current namespace's access pattern: element ``[i0, i1, ...]`` of the view is
+        ``flat[offset + sum(stride_k * i_k)]`` for ``pattern = [[stride_0, count_0], ...]`` (NKI 0.2.0 migration
+        guide, "Dynamic Access Pattern")."""
+        if unsupported:
+            _fail(f"{self.name}.ap: {sorted(unsupported)} not modeled")
+        index = offset
+        for axis, (stride, count) in enumerate(pattern):
+            shape = [1] * len(pattern)
+            shape[axis] = int(count)
+            index = index + int(stride) * np.arange(int(count)).reshape(shape)
+        return _Access(self, (index,))
+
     def __setitem__(self, key, value):
-        _fail(f"{self.name}: HBM is written by nl.store only")
+        _fail(f"{self.name}: HBM is written by nl.store (or nisa.dma_copy) only")
 
 
 class _Result(np.ndarray):
@@ -172,7 +185,9 @@ class _OnChip:
         return _Access(self, key)
 
     def __setitem__(self, key, value):
-        access = _Access(self, key)
+        self.assign(_Access(self, key), value)
+
+    def assign(self, access, value):
         stats = self.memory.stats
         if isinstance(value, _Accumulate):
             if self.space != "psum" or value.target.tensor is not self:
@@ -209,6 +224,27 @@ def _as_index(k):
     return np.asarray(k) if not isinstance(k, (int, np.integer)) else int(k)
 
 
+def _from_slices(tensor, key):
+    """A current-namespace tile ``t[p0:p1, f0:f1:step]`` (an integer index is one element) as the index grids the
+    executor uses; a PSUM tensor's free index runs on across its 2 KiB banks."""
+    if len(key) != 2:
+        _fail(f"{tensor.name}: tiles are indexed [P, F], got {len(key)} indices")
+    grids = []
+    for axis, k in enumerate(key):
+        if isinstance(k, slice):
+            if k.stop is None:
+                _fail(f"{tensor.name}: a slice without an end is not modeled")
+            g = np.arange(k.start or 0, k.stop, k.step or 1)
+        else:
+            g = np.asarray([int(k)])
+        grids.append(g[:, None] if axis == 0 else g[None, :])
+    p, f = grids
+    if tensor.space == "psum":
+        per_bank = PSUM_BANK_BYTES // tensor.dtype.itemsize
+        return f // per_bank, p, f % per_bank
+    return p, f
+
+
 def _span(values):
     values = np.asarray(values)
     return f"[{int(values.min())}, {int(values.max())}]"
@@ -219,7 +255,10 @@ class _Access:
 
     def __init__(self, tensor, key):
         self.tensor = tensor
-        self.key = tuple(_as_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+        key = key if isinstance(key, tuple) else (key,)
+        if isinstance(tensor, _OnChip) and any(isinstance(k, slice) for k in key):
+            key = _from_slices(tensor, key)
+        self.key = tuple(_as_index(k) for k in key)
         if isinstance(tensor, _OnChip):
             self._check_partitions()
             if tensor.memory.strict:
@@ -295,6 +334,8 @@ class _Access:
         if value.shape not in ((), target.shape):
             _fail(f"{self.tensor.name}: a result of shape {value.shape} written to a tile of shape {target.shape}")
         self.tensor.data[self.key] = value.astype(self.tensor.dtype)
+        if getattr(self.tensor, "touched", None) is not None:
+            self.tensor.touched[self.key] = True
 
     def __iadd__(self, other):
         return _Accumulate(self, np.asarray(other, dtype=np.float32))
@@ -307,7 +348,11 @@ class _Memory:
         self.stats = Stats()
         self.strict = strict
         self.declarations = declarations
+        self.current = False   # the source imports the current nki namespace
+        self.next_sbuf = 0   # where a current-namespace SBUF tensor without an address goes
 
+
+_SBUF = "sbuf"   # nl.sbuf in the current namespace
 
 _DECLARED = re.compile(r"^\s*(\w+)\s*=\s*nl\.ndarray\(")
 
@@ -354,8 +399,15 @@ def _namespace(memory, lines):
         def __init__(self, base_bank=0, base_addr=0, num_bank_tiles=(1,)):
             self.base_bank, self.banks = base_bank, int(np.prod(num_bank_tiles))
 
-    def ndarray(shape, dtype, buffer):
+    def ndarray(shape, dtype, buffer=None, name="", address=None):
         dtype = np.dtype(dtype)
+        if buffer is _SBUF or (buffer is None and address is not None):   # the current namespace: nl.sbuf, address
+            if address is not None and int(address[0]) != 0:
+                _fail(f"{name or 'tensor'}: SBUF partition offset {address[0]} not modeled")
+            free = int(np.prod([int(d) for d in shape[1:]])) * dtype.itemsize
+            base = int(address[1]) if address is not None else memory.next_sbuf
+            memory.next_sbuf = max(memory.next_sbuf, base + free)
+            buffer = _SbufAlloc(base)
         counter["n"] += 1
         caller = sys._getframe(1)
         line = lines[caller.f_lineno - 1] if caller.f_code.co_filename == "<nki>" else ""
@@ -384,6 +436,7 @@ def _namespace(memory, lines):
             _fail(f"{name}: {used + banks} PSUM banks in use > {PSUM_BANKS}")
         data = np.full((banks, PARTITIONS, PSUM_BANK_BYTES // dtype.itemsize), np.nan, dtype=dtype)
         t = _OnChip(name, "psum", data, memory, written, extent)
+        t.touched = np.zeros(data.shape, bool)   # for nc_matmul(accumulate=None): the first write overwrites
         t.banks = banks if isinstance(buffer, _PsumAlloc) else 1
         memory.psum_tensors.append(t)
         return t
@@ -401,16 +454,16 @@ def _namespace(memory, lines):
                 _fail(f"{what}: {used} PSUM banks in use > {PSUM_BANKS}")
         return access
 
-    def load(src):
+    def load(src, call="nl.load"):
         if not isinstance(src, _Access) or not isinstance(src.tensor, _Hbm):
             _fail("nl.load reads HBM")
         value = src.read()
         if value.ndim and value.shape[0] > PARTITIONS:
             _fail(f"nl.load of {value.shape}: more than {PARTITIONS} partitions")
-        memory.stats.record("nl.load", elements=value.size, bytes_read=value.nbytes)
-        return _result(value, "nl.load")
+        memory.stats.record(call, elements=value.size, bytes_read=value.nbytes)
+        return _result(value, call)
 
-    def store(dst, src):
+    def store(dst, src, call="nl.store"):
         on_chip(src, "nl.store", "sbuf")
         if not isinstance(dst, _Access) or not isinstance(dst.tensor, _Hbm):
             _fail("nl.store writes HBM")
@@ -421,7 +474,7 @@ def _namespace(memory, lines):
         if value.shape != shape:
             _fail(f"nl.store: tile {value.shape} into an access of shape {shape}")
         dst.tensor.data[dst.key] = value
-        memory.stats.record("nl.store", elements=value.size, bytes_read=value.nbytes, bytes_written=value.nbytes)
+        memory.stats.record(call, elements=value.size, bytes_read=value.nbytes, bytes_written=value.nbytes)
 
     def nc_matmul(stationary, moving):
         on_chip(stationary, "nc_matmul stationary", "sbuf")
@@ -503,20 +556,89 @@ def _namespace(memory, lines):
         constant.data = values.copy()   # indexed with its own shape, not flat like a kernel parameter
         return constant
 
+    def assign(dst, value, what):
+        if not isinstance(dst, _Access) or not isinstance(dst.tensor, _OnChip):
+            _fail(f"{what}: dst is not an SBUF/PSUM tile")
+        dst.tensor.assign(dst, value)
+
+    # The current namespace (nki.*, NKI 0.3.0): every instruction writes its dst, given first (NKI 0.2.0 migration
+    # guide: "Explicit dst parameter is now required for nki.isa instructions and is always the first argument").
+    def c_tensor_copy(dst, src, engine=None, name=None):
+        assign(dst, tensor_copy(src), "nisa.tensor_copy")
+
+    def c_tensor_tensor(dst, data1, data2, op, engine=None, name=None):
+        assign(dst, tensor_tensor(data1, data2, op), "nisa.tensor_tensor")
+
+    def c_tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                        engine=None, name=None):
+        if op1 is not None:
+            _fail("nisa.tensor_scalar with op1 is not modeled")
+        assign(dst, tensor_scalar(data, operand0, op0, reverse0), "nisa.tensor_scalar")
+
+    def c_tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        if axes != (1,):   # nki.isa.tensor_reduce: the axes must include 1, the most minor free axis of a 2-D tile
+            _fail(f"nisa.tensor_reduce axis={axis}: only axis (1,) of a [P, F] tile is modeled")
+        assign(dst, tensor_reduce(data, op, negate), "nisa.tensor_reduce")
+
+    def c_activation(dst, op, data, bias=None, scale=1.0, name=None):
+        assign(dst, activation(op, data, 0.0 if bias is None else bias, scale), "nisa.activation")
+
+    def c_reciprocal(dst, data, name=None):
+        assign(dst, reciprocal(data), "nisa.reciprocal")
+
+    def c_nc_matmul(dst, stationary, moving, accumulate=None, name=None):
+        # NKI 0.3.0 update guide, "Matmul Accumulation": accumulate=None overwrites on the first write to a PSUM
+        # location and accumulates on later ones; True accumulates, False overwrites
+        result = nc_matmul(stationary, moving)
+        if not isinstance(dst, _Access) or not isinstance(dst.tensor, _OnChip) or dst.tensor.space != "psum":
+            _fail("nisa.nc_matmul: dst must be a PSUM tile")
+        current = dst.read()
+        if result.shape != current.shape:
+            _fail(f"{dst.tensor.name}: nc_matmul result {result.shape} into a tile of shape {current.shape}")
+        keep = {True: True, False: False, None: dst.tensor.touched[dst.key]}[accumulate]
+        dst.write(np.where(keep, current + result, result))
+        memory.stats.written("nisa.nc_matmul", current.size * dst.tensor.dtype.itemsize)
+
+    def c_memset(dst, value, engine=None, name=None):
+        assign(dst, value, "nisa.memset")
+
+    def c_dma_copy(dst, src, dge_mode=None, name=None):
+        if isinstance(dst, _Access) and isinstance(dst.tensor, _Hbm):
+            store(dst, src, "nisa.dma_copy")
+        elif isinstance(src, _Access) and isinstance(src.tensor, _Hbm):
+            assign(dst, load(src, "nisa.dma_copy"), "nisa.dma_copy")
+        else:
+            _fail("nisa.dma_copy between on-chip tiles is not modeled")
+
     language = types.SimpleNamespace(
-        ndarray=ndarray, par_dim=_ParDim, arange=np.arange, psum="psum", load=load, store=store,
+        ndarray=ndarray, par_dim=_ParDim, arange=np.arange, psum="psum", sbuf=_SBUF, load=load, store=store,
         shared_constant=shared_constant, bfloat16="bfloat16", float32="float32", float16="float16",
         sequential_range=lambda n, **_: range(int(n)), affine_range=lambda n, **_: range(int(n)),
         add=np.add, subtract=np.subtract, multiply=np.multiply, maximum=np.maximum, minimum=np.minimum,
         max=np.maximum, min=np.minimum, exp=np.exp, divide=np.divide)
-    isa = types.SimpleNamespace(nc_matmul=nc_matmul, tensor_copy=tensor_copy, tensor_tensor=tensor_tensor,
-                                tensor_scalar=tensor_scalar, tensor_reduce=tensor_reduce, activation=activation,
-                                reciprocal=reciprocal)
+    if memory.current:
+        isa = types.SimpleNamespace(nc_matmul=c_nc_matmul, tensor_copy=c_tensor_copy, tensor_tensor=c_tensor_tensor,
+                                    tensor_scalar=c_tensor_scalar, tensor_reduce=c_tensor_reduce,
+                                    activation=c_activation, reciprocal=c_reciprocal, memset=c_memset,
+                                    dma_copy=c_dma_copy)
+    else:
+        isa = types.SimpleNamespace(nc_matmul=nc_matmul, tensor_copy=tensor_copy, tensor_tensor=tensor_tensor,
+                                    tensor_scalar=tensor_scalar, tensor_reduce=tensor_reduce, activation=activation,
+                                    reciprocal=reciprocal)
     compiler = types.SimpleNamespace(sbuf=types.SimpleNamespace(mod_alloc=_SbufAlloc),
                                      psum=types.SimpleNamespace(mod_alloc=_PsumAlloc))
     nki = types.SimpleNamespace(language=language, isa=isa, compiler=compiler)
     return {"nl": language, "nisa": isa, "ncc": compiler, "nki": nki, "np": np, "math": math,
             "nt": types.SimpleNamespace(mutable_tensor=object)}
+
+
+def is_current_namespace(source: str) -> bool:
+    """Whether ``source`` imports the current ``nki`` package (``import nki``, NKI 0.2.0 and later) rather than the
+    legacy ``neuronxcc.nki`` one that TVM 0.27 emits."""
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    return any(re.match(r"(import|from) nki\b", line) for line in imports) and not any("neuronxcc" in line
+                                                                                        for line in imports)
 
 
 def run(source: str, *arrays, strict: bool | None = None, declarations: str = "tvm", report: bool = False) -> Stats:
@@ -532,7 +654,10 @@ def run(source: str, *arrays, strict: bool | None = None, declarations: str = "t
         raise ValueError(f"declarations={declarations!r}: one of {DECLARATIONS}")
     body = [line for line in source.splitlines()
             if not line.startswith(("import ", "from ", "@", "#"))]
-    memory = _Memory(STRICT if strict is None else bool(strict), declarations)
+    current = is_current_namespace(source)
+    # a current-namespace kernel declares NKI's own (partition, free) shapes: read them as NKI does
+    memory = _Memory(STRICT if strict is None else bool(strict), "nki" if current else declarations)
+    memory.current = current
     scope = _namespace(memory, body)
     exec(compile("\n".join(body), "<nki>", "exec"), scope)  # noqa: S102  (generated NKI source, numpy models)
     kernels = [v for k, v in scope.items() if k.endswith("_kernel") and callable(v)]
