@@ -35,7 +35,10 @@ MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = 128, 128, 512
 
 MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.shared_constant (as device memory), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
            "nisa.nc_matmul (+= into PSUM), nisa.tensor_copy, nisa.tensor_tensor, nisa.tensor_scalar, "
-           "nisa.tensor_reduce, nisa.activation (exp), nisa.reciprocal, memset by assignment")
+           "nisa.tensor_reduce, nisa.activation (exp), nisa.reciprocal, memset by assignment; in the current nki "
+           "namespace (axe4j.nki_namespace): the same instructions with dst first, nisa.memset, nisa.dma_copy, "
+           "slices, tensor.ap(pattern, offset), nl.ndarray(buffer=nl.sbuf, address=(0, f)), "
+           "nc_matmul(accumulate=...)")
 
 
 STRICT = True   # the default of run(strict=...); the tests run every Trainium kernel with it
