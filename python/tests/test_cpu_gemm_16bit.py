@@ -181,7 +181,7 @@ def test_explain_says_how_16bit_inputs_are_widened():
            in explain(fp16, "llvm")
     rows, _, _ = gemm_kernel(4, 4096, 256, "bfloat16", "bfloat16")
     report = explain(rows, AVX512)
-    assert "row kernel" in report
+    assert "chunks of 1024 columns (2 KiB of each 16-bit V row)" in report
     assert "A, B bfloat16 -> float32 by moving each element's 16 bits to the top of a float32 (exact: a zero-extend " \
            "and a shift), where the row kernel loads them (nothing is packed)" in report
     mixed, _, _ = gemm_kernel(64, 64, 64, "float16", "float32")

@@ -72,7 +72,7 @@ public final class GemmRules {
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
             GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK,
-                    !ragged && (Long) access.get(moving).get(v) == 1L);
+                    !ragged && (Long) access.get(moving).get(v) == 1L, call.operand(moving).elementBytes());
             plan.put("kind", "gemm-blocked");
             plan.put("vector_dim", v);
             if (ragged) {
