@@ -75,8 +75,8 @@ def within_float32_rounding(actual, expected, scale, k):
 
 
 # (M, N, K, trans_a, trans_b, beta): odd sizes with A·B^T and A·B, full tiles, A transposed, both transposed, K over
-# two AVX2 K blocks with beta * C, one row and four rows with B stride-1 along n (the AVX-512 row kernel; 2100
-# columns = two page chunks and a ragged one)
+# two K blocks with beta * C, one row and four rows with B stride-1 along n (the AVX-512 row kernel; 2100 columns =
+# two 1024-column chunks and a ragged one)
 SHAPES = [(17, 33, 65, False, True, 0.0), (17, 33, 65, False, False, 0.0), (64, 128, 96, False, False, 0.0),
           (64, 128, 96, False, True, 0.0), (64, 128, 96, True, False, 0.0), (31, 45, 70, True, True, 0.0),
           (50, 37, 300, False, False, 1.0), (1, 100, 70, False, False, 0.0), (4, 2100, 33, False, False, 2.0)]
