@@ -71,4 +71,13 @@ def describe(target) -> dict:
     isa, bits, registers = isa_of(target)
     caches = cache_bytes()
     return {"mcpu": str(target.attrs.get("mcpu", "")), "isa": isa, "vector_bits": bits,
-            "vector_registers": registers, "cores": cores(), "l1d_bytes": caches["l1d"], "l2_bytes": caches["l2"]}
+            "vector_registers": registers, "cores": cores(), "l1d_bytes": caches["l1d"], "l2_bytes": caches["l2"],
+            "f16c": has_f16c(target)}
+
+
+def has_f16c(target) -> bool:
+    """Whether ``target`` converts float16 to float32 in vectors (F16C ``vcvtph2ps``); plain ``"llvm"`` does not,
+    and LLVM then converts each element with a call to ``__extendhfsf2``."""
+    import tvm
+
+    return bool(tvm.target.codegen.target_has_features(["f16c"], target))

@@ -1,4 +1,5 @@
-"""fp32 GEMM through axe4j's blocked CPU rule against numpy.matmul (OpenBLAS) over a sweep of shapes, same run.
+"""fp32 GEMM through axe4j's blocked CPU rule against numpy.matmul (OpenBLAS) over a sweep of shapes, same run;
+then float16 and bfloat16 A and B into a float32 D (:data:`SIXTEEN_BIT`).
 
 Each shape is compiled once for ``axe4j.host_target()``; then rounds alternate the two sides (ours, numpy, ours,
 numpy, ...), each turn after a pause and an untimed call (the other side's threads stop spinning), and each side
@@ -6,6 +7,12 @@ keeps its best round: on a shared machine a neighbour's load hits both sides ali
 best round is the one it least disturbed. A round times ``number`` back-to-back calls (about 50 ms of work) into
 preallocated outputs on both sides (``numpy.matmul(a, b, out=d)``). Results: one row per shape with both GFLOP/s,
 the ratio and the plan explain showed; written as JSON and as a PNG bar chart (``axe4j.chart``).
+
+The 16-bit rows (``rows_16bit`` in the JSON) have no 16-bit peer: numpy has no fast float16 or bfloat16 GEMM (at
+512^3 on the AVX-512 machine of docs/cpu-dispatch.md, numpy's float16 matmul ran 0.8 GFLOP/s and ml_dtypes'
+bfloat16 one 24, against about 200 for OpenBLAS float32), so the baseline is numpy's float32 matmul (OpenBLAS) on
+float32 copies of the same 16-bit values, converted before timing. axe4j reads the 16-bit arrays (half the bytes of
+A and B) and widens them itself; its results are checked against that same numpy product.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ import axe4j
 SQUARES = (256, 512, 1024, 2048, 4096)
 SKINNY = ((1, 4096, 4096), (8, 4096, 4096), (64, 4096, 4096))   # M rows against a 4096 x 4096 B
 ODD = ((511, 769, 257), (1000, 1000, 1000))
+SIXTEEN_BIT = ((1024, 1024, 1024), (8, 4096, 4096))   # each for float16 and bfloat16
+SIXTEEN_BIT_BASELINE = ("numpy.matmul in float32 on float32 copies of the same 16-bit values (numpy has no fast "
+                        "float16/bfloat16 GEMM); the copies are made before timing")
 ROUND_SECONDS = 0.05
 SETTLE_SECONDS = 0.1
 
@@ -36,9 +46,10 @@ def shapes() -> list[tuple[int, int, int]]:
     return [(n, n, n) for n in SQUARES] + list(SKINNY) + list(ODD)
 
 
-def gemm_kernel(m, n, k):
+def gemm_kernel(m, n, k, dtype="float32"):
+    """D (float32) = A @ B with A and B of ``dtype``."""
     @T.prim_func
-    def gemm(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"), C: T.Buffer((m, n), "float32"),
+    def gemm(A: T.Buffer((m, k), dtype), B: T.Buffer((k, n), dtype), C: T.Buffer((m, n), "float32"),
              D: T.Buffer((m, n), "float32")):
         Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.0), T.float32(0.0))
 
@@ -118,7 +129,68 @@ def measure(m, n, k, rounds, target) -> dict:
             "calls_per_round": number, "rounds": rounds}
 
 
-def sweep(out_dir: Path, rounds: int = 5, only=None) -> dict:
+def numpy_dtype(dtype: str):
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+def measure_16bit(m, n, k, dtype, rounds, target) -> dict:
+    """axe4j's GEMM of 16-bit A, B into float32 D against numpy's float32 matmul of the same values (see the module
+    docstring: numpy has no fast 16-bit GEMM)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((m, k)).astype(numpy_dtype(dtype))
+    b = rng.standard_normal((k, n)).astype(numpy_dtype(dtype))
+    a32, b32 = a.astype("float32"), b.astype("float32")
+    zeros = np.zeros((m, n), "float32")
+    kernel = gemm_kernel(m, n, k, dtype)
+    lib = axe4j.compile(kernel, target)
+    func = lib["gemm"]
+    args = [tvm.runtime.tensor(x) for x in (a, b, zeros, zeros)]
+    func(*args)
+    # float32 sums of the same products in another order: within K * 2^-23 * (|A| @ |B|)
+    scale = np.abs(a32) @ np.abs(b32)
+    assert (np.abs(args[3].numpy() - a32 @ b32) <= k * 2.0 ** -23 * scale + 1e-30).all(), f"{m}x{n}x{k} {dtype}"
+    out = np.empty((m, n), "float32")
+    bodies = {"axe4j": lambda: func(*args), "numpy": lambda: np.matmul(a32, b32, out=out)}
+    once = interleaved_best(bodies, 1, 1)
+    number = max(1, int(ROUND_SECONDS / max(min(once.values()), 1e-7)))
+    best = interleaved_best(bodies, rounds, number)
+    flops = 2.0 * m * n * k
+    ours, theirs = flops / best["axe4j"] / 1e9, flops / best["numpy"] / 1e9
+    widening = widening_of(axe4j.explain(kernel, target, file=io.StringIO()))
+    return {"shape": f"{m}x{n}x{k}", "M": m, "N": n, "K": k, "dtype": dtype, "axe4j_gflops": round(ours, 1),
+            "numpy_fp32_gflops": round(theirs, 1), "ratio": round(ours / theirs, 3), "plan": plan_of(kernel, target),
+            "widening": widening, "calls_per_round": number, "rounds": rounds}
+
+
+def widening_of(report: str) -> str:
+    """How explain says the 16-bit operands become float32, in a few words."""
+    if "F16C vcvtph2ps" in report:
+        return "F16C vcvtph2ps"
+    if "__extendhfsf2" in report:
+        return "__extendhfsf2 calls"
+    if "16 bits to the top of a float32" in report:
+        return "16-bit shift"
+    return "?"
+
+
+def sweep_16bit(rounds: int, target) -> list[dict]:
+    rows = []
+    for m, n, k in SIXTEEN_BIT:
+        for dtype in ("float16", "bfloat16"):
+            row = measure_16bit(m, n, k, dtype, rounds, target)
+            rows.append(row)
+            print(f"gemm {row['shape']:>15s} {dtype:8s}->fp32: axe4j {row['axe4j_gflops']:7.1f} GFLOP/s, numpy fp32 "
+                  f"copies {row['numpy_fp32_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f}  [{row['plan']}; "
+                  f"widened by {row['widening']}]", flush=True)
+    print(f"16-bit rows: baseline is {SIXTEEN_BIT_BASELINE}")
+    return rows
+
+
+def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -> dict:
     target = axe4j.host_target()
     from axe4j import cpu_target
 
@@ -135,6 +207,9 @@ def sweep(out_dir: Path, rounds: int = 5, only=None) -> dict:
               f"numpy {row['numpy_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f}  [{row['plan']}]", flush=True)
     result = {"machine": machine, "method": f"best of {rounds} interleaved rounds, each about "
               f"{ROUND_SECONDS * 1000:.0f} ms of calls", "rows": rows}
+    if sixteen_bit:
+        result["rows_16bit"] = sweep_16bit(rounds, target)
+        result["baseline_16bit"] = SIXTEEN_BIT_BASELINE
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "gemm-sweep.json").write_text(json.dumps(result, indent=2))
     from axe4j import chart
@@ -153,6 +228,12 @@ def markdown_table(result) -> str:
     lines = ["| shape M x N x K | axe4j GFLOP/s | numpy GFLOP/s | axe4j/numpy | plan |", "|---|---:|---:|---:|---|"]
     for r in result["rows"]:
         lines.append(f"| {r['shape']} | {r['axe4j_gflops']} | {r['numpy_gflops']} | {r['ratio']:.2f} | {r['plan']} |")
+    if result.get("rows_16bit"):
+        lines += ["", "| shape M x N x K | A, B | axe4j GFLOP/s | numpy fp32 on fp32 copies | axe4j/numpy | plan |",
+                  "|---|---|---:|---:|---:|---|"]
+        for r in result["rows_16bit"]:
+            lines.append(f"| {r['shape']} | {r['dtype']} | {r['axe4j_gflops']} | {r['numpy_fp32_gflops']} | "
+                         f"{r['ratio']:.2f} | {r['plan']}; {r['widening']} |")
     return "\n".join(lines)
 
 

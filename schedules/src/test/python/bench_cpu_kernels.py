@@ -1,10 +1,12 @@
 """Run time of kernels compiled through the Java CPU rules, against numpy and variant against variant.
 
-Usage: python bench_cpu_kernels.py [--size N] [--numpy-size M] [--rounds R] [--no-sweep] [--out DIR]
+Usage: python bench_cpu_kernels.py [--size N] [--numpy-size M] [--rounds R] [--no-sweep] [--no-16bit] [--out DIR]
 
 First an fp32 GEMM M x M x M (default 1024) through axe4j on llvm against numpy.matmul, same run, best of R
 interleaved rounds each: both GFLOP/s and the ratio. Then the shape sweep against numpy (bench_cpu_gemm_sweep.py:
-squares 256-4096, skinny M in {1, 8, 64}, odd sizes; DIR/gemm-sweep.json and .png, a markdown table). Then the
+squares 256-4096, skinny M in {1, 8, 64}, odd sizes; DIR/gemm-sweep.json and .png, a markdown table), and its
+16-bit rows: float16 and bfloat16 A and B into a float32 D at 1024^3 and 8 x 4096 x 4096, against numpy's float32
+matmul on float32 copies of the same values (numpy has no fast 16-bit GEMM; ``rows_16bit`` in the JSON). Then the
 variants at size N.
 Prints one line per kernel: the best of TVM's time_evaluator repeats (number=10, repeat=15; the machine is
 shared, so the minimum is the steadiest figure) and GFLOP/s or GB/s.
@@ -95,13 +97,14 @@ def main():
     parser.add_argument("--numpy-size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds against numpy (best of each)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the shape sweep against numpy")
+    parser.add_argument("--no-16bit", action="store_true", help="skip the sweep's float16/bfloat16 rows")
     parser.add_argument("--out", default="out/bench-cpu", help="where the sweep writes gemm-sweep.json and .png")
     args = parser.parse_args()
     n = args.size
     axe4j.install()
     gemm_against_numpy(args.numpy_size, args.rounds)
     if not args.no_sweep:
-        gemm_sweep.sweep(Path(args.out), rounds=args.rounds)
+        gemm_sweep.sweep(Path(args.out), rounds=args.rounds, sixteen_bit=not args.no_16bit)
     rng = np.random.default_rng(0)
     mats = [rng.standard_normal((n, n)).astype("float32") for _ in range(4)]
     flops = 2.0 * n ** 3

@@ -14,13 +14,25 @@ import com.google.gson.JsonObject;
  * @param cores threads a parallel loop runs on
  * @param l1dBytes L1 data cache of one core
  * @param l2Bytes L2 cache of one core
+ * @param f16c whether the target converts float16 to float32 in vector instructions (F16C {@code vcvtph2ps});
+ *     without it LLVM converts each element with a call
  */
 public record CpuTarget(String mcpu, String isa, int vectorBits, int vectorRegisters, int cores, long l1dBytes,
-        long l2Bytes) {
+        long l2Bytes, boolean f16c) {
 
     /** A request without {@code params.cpu} (a Java caller, an older client): the AVX2 machine the rules were tuned
      * on. */
     public static final CpuTarget UNKNOWN = new CpuTarget("", "unknown", 256, 16, 2, 32 * 1024, 512 * 1024);
+
+    /** Without the F16C flag: assumed present with AVX2 and AVX-512 (every such x86 CPU has it), absent otherwise. */
+    public CpuTarget(String mcpu, String isa, int vectorBits, int vectorRegisters, int cores, long l1dBytes,
+            long l2Bytes) {
+        this(mcpu, isa, vectorBits, vectorRegisters, cores, l1dBytes, l2Bytes, impliesF16c(isa));
+    }
+
+    private static boolean impliesF16c(String isa) {
+        return isa.equals("avx2") || isa.equals("avx512") || isa.equals("unknown");
+    }
 
     /** Vector registers as x86 names them for this width: zmm, ymm, xmm. */
     public String registerName() {
@@ -47,7 +59,9 @@ public record CpuTarget(String mcpu, String isa, int vectorBits, int vectorRegis
         return new CpuTarget(text(o, "mcpu", UNKNOWN.mcpu), text(o, "isa", UNKNOWN.isa),
                 (int) number(o, "vector_bits", UNKNOWN.vectorBits), (int) number(o, "vector_registers",
                 UNKNOWN.vectorRegisters), (int) Math.max(1, number(o, "cores", UNKNOWN.cores)),
-                number(o, "l1d_bytes", UNKNOWN.l1dBytes), number(o, "l2_bytes", UNKNOWN.l2Bytes));
+                number(o, "l1d_bytes", UNKNOWN.l1dBytes), number(o, "l2_bytes", UNKNOWN.l2Bytes),
+                o.has("f16c") && !o.get("f16c").isJsonNull() ? o.get("f16c").getAsBoolean()
+                        : impliesF16c(text(o, "isa", UNKNOWN.isa)));
     }
 
     private static String text(JsonObject o, String key, String fallback) {

@@ -83,22 +83,35 @@ public record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOv
     /** As above; {@code vStrideOne} when the moving operand is stride-1 along v (the row kernel may then read it). */
     public static GemmBlocking choose(CpuTarget cpu, int elementBytes, long eu, long ev, long k,
             boolean parallelAllowed, boolean vStrideOne) {
+        return choose(cpu, elementBytes, eu, ev, k, parallelAllowed, vStrideOne, elementBytes);
+    }
+
+    /**
+     * As above; {@code vBytes} is the moving operand's own element size (2 for float16 or bfloat16 V into a float32
+     * D), which the row kernel reads in place: its chunk stays {@code 4 KiB / elementBytes} columns (the D rows it
+     * accumulates, in float32, fit L1), which is half a page of a 16-bit V row.
+     */
+    public static GemmBlocking choose(CpuTarget cpu, int elementBytes, long eu, long ev, long k,
+            boolean parallelAllowed, boolean vStrideOne, int vBytes) {
         if (!cpu.wideVectors()) {
             return tunedOnAvx2(cpu, elementBytes, eu, ev, k, parallelAllowed);
         }
         if (vStrideOne && eu <= ROW_KERNEL_MAX_U) {
-            return rows(cpu, elementBytes, eu, ev, k, parallelAllowed);
+            return rows(cpu, elementBytes, vBytes, eu, ev, k, parallelAllowed);
         }
         return wide(cpu, elementBytes, eu, ev, k, parallelAllowed);
     }
 
     /** The row kernel: chunks of one page of each V row, parallel over chunks. */
-    private static GemmBlocking rows(CpuTarget cpu, int bytes, long eu, long ev, long k, boolean parallelAllowed) {
+    private static GemmBlocking rows(CpuTarget cpu, int bytes, int vBytes, long eu, long ev, long k,
+            boolean parallelAllowed) {
         long chunk = Math.min(PAGE_BYTES / bytes, ev);
         long chunks = ceil(ev, chunk);
         List<String> why = new ArrayList<>();
+        String perRow = PAGE_BYTES / bytes * vBytes == PAGE_BYTES ? "one 4 KiB page of each V row"
+                : (PAGE_BYTES / bytes * vBytes / 1024) + " KiB of each " + (8 * vBytes) + "-bit V row";
         why.add("row kernel: " + eu + " row" + (eu == 1 ? "" : "s") + " of D accumulate in place over " + chunks
-                + " chunks of " + chunk + " columns (one 4 KiB page of each V row), k outermost, V read in place"
+                + " chunks of " + chunk + " columns (" + perRow + "), k outermost, V read in place"
                 + " (AVX-512, " + cpu.lanes(bytes) + " lanes a vector), " + ROW_KERNEL_K_ROWS + " V rows per pass");
         String over = "none";
         if (parallelAllowed && chunks >= 2) {

@@ -72,7 +72,7 @@ public final class GemmRules {
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
             GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK,
-                    !ragged && (Long) access.get(moving).get(v) == 1L);
+                    !ragged && (Long) access.get(moving).get(v) == 1L, call.operand(moving).elementBytes());
             plan.put("kind", "gemm-blocked");
             plan.put("vector_dim", v);
             if (ragged) {
@@ -101,6 +101,7 @@ public final class GemmRules {
                     notes.add("each micro-kernel prefetches its D tile for writing before the K loop");
                 }
             }
+            widening(call, cpu, b.rowKernel()).ifPresent(notes::add);
             if (serialAsked) {
                 notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
                         + "parallel loop)");
@@ -109,6 +110,48 @@ public final class GemmRules {
             return plan;
         }
     };
+
+    /** 16-bit float element types that the blocked plan widens to a float32 accumulator. */
+    private static final java.util.Set<String> NARROW_FLOATS = java.util.Set.of("float16", "bfloat16");
+
+    /**
+     * How 16-bit float A and B meet a float32 accumulator, as the code does it (empty when neither is 16-bit or D is
+     * not float32): each element is widened to float32 where it is read (as it is packed, or as the row kernel loads
+     * it) and every multiply-add is float32. LLVM widens float16 with F16C {@code vcvtph2ps} when the target has it,
+     * else with a call per element; bfloat16 exactly, by moving its 16 bits to the top of a float32. No 16-bit
+     * multiply or dot product instruction is used ({@code test_cpu_gemm_16bit.py} checks the instructions).
+     */
+    static java.util.Optional<String> widening(Request call, CpuTarget cpu, boolean rowKernel) {
+        if (!call.operand("D").dtype().equals("float32")) {
+            return java.util.Optional.empty();
+        }
+        java.util.Map<String, java.util.List<String>> byType = new java.util.TreeMap<>();
+        for (String role : new String[] {"A", "B"}) {
+            String dtype = call.operand(role).dtype();
+            if (NARROW_FLOATS.contains(dtype)) {
+                byType.computeIfAbsent(dtype, t -> new java.util.ArrayList<>()).add(role);
+            }
+        }
+        if (byType.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        List<String> parts = new java.util.ArrayList<>();
+        for (Map.Entry<String, java.util.List<String>> e : byType.entrySet()) {
+            String how;
+            if (e.getKey().equals("float16")) {
+                how = cpu.f16c() ? "F16C vcvtph2ps"
+                        : "a call to __extendhfsf2 per element (the target has no F16C; an mcpu with it, e.g. haswell,"
+                        + " converts in vectors)";
+            } else {
+                how = "moving each element's 16 bits to the top of a float32 (exact: a zero-extend and a shift)";
+            }
+            parts.add(String.join(", ", e.getValue()) + " " + e.getKey() + " -> float32 by " + how);
+        }
+        return java.util.Optional.of(String.join("; ", parts) + ", "
+                + (rowKernel ? "where the row kernel loads them (nothing is packed)" : "while packing")
+                + "; float32 multiply-adds into float32 accumulators: no 16-bit FMA or dot product (avx512_bf16 "
+                + "vdpbf16ps, avx512_fp16) is used");
+    }
 
     public static final Rule NAIVE = new Rule() {
         public String variant() {

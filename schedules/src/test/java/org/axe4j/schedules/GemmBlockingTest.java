@@ -148,6 +148,11 @@ class GemmBlockingTest {
         assertTrue(row.reasons().get(0).startsWith("row kernel: 1 row of D accumulate in place over 4 chunks"),
                 row.reasons().toString());
         assertTrue(row.reasons().get(0).endsWith("4 V rows per pass"), row.reasons().toString());
+        assertTrue(row.reasons().get(0).contains("(one 4 KiB page of each V row)"), row.reasons().toString());
+        GemmBlocking half = GemmBlocking.choose(AVX512, 4, 8, 4096, 4096, true, true, 2);
+        assertEquals(1024, half.nv(), "16-bit V into a float32 D: the D rows' chunk stays 4 KiB");
+        assertTrue(half.reasons().get(0).contains("1024 columns (2 KiB of each 16-bit V row)"),
+                half.reasons().toString());
         GemmBlocking narrow = GemmBlocking.choose(AVX512, 4, 1, 100, 4096, true, true);
         assertEquals(List.of(100L, "none"), List.of(narrow.nv(), narrow.parallelOver()), "one chunk: nothing to split");
         assertFalse(GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, false).rowKernel(), "V strided along v");

@@ -223,4 +223,30 @@ class RulesTest {
         assertEquals(false, inside.plan().get("parallel"));
         assertTrue(inside.plan().get("notes").toString().contains("u blocks serial"), inside.plan().toString());
     }
+
+    @Test
+    void sixteenBitInputsAreWidenedToTheFloat32AccumulatorAndExplainSaysHow() {
+        List<Layout> ls = List.of(Layout.parse("S[(64,64):(64,1)]"), Layout.parse("S[(64,64):(64,1)]"),
+                Layout.parse("S[(64,64):(64,1)]"), Layout.parse("S[(64,64):(64,1)]"));
+        String ops = operand("D", 64, 64) + "," + operand("A", 64, 64).replace("float32", "float16") + ","
+                + operand("B", 64, 64).replace("float32", "bfloat16") + "," + operand("C", 64, 64);
+        String plain = "\"trans_a\":false,\"trans_b\":false,\"cpu\":{\"isa\":\"sse\",\"vector_bits\":128,"
+                + "\"vector_registers\":16";
+        Decision noF16c = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                Request.fromJson(request("gemm", "thread", ops, plain + ",\"f16c\":false}"), ls));
+        assertTrue(noF16c.accepted(), noF16c.reason());
+        String notes = noF16c.plan().get("notes").toString();
+        assertTrue(notes.contains("A float16 -> float32 by a call to __extendhfsf2 per element"), notes);
+        assertTrue(notes.contains("B bfloat16 -> float32 by moving each element's 16 bits to the top of a float32"),
+                notes);
+        assertTrue(notes.contains("no 16-bit FMA or dot product"), notes);
+        Decision f16c = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
+                Request.fromJson(request("gemm", "thread", ops, plain + ",\"f16c\":true}"), ls));
+        assertTrue(f16c.plan().get("notes").toString().contains("A float16 -> float32 by F16C vcvtph2ps"),
+                f16c.plan().toString());
+        Decision fp32 = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(request("gemm", "thread",
+                operand("D", 64, 64) + "," + operand("A", 64, 64) + "," + operand("B", 64, 64) + ","
+                        + operand("C", 64, 64), "\"trans_a\":false,\"trans_b\":false"), ls));
+        assertFalse(fp32.plan().get("notes").toString().contains("-> float32 by"), fp32.plan().toString());
+    }
 }
