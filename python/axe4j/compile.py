@@ -72,16 +72,19 @@ def _compile(mod, target, **kwargs):
 
 
 def _check_trn_allocation(mod, executable):
-    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn_allocation): overlap or overflow is an error."""
+    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn_allocation): overlap or overflow is an error.
+    Records ``executable.trn_layout_extents`` (``trn_allocation.layout_extents`` of every function)."""
     import tvm
 
     from . import trn_allocation
 
     source = executable.mod.imports[0].inspect_source()
     funcs = mod.functions.values() if isinstance(mod, tvm.IRModule) else [mod]
+    executable.trn_layout_extents = {}   # what each buffer's (written or inferred) layout spans, for the executor
     for func in funcs:
         if isinstance(func, tvm.tirx.PrimFunc):
             trn_allocation.check(func, source)
+            executable.trn_layout_extents.update(trn_allocation.layout_extents(func))
 
 
 def host_target():

@@ -27,11 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-PARTITIONS = 128
-SBUF_BYTES = 192 * 1024
-PSUM_BANKS = 8
-PSUM_BANK_BYTES = 2048
-MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = 128, 128, 512
+from .targets import TRN
+
+# the hardware's figures, from org.axe4j.targets.Trainium (axe4j.targets)
+PARTITIONS = TRN["partitions"]
+SBUF_BYTES = TRN["sbuf_bytes_per_partition"]
+PSUM_BANKS = TRN["psum_banks"]
+PSUM_BANK_BYTES = TRN["psum_bank_bytes"]
+MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = (TRN["matmul_contraction"], TRN["matmul_stationary_free"],
+                                              TRN["matmul_moving_free"])
 
 MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.shared_constant (as device memory), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
            "nisa.nc_matmul (+= into PSUM), nisa.tensor_copy, nisa.tensor_tensor, nisa.tensor_scalar, "
@@ -46,8 +50,8 @@ STRICT = True   # the default of run(strict=...); the tests run every Trainium k
 # How a declaration's shape is read (run(declarations=...)):
 #  "tvm": as TVM 0.27's trn codegen writes it: the buffer's logical shape. An SBUF tensor [d0, d1, ...] reserves
 #         its element count over min(d0, 128) partitions (d0 > 128 must be a multiple of 128: the rows fold onto the
-#         128 partitions, as TVM's allocator sizes it); a PSUM tensor [rows, par_dim(cols), cols] has rows partitions
-#         and cols free elements (spanning banks of 2 KiB).
+#         128 partitions, as TVM's allocator sizes it); a PSUM tensor [rows, par_dim(cols), min(cols, 512)] has rows
+#         partitions and cols free elements (spanning cols / 512 banks of 2 KiB: [128, par_dim(1024), 512] is two).
 #  "nki": as NKI reads it: the nl.par_dim dimension, else the first, is the partition dimension and must be at most
 #         128; the dimensions after it are the free extent, the ones before it blocks. TVM 0.27's codegen breaks this
 #         for every buffer whose logical first dimension exceeds 128 (see docs/trainium.md).
@@ -373,9 +377,9 @@ def _extent(name, space, shape, written, declarations):
         if at:
             blocks = int(np.prod(dims[:at]))
         how = f"dimension {at} ({'nl.par_dim' if marked else 'the first'}) is the partition dimension"
-    elif space == "psum" and marked:   # TVM: [rows, par_dim(cols), cols] for a (rows, cols) buffer
-        partitions, free = dims[0], dims[2]
-        how = "TVM's [rows, par_dim(cols), cols]: rows on partitions"
+    elif space == "psum" and marked:   # TVM: [rows, par_dim(cols), min(cols, 512)] for a (rows, cols) buffer
+        partitions, free = dims[0], dims[1]
+        how = "TVM's [rows, par_dim(cols), bank elements]: rows on partitions, cols free elements over the banks"
     elif dims[0] <= PARTITIONS:
         partitions, free = dims[0], -(-total // dims[0])
         how = "the first dimension is the partition dimension"
@@ -419,7 +423,17 @@ def _namespace(memory, lines):
         written = "[" + ", ".join(f"nl.par_dim({int(d)})" if isinstance(d, _ParDim) else str(int(d))
                                   for d in shape) + "]"
         space = "sbuf" if isinstance(buffer, _SbufAlloc) else "psum"
-        extent = _extent(name, space, shape, written, memory.declarations) if memory.strict else None
+        extent = None
+        if memory.strict:
+            by_layout = memory.layout_extents.get(declared.group(1)) if declared else None
+            if by_layout is not None and memory.declarations == "tvm":
+                if by_layout[0] > PARTITIONS:
+                    _fail(f"{name}: its layout spans {by_layout[0]} partitions > {PARTITIONS} "
+                          f"[strict rule declared-partitions]")
+                extent = (None, int(by_layout[0]), int(by_layout[1]))
+                written = f"{written} (its layout: {by_layout[0]} partitions x {by_layout[1]} elements)"
+            else:
+                extent = _extent(name, space, shape, written, memory.declarations)
         if isinstance(buffer, _SbufAlloc):
             # the whole SBUF from the tensor's address on: in strict mode every access is held to the declared
             # extent; without it an access past the allocation aliases the next one (as on the chip) and one past
@@ -644,6 +658,22 @@ def is_current_namespace(source: str) -> bool:
                                                                                         for line in imports)
 
 
+EXTENTS_LINE = "# axe4j layout extents: "
+
+
+def layout_extents(source: str) -> dict:
+    """{tensor name: (partitions, free elements per partition)} from the comment ``axe4j.kernels.trn_gemm.
+    nki_source`` puts first: what each buffer's Axe layout spans on P and on F (on Bank x bank elements for a PSUM
+    layout with banks). With ``declarations="tvm"`` strict mode holds accesses to these rather than to a reading of
+    TVM's logical declaration, which cannot tell a transposed (FP) tile from a PF one."""
+    import json
+
+    for line in source.splitlines():
+        if line.startswith(EXTENTS_LINE):
+            return {name: tuple(extent) for name, extent in json.loads(line[len(EXTENTS_LINE):]).items()}
+    return {}
+
+
 def run(source: str, *arrays, strict: bool | None = None, declarations: str = "tvm", report: bool = False) -> Stats:
     """Runs the kernel in ``source`` on numpy ``arrays`` (inputs then outputs, in the kernel's order); outputs are
     written in place. Returns a ``Stats``: the count of each modeled call executed (a dict) with the per-engine cost
@@ -661,6 +691,7 @@ def run(source: str, *arrays, strict: bool | None = None, declarations: str = "t
     # a current-namespace kernel declares NKI's own (partition, free) shapes: read them as NKI does
     memory = _Memory(STRICT if strict is None else bool(strict), "nki" if current else declarations)
     memory.current = current
+    memory.layout_extents = layout_extents(source)
     scope = _namespace(memory, body)
     exec(compile("\n".join(body), "<nki>", "exec"), scope)  # noqa: S102  (generated NKI source, numpy models)
     kernels = [v for k, v in scope.items() if k.endswith("_kernel") and callable(v)]

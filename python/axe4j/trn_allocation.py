@@ -121,6 +121,22 @@ def _banks(span_and_layout, itemsize):
     return -(-nbytes // PSUM_BANK_BYTES), f"{nbytes} bytes per partition"
 
 
+def layout_extents(func) -> dict:
+    """{NKI tensor name: (partitions, free elements per partition)} of every SBUF and PSUM buffer with a layout: its
+    span on P, and its span on F (times the bank's elements over the Bank axis for a PSUM layout with banks)."""
+    from . import layout as axe_layout
+
+    extents = {}
+    for scope in ("trn.sbuf", "trn.psum"):
+        for name, (free, layout) in _layout_spans(func, scope).items():
+            partitions = int(axe_layout.span(layout, "P"))
+            if scope == "trn.psum" and "Bank" in str(layout):
+                banks = int(axe_layout.span(layout, "Bank"))
+                free = banks * PSUM_BANK_BYTES // 4 if banks > 1 else free   # float32 bank elements
+            extents[name] = (partitions, int(free))
+    return extents
+
+
 def _layout_spans(func, scope: str = "trn.sbuf") -> dict:
     """NKI name -> (elements per partition the layout reaches, the layout) for the buffers of ``scope`` with
     layouts."""

@@ -113,3 +113,21 @@ def test_a_reduction_along_f_is_one_tensor_reduce_per_partition_tile():
     counts = nki_executor.run(source, a, d)
     assert counts["nisa.tensor_reduce"] == 2, counts                 # one per 128-partition tile
     np.testing.assert_array_equal(d, a.max(axis=1, keepdims=True))
+
+
+def test_strict_mode_holds_accesses_to_what_the_layouts_span():
+    """nki_source's first line gives each buffer's layout extent (A^T-style FP tiles included, which TVM declares
+    with their logical shape); strict mode checks accesses against it: shrinking a_ptr's recorded extent makes the
+    same kernel fail, naming the tensor and the layout's figures."""
+    import json
+
+    _, a_shape, a_spec, b_shape, b_spec, d_shape, d_spec, *_ = PLANS[2]          # small M and N: A is (32, 128) FP
+    source = trn_gemm.nki_source(_gemm_kernel(a_shape, a_spec, b_shape, b_spec, d_shape, d_spec))
+    extents = nki_executor.layout_extents(source)
+    assert extents["a_ptr"] == (128, 32) and extents["d_ptr"] == (32, 48)       # K on partitions for FP A
+    first, rest = source.split("\n", 1)
+    shrunk = dict(json.loads(first[len(nki_executor.EXTENTS_LINE):]), a_ptr=[128, 16])
+    arrays = [np.ones(a_shape, np.float16), np.ones(b_shape, np.float16), np.zeros(d_shape, np.float32)]
+    with pytest.raises(nki_executor.NkiLimitError, match=r"a_ptr.*its layout: 128 partitions x 16 elements.*"
+                                                         r"\[strict rule declared-extent\]"):
+        nki_executor.run(nki_executor.EXTENTS_LINE + json.dumps(shrunk) + "\n" + rest, *arrays)
