@@ -36,6 +36,8 @@ HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
 LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
 MOE_TOKENS = (1, 16, 64, 256, 1024, 4096)   # token counts of the MoE timing (moe_bench.py), FP16 and BF16
+MOE_VARIANTS = ((64, 128), (128, 64), (128, 256))   # (BN1, BN2) besides the default (128, 128), timed in BF16 at
+MOE_VARIANT_TOKENS = (16, 256, 4096)               # these token counts, three-kernel form (moe_bench.py)
 MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
 
 
@@ -180,11 +182,20 @@ def compile_moe():
             for kernel, func in funcs_of_run.items():
                 symbols[kernel] = f"moe_{kernel}_{tokens}_tokens_{short}"
                 funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
-            runs.append({"tokens": tokens, "dtype": dtype, "symbols": symbols,
+            runs.append({"tokens": tokens, "dtype": dtype, "symbols": symbols, "bn1": 128, "bn2": 128,
                          "max_tiles": TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)})
+    variants = []
+    for bn1, bn2 in MOE_VARIANTS:
+        for tokens in MOE_VARIANT_TOKENS:
+            symbols = {}
+            for kernel, func in cuda.kernels(shape, tokens, bn1, bn2, dtype="bfloat16").items():
+                symbols[kernel] = f"moe_{kernel}_{tokens}_tokens_bf16_bn{bn1}x{bn2}"
+                funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
+            variants.append({"tokens": tokens, "dtype": "bfloat16", "symbols": symbols, "bn1": bn1, "bn2": bn2,
+                             "max_tiles": TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)})
     executable = axe4j.compile(tvm.IRModule(funcs), cuda.target())
     moe = {"shape": {"experts": shape.experts, "top_k": shape.top_k, "hidden": shape.hidden,
-                     "intermediate": shape.intermediate}, "rows": ROWS, "runs": runs}
+                     "intermediate": shape.intermediate}, "rows": ROWS, "runs": runs, "variants": variants}
     return executable, moe
 
 
@@ -278,7 +289,7 @@ def build(out: Path) -> dict:
     t = time.time()
     built, failed = compile_groups(small + timed)
     moe_executable, moe = compile_moe()
-    log(f"moe-sm_90a: {8 * len(MOE_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
+    log(f"moe-sm_90a: {8 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
     lower_s = time.time() - t
 
     t = time.time()
@@ -297,7 +308,7 @@ def build(out: Path) -> dict:
     sha = hashlib.sha256(source.encode()).hexdigest()
     sources[sha] = (source, "sm_90a")
     libraries.append({"file": "kernels/moe-sm_90a.so", "arch": "sm_90a", "source_sha256": sha,
-                      "symbols": [name for run in moe["runs"] for name in run["symbols"].values()]})
+                      "symbols": [name for run in moe["runs"] + moe["variants"] for name in run["symbols"].values()]})
     moe["library"] = "kernels/moe-sm_90a.so"
     export_s = time.time() - t
 

@@ -92,10 +92,12 @@ class Axe4jMoe:
         three = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw, v(h, d))),
                  (self.functions["gemm2"], (v(h, d), v(w2, d), te, ts, tr, v(slot_pair, "int32"), v(y, "float32"))),
                  combine]
-        fused = [(self.functions["experts"], (v(x, d), v(w1, d), v(w2, d), te, ts, tr, v(slot_token, "int32"),
-                                              v(slot_pair, "int32"), rw, v(h, d), v(y, "float32"),
-                                              v(sync, "int32"))), combine]
-        return {"fused": fused, "three": three}, out, keep
+        forms = {"three": three}
+        if "experts" in self.functions:   # a chunk-size variant has the three-kernel form only
+            forms["fused"] = [(self.functions["experts"], (v(x, d), v(w1, d), v(w2, d), te, ts, tr,
+                                                           v(slot_token, "int32"), v(slot_pair, "int32"), rw,
+                                                           v(h, d), v(y, "float32"), v(sync, "int32"))), combine]
+        return forms, out, keep
 
     @staticmethod
     def launch(calls):
@@ -134,7 +136,7 @@ def bench(args) -> dict:
     w1_master = torch.randn((E, 2 * I, H), generator=generator, device="cuda") / H ** 0.5
     w2_master = torch.randn((E, H, I), generator=generator, device="cuda") / I ** 0.5
     x_master = {t: torch.randn((t, H), generator=generator, device="cuda") for t in wanted}
-    rows_out = []
+    rows_out, variants_out = [], []
     for dtype in dict.fromkeys(r["dtype"] for r in moe["runs"]):
         if args.dtypes and dtype not in args.dtypes.split(","):
             continue
@@ -193,8 +195,30 @@ def bench(args) -> dict:
             log(f"{dtype} {T:5d} tokens: axe4j {kernels_ms:.3f} ms ({row['axe4j_tflops']:.1f} TFLOP/s, schedule "
                 f"{schedule_ms:.2f} ms, matches the reference: {row['axe4j_vs_reference']['matches']}; three "
                 f"kernels {three_ms:.3f} ms, matches: {three_check['matches']}); {line}")
+        for run in moe.get("variants", []):   # chunk sizes (BN1, BN2) other than the default, three kernels
+            T = run["tokens"]
+            if run["dtype"] != dtype or T not in wanted:
+                continue
+            x = x_master[T].to(tdtype)
+            ids, weights = route_reference((x.float() @ wr.t()).cpu().numpy(), K)
+            reference = torch.from_numpy(moe_reference(x.float().cpu().numpy(), w1_host, w2_host, ids,
+                                                       weights)).cuda()
+            ours = Axe4jMoe(worker, moe["library"], run, shape, rows)
+            forms, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
+            for array in (keep[3], keep[4], out):
+                array.zero_()
+            ours.launch(forms["three"])
+            torch.cuda.synchronize()
+            check = compare(torch, out, reference, dtype)
+            ms = timed(torch, lambda: ours.launch(forms["three"]), args.repeat)
+            variants_out.append({"tokens": T, "dtype": dtype, "bn1": run["bn1"], "bn2": run["bn2"], "ms": ms,
+                                 "tflops": 2.0 * T * K * 3 * H * I / ms / 1e9, "vs_reference": check})
+            del keep
+            log(f"{dtype} {T:5d} tokens, BN1 x BN2 = {run['bn1']} x {run['bn2']}: three kernels {ms:.3f} ms, "
+                f"matches the reference: {check['matches']}")
     return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "shape": shape,
-            "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out}
+            "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out,
+            "variants": variants_out}
 
 
 def markdown(result: dict) -> str:
@@ -211,6 +235,12 @@ def markdown(result: dict) -> str:
             p = r["peers"].get(n, {})
             cells += [f"{p['ms']:.3f}", f"{p['axe4j_speedup']:.2f}"] if "ms" in p else ["error", "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    if result.get("variants"):
+        lines += ["", "Chunk sizes (three kernels): BN1 intermediate columns per GEMM1 CTA, BN2 hidden columns per "
+                  "GEMM2 CTA (the default is 128 x 128)", "", "| type | tokens | BN1 x BN2 | ms | TFLOP/s | matches "
+                  "reference |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r['dtype']} | {r['tokens']} | {r['bn1']} x {r['bn2']} | {r['ms']:.3f} | {r['tflops']:.1f} | "
+                  f"{r['vs_reference']['matches']} |" for r in result["variants"]]
     if result["peers_missing"]:
         lines += ["", "Not run (not importable here):"] + [f"- {n}: {why}" for n, why in
                                                             sorted(result["peers_missing"].items())]
@@ -239,6 +269,8 @@ def main(argv=None) -> int:
     (args.out / "moe.md").write_text(markdown(result))
     bad = [(r["dtype"], r["tokens"]) for r in result["rows"]
            if not (r["axe4j_vs_reference"]["matches"] and r["axe4j_three_kernels_vs_reference"]["matches"])]
+    bad += [(r["dtype"], r["tokens"], r["bn1"], r["bn2"]) for r in result.get("variants", [])
+            if not r["vs_reference"]["matches"]]
     log(f"wrote {args.out / 'moe.json'}" + (f"; axe4j differs from the reference at tokens {bad}" if bad else ""))
     return 1 if bad else 0
 
