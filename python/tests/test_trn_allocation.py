@@ -81,12 +81,15 @@ def test_liveness_follows_the_nki_blocks():
     assert "z (bytes [512, 768)" in message and "w (bytes [600, 856)" in message and "y (" not in message
 
 
-def _two_bank_gemm():
+def _two_bank_gemm(transpose_a: bool = False):
+    """C = A B with a 128 x 1024 float32 result (two PSUM banks), A loaded A^T-style (FP: K on partitions). With
+    ``transpose_a`` also AT = A through an SBUF -> SBUF transposing copy, which goes through the TensorEngine with
+    the identity and the 8-bank acc_psum TVM's private allocator added: those stay."""
     from tvm.backend.trn.layout import trainium_layout
 
     @T.prim_func
     def kernel(A: T.Buffer((128, 256), "float16"), B: T.Buffer((256, 1024), "float16"),
-               C: T.Buffer((128, 1024), "float16")):
+               C: T.Buffer((128, 1024), "float16"), AT: T.Buffer((128, 256), "float16")):
         T.func_attr({"num_inputs": 2, "global_symbol": "gemm2"})
         T.device_entry()
         a = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("FP", (128, 256)))
@@ -94,11 +97,15 @@ def _two_bank_gemm():
         d = T.alloc_buffer((128, 1024), "float32", scope="trn.psum",
                            layout=trainium_layout("PF", (128, 1024), is_psum=True))
         c = T.alloc_buffer((128, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 1024)))
+        at = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 256)))
         Tx.copy(b, B[:, :])
         Tx.copy(a, A[:, :])
         Tx.gemm(d, a, b, d)
         Tx.copy(c, d)
         Tx.copy(C[:, :], c)
+        if transpose_a:
+            Tx.copy(at, a)
+            Tx.copy(AT[:, :], at)
 
     return kernel
 
@@ -113,37 +120,10 @@ def test_a_two_bank_gemm_result_runs_end_to_end():
     a = rng.standard_normal((128, 256)).astype(np.float16)
     b = rng.standard_normal((256, 1024)).astype(np.float16)
     c = np.zeros((128, 1024), np.float16)
-    counts = nki_executor.run(source, a, b, c)
+    counts = nki_executor.run(source, a, b, c, np.zeros((128, 256), np.float16))
     assert counts["nisa.nc_matmul"] == 4                          # 2 banks x 2 K steps of 128
     want = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(c.astype(np.float32), want, rtol=2e-3, atol=2e-3)
-
-
-def _two_bank_gemm_and_a_transpose():
-    """The two-bank GEMM plus an SBUF -> SBUF transposing copy of A, which goes through the TensorEngine with the
-    identity and the 8-bank acc_psum TVM's private allocator added: those stay."""
-    from tvm.backend.trn.layout import trainium_layout
-
-    @T.prim_func
-    def kernel(A: T.Buffer((128, 256), "float16"), B: T.Buffer((256, 1024), "float16"),
-               C: T.Buffer((128, 1024), "float16"), AT: T.Buffer((128, 256), "float16")):
-        T.func_attr({"num_inputs": 2, "global_symbol": "gemm2t"})
-        T.device_entry()
-        a = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("FP", (128, 256)))
-        at = T.alloc_buffer((128, 256), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 256)))
-        b = T.alloc_buffer((256, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (256, 1024)))
-        d = T.alloc_buffer((128, 1024), "float32", scope="trn.psum",
-                           layout=trainium_layout("PF", (128, 1024), is_psum=True))
-        c = T.alloc_buffer((128, 1024), "float16", scope="trn.sbuf", layout=trainium_layout("PF", (128, 1024)))
-        Tx.copy(b, B[:, :])
-        Tx.copy(a, A[:, :])
-        Tx.gemm(d, a, b, d)
-        Tx.copy(c, d)
-        Tx.copy(C[:, :], c)
-        Tx.copy(at, a)
-        Tx.copy(AT[:, :], at)
-
-    return kernel
 
 
 def test_psum_banks_the_pipeline_reserves_count_in_the_whole_kernel_budget():
@@ -151,7 +131,7 @@ def test_psum_banks_the_pipeline_reserves_count_in_the_whole_kernel_budget():
     TVM placed on banks 0-7 count once) + the result's 2 = 10 > 8, refused at compile time with each figure."""
     with pytest.raises(ValueError, match=r"Trainium PSUM budget: 10 banks in use > 8: acc_psum 8 \(placed by the trn "
                                          r"pipeline on banks 0-7\), .*d 2 \(its layout's Bank axis\)"):
-        trn_gemm.nki_source(_two_bank_gemm_and_a_transpose())
+        trn_gemm.nki_source(_two_bank_gemm(transpose_a=True))
 
 
 def test_the_pipeline_is_tvms_with_the_pruning_pass_after_dispatch():

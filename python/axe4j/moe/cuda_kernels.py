@@ -39,6 +39,17 @@ N_STEP = 16          # chunk widths: a multiple of the wgmma fragment's 8 column
 THREADS = 128
 
 
+@T.macro
+def init_ring(full, tid):
+    """The 2-slot ring's full barriers (one arrival each), then a proxy fence and a CTA barrier: every thread, and
+    the TMA unit, sees them initialised."""
+    if tid == 0:
+        for s in T.unroll(2):
+            T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+    T.ptx.fence.proxy.async_.shared__cta()
+    T.cuda.cta_sync()
+
+
 def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, int]:
     """(BN1, BN2): the intermediate columns of one GEMM1 CTA and the hidden columns of one GEMM2 CTA."""
     bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
@@ -159,11 +170,7 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: 
         B_smem = pool.alloc((2, 2, bn1, BK), dtype, layout=part.b_layout, align=1024)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
-        if tid == 0:
-            for s in T.unroll(2):
-                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
-        T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
+        init_ring(full, tid)
         if tile_rows[i] > 0:   # the grid covers max_tiles; the schedule's unused tiles have no rows
             tile(X, W1_rows, slot_token, tile_expert, tile_start, weights, Hbuf, A_smem, B_smem, full, i, c, tid)
 
@@ -245,11 +252,7 @@ def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: 
         Y_smem = pool.alloc((ROWS, bn2), "float32", layout=part.y_layout, align=16)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
-        if tid == 0:
-            for s in T.unroll(2):
-                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
-        T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
+        init_ring(full, tid)
         if tile_rows[i] > 0:
             tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A_smem, B_smem, Y_smem, full, i, n,
                  tid, warp)
@@ -315,11 +318,8 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
         Y_smem = pool.alloc((ROWS, bn2), "float32", layout=two.y_layout, align=16)
         pool.commit()
         if tid == 0:
-            for s in T.unroll(2):
-                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
             ticket[0] = T.cuda.atomic_add(T.address_of(sync[max_tiles]), 1)
-        T.ptx.fence.proxy.async_.shared__cta()
-        T.cuda.cta_sync()
+        init_ring(full, tid)                              # its barrier also publishes the ticket
         work = ticket[0]
         if work < n1:
             if tile_rows[work // chunks1] > 0:
