@@ -38,6 +38,8 @@ LIMIT = 64 << 20         # the bundle's size limit (docs/gpu-bundle.md)
 MOE_TOKENS = (1, 16, 64, 256, 1024, 4096)   # token counts of the MoE timing (moe_bench.py), FP16 and BF16
 MOE_VARIANTS = ((64, 128), (128, 64), (128, 256))   # (BN1, BN2) besides the default (128, 128), timed in BF16 at
 MOE_VARIANT_TOKENS = (16, 256, 4096)               # these token counts, three-kernel form (moe_bench.py)
+MOE_FUSED_VARIANTS = ((True, False), (False, False))   # fused kernel (tickets, reset) besides (True, True), timed
+MOE_FUSED_VARIANT_TOKENS = (256, 4096)                # in BF16 at these token counts: where the fused time goes
 MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
 
 
@@ -193,6 +195,19 @@ def compile_moe():
                 funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
             variants.append({"tokens": tokens, "dtype": "bfloat16", "symbols": symbols, "bn1": bn1, "bn2": bn2,
                              "max_tiles": TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)})
+    from axe4j.moe.cuda_kernels import combine_kernel, experts_kernel
+
+    for tickets, reset in MOE_FUSED_VARIANTS:
+        for tokens in MOE_FUSED_VARIANT_TOKENS:
+            max_tiles = TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS)
+            tag = f"{tokens}_tokens_bf16_{'tickets' if tickets else 'block_order'}_{'reset' if reset else 'no_reset'}"
+            symbols = {"experts": f"moe_experts_{tag}", "combine": f"moe_combine_{tag}"}
+            funcs[symbols["experts"]] = experts_kernel(shape, tokens, max_tiles, 128, 128, "bfloat16", tickets,
+                                                       reset).with_attr("global_symbol", symbols["experts"])
+            funcs[symbols["combine"]] = combine_kernel(shape, tokens, "bfloat16").with_attr("global_symbol",
+                                                                                           symbols["combine"])
+            variants.append({"tokens": tokens, "dtype": "bfloat16", "symbols": symbols, "bn1": 128, "bn2": 128,
+                             "tickets": tickets, "reset": reset, "max_tiles": max_tiles})
     executable = axe4j.compile(tvm.IRModule(funcs), cuda.target())
     moe = {"shape": {"experts": shape.experts, "top_k": shape.top_k, "hidden": shape.hidden,
                      "intermediate": shape.intermediate}, "rows": ROWS, "runs": runs, "variants": variants}
@@ -289,7 +304,7 @@ def build(out: Path) -> dict:
     t = time.time()
     built, failed = compile_groups(small + timed)
     moe_executable, moe = compile_moe()
-    log(f"moe-sm_90a: {8 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
+    log(f"moe-sm_90a: {8 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS) + 2 * len(MOE_FUSED_VARIANTS) * len(MOE_FUSED_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
     lower_s = time.time() - t
 
     t = time.time()

@@ -89,10 +89,14 @@ class Axe4jMoe:
                           for n in ("tile_expert", "tile_start", "tile_rows", "row_weight"))
         d = self.dtype
         combine = (self.functions["combine"], (v(y, "float32"), v(out, d)))
-        three = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw, v(h, d))),
-                 (self.functions["gemm2"], (v(h, d), v(w2, d), te, ts, tr, v(slot_pair, "int32"), v(y, "float32"))),
-                 combine]
-        forms = {"three": three}
+        three = None
+        if "gemm1" in self.functions:   # a fused-kernel variant has the fused form only
+            three = [(self.functions["gemm1"], (v(x, d), v(w1, d), te, ts, tr, v(slot_token, "int32"), rw,
+                                                v(h, d))),
+                     (self.functions["gemm2"], (v(h, d), v(w2, d), te, ts, tr, v(slot_pair, "int32"),
+                                                v(y, "float32"))),
+                     combine]
+        forms = {"three": three} if three else {}
         if "experts" in self.functions:   # a chunk-size variant has the three-kernel form only
             forms["fused"] = [(self.functions["experts"], (v(x, d), v(w1, d), v(w2, d), te, ts, tr,
                                                            v(slot_token, "int32"), v(slot_pair, "int32"), rw,
@@ -195,7 +199,7 @@ def bench(args) -> dict:
             log(f"{dtype} {T:5d} tokens: axe4j {kernels_ms:.3f} ms ({row['axe4j_tflops']:.1f} TFLOP/s, schedule "
                 f"{schedule_ms:.2f} ms, matches the reference: {row['axe4j_vs_reference']['matches']}; three "
                 f"kernels {three_ms:.3f} ms, matches: {three_check['matches']}); {line}")
-        for run in moe.get("variants", []):   # chunk sizes (BN1, BN2) other than the default, three kernels
+        for run in moe.get("variants", []):   # other chunk sizes (three kernels) or fused-kernel variants
             T = run["tokens"]
             if run["dtype"] != dtype or T not in wanted:
                 continue
@@ -205,17 +209,28 @@ def bench(args) -> dict:
                                                        weights)).cuda()
             ours = Axe4jMoe(worker, moe["library"], run, shape, rows)
             forms, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
+            form = "fused" if "fused" in forms else "three"
+            sync = keep[6]
+
+            def launch():
+                if not run.get("reset", True):   # the variant leaves its counters to the caller
+                    sync.zero_()
+                ours.launch(forms[form])
+
             for array in (keep[3], keep[4], out):
                 array.zero_()
-            ours.launch(forms["three"])
+            launch()
             torch.cuda.synchronize()
             check = compare(torch, out, reference, dtype)
-            ms = timed(torch, lambda: ours.launch(forms["three"]), args.repeat)
-            variants_out.append({"tokens": T, "dtype": dtype, "bn1": run["bn1"], "bn2": run["bn2"], "ms": ms,
-                                 "tflops": 2.0 * T * K * 3 * H * I / ms / 1e9, "vs_reference": check})
+            ms = timed(torch, launch, args.repeat)
+            label = (f"fused, {'tickets' if run['tickets'] else 'block order'}, "
+                     f"{'reset by the last CTA' if run['reset'] else 'zeroed by the caller'}" if form == "fused"
+                     else f"three kernels, BN1 x BN2 = {run['bn1']} x {run['bn2']}")
+            variants_out.append({"tokens": T, "dtype": dtype, "bn1": run["bn1"], "bn2": run["bn2"],
+                                 "variant": label, "ms": ms, "tflops": 2.0 * T * K * 3 * H * I / ms / 1e9,
+                                 "vs_reference": check})
             del keep
-            log(f"{dtype} {T:5d} tokens, BN1 x BN2 = {run['bn1']} x {run['bn2']}: three kernels {ms:.3f} ms, "
-                f"matches the reference: {check['matches']}")
+            log(f"{dtype} {T:5d} tokens, {label}: {ms:.3f} ms, matches the reference: {check['matches']}")
     return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "shape": shape,
             "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out,
             "variants": variants_out}
@@ -236,11 +251,11 @@ def markdown(result: dict) -> str:
             cells += [f"{p['ms']:.3f}", f"{p['axe4j_speedup']:.2f}"] if "ms" in p else ["error", "-"]
         lines.append("| " + " | ".join(cells) + " |")
     if result.get("variants"):
-        lines += ["", "Chunk sizes (three kernels): BN1 intermediate columns per GEMM1 CTA, BN2 hidden columns per "
-                  "GEMM2 CTA (the default is 128 x 128)", "", "| type | tokens | BN1 x BN2 | ms | TFLOP/s | matches "
-                  "reference |", "|---|---|---|---|---|---|"]
-        lines += [f"| {r['dtype']} | {r['tokens']} | {r['bn1']} x {r['bn2']} | {r['ms']:.3f} | {r['tflops']:.1f} | "
-                  f"{r['vs_reference']['matches']} |" for r in result["variants"]]
+        lines += ["", "Variants: chunk sizes of the three kernels (BN1 intermediate columns per GEMM1 CTA, BN2 hidden "
+                  "columns per GEMM2 CTA; the default is 128 x 128) and forms of the fused kernel", "",
+                  "| type | tokens | variant | ms | TFLOP/s | matches reference |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r['dtype']} | {r['tokens']} | {r.get('variant', str(r['bn1']) + ' x ' + str(r['bn2']))} | "
+                  f"{r['ms']:.3f} | {r['tflops']:.1f} | {r['vs_reference']['matches']} |" for r in result["variants"]]
     if result["peers_missing"]:
         lines += ["", "Not run (not importable here):"] + [f"- {n}: {why}" for n, why in
                                                             sorted(result["peers_missing"].items())]

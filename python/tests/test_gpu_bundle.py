@@ -290,6 +290,9 @@ def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, man
     runs = {(r["dtype"], r["tokens"]): r for r in moe["runs"]}
     assert set(runs) == {(d, t) for d in ("float16", "bfloat16") for t in gpu_bundle.MOE_TOKENS}
     library = next(lib for lib in manifest["libraries"] if lib["file"] == moe["library"])
+    kinds = {tuple(sorted(v["symbols"])) for v in moe["variants"]}
+    assert kinds == {("combine", "gemm1", "gemm2"), ("combine", "experts")}
+    assert set(library["symbols"]) >= {s for v in moe["variants"] for s in v["symbols"].values()}
     for (dtype, tokens), run in runs.items():
         assert set(run["symbols"]) == {"gemm1", "gemm2", "combine", "experts"}
         assert set(run["symbols"].values()) <= set(library["symbols"])

@@ -265,7 +265,8 @@ def sync_words(max_tiles: int) -> int:
     return max_tiles + 2
 
 
-def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: int, dtype: str = "float16"):
+def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: int, dtype: str = "float16",
+                   tickets: bool = True, reset: bool = True):
     """GEMM1 and GEMM2 in one kernel, GEMM2 of a tile starting as soon as GEMM1 of that tile is done (the paper's
     finer-grained pipelining), not after all of GEMM1.
 
@@ -280,7 +281,11 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
     the next launch; it must be 0 at the first.
 
     Shared memory: the mbarriers and the ticket, then the GEMM1 tiles and the GEMM2 tiles over the same bytes (a CTA
-    is one or the other): 80 KiB at BN1 = BN2 = 128, as each kernel alone."""
+    is one or the other): 80 KiB at BN1 = BN2 = 128, as each kernel alone.
+
+    For measurement only (docs/moe.md): ``tickets=False`` takes the work from the block index instead (correct only
+    while the hardware starts CTAs in index order, which CUDA does not promise), ``reset=False`` leaves ``sync`` for
+    the caller to zero before each launch (no done counter)."""
     E, H, I = shape.experts, shape.hidden, shape.intermediate
     one, two = _Gemm1(shape, tokens, max_tiles, bn1, dtype), _Gemm2(shape, tokens, max_tiles, bn2, dtype)
     slots, pairs = one.slots, two.pairs
@@ -297,7 +302,7 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
                 Hbuf: T.Buffer((max_tiles * ROWS, I), dtype), Y: T.Buffer((pairs, H), "float32"),
                 sync: T.Buffer((words,), "int32")):
         T.device_entry()
-        T.cta_id([n1 + n2])
+        block = T.cta_id([n1 + n2])
         T.warpgroup_id([1])
         T.warp_id_in_wg([4])
         warp = T.warp_id([4])
@@ -318,7 +323,10 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
         Y_smem = pool.alloc((ROWS, bn2), "float32", layout=two.y_layout, align=16)
         pool.commit()
         if tid == 0:
-            ticket[0] = T.cuda.atomic_add(T.address_of(sync[max_tiles]), 1)
+            if tickets:
+                ticket[0] = T.cuda.atomic_add(T.address_of(sync[max_tiles]), 1)
+            else:
+                ticket[0] = block
         init_ring(full, tid)                              # its barrier also publishes the ticket
         work = ticket[0]
         if work < n1:
@@ -339,11 +347,12 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
                 T.cuda.cta_sync()
                 gemm2_tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A2, B2, Y_smem, full,
                            (work - n1) // chunks2, (work - n1) % chunks2, tid, warp)
-        if tid == 0:
-            T.cuda.thread_fence()
-            if T.cuda.atomic_add(T.address_of(sync[max_tiles + 1]), 1) == n1 + n2 - 1:
-                for j in T.serial(words):                  # the last CTA: every other is past its last use
-                    sync[j] = 0
+        if reset:
+            if tid == 0:
+                T.cuda.thread_fence()
+                if T.cuda.atomic_add(T.address_of(sync[max_tiles + 1]), 1) == n1 + n2 - 1:
+                    for j in T.serial(words):              # the last CTA: every other is past its last use
+                        sync[j] = 0
 
     return experts
 
