@@ -394,3 +394,23 @@ def test_the_qwen3_shapes_compile_to_an_sm90a_binary(bridge, dtype):
         assert binary[:4] == bytes.fromhex("50ed55ba") and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}, name
         if name != "combine":
             assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{short}.{short}" in ptx, name
+
+
+@pytest.mark.parametrize("tickets", [True, False])
+def test_fused_kernel_measurement_variants_compute_the_same_and_leave_the_counters_to_the_caller(bridge, tickets):
+    """experts_kernel(reset=False) (with tickets, or work by block index) gives the same H and Y; its counters stay
+    raised for the caller to zero (the ticket counter counts every CTA when tickets are taken)."""
+    from axe4j import cuda_interp
+    from axe4j.moe.cuda_kernels import experts_kernel
+
+    axe4j.use_pip_nvcc()
+    plan, max_tiles, _ = _case_plan()
+    executable = axe4j.compile(experts_kernel(SHAPE, CASE_TOKENS, max_tiles, BN1, BN2, tickets=tickets, reset=False),
+                               cuda.target())
+    args = _stage_args("experts")
+    cuda_interp.run(executable, *args)
+    h_want, y_want, _ = _experts_expected(*_stage_args("experts"))
+    np.testing.assert_allclose(args[9].astype("float32"), h_want.astype("float32"), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(args[10], y_want, rtol=1e-2, atol=1e-2)
+    ctas = (I // BN1 + H // BN2) * max_tiles
+    assert args[11][max_tiles] == (ctas if tickets else 0) and args[11][:max_tiles].any()
