@@ -26,11 +26,11 @@ test:
 
 ## Long runs: 100,000 fuzzed batch requests, bin/axe under hostile input, TVM functions from 8 threads (core dumps on).
 soak:
-	bash ci/soak.sh
+	bash tools/soak.sh
 
 ## JMH benchmark of the layout algebra on the paper's layouts.
 bench-layout: build
-	bash ci/bench-layout.sh
+	bash benchmarks/bench-layout.sh
 
 clean:
 	$(MVN) $(MVNFLAGS) -q clean
@@ -40,20 +40,20 @@ clean:
 bench-serve: python
 	$(MVN) $(MVNFLAGS) -q -DskipTests install
 	$(MVN) $(MVNFLAGS) -q -f examples/serve/pom.xml package
-	.venv/bin/python ci/bench_serve.py
+	.venv/bin/python benchmarks/bench_serve.py
 
 ## Latency of a no-op TVM packed function from Java and from Python, same run, as a ratio.
 bench-call: python build
-	.venv/bin/python tvm-bridge/src/test/python/bench_call_latency.py
+	.venv/bin/python benchmarks/bench_call_latency.py
 
 ## Each layout operation through axe4j (JVM, and from Python) and TIRx's C++ (from Java, from Python), same run.
 bench-tirx: python build
-	.venv/bin/python axe-passes/src/test/python/bench_layout_vs_tirx.py
+	.venv/bin/python benchmarks/bench_layout_vs_tirx.py
 
 ## CPU kernels compiled through axe4j's Java dispatch rules: fp32 GEMM against numpy (1024^3 and a shape sweep,
 ## best of interleaved rounds; out/bench-cpu/gemm-sweep.json and .png), then the variants against the naive ones.
 bench-cpu: python build
-	.venv/bin/python schedules/src/test/python/bench_cpu_kernels.py
+	.venv/bin/python benchmarks/bench_cpu_kernels.py
 
 ## Native baseline harnesses (cuBLAS GEMM) with the PyPI CUDA 13 toolchain; no GPU needed to build.
 .PHONY: native
@@ -64,13 +64,13 @@ native: python
 ## (TFLOP/s, ratio, chosen tiles: out/bench-gemm/); says so without one.
 .PHONY: bench-gemm
 bench-gemm: python build native
-	.venv/bin/python ci/bench_gemm.py
+	.venv/bin/python benchmarks/bench_gemm.py
 
 ## The GPU kernels of the test catalog, exported with their inputs, expected outputs, the TVM runtime and a runner,
 ## for a GPU machine without TVM or a JDK: out/gpu-bundle (docs/gpu-bundle.md); run there: python3 run.py.
 .PHONY: gpu-bundle
 gpu-bundle: python build native
-	.venv/bin/python ci/gpu_bundle.py
+	.venv/bin/python tools/gpu_bundle.py
 
 ## python/axe4j/targets.json: the hardware facts of org.axe4j.targets for Python (generated; a test compares).
 .PHONY: targets-json
@@ -86,18 +86,18 @@ divergences: python build
 ## Dispatch choices per tile call of the CUDA corpus: TVM's own cases against axe4j's (docs/dispatch-vs-upstream.md).
 .PHONY: dispatch-vs-upstream
 dispatch-vs-upstream: python build
-	.venv/bin/python ci/dispatch_vs_upstream.py
+	.venv/bin/python tools/dispatch_vs_upstream.py
 
 ## Redistribution on 4 MPI ranks: bytes moved vs the minimum, planned collectives vs gather-to-one-and-scatter.
 .PHONY: bench-mesh
 bench-mesh: python build
 	bash ci/setup-mpi.sh
-	.venv/bin/python ci/bench_mesh.py
+	.venv/bin/python benchmarks/bench_mesh.py
 
 ## Kernels with layouts inferred by InferLayouts against the same kernels with hand-written layouts (times, ratio).
 .PHONY: bench-infer
 bench-infer: python build
-	.venv/bin/python ci/bench_infer.py
+	.venv/bin/python benchmarks/bench_infer.py
 
 ## Trainium examples at every listed size (GEMM 512-4096, attention S = 512-4096) in the NKI executor.
 .PHONY: test-trn-full
@@ -107,4 +107,4 @@ test-trn-full: python build
 ## The fused MoE layer (Qwen3-30B-A3B shapes) on the CPU against a numpy/BLAS layer; the GPU part where a GPU is lent.
 .PHONY: bench-moe
 bench-moe: python build
-	.venv/bin/python ci/bench_moe.py
+	.venv/bin/python benchmarks/bench_moe.py

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from .targets import TRN
 
+# First line of an NKI source that carries each buffer's layout extents (trn_gemm.nki_source writes it).
+EXTENTS_LINE = "# axe4j layout extents: "
 SBUF_BYTES = TRN["sbuf_bytes_per_partition"]   # per partition (org.axe4j.targets.Trainium, via axe4j.targets)
 _ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int8": 1, "uint8": 1, "float8_e4m3": 1,
              "float8_e5m2": 1, "int16": 2, "uint16": 2, "uint32": 4}

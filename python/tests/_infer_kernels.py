@@ -2,7 +2,7 @@
 person would write by hand for the same buffers. ``build(name, n, hand)`` returns the PrimFunc: with ``hand=False``
 the intermediates have no layout (InferLayouts gives them one), with ``hand=True`` they get the hand-written ones.
 ``inputs(name, n, rng)`` and ``reference(name, arrays)`` give numpy data and the expected outputs.
-Used by test_passes_infer.py and ci/bench_infer.py."""
+Used by test_passes_infer.py and benchmarks/bench_infer.py."""
 
 import numpy as np
 from tvm.script import tirx as T

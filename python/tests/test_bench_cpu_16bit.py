@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "schedules" / "src" / "test" / "python"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_cpu_gemm_sweep as sweep  # noqa: E402
 
 

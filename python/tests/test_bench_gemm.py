@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from axe4j import chart
+from axe4j_tools import chart
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci" / "gpu-bundle"))
+sys.path.insert(0, str(ROOT / "tools" / "gpu-bundle"))
 import run as bundle_runner  # noqa: E402
 
 
@@ -29,7 +29,7 @@ def _gpu() -> bool:
 
 @pytest.mark.skipif(_gpu(), reason="a GPU is present: the benchmark would run")
 def test_without_a_gpu_it_says_so_and_exits_0():
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "bench_gemm.py")], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gemm.py")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "no GPU:" in out.stdout and not (ROOT / "out" / "bench-gemm" / "summary.json").exists()
 

@@ -20,7 +20,7 @@ def _gpu() -> bool:
 
 
 def test_small_run_writes_its_figures_and_reports_the_gpu_part(tmp_path):
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "bench_moe.py"), "--small", "--tokens", "1,64",
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_moe.py"), "--small", "--tokens", "1,64",
                           "--repeat", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     result = json.loads((tmp_path / "result.json").read_text())
@@ -42,6 +42,6 @@ def test_small_run_writes_its_figures_and_reports_the_gpu_part(tmp_path):
 
 
 def test_a_bad_token_list_is_named():
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "bench_moe.py"), "--tokens", "1,x"],
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_moe.py"), "--tokens", "1,x"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "--tokens '1,x' is not a comma-separated list of ints" in out.stderr

@@ -1,4 +1,4 @@
-"""The blocked CPU GEMM with float16 and bfloat16 A and B into a float32 D (issue 25).
+"""The blocked CPU GEMM with float16 and bfloat16 A and B into a float32 D.
 
 Each 16-bit element is widened to float32 where the kernel reads it (while packing, or where the row kernel loads
 it) and every multiply-add is float32, so the result must match numpy's float32 GEMM of the same widened values

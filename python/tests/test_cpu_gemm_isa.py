@@ -1,4 +1,4 @@
-"""The blocked CPU GEMM planned and compiled for an AVX2 and for an AVX-512 target (issue 25).
+"""The blocked CPU GEMM planned and compiled for an AVX2 and for an AVX-512 target.
 
 Plans and code are checked for both targets on any machine; kernels run only where this machine has the ISA
 (``/proc/cpuinfo`` flags), on small-integer inputs so that every fp32 sum is exact and the result must equal

@@ -1,4 +1,4 @@
-"""The CUDA corpus (axe4j.cuda_corpus) under TVM's own dispatch: every kernel lowers to CUDA C that runs the
+"""The CUDA corpus (axe4j_tools.cuda_corpus) under TVM's own dispatch: every kernel lowers to CUDA C that runs the
 instruction it is written to exercise, nvcc turns it into a cubin for each of its archs, and on a GPU its
 results match numpy. Kernels TVM 0.27 cannot lower are checked to fail with their documented error.
 
@@ -17,9 +17,9 @@ import pytest
 import _gpu_cases
 import axe4j
 from axe4j import cuda_choices
-from axe4j import cuda_corpus as corpus
-from axe4j.cuda_corpus import build
-from axe4j.cuda_corpus.source import live_text, missing
+from axe4j_tools import cuda_corpus as corpus
+from axe4j_tools.cuda_corpus import build
+from axe4j_tools.cuda_corpus.source import live_text, missing
 
 KERNELS = corpus.kernels()
 COMPILING = [(k, arch) for k in KERNELS if not k.upstream_refuses for arch in k.archs]
@@ -180,7 +180,7 @@ def _report_module():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "ci" / "dispatch_vs_upstream.py"
+    path = Path(__file__).resolve().parents[2] / "tools" / "dispatch_vs_upstream.py"
     spec = importlib.util.spec_from_file_location("dispatch_vs_upstream", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

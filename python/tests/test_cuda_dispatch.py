@@ -465,7 +465,7 @@ def _reference(name, host):
 # ---- the whole CUDA corpus through axe4j's table ----------------------------------------------------------------
 
 def _corpus_pairs():
-    from axe4j import cuda_corpus
+    from axe4j_tools import cuda_corpus
 
     return [(k.name, arch) for k in cuda_corpus.kernels() for arch in k.archs]
 
@@ -474,8 +474,8 @@ _axe4j_built: dict = {}
 
 
 def _build_corpus(name, arch):
-    from axe4j import cuda_corpus
-    from axe4j.cuda_corpus import build
+    from axe4j_tools import cuda_corpus
+    from axe4j_tools.cuda_corpus import build
 
     if (name, arch) not in _axe4j_built:
         axe4j.use_pip_nvcc()
@@ -489,7 +489,7 @@ def _build_corpus(name, arch):
 def test_corpus_kernel_compiles_to_a_cubin_through_axe4j(name, arch):
     """With axe4j's cases ranked first, every corpus kernel lowers and assembles, the ones TVM's own dispatch
     refuses (shared-memory reductions) included."""
-    from axe4j.cuda_corpus import build
+    from axe4j_tools.cuda_corpus import build
 
     _, _, source = _build_corpus(name, arch)
     binary = build.fatbin(source, arch)
@@ -498,8 +498,8 @@ def test_corpus_kernel_compiles_to_a_cubin_through_axe4j(name, arch):
 
 
 def _corpus_case(name, arch):
-    from axe4j import cuda_corpus
-    from axe4j.cuda_corpus import build
+    from axe4j_tools import cuda_corpus
+    from axe4j_tools.cuda_corpus import build
 
     kernel = cuda_corpus.get(name)
     n_in, n_out = len(kernel.inputs), len(kernel.outputs)

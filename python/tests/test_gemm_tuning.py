@@ -1,5 +1,5 @@
 """Tile configurations of the pipelined Hopper GEMM (axe4j.kernels.gemm_tuning): the sweep, the choice from GPU
-timings or from the stated rule, the import of a bundle run's timings (ci/import_tuning.py), and explain showing the
+timings or from the stated rule, the import of a bundle run's timings (tools/import_tuning.py), and explain showing the
 choice."""
 
 import tvm  # noqa: F401  (before the JVM)
@@ -88,7 +88,7 @@ def test_import_takes_the_fastest_configuration_that_matched_numpy(tmp_path):
                                   _timing(shape, "128x128", 95.0),
                                   {**_timing(shape, "128x256_fused", 300.0), "epilogue": {"alpha": 1.0}},
                                   {"name": "hopper_gemm/8192x4096x4096", "tflops": 500.0, "matches_numpy": True}])
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--cache", str(cache)],
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(summary), "--cache", str(cache)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     entries = json.loads(cache.read_text())["entries"]
@@ -104,7 +104,7 @@ def test_import_takes_the_fastest_configuration_that_matched_numpy(tmp_path):
 def test_import_of_a_run_without_usable_timings_changes_nothing(tmp_path):
     cache = tmp_path / "cache.json"
     summary = _summary(tmp_path, [_timing((2048, 2048, 2048), "128x256", 90.0, ok=False)])
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--cache", str(cache)],
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(summary), "--cache", str(cache)],
                          capture_output=True, text=True)
     assert out.returncode == 1 and "cache is unchanged" in out.stdout and not cache.exists()
 

@@ -1,4 +1,4 @@
-"""make gpu-bundle (ci/gpu_bundle.py, docs/gpu-bundle.md): the bundle holds every small case of the GPU catalog and
+"""make gpu-bundle (tools/gpu_bundle.py, docs/gpu-bundle.md): the bundle holds every small case of the GPU catalog and
 stays under 64 MiB; its runner says there is no GPU here and exits 0; its ctypes binding of the tvm-ffi C ABI loads an
 exported CPU module and runs it on host memory; the CUDA source in each exported library is the one its fatbin was
 made from; and the runner's whole path (workers, comparison, a crash, a hang, the summary) works on CPU kernels.
@@ -24,7 +24,7 @@ import _gpu_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "out" / "gpu-bundle"
-PAYLOAD = ROOT / "ci" / "gpu-bundle"
+PAYLOAD = ROOT / "tools" / "gpu-bundle"
 LIMIT = 64 << 20
 
 
@@ -37,7 +37,7 @@ def _clean_env():
 def bundle() -> Path:
     if not (ROOT / "native" / "build" / "cublas_gemm_bench").is_file():
         subprocess.run(["bash", "native/build.sh"], cwd=ROOT, check=True, capture_output=True, text=True)
-    out = subprocess.run([sys.executable, str(ROOT / "ci" / "gpu_bundle.py")], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py")], cwd=ROOT, capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     return BUNDLE
@@ -59,7 +59,7 @@ def test_bundle_stays_under_64_mib_and_holds_no_compiler(bundle):
         assert (bundle / "licenses" / package / "NOTICE").is_file()
     assert (bundle / "bin" / "cublas_gemm_bench").is_file() and (bundle / "README.md").is_file()
     for item in PAYLOAD.iterdir():
-        assert (bundle / item.name).read_bytes() == item.read_bytes(), f"{item.name} differs from ci/gpu-bundle"
+        assert (bundle / item.name).read_bytes() == item.read_bytes(), f"{item.name} differs from tools/gpu-bundle"
 
 
 def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle, manifest):
@@ -279,7 +279,7 @@ def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bun
 def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, manifest):
     """The MoE timing's library: the three kernels of axe4j.moe.cuda per (type, token count), exported, with the
     max_tiles the host schedule pads to; the numpy half of axe4j.moe and the peers beside them."""
-    sys.path.insert(0, str(ROOT / "ci"))
+    sys.path.insert(0, str(ROOT / "tools"))
     import gpu_bundle
     from axe4j.moe import QWEN3_30B_A3B
     from axe4j.moe.cuda_kernels import ROWS

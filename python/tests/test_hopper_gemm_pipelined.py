@@ -252,8 +252,8 @@ def test_stages_fill_the_shared_memory_and_bad_parameters_are_named():
 # ---- what ptxas scheduled: no accumulator read while its wgmma group is in flight -----------------------------------
 
 def _sass(name, kind=None):
-    from axe4j import sass
-    from axe4j.cuda_corpus import build as corpus_build
+    from axe4j_tools import sass
+    from axe4j_tools.cuda_corpus import build as corpus_build
 
     shape, options = LARGE[name]
     axe4j.use_pip_nvcc()
@@ -271,7 +271,7 @@ def test_sass_reads_no_accumulator_before_its_wait_and_keeps_groups_in_flight(na
     """On an H200 the unpeeled loop lost the last K tile of one accumulator pair (docs/cuda-interp.md, "Found on a
     GPU"); the peeled last tile with its register fence keeps every read after WARPGROUP.DEPBAR.LE gsb0, 0x0, and
     ptxas keeps a group in flight (DEPBAR.LE gsb0, 0x1 in the loop) without serializing the wgmma."""
-    from axe4j import sass
+    from axe4j_tools import sass
 
     instructions, report = _sass(name)
     assert sass.accumulator_reads_in_flight(instructions) == []
@@ -282,7 +282,7 @@ def test_sass_reads_no_accumulator_before_its_wait_and_keeps_groups_in_flight(na
 
 
 def test_sass_check_finds_the_read_ptxas_hoisted_in_the_unpeeled_loop():
-    from axe4j import sass
+    from axe4j_tools import sass
 
     instructions, _ = _sass("8192x4096x4096_128x256", "unpeeled-k-loop")
     early = sass.accumulator_reads_in_flight(instructions)
@@ -290,7 +290,7 @@ def test_sass_check_finds_the_read_ptxas_hoisted_in_the_unpeeled_loop():
 
 
 def test_sass_reads_come_from_the_operands_after_the_destination():
-    from axe4j import sass
+    from axe4j_tools import sass
 
     flight = [(0x10, "HGMMA.64x64x16.F32 R24, gdesc[UR4], R24, gsb0"),
               (0x20, "WARPGROUP.DEPBAR.LE gsb0, 0x1"),

@@ -364,9 +364,9 @@ def test_the_gpu_bench_makes_fp16_weights_and_names_missing_peers():
 
 def test_sass_reads_no_accumulator_while_its_wgmma_is_in_flight(bridge):
     """What ptxas scheduled (the interpreter runs TIR, before ptxas): no read of an HGMMA's accumulator registers
-    before the WARPGROUP.DEPBAR that retires it (axe4j.sass, as test_sass.py checks the GEMM kernels)."""
-    from axe4j import sass
-    from axe4j.cuda_corpus import build as corpus_build
+    before the WARPGROUP.DEPBAR that retires it (axe4j_tools.sass, as test_sass.py checks the GEMM kernels)."""
+    from axe4j_tools import sass
+    from axe4j_tools.cuda_corpus import build as corpus_build
 
     axe4j.use_pip_nvcc()
     for name in ("gemm1", "gemm2", "experts"):

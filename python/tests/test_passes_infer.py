@@ -1,6 +1,6 @@
 """InferLayouts: CPU kernels whose intermediate buffers have no layout compile through ``axe4j.compile`` (which runs
 verify -> infer -> canonicalize), run, and match numpy; the inferred layouts equal the hand-written ones, so both
-versions lower to the same code (ci/bench_infer.py times them). Explanations, conflicts, user layouts left alone."""
+versions lower to the same code (benchmarks/bench_infer.py times them). Explanations, conflicts, user layouts left alone."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -70,7 +70,7 @@ def test_inferred_kernel_runs_and_matches_numpy_and_the_hand_written_layouts(nam
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_inferred_and_hand_written_kernels_lower_to_the_same_code(name):
-    """Same LLVM IR (object addresses aside) means the same run time; ci/bench_infer.py measures both."""
+    """Same LLVM IR (object addresses aside) means the same run time; benchmarks/bench_infer.py measures both."""
     inferred = axe4j.compile(build(name, N, hand=False), "llvm")
     hand = axe4j.compile(build(name, N, hand=True), "llvm")
     assert _llvm(inferred) == _llvm(hand)

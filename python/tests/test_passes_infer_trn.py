@@ -14,7 +14,7 @@ from tvm.script.tirx import tile as Tx
 import _trn_unlaid_kernels as unlaid
 import axe4j
 import axe4j.transform as at
-from axe4j import nki_executor
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm, trn_mha
 
 TRN = tvm.target.Target(trn_gemm.TARGET)

@@ -1,5 +1,5 @@
 """What ptxas scheduled for every wgmma kernel of the GPU catalog (sm_90a): no instruction reads an accumulator
-register of an HGMMA before the WARPGROUP.DEPBAR that retires it (axe4j.sass). The interpreter runs TIR, before
+register of an HGMMA before the WARPGROUP.DEPBAR that retires it (axe4j_tools.sass). The interpreter runs TIR, before
 ptxas, so this is the check that covers the compiler's side (docs/cuda-interp.md, "Found on a GPU")."""
 
 import tvm  # noqa: F401  (before the JVM)
@@ -8,8 +8,8 @@ import pytest
 
 import _gpu_cases
 import axe4j
-from axe4j import sass
-from axe4j.cuda_corpus import build as corpus_build
+from axe4j_tools import sass
+from axe4j_tools.cuda_corpus import build as corpus_build
 
 # the small cases and, of the large ones (the timed sweep), the 8192x4096x4096 ones: one per tile configuration
 WGMMA_CASES = [c for c in _gpu_cases.all_cases()

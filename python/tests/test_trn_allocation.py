@@ -10,7 +10,8 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import F, P, S, TileLayout
 
-from axe4j import nki_executor, trn_allocation
+from axe4j import trn_allocation
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm
 
 

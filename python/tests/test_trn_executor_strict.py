@@ -5,7 +5,7 @@ checked exactly on the 512 GEMM."""
 import numpy as np
 import pytest
 
-from axe4j import nki_executor
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm
 
 

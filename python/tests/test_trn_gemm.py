@@ -11,7 +11,7 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import F, P, S, TileLayout
 
-from axe4j import nki_executor
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm
 
 # CI runs the two smaller sizes; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.

@@ -10,7 +10,7 @@ import pytest
 import tvm
 
 import axe4j
-from axe4j import nki_executor
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm, trn_mha
 
 # (sequence length, heads): CI runs the two shorter sequences; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.

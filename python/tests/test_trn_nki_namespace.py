@@ -1,10 +1,10 @@
-"""TVM's NKI (the legacy neuronxcc.nki namespace) rewritten for the current nki namespace (axe4j.nki_namespace):
+"""TVM's NKI (the legacy neuronxcc.nki namespace) rewritten for the current nki namespace (axe4j_tools.nki_namespace):
 the executor runs both forms, in strict mode, to the same outputs and the same per-engine cost."""
 
 import numpy as np
 import pytest
 
-from axe4j import nki_executor, nki_namespace
+from axe4j_tools import nki_executor, nki_namespace
 from axe4j.kernels import trn_gemm, trn_mha
 
 from test_trn_ops import _reduce_kernel

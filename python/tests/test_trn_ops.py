@@ -11,7 +11,7 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 
 import axe4j
-from axe4j import nki_executor
+from axe4j_tools import nki_executor
 from axe4j.kernels import trn_gemm
 
 

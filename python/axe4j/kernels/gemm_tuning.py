@@ -6,7 +6,7 @@ consumer warpgroups of BM/2 rows), each alone; 128x256 also in 2x1 and 1x2 threa
 clusters (TMA multicast of the shared B / A tile); BK = 64, stages from shared-memory capacity (``stages_for``),
 grouped rasterization with ``group_m`` = 8, the grid = 132 SMs. A configuration applies to a shape when the builder accepts
 it (M, N, K multiples of the tile). The GPU bundle times every applicable configuration of every shape of ``SWEEP``
-against cuBLAS (``ci/gpu_bundle.py``); ``ci/import_tuning.py`` reads its ``summary.json`` into ``TUNING_FILE``,
+against cuBLAS (``tools/gpu_bundle.py``); ``tools/import_tuning.py`` reads its ``summary.json`` into ``TUNING_FILE``,
 which ``choose`` consults. Without a measurement for the shape, ``choose`` takes the first applicable configuration
 in ``CONFIGS`` order whose tile count fills the SMs at least once (else the one with the most tiles), and says so.
 """

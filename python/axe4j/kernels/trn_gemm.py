@@ -55,16 +55,16 @@ def _kernel(n: int):
 
 def nki_source(func) -> str:
     """The NKI source of a trn kernel, built through ``tir_pipeline="trn"`` with the axe4j rules installed, after a
-    first comment line giving what each buffer's layout spans (``axe4j.nki_executor.layout_extents``: strict mode
+    first comment line giving what each buffer's layout spans (``axe4j_tools.nki_executor.layout_extents``: strict mode
     holds accesses to it)."""
     import json
 
     import axe4j
-    from axe4j import nki_executor
+    from axe4j.trn_allocation import EXTENTS_LINE
 
     target = tvm.target.Target(TARGET)
     # VerifyLayouts (run by axe4j.compile) stops a tile that breaks the hardware, e.g. 256 partitions, before
     # TVM's own trn cases could take it
     with target:
         ex = axe4j.compile(tvm.IRModule({"main": func}), target=target, tir_pipeline="trn")
-    return nki_executor.EXTENTS_LINE + json.dumps(ex.trn_layout_extents) + "\n" + ex.mod.imports[0].inspect_source()
+    return EXTENTS_LINE + json.dumps(ex.trn_layout_extents) + "\n" + ex.mod.imports[0].inspect_source()

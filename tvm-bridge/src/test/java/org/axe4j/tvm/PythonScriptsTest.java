@@ -35,7 +35,7 @@ class PythonScriptsTest {
     @Test
     void callLatencyScript() throws Exception {
         TestSupport.Result result = TestSupport.run(List.of(TestSupport.venvPython().toString(),
-                script("bench_call_latency.py").toString(), "--classpath", System.getProperty("java.class.path"),
+                TestSupport.repoRoot().resolve("benchmarks/bench_call_latency.py").toString(), "--classpath", System.getProperty("java.class.path"),
                 "--iterations", "20000", "--rounds", "1"), TestSupport.repoRoot(), 300);
         assertEquals(0, result.exitCode(), result.output());
         String[] lines = result.output().strip().split("\n");

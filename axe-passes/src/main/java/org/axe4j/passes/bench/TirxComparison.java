@@ -23,7 +23,7 @@ import org.axe4j.tvm.TvmObject;
 /**
  * Times each layout operation through axe4j's algebra in the JVM and through TIRx's C++ called from Java
  * via tvm-bridge, on the same inputs ({@link #CASES}); the Python harness
- * {@code axe-passes/src/test/python/bench_layout_vs_tirx.py} adds TIRx and axe4j called from Python in the
+ * {@code benchmarks/bench_layout_vs_tirx.py} adds TIRx and axe4j called from Python in the
  * same process and prints the ratios. Each figure is the median of {@code rounds} timed batches after a
  * warm-up (at least 20,000 calls and one second), in nanoseconds per operation.
  */

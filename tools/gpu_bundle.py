@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAYLOAD = ROOT / "ci" / "gpu-bundle"
+PAYLOAD = ROOT / "tools" / "gpu-bundle"
 TESTS = ROOT / "python" / "tests"
 HARNESS = ROOT / "native" / "build" / "cublas_gemm_bench"
 UPSTREAM = ("corpus/",)  # cases lowered with TVM's own dispatch cases only (test_cuda_corpus.py)
@@ -215,7 +215,7 @@ def compile_moe():
 
 
 def fatbin(source: str, arch: str) -> bytes:
-    from axe4j.cuda_corpus import build
+    from axe4j_tools.cuda_corpus import build
 
     return build.fatbin(source, arch)
 
@@ -310,7 +310,7 @@ def build(out: Path) -> dict:
     t = time.time()
     libraries, sources = [], {}
     for group, (members, executable) in built.items():
-        from axe4j.cuda_corpus import build as corpus_build
+        from axe4j_tools.cuda_corpus import build as corpus_build
 
         executable.export_library(str(out / "kernels" / f"{group}.so"))
         source = corpus_build.cuda_source(executable)

@@ -74,13 +74,13 @@ def python_kernel_figures(module_path, iterations, rounds):
 
 
 def export_vector_add(directory):
-    script = Path(__file__).resolve().parent / "export_kernels.py"
+    script = Path(__file__).resolve().parents[1] / "tvm-bridge" / "src" / "test" / "python" / "export_kernels.py"
     subprocess.run([sys.executable, str(script), directory, "16"], check=True, capture_output=True)
     return Path(directory) / "vector_add.so"
 
 
 def default_classpath():
-    module = Path(__file__).resolve().parents[3]
+    module = Path(__file__).resolve().parents[1] / "tvm-bridge"
     classes = module / "target" / "classes"
     lib = module / "target" / "lib"
     if not (classes / "org" / "axe4j" / "tvm" / "bench" / "CallLatency.class").is_file() or not lib.is_dir():

@@ -2,7 +2,7 @@
 hand-written layouts: run time of each (best of TVM's time_evaluator repeats, same run, same machine) and the ratio
 inferred / hand-written. The kernels are those of python/tests/_infer_kernels.py at size N (default 256).
 
-Usage: python ci/bench_infer.py [--size N]
+Usage: python benchmarks/bench_infer.py [--size N]
 """
 
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # JMH benchmark of the layout algebra on the paper's layouts, with short settings
 # (2 warm-up and 3 measurement iterations of 1 s, 1 fork), then a table of ns/op.
-# Extra arguments go to JMH (e.g. a benchmark regexp: ci/bench-layout.sh 'LayoutBench.apply').
+# Extra arguments go to JMH (e.g. a benchmark regexp: benchmarks/bench-layout.sh 'LayoutBench.apply').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jar=benchmarks/target/benchmarks.jar

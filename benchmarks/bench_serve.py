@@ -1,6 +1,6 @@
 """The JVM service against the Python service on the same compiled module, same machine, same load.
 
-Usage: python ci/bench_serve.py [--n N] [--clients C] [--seconds S] [--warmup W] [--threads T]
+Usage: python benchmarks/bench_serve.py [--n N] [--clients C] [--seconds S] [--warmup W] [--threads T]
 
 Builds the GEMM + row-sum kernel (examples/serve/build_kernel.py, N = 128 by default), starts the Java
 service (examples/serve, TVM from the tvm-runtime-natives jar) and then the Python one

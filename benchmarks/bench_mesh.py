@@ -1,7 +1,7 @@
 """Redistribution benchmark on 4 MPI ranks: bytes moved versus the information-theoretic minimum, and the time of
 the planned collectives versus a naive gather-everything-to-rank-0-and-scatter, per redistribution kind, in one run.
 
-    make bench-mesh          (or .venv/bin/python ci/bench_mesh.py [--size 1024])
+    make bench-mesh          (or .venv/bin/python benchmarks/bench_mesh.py [--size 1024])
 
 Each rank checks its destination buffer against the global reference before timing. Results: a table on stdout
 and out/bench-mesh/results.json. Ranks share this machine's cores (mpirun --oversubscribe), so times are of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make soak: the long runs behind issue 24's guarantees, beyond what `make test` has time for.
+# make soak: the long runs behind the robustness guarantees (hostile input, threads), beyond what `make test` has time for.
 #   1. the batch fuzz test with SOAK_FUZZ_CASES generated requests (default 100,000; make test runs 3,000);
 #   2. bin/axe as a separate process: the hostile requests one by one (time, peak memory) and a batch of
 #      SOAK_LINES lines (default 100,000) with hostile lines mixed in, every answer checked; a closed reader;
@@ -18,13 +18,13 @@ mvn -B --no-transfer-progress -q verify -pl examples -Dtest=BatchFuzzTest -Dsure
   -Daxe4j.fuzz.cases="${SOAK_FUZZ_CASES:-100000}"
 echo "[soak] batch fuzz test: ${SOAK_FUZZ_CASES:-100000} generated requests, all answered exactly or with their kind"
 
-python3 ci/soak_cli.py --lines "${SOAK_LINES:-100000}"
+python3 tools/soak_cli.py --lines "${SOAK_LINES:-100000}"
 
 scratch="$(mktemp -d)"
 status=0
-(cd "$scratch" && PYTHONPATH="$OLDPWD/python" "$OLDPWD/.venv/bin/python" "$OLDPWD/ci/soak_tvm.py" --threads 8 \
+(cd "$scratch" && PYTHONPATH="$OLDPWD/python" "$OLDPWD/.venv/bin/python" "$OLDPWD/tools/soak_tvm.py" --threads 8 \
   --seconds "${SOAK_SECONDS:-30}") || status=$?
-cores=$(find "$scratch" . -maxdepth 1 -name 'core*' -newer ci/soak.sh -type f 2>/dev/null | wc -l)
+cores=$(find "$scratch" . -maxdepth 1 -name 'core*' -newer tools/soak.sh -type f 2>/dev/null | wc -l)
 rm -rf "$scratch"
 if [ "$status" -ne 0 ] || [ "$cores" -ne 0 ]; then
   echo "[soak] FAILED: TVM soak exit status $status ($([ "$status" -gt 128 ] && echo "signal $((status - 128))" || echo "no signal")), $cores core file(s)"

@@ -175,7 +175,7 @@ def print_recorded(recorded) -> None:
 
 def gpu_chart(path: Path, recorded) -> None:
     """TFLOP/s of axe4j and each peer by token count, one bar group per (type, tokens)."""
-    from axe4j import chart
+    from axe4j_tools import chart
 
     rows = recorded["rows"]
     names = sorted({n for r in rows for n in r["peers"]})
@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     import tvm  # noqa: F401  (before the JVM)
 
     import axe4j
-    from axe4j import chart
+    from axe4j_tools import chart
     from axe4j.moe import QWEN3_30B_A3B, MoeShape
 
     axe4j.install()

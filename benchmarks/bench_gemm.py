@@ -5,7 +5,7 @@ One measuring path for every machine: the GPU bundle (``make gpu-bundle``, docs/
 every shape of ``axe4j.kernels.gemm_tuning.SWEEP``); its runner checks each against numpy, times it with the L2
 flushed before each of 30 launches (median), and times cuBLAS (cuBLASLt heuristic) the same way on the same shape,
 comparing D with ours. This script runs the runner on the GEMM cases, then reads its timings as
-``ci/import_tuning.py`` does: ``out/bench-gemm/`` gets ``summary.json`` / ``summary.md`` (every kernel),
+``tools/import_tuning.py`` does: ``out/bench-gemm/`` gets ``summary.json`` / ``summary.md`` (every kernel),
 ``sweep.md`` (per shape: each configuration, the chosen one, cuBLAS, the ratio), ``gemm.png`` and
 ``gemm_tuning.json`` (the choices; ``--update-cache`` writes them into the package's cache instead). Without a GPU
 the runner says so and this exits 0.
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("--update-cache", action="store_true",
                         help="write the choices into python/axe4j/kernels/gemm_tuning.json")
     args = parser.parse_args(argv)
-    subprocess.run([sys.executable, str(ROOT / "ci" / "gpu_bundle.py")], check=True)
+    subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py")], check=True)
     OUT.mkdir(parents=True, exist_ok=True)
     summary = OUT / "summary.json"
     summary.unlink(missing_ok=True)
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     if not summary.is_file():   # no GPU (the runner said so), or it could not start
         return run.returncode
     cache = [] if args.update_cache else ["--cache", str(OUT / "gemm_tuning.json")]
-    imported = subprocess.run([sys.executable, str(ROOT / "ci" / "import_tuning.py"), str(summary), "--markdown",
+    imported = subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(summary), "--markdown",
                                str(OUT / "sweep.md"), "--plot", str(OUT / "gemm.png"), *cache])
     return run.returncode or imported.returncode
 

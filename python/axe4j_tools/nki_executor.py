@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .targets import TRN
+from axe4j import trn_allocation
+from axe4j.targets import TRN
 
 # the hardware's figures, from org.axe4j.targets.Trainium (axe4j.targets)
 PARTITIONS = TRN["partitions"]
@@ -40,7 +41,7 @@ MATMUL_K, MATMUL_STATIONARY, MATMUL_MOVING = (TRN["matmul_contraction"], TRN["ma
 MODELED = ("nl.ndarray (SBUF mod_alloc, PSUM), nl.shared_constant (as device memory), nl.par_dim, nl.arange, nl.sequential_range, nl.load, nl.store, "
            "nisa.nc_matmul (+= into PSUM), nisa.tensor_copy, nisa.tensor_tensor, nisa.tensor_scalar, "
            "nisa.tensor_reduce, nisa.activation (exp), nisa.reciprocal, memset by assignment; in the current nki "
-           "namespace (axe4j.nki_namespace): the same instructions with dst first, nisa.memset, nisa.dma_copy, "
+           "namespace (axe4j_tools.nki_namespace): the same instructions with dst first, nisa.memset, nisa.dma_copy, "
            "slices, tensor.ap(pattern, offset), nl.ndarray(buffer=nl.sbuf, address=(0, f)), "
            "nc_matmul(accumulate=...)")
 
@@ -658,7 +659,7 @@ def is_current_namespace(source: str) -> bool:
                                                                                         for line in imports)
 
 
-EXTENTS_LINE = "# axe4j layout extents: "
+EXTENTS_LINE = trn_allocation.EXTENTS_LINE
 
 
 def layout_extents(source: str) -> dict:

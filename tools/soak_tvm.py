@@ -1,7 +1,7 @@
 """Soak of the axe4j.layout.* TVM functions: threads calling them at once for a while, hostile and ordinary calls
 mixed, every ordinary answer checked against a brute-force enumeration, every hostile one against its refusal.
 
-    .venv/bin/python ci/soak_tvm.py [--threads 8] [--seconds 30]
+    .venv/bin/python tools/soak_tvm.py [--threads 8] [--seconds 30]
 
 Prints the calls made, the wrong answers (must be 0), the slowest refusal and the JVM's heap after the run; exits 1
 on any wrong answer or unexpected error. ``make soak`` runs it with core dumps enabled.

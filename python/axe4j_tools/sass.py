@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ._cuda import pip_nvcc
+from axe4j._cuda import pip_nvcc
 
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\S*\s+R(\d+),")

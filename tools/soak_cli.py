@@ -1,8 +1,8 @@
-"""Soak of the command-line tool as a separate process: the hostile requests of issue 24 one by one (time and
+"""Soak of the command-line tool as a separate process: the hostile requests one by one (time and
 peak memory of each run), then one long batch stream with hostile lines mixed into ordinary ones, every ordinary
 answer checked against a brute-force enumeration, and the stream's peak memory.
 
-    python3 ci/soak_cli.py [--lines 100000]
+    python3 tools/soak_cli.py [--lines 100000]
 
 Exits 1 when an answer is wrong or missing, a run exceeds 512 MiB, or a hostile request is not refused.
 """

@@ -6,7 +6,7 @@ numpy, ...), each turn after a pause and an untimed call (the other side's threa
 keeps its best round: on a shared machine a neighbour's load hits both sides alike and the
 best round is the one it least disturbed. A round times ``number`` back-to-back calls (about 50 ms of work) into
 preallocated outputs on both sides (``numpy.matmul(a, b, out=d)``). Results: one row per shape with both GFLOP/s,
-the ratio and the plan explain showed; written as JSON and as a PNG bar chart (``axe4j.chart``).
+the ratio and the plan explain showed; written as JSON and as a PNG bar chart (``axe4j_tools.chart``).
 
 The 16-bit rows (``rows_16bit`` in the JSON) have no 16-bit peer: numpy has no fast float16 or bfloat16 GEMM (at
 512^3 on the AVX-512 machine of docs/cpu-dispatch.md, numpy's float16 matmul ran 0.8 GFLOP/s and ml_dtypes'
@@ -212,7 +212,7 @@ def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -
         result["baseline_16bit"] = SIXTEEN_BIT_BASELINE
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "gemm-sweep.json").write_text(json.dumps(result, indent=2))
-    from axe4j import chart
+    from axe4j_tools import chart
 
     chart.bar_chart(out_dir / "gemm-sweep.png",
                     f"fp32 GEMM GFLOP/s, axe4j vs numpy ({machine['mcpu']}, {isa}, {machine['tvm_threads']} threads)",

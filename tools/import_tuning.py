@@ -5,7 +5,7 @@ For each shape of the sweep, the configuration with the most TFLOP/s among those
 choice for (the run's arch, float16, shape); every configuration's figure and cuBLAS's are kept with it, with the
 device and the date. Entries of other shapes already in the cache stay.
 
-usage: python ci/import_tuning.py SUMMARY_JSON [--markdown FILE] [--plot FILE.png]
+usage: python tools/import_tuning.py SUMMARY_JSON [--markdown FILE] [--plot FILE.png]
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     if args.markdown:
         args.markdown.write_text(table)
     if args.plot:
-        from axe4j import chart
+        from axe4j_tools import chart
 
         shapes = [k.split("/")[-1] for k in new]
         best = [max(r["tflops"] for r in e["measured"]) for e in new.values()]
