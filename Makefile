@@ -88,10 +88,12 @@ divergences: python build
 dispatch-vs-upstream: python build
 	.venv/bin/python tools/dispatch_vs_upstream.py
 
-## Redistribution on 4 MPI ranks: bytes moved vs the minimum, planned collectives vs gather-to-one-and-scatter.
+## Redistribution on 8 ranks: axe4j's plans (bytes, minimum, MPI time) against XLA's GSPMD (JAX on CPU: bytes from
+## the compiled HLO, time) and DTensor's per-mesh-dim order (bytes); out/bench-mesh/ (docs/mesh.md).
 .PHONY: bench-mesh
 bench-mesh: python build
 	bash ci/setup-mpi.sh
+	bash ci/setup-jax.sh
 	.venv/bin/python benchmarks/bench_mesh.py
 
 ## Kernels with layouts inferred by InferLayouts against the same kernels with hand-written layouts (times, ratio).

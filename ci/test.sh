@@ -10,6 +10,7 @@ bash ci/setup-python.sh
 mvn -B --no-transfer-progress install
 bash ci/test-serve.sh
 bash ci/setup-mpi.sh  # Open MPI, mpi4py, NCCL headers for the distributed-tensor tests (test_mesh_*.py)
+bash ci/setup-jax.sh  # JAX on CPU: test_mesh_hlo_bytes.py compiles one module for 8 host devices
 if [ -f ci/test-python.sh ]; then
   bash ci/test-python.sh -q
 fi

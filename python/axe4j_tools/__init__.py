@@ -6,4 +6,5 @@ what a compiled kernel needs.
 - ``axe4j_tools.nki_namespace``: rewrites TVM's NKI to the current ``nki.*`` namespace for that executor
 - ``axe4j_tools.sass``: reads ptxas's SASS of a cubin (ordering checks)
 - ``axe4j_tools.chart``: PNG charts without matplotlib (benchmark reports)
+- ``axe4j_tools.mesh_peers``: the peers of ``make bench-mesh`` (XLA GSPMD through JAX, DTensor's per-dim order)
 """
