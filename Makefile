@@ -108,3 +108,9 @@ test-trn-full: python build
 .PHONY: bench-moe
 bench-moe: python build
 	.venv/bin/python ci/bench_moe.py
+
+## axe4j's NCCL executor of redistribution plans: native/build/libaxe4j_nccl.so (PyPI nvcc + nccl.h; no GPU needed).
+.PHONY: nccl
+nccl: python
+	bash ci/setup-mpi.sh
+	bash native/nccl/build.sh
