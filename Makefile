@@ -114,3 +114,9 @@ bench-moe: python build
 nccl: python
 	bash ci/setup-mpi.sh
 	bash native/nccl/build.sh
+
+## The NCCL executor with plans made here, for a GPU machine without a JDK or TVM: out/nccl-bundle (docs/mesh.md);
+## run there: python out/nccl-bundle/run.py --out out/nccl-results (needs PyTorch with CUDA).
+.PHONY: nccl-bundle
+nccl-bundle: python build nccl
+	.venv/bin/python ci/nccl_bundle.py
