@@ -251,6 +251,8 @@ int axe4j_nccl_plan_create(axe4j_nccl_comm* comm, const int64_t* table, int64_t 
       total += aligned(eb * st.out_size);
     }
     cuda_ok(cudaMalloc(&plan->device_memory, total > 0 ? total : 256), "cudaMalloc of the plan's buffers");
+    // Scratch starts zeroed (an idle step's output is read as zeros); the index arrays are uploaded over it.
+    cuda_ok(cudaMemset(plan->device_memory, 0, total > 0 ? total : 256), "cudaMemset");
     char* base = (char*)plan->device_memory;
     auto upload = [&](const std::vector<int64_t>& v, int64_t at) {
       if (!v.empty()) cuda_ok(cudaMemcpy(base + at, v.data(), 8 * v.size(), cudaMemcpyHostToDevice), "upload");
@@ -265,7 +267,6 @@ int axe4j_nccl_plan_create(axe4j_nccl_comm* comm, const int64_t* table, int64_t 
       plan->copy_from.push_back(upload(t.copies[c].from_idx, at_from[c]));
       plan->copy_to.push_back(upload(t.copies[c].to_idx, at_to[c]));
     }
-    cuda_ok(cudaMemset(plan->device_memory, 0, total > 0 ? total : 256), "cudaMemset");
     cuda_ok(cudaDeviceSynchronize(), "plan upload");
     // Split per step: color = smallest rank of the group, key = position in it (the MPI executor's rule). A
     // step whose group is the world in rank order uses the world itself; idle ranks take no color.
