@@ -229,7 +229,7 @@ class _Cudart:
 
     def upload(self, a: np.ndarray) -> int:
         ptr = ctypes.c_void_p()
-        assert self.lib.cudaMalloc(ctypes.byref(ptr), max(a.nbytes, 1)) == 0
+        assert self.lib.cudaMalloc(ctypes.byref(ptr), ctypes.c_size_t(max(a.nbytes, 1))) == 0
         assert self.lib.cudaMemcpy(ptr, a.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(a.nbytes), 1) == 0
         return ptr.value
 
@@ -238,8 +238,11 @@ class _Cudart:
         assert self.lib.cudaDeviceSynchronize() == 0
         assert self.lib.cudaMemcpy(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(ptr),
                                    ctypes.c_size_t(out.nbytes), 2) == 0
-        self.lib.cudaFree(ctypes.c_void_p(ptr))
+        self.free(ptr)
         return out
+
+    def free(self, ptr: int) -> None:
+        assert self.lib.cudaFree(ctypes.c_void_p(ptr)) == 0
 
 
 @pytest.mark.gpu
@@ -258,6 +261,7 @@ def test_one_rank_world_on_the_gpu(dtype, lib):
             run = comm.plan(rp, plan["element_bytes"])
             run.run(s_ptr, d_ptr, dtype=dtype)
             dst = cuda.download(d_ptr, dst_like)
+            cuda.free(s_ptr)
             run.close()
             at, want = expected_destination(rp, whole)
             np.testing.assert_array_equal(dst[at], want.astype(dtype), err_msg=name)
