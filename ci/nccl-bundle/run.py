@@ -211,8 +211,15 @@ def main() -> int:
             (out / "summary.json").write_text(json.dumps({"gpu": False, "reason": why}))
             print(f"{why}: nothing run")
         return 0
-    lib = nr.library()
-    comm = nr.Communicator.from_mpi(mpi) if mpi is not None else nr.Communicator.single(device=0, lib=lib)
+    try:
+        lib = nr.library()
+        comm = nr.Communicator.from_mpi(mpi) if mpi is not None else nr.Communicator.single(device=0, lib=lib)
+    except Exception as e:  # noqa: BLE001  (the reason goes into the summary)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"setup-error-rank{rank}.json").write_text(json.dumps(
+            {"gpu": True, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()}))
+        print(f"rank {rank}: setting up NCCL failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     dev = Device(torch, comm.device)
     index = json.loads((HERE / "plans" / "index.json").read_text())
     cases, timed, refused = [], [], []

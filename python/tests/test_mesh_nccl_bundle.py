@@ -191,3 +191,62 @@ def test_runner_without_torch_says_so(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "nothing run" in out.stdout
     assert (tmp_path / "summary.json").read_text().startswith('{"gpu": false')
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.at = 0.0
+
+    def record(self):
+        import time
+
+        self.at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return (other.at - self.at) * 1e3
+
+
+def test_runner_main_checks_times_and_summarises_a_bundle(run, monkeypatch, tmp_path):
+    """main() over a small bundle (plans of 1 and 2 ranks, one timed): only the 1-rank plans run, every case
+    passes, the refusals and the timing are recorded, summary.json and summary.md are written, exit code 0."""
+    bundle = tmp_path / "bundle"
+    (bundle / "plans").mkdir(parents=True)
+    index = []
+    requests = [(f"1/{w}B/{name}", req) for w in (2, 4) for name, req in named_requests([1], [8, 4], w).items()]
+    requests.append(("2/4B/partial->shard", named_requests([2], [8, 4], 4)["partial->shard"]))
+    requests.append(("timed/1/4B/partial->shard 64x64", {"mesh": {"shape": [1]}, "global_shape": [64, 64],
+                                                         "element_bytes": 4, "src": {"placements": "[Partial()]"},
+                                                         "dst": {"placements": "[Shard(0)]"}}))
+    import json
+
+    for i, (name, req) in enumerate(requests):
+        plan = mesh.plan(req)
+        (bundle / f"plans/{i}.json").write_text(json.dumps(plan))
+        index.append({"name": name, "file": f"plans/{i}.json", "world": len(plan["ranks"]),
+                      "element_bytes": plan["element_bytes"], "timed": name.startswith("timed/")})
+    (bundle / "plans" / "index.json").write_text(json.dumps(index))
+    torch = sys.modules["torch"]
+    torch.cuda.is_available = lambda: True
+    torch.cuda.get_device_name = lambda device=None: "host stand-in"
+    torch.cuda.Event = _Event
+    lib = _ModelLibrary()
+    lib.nccl_version, lib.nccl_path = (lambda: 0), "model"
+    comm = _one_rank_comm(lib)
+    comm.close = lambda: None
+    monkeypatch.setattr(run, "HERE", bundle)
+    monkeypatch.setattr(nr, "library", lambda: lib)
+    monkeypatch.setattr(nr.Communicator, "single", staticmethod(lambda device=0, lib=None: comm))
+    monkeypatch.setattr(sys, "argv", ["run.py", "--out", str(tmp_path / "results")])
+    assert run.main() == 0
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    ran = {(c["plan"], c["dtype"]) for c in summary["cases"]}
+    assert ("1/2B/partial->shard", "bfloat16") in ran and ("1/4B/partial->shard", "uint32") in ran
+    assert ("1/4B/partial->shard (raw device pointers)", "int32") in ran
+    assert not any(p.startswith("2/") for p, _ in ran), "plans of another world size are left out"
+    assert summary["failed"] == 0 and summary["passed"] == len(summary["cases"]) == 6 * 5 + 1
+    assert summary["refusals_ok"]
+    assert [t["dtype"] for t in summary["timing"]] == ["float32"]
+    assert "**31 passed, 0 failed**" in (tmp_path / "results" / "summary.md").read_text()
