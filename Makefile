@@ -110,3 +110,15 @@ test-trn-full: python build
 .PHONY: bench-moe
 bench-moe: python build
 	.venv/bin/python benchmarks/bench_moe.py
+
+## axe4j's NCCL executor of redistribution plans: native/build/libaxe4j_nccl.so (PyPI nvcc + nccl.h; no GPU needed).
+.PHONY: nccl
+nccl: python
+	bash ci/setup-mpi.sh
+	bash native/nccl/build.sh
+
+## The NCCL executor with plans made here, for a GPU machine without a JDK or TVM: out/nccl-bundle (docs/mesh.md);
+## run there: python out/nccl-bundle/run.py --out out/nccl-results (needs PyTorch with CUDA).
+.PHONY: nccl-bundle
+nccl-bundle: python build nccl
+	.venv/bin/python tools/nccl_bundle.py

@@ -15,7 +15,7 @@ if ! .venv/bin/python -c 'import mpi4py' 2>/dev/null; then
   echo "[setup-mpi] installing mpi4py into .venv" >&2
   .venv/bin/python -m pip install -q --only-binary=:all: "mpi4py==4.1.2"
 fi
-# NCCL for CUDA 13 (nccl.h, libnccl.so.2): the NCCL lowering of a plan is compiled against it.
+# NCCL for CUDA 13 (nccl.h, libnccl.so.2): the NCCL executor (native/nccl, make nccl) is built against it.
 if [ ! -f .venv/lib/python3.11/site-packages/nvidia/nccl/include/nccl.h ]; then
   echo "[setup-mpi] installing nvidia-nccl-cu13 into .venv" >&2
   .venv/bin/python -m pip install -q --no-deps "nvidia-nccl-cu13==2.32.3"
