@@ -79,8 +79,10 @@ public final class Holdings {
         }
         long[] coord = new long[axisCount];
         long[] digit = new long[n];
-        for (long x = 0; x < total; x++) {
-            for (int q = 0; q < reps.size(); q++) {
+        long logicalTotal = t.globalShape().size();
+        for (long xp = 0; xp < total; xp++) {
+            long x = logicalIndex(t, xp);
+            for (int q = 0; q < reps.size() && x >= 0; q++) {
                 long[] rp = reps.get(q);
                 int rank = 0;
                 for (int a = 1; a < axisCount; a++) {
@@ -125,7 +127,7 @@ public final class Holdings {
             }
             int[] loc = new int[(int) span];
             Arrays.fill(loc, -1);
-            int[] wh = new int[(int) total];
+            int[] wh = new int[(int) logicalTotal];
             Arrays.fill(wh, -1);
             for (long[] e : perRank.get(r)) {
                 int o = (int) e[0];
@@ -146,6 +148,20 @@ public final class Holdings {
         Holdings h = new Holdings(t, ranks, local, where);
         h.checkPartialGroups();
         return h;
+    }
+
+    /** The logical flat index of padded index xp, or -1 for padding. */
+    private static long logicalIndex(DistTensor t, long xp) {
+        if (!t.isPadded()) {
+            return xp;
+        }
+        long[] c = t.paddedShape().unflatten(xp);
+        for (int d = 0; d < c.length; d++) {
+            if (c[d] >= t.globalShape().dim(d)) {
+                return -1;
+            }
+        }
+        return t.globalShape().flatten(c);
     }
 
     /** Every rank of a partial group must hold the same elements (each holds one summand of each). */
