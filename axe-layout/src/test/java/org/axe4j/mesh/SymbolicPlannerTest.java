@@ -1,0 +1,153 @@
+package org.axe4j.mesh;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Random;
+import org.axe4j.layout.AxeException;
+import org.junit.jupiter.api.Test;
+
+/** Named redistributions: the lower bound where the element-wise planner missed it, uneven shards, scale. */
+class SymbolicPlannerTest {
+    private static String request(String mesh, String shape, String src, String dst) {
+        return "{\"mesh\": {\"shape\": " + mesh + "}, \"global_shape\": " + shape + ", \"element_bytes\": 4, \"src\": "
+                + src + ", \"dst\": " + dst + "}";
+    }
+
+    private static String pl(String placements) {
+        return "{\"placements\": \"" + placements + "\"}";
+    }
+
+    private static Plan both(String req, long symbolicBytes, long elementBytes) {
+        Plan plan = MeshRequest.plan(req);
+        assertEquals(Plan.SYMBOLIC, plan.planner());
+        assertEquals(symbolicBytes, plan.bytesTotal(), plan::explain);
+        assertEquals(symbolicBytes, plan.minimumBytes(), plan::explain);
+        assertTrue(plan.atMinimum());
+        Plan oracle = ElementPlanner.plan(plan.src(), plan.dst(), plan.elementBytes());
+        assertEquals(elementBytes, oracle.bytesTotal(), oracle::explain);
+        PlannerTest.checkDelivers(plan, new Random(7), req);
+        return plan;
+    }
+
+    /** 2x4 [P,R] -> [R,S(1)]: slice before reducing, reduce in the column that needs it, forward. */
+    @Test
+    void partialReplicatedToShardReducesOnlyWhereNeeded() {
+        Plan plan = both(request("[2, 4]", "[16, 24]", pl("[Partial(), Replicate()]"), pl("[Replicate(), Shard(1)]")),
+                3_072, 12_288);
+        assertEquals("reduce_scatter", plan.steps().get(0).kindText());
+        assertEquals(List.of(0), plan.steps().get(0).meshDims());
+    }
+
+    /** 3x2 [R,P] -> [S(0),S(1)]: each element reduced once, in the group holding its needer. */
+    @Test
+    void replicatedPartialToShardsReducesEachElementOnce() {
+        both(request("[3, 2]", "[12, 24]", pl("[Replicate(), Partial()]"), pl("[Shard(0), Shard(1)]")), 1_152, 3_456);
+    }
+
+    /** Data replicated on ranks {0, 1}, needed on {2, 3}: both holders send, half each. */
+    @Test
+    void replicatedHoldersShareTheSending() {
+        Plan plan = both(request("[4]", "[256]", "{\"layout\": \"S[256:1] + R[2:1@gpuid]\"}",
+                "{\"layout\": \"S[256:1] + R[2:1@gpuid] + 2@gpuid\"}"), 2_048, 2_048);
+        long[] sent = new long[4];
+        for (int r = 0; r < 4; r++) {
+            sent[r] = plan.rankSteps().get(r).get(0).sendSize() * 4;
+        }
+        assertEquals("[1024, 1024, 0, 0]", java.util.Arrays.toString(sent), plan::explain);
+    }
+
+    /** 50,257 rows over 4 ranks, padded like torch.chunk: blocks of 12,565 rows, the last one 12,562. */
+    @Test
+    void unevenRowsArePlanned() {
+        Plan plan = MeshRequest.plan(request("[4]", "[50257, 768]", pl("[Shard(0)]"), pl("[Replicate()]")));
+        assertEquals(Plan.SYMBOLIC, plan.planner());
+        assertEquals(List.of(50_260L, 768L), plan.src().paddedShape().dims());
+        assertEquals(12_565L * 768, plan.srcSize(0));
+        assertEquals(12_562L * 768, plan.srcSize(3));
+        assertEquals(3L * 50_257 * 768 * 4, plan.bytesTotal());
+        assertTrue(plan.atMinimum());
+        assertTrue(plan.explain().contains("padded shapes: src (50260,768)"), plan.explain());
+        String shards = MeshRequest.localShards("{\"mesh\": {\"shape\": [4]}, \"global_shape\": [50257, 768],"
+                + " \"tensor\": {\"placements\": \"[Shard(0)]\"}}");
+        assertTrue(shards.contains("\"region\":\"[37695:50257, 0:768]\""), shards);
+        // the same, as an explicit padded layout
+        Plan explicit = MeshRequest.plan(request("[4]", "[50257, 768]",
+                "{\"layout\": \"S[(4,12565,768):(1@gpuid,768,1)]\", \"padded_shape\": [50260, 768]}",
+                pl("[Shard(1)]")));
+        assertTrue(explicit.atMinimum(), explicit::explain);
+        assertEquals(3L * 50_257 * 192 * 4, explicit.bytesTotal());
+    }
+
+    /** No common refinement ([2,3,4] against [2,2,6]): element by element when small, else a clear error. */
+    @Test
+    void withoutARefinementFallsBackOrRefuses() {
+        Plan plan = MeshRequest.plan(request("[2]", "[24]", "{\"layout\": \"S[(2,3,4):(1@gpuid,4,1)]\"}",
+                "{\"layout\": \"S[(2,2,6):(1@gpuid,6,1)]\"}"));
+        assertEquals(Plan.ELEMENT, plan.planner());
+        assertTrue(plan.explain().contains("planner: element (the source radix"), plan.explain());
+        PlannerTest.checkDelivers(plan, new Random(3), "fallback");
+        long m = 1L << 22;
+        AxeException e = assertThrows(AxeException.class, () -> MeshRequest.plan(request("[2]", "[" + 24 * m + "]",
+                "{\"layout\": \"S[(2,3," + 4 * m + "):(1@gpuid," + 4 * m + ",1)]\"}",
+                "{\"layout\": \"S[(2,2," + 6 * m + "):(1@gpuid," + 6 * m + ",1)]\"}")));
+        assertTrue(e.getMessage().contains("no common refinement") && e.getMessage().contains("2^26"), e.getMessage());
+    }
+
+    /** Layout errors are found per cell, with the element and rank named. */
+    @Test
+    void badLayoutsAreRejectedByName() {
+        String mesh = "{\"mesh\": {\"shape\": [4]}, \"global_shape\": [8], \"tensor\": ";
+        String outside = assertThrows(AxeException.class, () -> MeshRequest.localShards(
+                "{\"mesh\": {\"shape\": [4]}, \"global_shape\": [16], \"tensor\": {\"layout\": \"S[(8,2):(1@gpuid,1)]\"}}"))
+                .getMessage();
+        assertTrue(outside.contains("outside the mesh") && outside.contains("[8]"), outside);
+        String overlap = assertThrows(AxeException.class, () -> MeshRequest.localShards(mesh
+                + "{\"layout\": \"S[(4,2):(1@gpuid,0)]\"}}")).getMessage();
+        assertTrue(overlap.contains("overlapping data"), overlap);
+        String partial = assertThrows(AxeException.class, () -> MeshRequest.plan(request("[4]", "[8]",
+                "{\"layout\": \"S[(4,2):(1@gpuid,1)]\", \"partial_dims\": [0]}", pl("[Replicate()]")))).getMessage();
+        assertTrue(partial.contains("partial group"), partial);
+        String negative = assertThrows(AxeException.class, () -> MeshRequest.localShards(mesh
+                + "{\"layout\": \"S[(4,2):(1@gpuid,-1)]\"}}")).getMessage();
+        assertTrue(negative.contains("local offset m=-1"), negative);
+        long big = 1L << 33;
+        String unproven = assertThrows(AxeException.class, () -> MeshRequest.localShards(
+                "{\"mesh\": {\"shape\": [2]}, \"global_shape\": [" + 2 * big + "], \"tensor\": {\"layout\": \"S[(2,"
+                        + big + "):(1@gpuid,1)] + R[2:1]\"}}")).getMessage();
+        assertTrue(unproven.contains("cannot prove"), unproven);
+    }
+
+    /** Plan size and time do not grow with the tensor: 16384^2 and 2^34 elements, no enumeration. */
+    @Test
+    void largeTensorsArePlannedWithoutEnumeration() {
+        long t0 = System.nanoTime();
+        Plan plan = MeshRequest.plan(request("[8]", "[16384, 16384]", pl("[Shard(0)]"), pl("[Shard(1)]")));
+        String json = PlanJson.write(plan);
+        double ms = (System.nanoTime() - t0) / 1e6;
+        System.out.printf("16384^2 float32 S(0)->S(1) on 8 ranks: planned and written in %.1f ms, plan JSON %d bytes%n",
+                ms, json.length());
+        assertTrue(json.length() < 1_000_000, "plan JSON " + json.length() + " bytes");
+        assertEquals(7L * 16384 * 16384 / 8 * 4, plan.bytesTotal());
+        for (String dst : List.of("[Shard(1)]", "[Replicate()]")) {
+            for (String src : List.of("[Shard(0)]", "[Partial()]")) {
+                long s0 = System.nanoTime();
+                Plan huge = MeshRequest.plan(request("[8]", "[131072, 131072]", pl(src), pl(dst)));
+                String text = PlanJson.write(huge);
+                System.out.printf("2^34 elements %s->%s on 8 ranks: %.1f ms, plan JSON %d bytes, %d bytes moved%n", src,
+                        dst, (System.nanoTime() - s0) / 1e6, text.length(), huge.bytesTotal());
+                assertTrue(text.length() < 1_000_000, "plan JSON " + text.length() + " bytes");
+                assertTrue(huge.atMinimum());
+                assertEquals(src.contains("Shard") ? 1L << 31 : 1L << 34, huge.srcSize(0));
+            }
+        }
+        Plan cyclic = MeshRequest.plan(request("[8]", "[1048576]", "{\"layout\": \"S[(131072,8):(1,1@gpuid)]\"}",
+                pl("[Shard(0)]")));
+        String text = PlanJson.write(cyclic);
+        System.out.printf("1M-element cyclic -> block on 8 ranks: plan JSON %d bytes%n", text.length());
+        assertTrue(text.length() < 200_000, "plan JSON " + text.length() + " bytes");
+        assertTrue(cyclic.atMinimum());
+    }
+}
