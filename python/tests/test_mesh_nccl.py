@@ -20,7 +20,7 @@ def _undefined_symbols(obj):
 
 @pytest.mark.parametrize("name,symbols", [
     ("partial->shard", {"ncclReduceScatter", "ncclCommSplit"}),
-    ("partial->replicate", {"ncclAllReduce"}),
+    ("partial->replicate", {"ncclReduceScatter", "ncclAllGather"}),
     ("shard->replicate", {"ncclAllGather"}),
     ("shard(0)->shard(1)", {"ncclSend", "ncclRecv", "ncclGroupStart", "ncclGroupEnd"}),
     ("one rank->replicate", {"ncclBroadcast"}),
