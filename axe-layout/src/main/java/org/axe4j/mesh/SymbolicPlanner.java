@@ -15,8 +15,9 @@ import org.axe4j.layout.AxeException;
  *   <li>not partial: each (piece, needer lacking it) gets one sender among the holders. A piece is cut along
  *       its outermost free digit into one chunk per holder and each chunk goes to the least-loaded holder (ties:
  *       fewest differing mesh dims, then lowest rank), so replicated data is sent by all its holders.</li>
- *   <li>partial with p summands: each piece is reduced in ONE partial group holding it, one containing a needer
- *       when there is one (least-loaded such group). Within it the piece is cut into blocks owned by the group's
+ *   <li>partial with p summands: each element is reduced in ONE partial group holding it, one containing a
+ *       needer when there is one (a piece that several such groups hold is cut among them, each part to the
+ *       least-loaded group). Within it the piece is cut into blocks owned by the group's
  *       needers (all members when it has none) and reduced by a variable-count reduce-scatter (member k receives
  *       {@code (p-1) * b_k}); owners then forward blocks to the other needers in the exchange. Per element:
  *       {@code (p-1) + |D| - [D meets H]}.</li>
@@ -183,28 +184,32 @@ public final class SymbolicPlanner {
                         withNeeder.add(groupOf[h]);
                     }
                 }
-                int best = -1;
-                for (int g : withNeeder.isEmpty() ? candidates : withNeeder) {
-                    if (best < 0 || load[g] < load[best]) {
-                        best = g;
+                List<Integer> pool = List.copyOf(withNeeder.isEmpty() ? candidates : withNeeder);
+                // several groups can reduce it: cut it among them, each part to the least-loaded group
+                for (Cells.Piece part : Cells.split(piece, pool.size())) {
+                    int best = -1;
+                    for (int g : pool) {
+                        if (best < 0 || load[g] < load[best]) {
+                            best = g;
+                        }
                     }
-                }
-                load[best] += piece.size();
-                int[] members = groups.get(best);
-                List<Integer> owners = new ArrayList<>();
-                for (int k = 0; k < members.length; k++) {
-                    if (contains(d, members[k])) {
-                        owners.add(k);
-                    }
-                }
-                if (owners.isEmpty()) {
+                    load[best] += part.size();
+                    int[] members = groups.get(best);
+                    List<Integer> owners = new ArrayList<>();
                     for (int k = 0; k < members.length; k++) {
-                        owners.add(k);
+                        if (contains(d, members[k])) {
+                            owners.add(k);
+                        }
                     }
-                }
-                List<Cells.Piece> parts = Cells.split(piece, owners.size());
-                for (int i = 0; i < parts.size(); i++) {
-                    blocks.get(best).get(owners.get(i)).add(parts.get(i));
+                    if (owners.isEmpty()) {
+                        for (int k = 0; k < members.length; k++) {
+                            owners.add(k);
+                        }
+                    }
+                    List<Cells.Piece> blocksOfPart = Cells.split(part, owners.size());
+                    for (int i = 0; i < blocksOfPart.size(); i++) {
+                        blocks.get(best).get(owners.get(i)).add(blocksOfPart.get(i));
+                    }
                 }
             }
             Set<Collective> kinds = EnumSet.noneOf(Collective.class);

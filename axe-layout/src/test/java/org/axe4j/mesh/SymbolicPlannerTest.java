@@ -59,6 +59,31 @@ class SymbolicPlannerTest {
         assertEquals("[1024, 1024, 0, 0]", java.util.Arrays.toString(sent), plan::explain);
     }
 
+    /**
+     * Cases the element-wise planner left above the bound: copies of a partial group over another mesh dim (each
+     * copy all-reduced on its own), and a destination held by one rank of the group.
+     */
+    @Test
+    void partialSourcesReachTheBoundAndShareTheWork() {
+        Plan copies = both(request("[4, 2]", "[16, 8]", pl("[Partial(), Replicate()]"), pl("[Replicate(), Replicate()]")),
+                5_120, 6_144);
+        // both column groups reduce half of the tensor
+        assertTrue(copies.bytesReceived(0, 0) > 0 && copies.bytesReceived(1, 0) > 0, copies::explain);
+        both(request("[4]", "[16, 8]", pl("[Partial()]"), "{\"placements\": \"[Replicate()]\", \"held_at\": [[0, 0]]}"),
+                1_536, 1_920);
+    }
+
+    /** The plan's size depends on cells and ranks, not on the tensor: 1024^2 and 16384^2 plans are alike. */
+    @Test
+    void planSizeDoesNotGrowWithTheTensor() {
+        for (String places : List.of("[Shard(0)]|[Shard(1)]", "[Partial()]|[Shard(0)]", "[Shard(1)]|[Replicate()]")) {
+            String[] sd = places.split("\\|");
+            int small = PlanJson.write(MeshRequest.plan(request("[8]", "[1024, 1024]", pl(sd[0]), pl(sd[1])))).length();
+            int big = PlanJson.write(MeshRequest.plan(request("[8]", "[16384, 16384]", pl(sd[0]), pl(sd[1])))).length();
+            assertTrue(big < 1.3 * small, places + ": " + small + " vs " + big + " bytes");
+        }
+    }
+
     /** 50,257 rows over 4 ranks, padded like torch.chunk: blocks of 12,565 rows, the last one 12,562. */
     @Test
     void unevenRowsArePlanned() {
