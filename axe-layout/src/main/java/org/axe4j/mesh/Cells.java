@@ -332,7 +332,7 @@ final class Cells {
 
     /** The piece's box in layout l's buffer at a placement base; extent-1 digits are left out. */
     Box box(Piece p, int l, long base) {
-        return strided(p, base, l < 0 ? ref.globalStride : ref.stride[l]);
+        return strided(p, base, ref.stride[l]);
     }
 
     /** The piece's global box (logical row-major flat indices). */

@@ -145,6 +145,23 @@ class SymbolicPlannerTest {
         assertTrue(unproven.contains("cannot prove"), unproven);
     }
 
+    /** More than 2^22 cells is refused with both layouts named (here a device digit of stride 0). */
+    @Test
+    void tooManyCellsAreRefusedByName() {
+        String e = assertThrows(AxeException.class, () -> MeshRequest.plan(request("[2]", "[8388608]",
+                "{\"layout\": \"S[8388608:0@gpuid]\"}", "{\"layout\": \"S[8388608:1] + R[2:1@gpuid]\"}")))
+                .getMessage();
+        assertTrue(e.contains("cells") && e.contains("S[8388608:0@gpuid]") && e.contains("2^22"), e);
+    }
+
+    /** A destination holding two copies on each rank (a replica on m) gets both written, from one arrival. */
+    @Test
+    void memoryReplicasAreAllWritten() {
+        Plan plan = both(request("[2]", "[16]", pl("[Shard(0)]"), "{\"layout\": \"S[16:1] + R[(2,2):(1@gpuid,16)]\"}"),
+                64, 64);
+        assertEquals(32, plan.dstSize(0));
+    }
+
     /** Plan size and time do not grow with the tensor: 16384^2 and 2^34 elements, no enumeration. */
     @Test
     void largeTensorsArePlannedWithoutEnumeration() {
