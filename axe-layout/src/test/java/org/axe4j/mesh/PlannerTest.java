@@ -60,6 +60,32 @@ class PlannerTest {
     }
 
     /**
+     * Explicit layouts beyond placements (cyclic and block-cyclic device iters, buffers with gaps, replicas,
+     * offsets, partial sources): delivered exactly, at the minimum when planned symbolically, never above the
+     * element-wise oracle.
+     */
+    @Test
+    void explicitLayoutsDeliverAtTheMinimum() {
+        int[] planners = new int[2];
+        Property.forAll("explicit layouts deliver at the minimum", CASES, rnd -> {
+            String req = RandomLayouts.request(rnd);
+            Plan plan = MeshRequest.plan(req);
+            checkDelivers(plan, rnd, req);
+            Plan oracle = ElementPlanner.plan(plan.src(), plan.dst(), plan.elementBytes());
+            assertTrue(plan.bytesTotal() <= oracle.bytesTotal(), () -> "above the element-wise plan: " + req);
+            if (plan.planner().equals(Plan.SYMBOLIC)) {
+                planners[0]++;
+                assertEquals(BruteForce.minimumElements(plan.src(), plan.dst()) * plan.elementBytes(), plan.bytesTotal(),
+                        () -> "not at the minimum:\n" + plan.explain() + "for " + req);
+            } else {
+                planners[1]++;
+            }
+        });
+        System.out.println("explicit layouts: " + planners[0] + " symbolic, " + planners[1] + " element-wise");
+        assertTrue(planners[0] > 3 * planners[1], planners[0] + " vs " + planners[1]);
+    }
+
+    /**
      * Uneven (padded) shards, partial or not: delivered exactly; at the brute-force minimum whenever the blocks
      * nest (the symbolic planner plans); otherwise the element-wise fallback, which says so.
      */
