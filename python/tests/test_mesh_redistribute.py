@@ -21,7 +21,7 @@ PER_MESH = 14  # random pairs per mesh shape: 5 meshes -> 70 pairs, plus the nam
 
 
 def _extra_requests(m: list) -> dict:
-    """Uneven (padded) shards, and a pair without a common refinement (planned element by element)."""
+    """Uneven (padded) shards, and a pair without a usable common refinement (planned element by element)."""
     def req(shape, src, dst):
         return {"mesh": {"shape": m}, "global_shape": shape, "element_bytes": 8, "src": src, "dst": dst}
 
@@ -35,9 +35,12 @@ def _extra_requests(m: list) -> dict:
         "uneven shard(0)->replicate": req([9], {"placements": first}, {"placements": rep}),
     }
     if m == [2]:
+        # radices [3, 4k] and [2, 6k] split one range of 12k differently: 12k > 2^16 values to enumerate, so the
+        # element-wise planner plans it (reducing every element, an all-reduce)
+        k = 1 << 15
         out["no refinement, partial->replicate"] = req(
-            [12], {"layout": "S[(3,4):(4,1)] + R[2:1@gpuid]", "partial_dims": [0]},
-            {"layout": "S[(2,6):(6,1)] + R[2:1@gpuid]"})
+            [12 * k], {"layout": f"S[(3,{4 * k}):({4 * k},1)] + R[2:1@gpuid]", "partial_dims": [0]},
+            {"layout": f"S[(2,{6 * k}):({6 * k},1)] + R[2:1@gpuid]"})
     return out
 
 

@@ -9,7 +9,7 @@ import org.axe4j.layout.Layout;
 
 /**
  * The elements of a redistribution, cell by cell. <b>Cell digits</b> of a {@link Refinement} are those on a device
- * axis in the source or the destination; the others (on m in both) are <b>free</b>. A cell is one assignment of
+ * axis in the source or the destination, and its composite digits; the others (on m in both) are <b>free</b>. A cell is one assignment of
  * the cell digits: all its elements have the same holders and the same needers, and on each of them the cell's
  * elements form one strided box, {@code base + sum_k i_k * mstride_k} over the free digits. A cell clipped to the
  * logical shape (padding removed) is a few {@link Piece}s, each a box in every buffer.
@@ -144,8 +144,7 @@ final class Cells {
             for (int l = 0; l < 2; l++) {
                 long[] coord = new long[ref.axisCount];
                 for (int i = 0; i < c; i++) {
-                    int k = cellDigits[i];
-                    coord[ref.axis[l][k]] += v[i] * ref.stride[l][k];
+                    ref.place(l, cellDigits[i], v[i], coord);
                 }
                 List<long[]> reps = replicas.get(l);
                 at[l] = new Placement[reps.size()];

@@ -15,7 +15,9 @@ import org.axe4j.layout.Iter;
  * W covers the index range {@code [W, W*e)}. Merging the suffix-product boundaries of both radices (and of the
  * tensor dimensions) gives the refined digits; a refinement exists when the merged boundaries form a divisibility
  * chain. A digit of extent {@code e'} at weight {@code w} inside iter {@code (e, s@a)} at weight W maps to
- * {@code s * (w / W) @ a}.
+ * {@code s * (w / W) @ a}. Where the boundaries do not chain (radices {@code [6, 4]} against {@code [4, 6]}), the
+ * boundaries that both layouts can split at are kept and the ranges between the others become composite digits,
+ * enumerated value by value (at most {@link #COMPOSITE_LIMIT} values in all).
  *
  * <p>Uneven (padded) layouts: each layout's padded shape is split per tensor dimension, and the outermost iter of
  * every dimension is stretched to a common padded extent (a multiple of both layouts' inner blocks). Indices past
@@ -31,14 +33,24 @@ final class Refinement {
     final long[] dimWeight;
     /** The digit's step of the logical row-major flat index. */
     final long[] globalStride;
-    /** {@code axis[l][k]}, {@code stride[l][k]}: where digit k goes in layout l (0 = source, 1 = destination). */
+    /**
+     * {@code axis[l][k]}, {@code stride[l][k]}: where digit k goes in layout l (0 = source, 1 = destination); axis
+     * -1 marks a <b>composite</b> digit, whose range the layouts split differently (no common refinement there):
+     * {@code composite[l][k]} lists layout l's iters inside it as {extent, stride, axis} triples, outermost first,
+     * and each value of the digit is decomposed by them (the outermost unbounded: padding past a layout's own
+     * padded extent). Composite digits are enumerated, value by value, as cell digits.
+     */
     final int[][] axis;
     final long[][] stride;
+    final long[][][] composite;
     /** The logical extent of each refinement dimension. */
     final long[] logicalDims;
 
+    /** Above this many values of composite digits (product), no refinement is offered. */
+    static final long COMPOSITE_LIMIT = 1L << 16;
+
     private Refinement(int axisCount, long[] extent, int[] dim, long[] dimWeight, long[] globalStride, int[][] axis,
-            long[][] stride, long[] logicalDims) {
+            long[][] stride, long[][][] composite, long[] logicalDims) {
         this.axisCount = axisCount;
         this.extent = extent;
         this.dim = dim;
@@ -46,11 +58,30 @@ final class Refinement {
         this.globalStride = globalStride;
         this.axis = axis;
         this.stride = stride;
+        this.composite = composite;
         this.logicalDims = logicalDims;
     }
 
     int digits() {
         return extent.length;
+    }
+
+    boolean isComposite(int k) {
+        return axis[0][k] < 0;
+    }
+
+    /** Adds layout l's per-axis contribution of value v of digit k to {@code coord}. */
+    void place(int l, int k, long v, long[] coord) {
+        if (axis[l][k] >= 0) {
+            coord[axis[l][k]] += v * stride[l][k];
+            return;
+        }
+        long[] sub = composite[l][k];
+        for (int j = sub.length / 3 - 1; j >= 0; j--) {
+            long d = j == 0 ? v : v % sub[3 * j];
+            v = j == 0 ? 0 : v / sub[3 * j];
+            coord[(int) sub[3 * j + 2]] += d * sub[3 * j + 1];
+        }
     }
 
     /**
@@ -100,100 +131,170 @@ final class Refinement {
             perDim.add(d);
         }
         long[] common = new long[rank];
+        boolean[] nested = new boolean[rank];
         for (int d = 0; d < rank; d++) {
+            long pa = padded.get(0)[d];
+            long pb = padded.get(1)[d];
             long innerA = inner(perDim.get(0).get(d));
             long innerB = inner(perDim.get(1).get(d));
             long big = Math.max(innerA, innerB);
-            if (big % Math.min(innerA, innerB) != 0) {
-                return null;
+            nested[d] = pa == pb || big % Math.min(innerA, innerB) == 0;
+            if (!nested[d]) {
+                // blocks that do not nest (9 rows in blocks of 3 against 5): the dimension is one enumerated digit
+                common[d] = Math.max(pa, pb);
+                continue;
             }
-            long most = Math.max(padded.get(0)[d], padded.get(1)[d]);
-            common[d] = Math.multiplyExact((most + big - 1) / big, big);
+            common[d] = pa == pb ? pa : Math.multiplyExact((Math.max(pa, pb) + big - 1) / big, big);
             for (List<List<long[]>> dims : perDim) {
                 long[] top = dims.get(d).get(0);
                 top[0] = common[d] / inner(dims.get(d));
             }
         }
-        List<List<long[]>> flat = new ArrayList<>();
-        TreeSet<Long> bounds = new TreeSet<>();
-        for (List<List<long[]>> dims : perDim) {
-            List<long[]> f = new ArrayList<>();
-            dims.forEach(f::addAll);
-            flat.add(f);
-            bounds.addAll(boundaries(f));
-        }
-        long prev = 1;
-        for (long b : bounds) {
-            if (b % prev != 0) {
-                return null;
-            }
-            prev = b;
-        }
-        List<List<long[]>> split = new ArrayList<>();
-        for (List<long[]> f : flat) {
-            List<long[]> s = splitAt(f, bounds);
-            if (s == null) {
-                return null;
-            }
-            split.add(s);
-        }
-        int n = split.get(0).size();
-        if (split.get(1).size() != n) {
-            return null;
-        }
-        long[] dimLow = new long[rank];
         long[] globalLow = new long[rank];
-        long w = 1;
         long g = 1;
         for (int d = rank - 1; d >= 0; d--) {
-            dimLow[d] = w;
             globalLow[d] = g;
-            w = Math.multiplyExact(w, common[d]);
             g *= logical[d];
         }
-        List<long[]> digits = new ArrayList<>(); // {extent, dim, dimWeight, globalStride, axis0, stride0, axis1, stride1}
-        long weight = 1;
-        long[][] rows = new long[n][];
-        for (int k = n - 1; k >= 0; k--) {
-            long[] a = split.get(0).get(k);
-            long[] b = split.get(1).get(k);
-            int d = rank - 1;
-            while (d > 0 && weight >= dimLow[d] * common[d]) {
-                d--;
+        // rows: {extent, dim, dimWeight, globalStride}; subs: per layout the digit's iters {extent, stride, axis}
+        List<long[]> rows = new ArrayList<>();
+        List<List<List<long[]>>> subs = new ArrayList<>();
+        long enumerated = 1;
+        for (int d = 0; d < rank; d++) {
+            List<long[]> a = perDim.get(0).get(d);
+            List<long[]> b = perDim.get(1).get(d);
+            TreeSet<Long> kept = new TreeSet<>();
+            if (nested[d]) {
+                TreeSet<Long> union = boundaries(a);
+                union.addAll(boundaries(b));
+                long last = 1;
+                for (long x : union) {
+                    if (x % last == 0 && splittable(a, x) && splittable(b, x)) {
+                        kept.add(x);
+                        last = x;
+                    }
+                }
             }
-            long dw = weight / dimLow[d];
-            rows[k] = new long[] {a[0], d, dw, dw * globalLow[d], a[2], a[1], b[2], b[1]};
-            weight *= a[0];
-        }
-        for (long[] row : rows) {
-            long[] last = digits.isEmpty() ? null : digits.get(digits.size() - 1);
-            digits.add(row);
-            if (last != null && last[1] == row[1] && last[4] == row[4] && last[6] == row[6]
-                    && last[5] == row[5] * row[0] && last[7] == row[7] * row[0]) {
-                digits.remove(digits.size() - 1);
-                digits.set(digits.size() - 1, new long[] {last[0] * row[0], row[1], row[2], row[3], row[4], row[5],
-                        row[6], row[7]});
+            kept.add(common[d]);
+            List<List<long[]>> groupsA = nested[d] ? group(splitAt(a, kept), kept) : List.of(a);
+            List<List<long[]>> groupsB = nested[d] ? group(splitAt(b, kept), kept) : List.of(b);
+            // kept ranges innermost first; groups are outermost first: walk them from the end
+            long low = 1;
+            int k = groupsA.size() - 1;
+            int at = rows.size();
+            for (long hi : kept) {
+                if (hi == low) {
+                    continue;
+                }
+                List<long[]> sa = groupsA.get(k);
+                List<long[]> sb = groupsB.get(k);
+                k--;
+                rows.add(at, new long[] {hi / low, d, low, low * globalLow[d]});
+                subs.add(at, List.of(sa, sb));
+                if (sa.size() != 1 || sb.size() != 1) {
+                    enumerated = Math.multiplyExact(enumerated, hi / low);
+                    if (enumerated > COMPOSITE_LIMIT) {
+                        return null;
+                    }
+                }
+                low = hi;
             }
         }
-        int m = digits.size();
+        // merge adjacent simple digits of one dimension that are one iter in both layouts
+        for (int k = rows.size() - 1; k > 0; k--) {
+            long[] inner = rows.get(k);
+            long[] outer = rows.get(k - 1);
+            if (outer[1] != inner[1] || !simple(subs.get(k)) || !simple(subs.get(k - 1))) {
+                continue;
+            }
+            boolean joins = true;
+            for (int l = 0; l < 2; l++) {
+                long[] o = subs.get(k - 1).get(l).get(0);
+                long[] i = subs.get(k).get(l).get(0);
+                joins &= o[2] == i[2] && o[1] == i[1] * inner[0];
+            }
+            if (joins) {
+                rows.set(k - 1, new long[] {outer[0] * inner[0], inner[1], inner[2], inner[3]});
+                List<List<long[]>> merged = new ArrayList<>();
+                for (int l = 0; l < 2; l++) {
+                    long[] i = subs.get(k).get(l).get(0);
+                    merged.add(List.of(new long[] {outer[0] * inner[0], i[1], i[2]}));
+                }
+                subs.set(k - 1, merged);
+                rows.remove(k);
+                subs.remove(k);
+            }
+        }
+        int m = rows.size();
         long[] extent = new long[m];
         int[] dim = new int[m];
         long[] dimWeight = new long[m];
         long[] globalStride = new long[m];
         int[][] axis = new int[2][m];
         long[][] stride = new long[2][m];
+        long[][][] composite = new long[2][m][];
         for (int k = 0; k < m; k++) {
-            long[] r = digits.get(k);
+            long[] r = rows.get(k);
             extent[k] = r[0];
             dim[k] = (int) r[1];
             dimWeight[k] = r[2];
             globalStride[k] = r[3];
-            axis[0][k] = (int) r[4];
-            stride[0][k] = r[5];
-            axis[1][k] = (int) r[6];
-            stride[1][k] = r[7];
+            boolean isSimple = simple(subs.get(k));
+            for (int l = 0; l < 2; l++) {
+                List<long[]> sub = subs.get(k).get(l);
+                if (isSimple) {
+                    axis[l][k] = (int) sub.get(0)[2];
+                    stride[l][k] = sub.get(0)[1];
+                } else {
+                    axis[l][k] = -1;
+                    composite[l][k] = new long[3 * sub.size()];
+                    for (int j = 0; j < sub.size(); j++) {
+                        System.arraycopy(sub.get(j), 0, composite[l][k], 3 * j, 3);
+                    }
+                }
+            }
         }
-        return new Refinement(ranks.axes.size() + 1, extent, dim, dimWeight, globalStride, axis, stride, logical.clone());
+        return new Refinement(ranks.axes.size() + 1, extent, dim, dimWeight, globalStride, axis, stride, composite,
+                logical.clone());
+    }
+
+    private static boolean simple(List<List<long[]>> sub) {
+        return sub.get(0).size() == 1 && sub.get(1).size() == 1;
+    }
+
+    /** True when splitting the iters at index boundary b cuts no iter unevenly. */
+    private static boolean splittable(List<long[]> iters, long b) {
+        long w = 1;
+        for (int k = iters.size() - 1; k >= 0; k--) {
+            long hi = w * iters.get(k)[0];
+            if (w < b && b < hi) {
+                return b % w == 0 && hi % b == 0;
+            }
+            w = hi;
+        }
+        return true;
+    }
+
+    /** Iters (already split at {@code kept}) grouped by the kept boundary ranges, innermost range last. */
+    private static List<List<long[]>> group(List<long[]> iters, TreeSet<Long> kept) {
+        List<List<long[]>> out = new ArrayList<>();
+        for (int i = 0; i < kept.size(); i++) {
+            out.add(new ArrayList<>());
+        }
+        List<Long> bounds = new ArrayList<>(kept);
+        long w = 1;
+        for (int k = iters.size() - 1; k >= 0; k--) {
+            int range = 0;
+            while (w >= bounds.get(range)) {
+                range++;
+            }
+            out.get(range).add(0, iters.get(k));
+            w *= iters.get(k)[0];
+        }
+        // ranges are innermost first here; digits are listed outermost first
+        java.util.Collections.reverse(out);
+        out.removeIf(List::isEmpty);
+        return out;
     }
 
     /** The iters split at the tensor dimension boundaries of {@code shape}, grouped per dimension (outermost first). */

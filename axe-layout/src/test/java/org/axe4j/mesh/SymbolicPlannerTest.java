@@ -106,19 +106,51 @@ class SymbolicPlannerTest {
         assertEquals(3L * 50_257 * 192 * 4, explicit.bytesTotal());
     }
 
-    /** No common refinement ([2,3,4] against [2,2,6]): element by element when small, else a clear error. */
+    /**
+     * Radices that do not chain ([2,3,4] against [2,2,6]): the range they split differently is one composite digit,
+     * enumerated; still symbolic and at the bound. Past 2^16 composite values: element by element when small
+     * (at most 2^26 elements), else a clear error.
+     */
     @Test
-    void withoutARefinementFallsBackOrRefuses() {
+    void radicesThatDoNotChainAreEnumeratedFallBackOrAreRefused() {
         Plan plan = MeshRequest.plan(request("[2]", "[24]", "{\"layout\": \"S[(2,3,4):(1@gpuid,4,1)]\"}",
                 "{\"layout\": \"S[(2,2,6):(1@gpuid,6,1)]\"}"));
-        assertEquals(Plan.ELEMENT, plan.planner());
-        assertTrue(plan.explain().contains("planner: element (the source radix"), plan.explain());
-        PlannerTest.checkDelivers(plan, new Random(3), "fallback");
-        long m = 1L << 22;
-        AxeException e = assertThrows(AxeException.class, () -> MeshRequest.plan(request("[2]", "[" + 24 * m + "]",
+        assertEquals(Plan.SYMBOLIC, plan.planner());
+        PlannerTest.checkDelivers(plan, new Random(3), "composite");
+        long m = 1L << 15;
+        Plan fallback = MeshRequest.plan(request("[2]", "[" + 24 * m + "]",
                 "{\"layout\": \"S[(2,3," + 4 * m + "):(1@gpuid," + 4 * m + ",1)]\"}",
-                "{\"layout\": \"S[(2,2," + 6 * m + "):(1@gpuid," + 6 * m + ",1)]\"}")));
+                "{\"layout\": \"S[(2,2," + 6 * m + "):(1@gpuid," + 6 * m + ",1)]\"}"));
+        assertEquals(Plan.ELEMENT, fallback.planner());
+        assertTrue(fallback.explain().contains("planner: element (the source radix"), fallback.explain());
+        assertTrue(fallback.atMinimum());
+        long big = 1L << 22;
+        AxeException e = assertThrows(AxeException.class, () -> MeshRequest.plan(request("[2]", "[" + 24 * big + "]",
+                "{\"layout\": \"S[(2,3," + 4 * big + "):(1@gpuid," + 4 * big + ",1)]\"}",
+                "{\"layout\": \"S[(2,2," + 6 * big + "):(1@gpuid," + 6 * big + ",1)]\"}")));
         assertTrue(e.getMessage().contains("no common refinement") && e.getMessage().contains("2^26"), e.getMessage());
+    }
+
+    /**
+     * Uneven blocks that do not nest (rows over 4 ranks against rows over 2): the dimension is one composite
+     * digit; planned at the bound, the plan growing with the rows (one cell per row).
+     */
+    @Test
+    void unevenBlocksThatDoNotNestArePlanned() {
+        String small = request("[2, 2]", "[9, 4]", pl("[Shard(0), Shard(0)]"), pl("[Shard(0), Replicate()]"));
+        Plan plan = MeshRequest.plan(small);
+        assertEquals(List.of(12L, 4L), plan.src().paddedShape().dims());
+        assertEquals(List.of(10L, 4L), plan.dst().paddedShape().dims());
+        PlannerTest.checkDelivers(plan, new Random(5), small);
+        assertEquals(BruteForce.minimumElements(plan.src(), plan.dst()) * 4, plan.bytesTotal());
+        long t0 = System.nanoTime();
+        Plan rows = MeshRequest.plan(request("[2, 2]", "[50257, 768]", pl("[Shard(0), Shard(0)]"),
+                pl("[Shard(0), Replicate()]")));
+        String json = PlanJson.write(rows);
+        System.out.printf("50257x768 rows over 4 -> over 2 (blocks do not nest): %.0f ms, plan JSON %d bytes%n",
+                (System.nanoTime() - t0) / 1e6, json.length());
+        assertTrue(rows.atMinimum());
+        assertEquals(Plan.SYMBOLIC, rows.planner());
     }
 
     /** Layout errors are found per cell, with the element and rank named. */
