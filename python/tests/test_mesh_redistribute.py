@@ -35,12 +35,12 @@ def _extra_requests(m: list) -> dict:
         "uneven shard(0)->replicate": req([9], {"placements": first}, {"placements": rep}),
     }
     if m == [2]:
-        # radices [3, 4k] and [2, 6k] split one range of 12k differently: 12k > 2^16 values to enumerate, so the
-        # element-wise planner plans it (reducing every element, an all-reduce)
+        # radices [3, 4k, 2] and [2, 6k, 2] split one range of 12k differently: 12k > 2^16 values to enumerate,
+        # so the element-wise planner plans it (reducing every element, an all-reduce)
         k = 1 << 15
         out["no refinement, partial->replicate"] = req(
-            [12 * k], {"layout": f"S[(3,{4 * k}):({4 * k},1)] + R[2:1@gpuid]", "partial_dims": [0]},
-            {"layout": f"S[(2,{6 * k}):({6 * k},1)] + R[2:1@gpuid]"})
+            [24 * k], {"layout": f"S[(3,{4 * k},2):({8 * k},2,1)] + R[2:1@gpuid]", "partial_dims": [0]},
+            {"layout": f"S[(2,{6 * k},2):({12 * k},2,1)] + R[2:1@gpuid]"})
     return out
 
 

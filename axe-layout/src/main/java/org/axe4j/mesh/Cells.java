@@ -134,7 +134,7 @@ final class Cells {
             long gbase = 0;
             for (int i = 0; i < c; i++) {
                 fixed[cellDigits[i]] = v[i];
-                gbase += v[i] * ref.globalStride[cellDigits[i]];
+                gbase += ref.valueOf(cellDigits[i], v[i]) * ref.globalStride[cellDigits[i]];
             }
             List<long[][]> boxes = clip(fixed);
             if (boxes.isEmpty()) {
@@ -154,7 +154,7 @@ final class Cells {
             }
             long[] coordBase = new long[ref.logicalDims.length];
             for (int i = 0; i < c; i++) {
-                coordBase[ref.dim[cellDigits[i]]] += v[i] * ref.dimWeight[cellDigits[i]];
+                coordBase[ref.dim[cellDigits[i]]] += ref.valueOf(cellDigits[i], v[i]) * ref.dimWeight[cellDigits[i]];
             }
             Cell cellObj = new Cell(gbase, at, coordBase);
             for (long[][] b : boxes) {
@@ -262,9 +262,26 @@ final class Cells {
         for (int i = 0; i < f; i++) {
             ext[i] = ref.extent[freeDigits[i]];
         }
+        boolean[] segmentedDim = new boolean[ref.logicalDims.length];
+        for (int k = 0; k < ref.digits(); k++) {
+            if (ref.isSegmented(k)) {
+                // the segment's length, and the logical bound: its start plus the free digit after it
+                int d = ref.dim[k];
+                long start = ref.segStart[k][(int) fixed[k]];
+                long len = Math.min(ref.segLength[k][(int) fixed[k]], ref.logicalDims[d] - start);
+                if (len <= 0) {
+                    return List.of();
+                }
+                ext[freeIndex(k + 1)] = len;
+                segmentedDim[d] = true;
+            }
+        }
         List<long[][]> out = new ArrayList<>();
         out.add(new long[][] {lo, ext});
         for (int d = 0; d < ref.logicalDims.length; d++) {
+            if (segmentedDim[d]) {
+                continue;
+            }
             List<Integer> digits = new ArrayList<>();
             long span = 1;
             for (int k = 0; k < ref.digits(); k++) {

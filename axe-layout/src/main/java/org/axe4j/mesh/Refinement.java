@@ -43,6 +43,13 @@ final class Refinement {
     final int[][] axis;
     final long[][] stride;
     final long[][][] composite;
+    /**
+     * A segmented composite digit (a whole dimension whose blocks do not nest): its value i stands for the
+     * segment {@code [segStart[k][i], segStart[k][i] + segLength[k][i])} of the dimension; the free digit right
+     * after it ranges over the segment (its extent: the longest segment, clipped per cell).
+     */
+    final long[][] segStart;
+    final long[][] segLength;
     /** The logical extent of each refinement dimension. */
     final long[] logicalDims;
 
@@ -50,7 +57,9 @@ final class Refinement {
     static final long COMPOSITE_LIMIT = 1L << 16;
 
     private Refinement(int axisCount, long[] extent, int[] dim, long[] dimWeight, long[] globalStride, int[][] axis,
-            long[][] stride, long[][][] composite, long[] logicalDims) {
+            long[][] stride, long[][][] composite, long[][] segStart, long[][] segLength, long[] logicalDims) {
+        this.segStart = segStart;
+        this.segLength = segLength;
         this.axisCount = axisCount;
         this.extent = extent;
         this.dim = dim;
@@ -70,8 +79,18 @@ final class Refinement {
         return axis[0][k] < 0;
     }
 
-    /** Adds layout l's per-axis contribution of value v of digit k to {@code coord}. */
+    boolean isSegmented(int k) {
+        return segStart[k] != null;
+    }
+
+    /** The index value digit k's cell value v stands for (a segment's start for a segmented digit). */
+    long valueOf(int k, long v) {
+        return segStart[k] != null ? segStart[k][(int) v] : v;
+    }
+
+    /** Adds layout l's per-axis contribution of (cell) value v of digit k to {@code coord}. */
     void place(int l, int k, long v, long[] coord) {
+        v = valueOf(k, v);
         if (axis[l][k] >= 0) {
             coord[axis[l][k]] += v * stride[l][k];
             return;
@@ -159,7 +178,6 @@ final class Refinement {
         // rows: {extent, dim, dimWeight, globalStride}; subs: per layout the digit's iters {extent, stride, axis}
         List<long[]> rows = new ArrayList<>();
         List<List<List<long[]>>> subs = new ArrayList<>();
-        long enumerated = 1;
         for (int d = 0; d < rank; d++) {
             List<long[]> a = perDim.get(0).get(d);
             List<long[]> b = perDim.get(1).get(d);
@@ -191,12 +209,6 @@ final class Refinement {
                 k--;
                 rows.add(at, new long[] {hi / low, d, low, low * globalLow[d]});
                 subs.add(at, List.of(sa, sb));
-                if (sa.size() != 1 || sb.size() != 1) {
-                    enumerated = Math.multiplyExact(enumerated, hi / low);
-                    if (enumerated > COMPOSITE_LIMIT) {
-                        return null;
-                    }
-                }
                 low = hi;
             }
         }
@@ -225,7 +237,68 @@ final class Refinement {
                 subs.remove(k);
             }
         }
+        // a composite digit alone in its dimension whose layouts each end in an m iter (blocks that do not nest) is
+        // cut into segments between the layouts' block boundaries (multiples of the inner extents): within a
+        // segment both maps are affine, so a segment is one cell value and its length one free digit (m strides:
+        // the layouts' inner iters)
+        List<long[][]> segments = new ArrayList<>();
+        for (int k = 0; k < rows.size(); k++) {
+            segments.add(null);
+        }
+        for (int k = rows.size() - 1; k >= 0; k--) {
+            long[] row = rows.get(k);
+            List<List<long[]>> sub = subs.get(k);
+            long d = row[1];
+            boolean alone = rows.stream().filter(r -> r[1] == d).count() == 1;
+            if (simple(sub) || !alone || !segmentable(sub)) {
+                continue;
+            }
+            if (sub.stream().anyMatch(it -> it.size() > 1 && row[0] / it.get(it.size() - 1)[0] > COMPOSITE_LIMIT)) {
+                continue;
+            }
+            TreeSet<Long> cuts = new TreeSet<>(List.of(0L));
+            long[] inner = new long[2];
+            for (int l = 0; l < 2; l++) {
+                List<long[]> it = sub.get(l);
+                inner[l] = it.get(it.size() - 1)[1];
+                if (it.size() > 1) {
+                    long block = it.get(it.size() - 1)[0];
+                    for (long c = block; c < row[0]; c += block) {
+                        cuts.add(c);
+                    }
+                }
+            }
+            long[] start = cuts.stream().mapToLong(Long::longValue).toArray();
+            long[] length = new long[start.length];
+            long longest = 0;
+            for (int i = 0; i < start.length; i++) {
+                length[i] = (i + 1 < start.length ? start[i + 1] : row[0]) - start[i];
+                longest = Math.max(longest, length[i]);
+            }
+            rows.set(k, new long[] {start.length, row[1], row[2], row[3]});
+            segments.set(k, new long[][] {start, length});
+            rows.add(k + 1, new long[] {longest, row[1], row[2], row[3]});
+            subs.add(k + 1, List.of(List.of(new long[] {longest, inner[0], 0}), List.of(new long[] {longest, inner[1], 0})));
+            segments.add(k + 1, null);
+        }
+        long enumerated = 1;
+        for (int k = 0; k < rows.size(); k++) {
+            if (!simple(subs.get(k))) {
+                enumerated = Math.multiplyExact(enumerated, rows.get(k)[0]);
+                if (enumerated > COMPOSITE_LIMIT) {
+                    return null;
+                }
+            }
+        }
         int m = rows.size();
+        long[][] segStart = new long[m][];
+        long[][] segLength = new long[m][];
+        for (int k = 0; k < m; k++) {
+            if (segments.get(k) != null) {
+                segStart[k] = segments.get(k)[0];
+                segLength[k] = segments.get(k)[1];
+            }
+        }
         long[] extent = new long[m];
         int[] dim = new int[m];
         long[] dimWeight = new long[m];
@@ -255,7 +328,17 @@ final class Refinement {
             }
         }
         return new Refinement(ranks.axes.size() + 1, extent, dim, dimWeight, globalStride, axis, stride, composite,
-                logical.clone());
+                segStart, segLength, logical.clone());
+    }
+
+    /** Each layout's iters end in an m iter: between multiples of its extent the outer iters are fixed. */
+    private static boolean segmentable(List<List<long[]>> sub) {
+        for (List<long[]> it : sub) {
+            if (it.get(it.size() - 1)[2] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean simple(List<List<long[]>> sub) {
