@@ -9,7 +9,8 @@ import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 
 /**
- * Which rank holds which global element, at which local offset. Built by enumerating the layout once (an
+ * Which rank holds which global element, at which local offset, by enumeration: the element-wise planner's
+ * tables (the tests' oracle and the fallback), and the overlap check when it cannot be proven from strides. Built by enumerating the layout once (an
  * odometer over the shard digits, times the replica points): for each x and each point p of L(x),
  * {@code rank = ranks(p's device part)}, {@code offset = p.m}.
  *
@@ -18,7 +19,7 @@ import org.axe4j.layout.Layout;
  * one rank's offset (overlapping data); a partial group whose ranks hold different elements.
  */
 public final class Holdings {
-    /** Above this many global elements the planner refuses (its tables are int arrays per rank). */
+    /** Above this many elements holdings are not enumerated (int tables per rank): the element-wise limit. */
     public static final long ELEMENT_LIMIT = 1L << 26;
 
     final DistTensor tensor;
@@ -60,7 +61,7 @@ public final class Holdings {
         long total = l.size();
         if (total > ELEMENT_LIMIT) {
             throw new AxeException(AxeException.Kind.INVALID, "distributed tensor " + t + " has " + total
-                    + " elements; the planner handles at most " + ELEMENT_LIMIT);
+                    + " elements; element-wise holdings are enumerated for at most " + ELEMENT_LIMIT);
         }
         int axisCount = ranks.axes.size() + 1; // index 0 is m
         List<Iter> shard = l.shard();

@@ -16,7 +16,7 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, String plan
         List<LocalShard> srcShards, List<LocalShard> dstShards, long minimumElements) {
     /** {@link #planner} of the symbolic planner (plan size independent of the tensor). */
     public static final String SYMBOLIC = "symbolic";
-    /** {@link #planner} of the element-wise planner (the fallback when no common refinement exists). */
+    /** {@link #planner} of the element-wise planner (the fallback when no usable common refinement exists). */
     public static final String ELEMENT = "element";
 
     /** One step: the collectives its sub-groups run, the mesh dims spanning a sub-group, the buffer it makes. */
