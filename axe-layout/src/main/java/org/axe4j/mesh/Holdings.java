@@ -10,9 +10,9 @@ import org.axe4j.layout.Layout;
 
 /**
  * Which rank holds which global element, at which local offset, by enumeration: the element-wise planner's
- * tables (the tests' oracle and the fallback), and the overlap check when it cannot be proven from strides. Built by enumerating the layout once (an
- * odometer over the shard digits, times the replica points): for each x and each point p of L(x),
- * {@code rank = ranks(p's device part)}, {@code offset = p.m}.
+ * tables (the tests' oracle and the fallback), and the overlap check when it cannot be proven from strides. Built
+ * by enumerating the layout once (an odometer over the shard digits, times the replica points; padding skipped):
+ * for each x and each point p of L(x), {@code rank = ranks(p's device part)}, {@code offset = p.m}.
  *
  * <p>Rejected, with the offending element and rank named: an axis that is neither m nor a mesh axis; a device
  * coordinate outside the mesh (the element would be missing); a negative local offset; two different elements at
