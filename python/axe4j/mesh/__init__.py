@@ -8,7 +8,7 @@ names the mesh, the global shape and the two tensors, each by an Axe layout or b
     req = {"mesh": {"shape": [4]}, "global_shape": [16, 8], "element_bytes": 4,
            "src": {"placements": "[Partial()]"}, "dst": {"placements": "[Shard(0)]"}}
     print(mesh.explain(req))          # reduce_scatter over mesh dims [0] (groups of 4), bytes per rank
-    plan = mesh.plan(req)             # dict in the axe4j.mesh.plan/1 format (docs/mesh.md)
+    plan = mesh.plan(req)             # dict in the axe4j.mesh.plan/2 format (docs/mesh.md)
 
 Functions here start the JVM on first use (``axe4j.install()``); import ``tvm`` before them.
 """

@@ -1,10 +1,14 @@
-"""Executes an ``axe4j.mesh.plan/1`` plan on one MPI rank with mpi4py and numpy (no JVM, no TVM).
+"""Executes an ``axe4j.mesh.plan/2`` plan on one MPI rank with mpi4py and numpy (no JVM, no TVM).
 
 Every rank runs every step: it splits the world communicator by the step's group (color = smallest rank of the
-group, key = position in it), packs its send buffer from the run-length encoded offsets, calls the MPI
-collective the plan names, and keeps the result as a named buffer; the final copies build the destination.
-``received_bytes`` is measured from the buffers handed to MPI (reduce-scatter and all-reduce as the ring
-algorithms move data; see docs/mesh.md).
+group, key = position in it), packs its send buffer from the plan's boxes, calls the MPI collective the plan
+names (a reduce-scatter with per-member counts), and keeps the result as a named buffer; the final copies build the
+destination. ``received_bytes`` is measured from the buffers handed to MPI (reduce-scatter and all-reduce as the
+ring algorithms move data; see docs/mesh.md).
+
+A box ``{"base": b, "extents": [e...], "strides": [s...]}`` is the offsets ``b + sum_k i_k * s_k`` in row-major
+order of i; :func:`box_offsets` expands one, :func:`boxes_offsets` a list, :func:`pairs` a list of
+``[from_box, to_box]`` pairs. :class:`RankPlan` decodes a rank's boxes once into index arrays.
 """
 
 from __future__ import annotations
@@ -14,17 +18,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
-def runs(flat) -> np.ndarray:
-    """``[start, length, ...]`` pairs to the index array they encode."""
-    pairs = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
-    return _expand(pairs[:, 0], pairs[:, 1])
+FORMAT = "axe4j.mesh.plan/2"
 
 
-def triples(flat) -> tuple[np.ndarray, np.ndarray]:
-    """``[from, to, length, ...]`` triples to the two index arrays they encode."""
-    t = np.asarray(flat, dtype=np.int64).reshape(-1, 3)
-    return _expand(t[:, 0], t[:, 2]), _expand(t[:, 1], t[:, 2])
+def box_offsets(box: dict) -> np.ndarray:
+    """The offsets of one box, row-major in its indices (last fastest)."""
+    off = np.array([box["base"]], dtype=np.int64)
+    for e, s in zip(box["extents"], box["strides"]):
+        off = (off[:, None] + np.arange(e, dtype=np.int64) * np.int64(s)).ravel()
+    return off
+
+
+def boxes_offsets(boxes: list) -> np.ndarray:
+    """The offsets of a list of boxes, concatenated in order (runs of stride 1 expanded in one vectorised pass)."""
+    if not boxes:
+        return np.zeros(0, dtype=np.int64)
+    if all(len(b["extents"]) == 0 or (len(b["extents"]) == 1 and b["strides"][0] == 1) for b in boxes):
+        starts = np.array([b["base"] for b in boxes], dtype=np.int64)
+        lengths = np.array([b["extents"][0] if b["extents"] else 1 for b in boxes], dtype=np.int64)
+        return _expand(starts, lengths)
+    return np.concatenate([box_offsets(b) for b in boxes])
+
+
+def pairs(box_pairs: list) -> tuple[np.ndarray, np.ndarray]:
+    """``[[from_box, to_box], ...]`` to the two index arrays they encode (equal lengths)."""
+    return boxes_offsets([p[0] for p in box_pairs]), boxes_offsets([p[1] for p in box_pairs])
 
 
 def _expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -37,7 +55,10 @@ def _expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RankPlan:
-    """One rank's part of a plan, with every offset list decoded once."""
+    """One rank's part of a plan, with every box list decoded once into index arrays.
+
+    ``steps``: the plan's step dicts plus ``send_idx``; ``copies``: (buffer name, from offsets, to offsets);
+    ``src_global``/``dst_global``/``naive_src``: (local offsets, global flat indices)."""
 
     rank: int
     src_size: int
@@ -51,15 +72,17 @@ class RankPlan:
 
     @staticmethod
     def of(plan: dict, rank: int) -> "RankPlan":
+        if plan.get("format") != FORMAT:
+            raise ValueError(f"plan format {plan.get('format')!r}: this executor reads {FORMAT}")
         mine = plan["ranks"][rank]
         steps = []
         for st in mine["steps"]:
             s = dict(st)
-            s["send_idx"] = runs(st["send"])
+            s["send_idx"] = boxes_offsets(st["send"])
             steps.append(s)
-        copies = [(c["from"], *triples(c["runs"])) for c in mine["copies"]]
-        return RankPlan(rank, mine["src_size"], mine["dst_size"], steps, copies, triples(mine["src_global"]),
-                        triples(mine["dst_global"]), triples(mine["naive_src"]))
+        copies = [(c["from"], *pairs(c["pairs"])) for c in mine["copies"]]
+        return RankPlan(rank, int(mine["src_size"]), int(mine["dst_size"]), steps, copies, pairs(mine["src_global"]),
+                        pairs(mine["dst_global"]), pairs(mine["naive_src"]))
 
 
 def split_comms(rp: RankPlan, comm) -> None:
@@ -86,7 +109,9 @@ def execute(rp: RankPlan, comm, src: np.ndarray) -> tuple[np.ndarray, int]:
         out = np.empty(st["out_size"], dtype=src.dtype)
         kind = st["kind"]
         if kind == "reduce_scatter":
-            sub.Reduce_scatter_block(send, out, op=MPI.SUM)
+            # variable counts: member j receives the sum of block j (send = blocks of members 0..p-1 in order)
+            counts = [int(c) for c in st["recv_counts"]]
+            sub.Reduce_scatter(send, out, recvcounts=counts, op=MPI.SUM)
             received += (p - 1) * out.size * item
         elif kind == "all_reduce":
             sub.Allreduce(send, out, op=MPI.SUM)

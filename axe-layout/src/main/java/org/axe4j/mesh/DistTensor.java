@@ -19,12 +19,24 @@ import org.axe4j.layout.interop.ShardingSpec;
  * {@code Partial()}): the true value of an element is the sum over those dimensions' ranks. The layout must give
  * every rank of such a group the same elements (a replica over that dimension, in Axe terms).
  */
-public record DistTensor(DeviceMesh mesh, Shape globalShape, Layout layout, List<Integer> partialDims) {
+public record DistTensor(DeviceMesh mesh, Shape globalShape, Layout layout, List<Integer> partialDims,
+        Shape paddedShape) {
     public DistTensor {
         partialDims = List.copyOf(new TreeSet<>(partialDims));
-        if (!layout.admits(globalShape)) {
+        if (paddedShape.rank() != globalShape.rank()) {
+            throw new AxeException(AxeException.Kind.INVALID, "distributed tensor: padded shape " + paddedShape
+                    + " and global shape " + globalShape + " differ in rank");
+        }
+        for (int d = 0; d < globalShape.rank(); d++) {
+            if (paddedShape.dim(d) < globalShape.dim(d)) {
+                throw new AxeException(AxeException.Kind.INVALID, "distributed tensor: padded shape " + paddedShape
+                        + " is smaller than global shape " + globalShape + " in dimension " + d);
+            }
+        }
+        if (!layout.admits(paddedShape)) {
             throw new AxeException(AxeException.Kind.INVALID, "distributed tensor: layout " + layout + " (size "
-                    + layout.size() + ") does not admit global shape " + globalShape + " (size " + globalShape.size() + ")");
+                    + layout.size() + ") does not admit " + (paddedShape.equals(globalShape) ? "global" : "padded")
+                    + " shape " + paddedShape + " (size " + paddedShape.size() + ")");
         }
         for (int j : partialDims) {
             if (j < 0 || j >= mesh.rank()) {
@@ -34,16 +46,43 @@ public record DistTensor(DeviceMesh mesh, Shape globalShape, Layout layout, List
         }
     }
 
+    /** A tensor whose layout covers exactly the global shape (no padding). */
+    public DistTensor(DeviceMesh mesh, Shape globalShape, Layout layout, List<Integer> partialDims) {
+        this(mesh, globalShape, layout, partialDims, globalShape);
+    }
+
     public static DistTensor of(DeviceMesh mesh, Shape globalShape, Layout layout) {
         return new DistTensor(mesh, globalShape, layout, List.of());
     }
 
     /**
      * The tensor that DTensor placements describe; {@code partialDims} must be placed {@code Replicate()} in
-     * {@code spec} (a partial mesh dimension neither splits nor copies: its ranks hold summands).
+     * {@code spec} (a partial mesh dimension neither splits nor copies: its ranks hold summands). A dimension of
+     * size g split over n devices in all is padded to {@code ceil(g / n) * n}, as {@code torch.chunk} and DTensor
+     * do: every rank's block has {@code ceil(g / n)} slots, the last rank(s) hold fewer elements.
      */
     public static DistTensor fromSpec(ShardingSpec spec, Shape globalShape, List<Integer> partialDims) {
-        return new DistTensor(spec.mesh(), globalShape, ShardingInterop.toAxe(spec, globalShape), partialDims);
+        long[] padded = globalShape.toArray();
+        for (int j = 0; j < spec.mesh().rank(); j++) {
+            if (spec.placements().get(j) instanceof org.axe4j.layout.interop.Placement.Shard s && s.dim() >= 0
+                    && s.dim() < padded.length) {
+                long n = 1;
+                for (int i = 0; i < spec.mesh().rank(); i++) {
+                    if (spec.placements().get(i) instanceof org.axe4j.layout.interop.Placement.Shard t
+                            && t.dim() == s.dim()) {
+                        n *= spec.mesh().dim(i);
+                    }
+                }
+                padded[s.dim()] = (globalShape.dim(s.dim()) + n - 1) / n * n;
+            }
+        }
+        Shape p = Shape.of(padded);
+        return new DistTensor(spec.mesh(), globalShape, ShardingInterop.toAxe(spec, p), partialDims, p);
+    }
+
+    /** True when the layout covers a padded shape larger than the global shape (uneven sharding). */
+    public boolean isPadded() {
+        return !paddedShape.equals(globalShape);
     }
 
     public boolean isPartial() {
@@ -57,7 +96,7 @@ public record DistTensor(DeviceMesh mesh, Shape globalShape, Layout layout, List
 
     @Override
     public String toString() {
-        return layout + (isPartial() ? " partial over mesh dims " + partialDims : "") + " for " + globalShape + " on "
-                + mesh;
+        return layout + (isPartial() ? " partial over mesh dims " + partialDims : "") + " for " + globalShape
+                + (isPadded() ? " padded to " + paddedShape : "") + " on " + mesh;
     }
 }

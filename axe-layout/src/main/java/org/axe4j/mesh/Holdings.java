@@ -9,16 +9,17 @@ import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 
 /**
- * Which rank holds which global element, at which local offset. Built by enumerating the layout once (an
- * odometer over the shard digits, times the replica points): for each x and each point p of L(x),
- * {@code rank = ranks(p's device part)}, {@code offset = p.m}.
+ * Which rank holds which global element, at which local offset, by enumeration: the element-wise planner's
+ * tables (the tests' oracle and the fallback), and the overlap check when it cannot be proven from strides. Built
+ * by enumerating the layout once (an odometer over the shard digits, times the replica points; padding skipped):
+ * for each x and each point p of L(x), {@code rank = ranks(p's device part)}, {@code offset = p.m}.
  *
  * <p>Rejected, with the offending element and rank named: an axis that is neither m nor a mesh axis; a device
  * coordinate outside the mesh (the element would be missing); a negative local offset; two different elements at
  * one rank's offset (overlapping data); a partial group whose ranks hold different elements.
  */
 public final class Holdings {
-    /** Above this many global elements the planner refuses (its tables are int arrays per rank). */
+    /** Above this many elements holdings are not enumerated (int tables per rank): the element-wise limit. */
     public static final long ELEMENT_LIMIT = 1L << 26;
 
     final DistTensor tensor;
@@ -60,7 +61,7 @@ public final class Holdings {
         long total = l.size();
         if (total > ELEMENT_LIMIT) {
             throw new AxeException(AxeException.Kind.INVALID, "distributed tensor " + t + " has " + total
-                    + " elements; the planner handles at most " + ELEMENT_LIMIT);
+                    + " elements; element-wise holdings are enumerated for at most " + ELEMENT_LIMIT);
         }
         int axisCount = ranks.axes.size() + 1; // index 0 is m
         List<Iter> shard = l.shard();
@@ -79,8 +80,10 @@ public final class Holdings {
         }
         long[] coord = new long[axisCount];
         long[] digit = new long[n];
-        for (long x = 0; x < total; x++) {
-            for (int q = 0; q < reps.size(); q++) {
+        long logicalTotal = t.globalShape().size();
+        for (long xp = 0; xp < total; xp++) {
+            long x = logicalIndex(t, xp);
+            for (int q = 0; q < reps.size() && x >= 0; q++) {
                 long[] rp = reps.get(q);
                 int rank = 0;
                 for (int a = 1; a < axisCount; a++) {
@@ -125,7 +128,7 @@ public final class Holdings {
             }
             int[] loc = new int[(int) span];
             Arrays.fill(loc, -1);
-            int[] wh = new int[(int) total];
+            int[] wh = new int[(int) logicalTotal];
             Arrays.fill(wh, -1);
             for (long[] e : perRank.get(r)) {
                 int o = (int) e[0];
@@ -146,6 +149,20 @@ public final class Holdings {
         Holdings h = new Holdings(t, ranks, local, where);
         h.checkPartialGroups();
         return h;
+    }
+
+    /** The logical flat index of padded index xp, or -1 for padding. */
+    private static long logicalIndex(DistTensor t, long xp) {
+        if (!t.isPadded()) {
+            return xp;
+        }
+        long[] c = t.paddedShape().unflatten(xp);
+        for (int d = 0; d < c.length; d++) {
+            if (c[d] >= t.globalShape().dim(d)) {
+                return -1;
+            }
+        }
+        return t.globalShape().flatten(c);
     }
 
     /** Every rank of a partial group must hold the same elements (each holds one summand of each). */

@@ -25,6 +25,9 @@ import org.axe4j.layout.interop.ShardingSpec;
  * dimension (it is laid out as {@code Replicate()} and listed in the partial dims). With placements,
  * {@code "local_order": [1, 0]} stores the local buffer with tensor dimension 1 outermost (column-major), and
  * {@code "held_at": [[j, c]]} keeps a {@code Replicate()} mesh dimension j's copy only at coordinate c.
+ * Placements that split a dimension unevenly pad it like {@code torch.chunk} (see {@link DistTensor#fromSpec}); a
+ * layout over a padded shape names it: {@code {"layout": "S[(4,3):(1@gpuid,1)]", "padded_shape": [12]}} for 10
+ * elements (positions past the global shape are padding: never moved, never needed).
  */
 public final class MeshRequest {
     private MeshRequest() {}
@@ -92,7 +95,13 @@ public final class MeshRequest {
             t.getAsJsonArray("partial_dims").forEach(e -> partial.add(intOf(e, "partial_dims")));
         }
         if (t.has("layout")) {
-            return new DistTensor(mesh, shape, Layout.parse(t.get("layout").getAsString()), partial);
+            Shape padded = shape;
+            if (t.has("padded_shape")) {
+                List<Long> dims = new ArrayList<>();
+                t.getAsJsonArray("padded_shape").forEach(e -> dims.add(longOf(e, "padded_shape")));
+                padded = new Shape(dims);
+            }
+            return new DistTensor(mesh, shape, Layout.parse(t.get("layout").getAsString()), partial, padded);
         }
         if (t.has("placements")) {
             String text = t.get("placements").getAsString();
@@ -111,7 +120,8 @@ public final class MeshRequest {
                 plain.append(j > 0 ? ", " : "").append(isPartial ? "Replicate()" : p);
             }
             ShardingSpec spec = new ShardingSpec(mesh, Placement.parseList(plain.append(']').toString()));
-            Layout l = DistTensor.fromSpec(spec, shape, partial).layout();
+            DistTensor placed = DistTensor.fromSpec(spec, shape, partial);
+            Layout l = placed.layout();
             if (t.has("local_order")) {
                 List<Integer> order = new ArrayList<>();
                 t.getAsJsonArray("local_order").forEach(e -> order.add(intOf(e, "local_order")));
@@ -123,7 +133,7 @@ public final class MeshRequest {
                     l = Variants.heldAt(l, spec, intOf(pair.get(0), "held_at"), longOf(pair.get(1), "held_at"));
                 }
             }
-            return new DistTensor(mesh, shape, l, partial);
+            return new DistTensor(mesh, shape, l, partial, placed.paddedShape());
         }
         throw new AxeException(AxeException.Kind.INVALID, "mesh request: '" + key + "' needs a \"layout\" or"
                 + " \"placements\" field, got " + t);
@@ -139,7 +149,7 @@ public final class MeshRequest {
         JsonObject req = parse(json);
         DistTensor t = tensor(req, "tensor");
         JsonArray out = new JsonArray();
-        for (LocalShard s : LocalShard.of(t.holdings())) {
+        for (LocalShard s : localShards(t)) {
             JsonObject o = new JsonObject();
             o.addProperty("rank", s.rank());
             JsonArray coord = new JsonArray();
@@ -166,6 +176,13 @@ public final class MeshRequest {
             out.add(o);
         }
         return out.toString();
+    }
+
+    /** Every rank's local shard, from the cells of the tensor against itself (element-wise when none exist). */
+    static List<LocalShard> localShards(DistTensor t) {
+        MeshRanks ranks = new MeshRanks(t.mesh());
+        Refinement ref = Refinement.of(t, t, ranks);
+        return ref == null ? LocalShard.of(t.holdings()) : LocalShard.of(t, new Cells(ref, t, t, ranks), 0, ranks);
     }
 
     /** The Axe layout text of a tensor given by placements or layout. */

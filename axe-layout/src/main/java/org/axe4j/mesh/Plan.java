@@ -11,8 +11,13 @@ import org.axe4j.layout.Checks;
  * step, and each rank's final local copies. Every rank takes part in every step (its sub-group may be idle), so
  * the ranks call the same sequence of communicator splits. {@link PlanJson} writes it; {@link #explain} prints it.
  */
-public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings srcHoldings, Holdings dstHoldings,
-        List<Step> steps, List<List<RankStep>> rankSteps, List<List<Copy>> copies, long minimumElements) {
+public record Plan(DistTensor src, DistTensor dst, int elementBytes, String planner, String note,
+        List<Step> steps, List<List<RankStep>> rankSteps, List<List<Copy>> copies, List<RankMaps> maps,
+        List<LocalShard> srcShards, List<LocalShard> dstShards, long minimumElements) {
+    /** {@link #planner} of the symbolic planner (plan size independent of the tensor). */
+    public static final String SYMBOLIC = "symbolic";
+    /** {@link #planner} of the element-wise planner (the fallback when no usable common refinement exists). */
+    public static final String ELEMENT = "element";
 
     /** One step: the collectives its sub-groups run, the mesh dims spanning a sub-group, the buffer it makes. */
     public record Step(Set<Collective> kinds, List<Integer> meshDims, String out) {
@@ -48,6 +53,22 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings sr
         return t;
     }
 
+    public boolean atMinimum() {
+        return bytesTotal() == minimumBytes();
+    }
+
+    public long excessBytes() {
+        return bytesTotal() - minimumBytes();
+    }
+
+    public long srcSize(int rank) {
+        return maps.get(rank).srcSize();
+    }
+
+    public long dstSize(int rank) {
+        return maps.get(rank).dstSize();
+    }
+
     public long minimumBytes() {
         return Checks.mul("minimum bytes of the plan", minimumElements, elementBytes);
     }
@@ -60,6 +81,7 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings sr
      *   partial, p summands (p > 1): (p - 1) + |D| - [D meets H]  (combine p summands, then one arrival per
      *                                                              other destination rank)
      * </pre>
+     * Elements with p = 1 partial summand count as not partial.
      */
     static long minimumElements(DistTensor src, Holdings hs, Holdings hd) {
         int n = hs.rankCount();
@@ -96,8 +118,13 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings sr
         b.append("  src: ").append(src.layout()).append(src.isPartial() ? "  partial over mesh dims "
                 + src.partialDims() : "").append('\n');
         b.append("  dst: ").append(dst.layout()).append('\n');
-        List<LocalShard> s = LocalShard.of(srcHoldings);
-        List<LocalShard> d = LocalShard.of(dstHoldings);
+        if (src.isPadded() || dst.isPadded()) {
+            b.append("  padded shapes: src ").append(src.paddedShape()).append(", dst ").append(dst.paddedShape())
+                    .append(" (padding is never moved)\n");
+        }
+        b.append("  planner: ").append(planner).append(note.isEmpty() ? "" : " (" + note + ")").append('\n');
+        List<LocalShard> s = srcShards;
+        List<LocalShard> d = dstShards;
         b.append("  local layouts: src ").append(s.get(0).localLayout()).append(" shape ").append(s.get(0).localShape())
                 .append(", dst ").append(d.get(0).localLayout()).append(" shape ").append(d.get(0).localShape()).append('\n');
         for (int r = 0; r < rankCount(); r++) {
@@ -116,11 +143,12 @@ public record Plan(DistTensor src, DistTensor dst, int elementBytes, Holdings sr
         }
         b.append("local copy: elements per rank [");
         for (int r = 0; r < rankCount(); r++) {
-            b.append(r > 0 ? ", " : "").append(copies.get(r).stream().mapToInt(c -> c.to().length).sum());
+            b.append(r > 0 ? ", " : "").append(copies.get(r).stream().mapToLong(Copy::elements).sum());
         }
         b.append("]\n");
         b.append("total: ").append(bytesTotal()).append(" bytes moved; information-theoretic minimum ")
-                .append(minimumBytes()).append(" bytes\n");
+                .append(minimumBytes()).append(" bytes");
+        b.append(atMinimum() ? " (at the minimum)\n" : " (" + excessBytes() + " bytes above it: " + note + ")\n");
         return b.toString();
     }
 }

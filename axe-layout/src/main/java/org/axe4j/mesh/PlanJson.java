@@ -6,12 +6,13 @@ import com.google.gson.JsonObject;
 import java.util.List;
 
 /**
- * The JSON plan format ({@code "format": "axe4j.mesh.plan/1"}), read by the Python executor on each rank.
- * Offset lists are run-length encoded: {@code send} as flat {@code [start, length, ...]} pairs, copies and the
- * global maps as flat {@code [from, to, length, ...]} triples (consecutive on both sides). See docs/mesh.md.
+ * The JSON plan format ({@code "format": "axe4j.mesh.plan/2"}), read by the Python executor on each rank.
+ * Offsets are boxes {@code {"base": b, "extents": [...], "strides": [...]}} (offsets {@code b + sum i_k * s_k},
+ * row-major in i); copies and the global maps are lists of {@code [from_box, to_box]} pairs of equal extents.
+ * Nothing in it is per element, so its size does not grow with the tensor. See docs/mesh.md.
  */
 public final class PlanJson {
-    public static final String FORMAT = "axe4j.mesh.plan/1";
+    public static final String FORMAT = "axe4j.mesh.plan/2";
 
     private PlanJson() {}
 
@@ -54,6 +55,12 @@ public final class PlanJson {
         o.add("bytes_per_rank", perRank);
         o.addProperty("bytes_total", plan.bytesTotal());
         o.addProperty("minimum_bytes", plan.minimumBytes());
+        o.addProperty("planner", plan.planner());
+        o.addProperty("at_minimum", plan.atMinimum());
+        o.addProperty("excess_bytes", plan.excessBytes());
+        if (!plan.note().isEmpty()) {
+            o.addProperty("note", plan.note());
+        }
         JsonArray ranks = new JsonArray();
         for (int r = 0; r < plan.rankCount(); r++) {
             ranks.add(rank(plan, r));
@@ -66,17 +73,19 @@ public final class PlanJson {
         JsonObject o = new JsonObject();
         o.addProperty("layout", t.layout().toString());
         o.add("partial_dims", ints(t.partialDims()));
+        o.add("padded_shape", longs(t.paddedShape().dims()));
         return o;
     }
 
     private static JsonObject rank(Plan plan, int r) {
         JsonObject o = new JsonObject();
+        RankMaps maps = plan.maps().get(r);
         o.addProperty("rank", r);
-        o.addProperty("src_size", plan.srcHoldings().localSize(r));
-        o.addProperty("dst_size", plan.dstHoldings().localSize(r));
-        o.add("src_global", globalMap(plan.srcHoldings().local[r]));
-        o.add("dst_global", globalMap(plan.dstHoldings().local[r]));
-        o.add("naive_src", naiveContribution(plan, r));
+        o.addProperty("src_size", maps.srcSize());
+        o.addProperty("dst_size", maps.dstSize());
+        o.add("src_global", pairs(maps.srcGlobal()));
+        o.add("dst_global", pairs(maps.dstGlobal()));
+        o.add("naive_src", pairs(maps.naiveSrc()));
         JsonArray steps = new JsonArray();
         for (RankStep st : plan.rankSteps().get(r)) {
             JsonObject s = new JsonObject();
@@ -84,14 +93,16 @@ public final class PlanJson {
             s.add("group", ints(st.group()));
             s.addProperty("in", st.in());
             s.addProperty("out", st.out());
-            s.add("send", runs(st.send()));
+            JsonArray send = new JsonArray();
+            st.send().forEach(b -> send.add(box(b)));
+            s.add("send", send);
             if (st.sendCounts() != null) {
-                s.add("send_counts", ints(st.sendCounts()));
-                s.add("recv_counts", ints(st.recvCounts()));
+                s.add("send_counts", longs(st.sendCounts()));
+                s.add("recv_counts", longs(st.recvCounts()));
             }
             s.addProperty("root", st.root());
             s.addProperty("out_size", st.outSize());
-            s.addProperty("bytes", org.axe4j.layout.Checks.mul("bytes of a copy", st.elements(), plan.elementBytes()));
+            s.addProperty("bytes", org.axe4j.layout.Checks.mul("bytes of a step", st.elements(), plan.elementBytes()));
             steps.add(s);
         }
         o.add("steps", steps);
@@ -99,85 +110,36 @@ public final class PlanJson {
         for (Copy c : plan.copies().get(r)) {
             JsonObject j = new JsonObject();
             j.addProperty("from", c.from());
-            j.add("runs", triples(c.at(), c.to()));
+            j.add("pairs", pairs(c.pairs()));
             copies.add(j);
         }
         o.add("copies", copies);
         return o;
     }
 
-    /**
-     * What rank r sends to rank 0 in the naive gather-and-scatter baseline, as (src offset, global index) triples:
-     * for each element, the lowest-rank holder's copy, or (partial source) every member of its partial group.
-     */
-    private static JsonArray naiveContribution(Plan plan, int r) {
-        Holdings hs = plan.srcHoldings();
-        int total = hs.where[0].length;
-        IntList at = new IntList();
-        IntList x = new IntList();
-        for (int e = 0; e < total; e++) {
-            if (hs.where[r][e] < 0) {
-                continue;
-            }
-            int first = 0;
-            while (hs.where[first][e] < 0) {
-                first++;
-            }
-            boolean contributes = first == r;
-            if (!contributes && plan.src().isPartial()) {
-                for (int m : hs.ranks.group(first, plan.src().partialDims())) {
-                    contributes |= m == r;
-                }
-            }
-            if (contributes) {
-                at.add(hs.where[r][e]);
-                x.add(e);
-            }
-        }
-        return triples(at.toArray(), x.toArray());
+    static JsonObject box(Box b) {
+        JsonObject o = new JsonObject();
+        o.addProperty("base", b.base());
+        o.add("extents", longs(b.extents()));
+        o.add("strides", longs(b.strides()));
+        return o;
     }
 
-    private static JsonArray globalMap(int[] local) {
-        IntList at = new IntList();
-        IntList x = new IntList();
-        for (int o = 0; o < local.length; o++) {
-            if (local[o] >= 0) {
-                at.add(o);
-                x.add(local[o]);
-            }
-        }
-        return triples(at.toArray(), x.toArray());
-    }
-
-    /** {@code [start, length, ...]} runs of consecutive values. */
-    static JsonArray runs(int[] v) {
+    private static JsonArray pairs(List<BoxPair> pairs) {
         JsonArray a = new JsonArray();
-        int i = 0;
-        while (i < v.length) {
-            int j = i + 1;
-            while (j < v.length && v[j] == v[j - 1] + 1) {
-                j++;
-            }
-            a.add(v[i]);
-            a.add(j - i);
-            i = j;
+        for (BoxPair p : pairs) {
+            JsonArray pair = new JsonArray();
+            pair.add(box(p.from()));
+            pair.add(box(p.to()));
+            a.add(pair);
         }
         return a;
     }
 
-    /** {@code [from, to, length, ...]} runs consecutive in both lists. */
-    static JsonArray triples(int[] from, int[] to) {
+    private static JsonArray longs(long[] v) {
         JsonArray a = new JsonArray();
-        int i = 0;
-        while (i < from.length) {
-            int j = i + 1;
-            while (j < from.length && from[j] == from[j - 1] + 1 && to[j] == to[j - 1] + 1) {
-                j++;
-            }
-            a.add(from[i]);
-            a.add(to[i]);
-            a.add(j - i);
-            i = j;
+        for (long x : v) {
+            a.add(x);
         }
         return a;
     }

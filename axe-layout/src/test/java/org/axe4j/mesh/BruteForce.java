@@ -23,8 +23,17 @@ final class BruteForce {
             rankOfDevice.put(mesh.device(coord(mesh, r)), r);
         }
         Map<Integer, Map<Integer, Integer>> out = new HashMap<>();
-        for (long x = 0; x < t.layout().size(); x++) {
-            for (Point p : t.layout().apply(x)) {
+        for (long xp = 0; xp < t.layout().size(); xp++) {
+            long[] c = t.paddedShape().unflatten(xp);
+            boolean padding = false;
+            for (int d = 0; d < c.length; d++) {
+                padding |= c[d] >= t.globalShape().dim(d);
+            }
+            if (padding) {
+                continue; // never held, never needed
+            }
+            long x = t.globalShape().flatten(c);
+            for (Point p : t.layout().apply(xp)) {
                 Point device = p.minus(Point.single(Axis.M, p.get(Axis.M)));
                 Integer r = rankOfDevice.get(device);
                 if (r == null) {
@@ -36,6 +45,33 @@ final class BruteForce {
                 }
             }
         }
+        return out;
+    }
+
+    /**
+     * The lower bound from its definition: per element, D = ranks needing it, H = ranks holding it;
+     * {@code |D \ H|}, or with p > 1 partial summands {@code (p-1) + |D| - [D meets H]}.
+     */
+    static long minimumElements(DistTensor src, DistTensor dst) {
+        Map<Integer, java.util.Set<Integer>> holders = byElement(holdings(src));
+        Map<Integer, java.util.Set<Integer>> needers = byElement(holdings(dst));
+        long p = 1;
+        for (int j : src.partialDims()) {
+            p *= src.mesh().dim(j);
+        }
+        long min = 0;
+        for (var e : needers.entrySet()) {
+            java.util.Set<Integer> h = holders.getOrDefault(e.getKey(), java.util.Set.of());
+            long missing = e.getValue().stream().filter(r -> !h.contains(r)).count();
+            boolean meets = missing < e.getValue().size();
+            min += p > 1 ? (p - 1) + e.getValue().size() - (meets ? 1 : 0) : missing;
+        }
+        return min;
+    }
+
+    private static Map<Integer, java.util.Set<Integer>> byElement(Map<Integer, Map<Integer, Integer>> h) {
+        Map<Integer, java.util.Set<Integer>> out = new HashMap<>();
+        h.forEach((r, m) -> m.values().forEach(x -> out.computeIfAbsent(x, k -> new java.util.TreeSet<>()).add(r)));
         return out;
     }
 

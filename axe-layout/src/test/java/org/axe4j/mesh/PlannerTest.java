@@ -38,13 +38,75 @@ class PlannerTest {
         });
     }
 
-    /** After the plan, every rank holds what its destination layout says; bytes = the simulated count. */
+    /**
+     * The symbolic plan delivers exactly what the destination layout says (simulated box by box), moves exactly
+     * the brute-force lower bound (every class: replicated, sharded, partial, uneven), and never more than the
+     * element-wise oracle, which also delivers exactly.
+     */
     @Test
-    void randomPlansDeliverExactly() {
-        Property.forAll("plan delivers", CASES, rnd -> {
+    void symbolicPlansDeliverAtTheMinimum() {
+        Property.forAll("symbolic plan delivers at the minimum", CASES, rnd -> {
             String req = RandomRedistributions.request(rnd);
             Plan plan = MeshRequest.plan(req);
+            assertEquals(Plan.SYMBOLIC, plan.planner(), req);
             checkDelivers(plan, rnd, req);
+            assertEquals(BruteForce.minimumElements(plan.src(), plan.dst()) * plan.elementBytes(), plan.bytesTotal(),
+                    () -> "not at the minimum:\n" + plan.explain() + "for " + req);
+            Plan oracle = ElementPlanner.plan(plan.src(), plan.dst(), plan.elementBytes());
+            checkDelivers(oracle, rnd, req);
+            assertEquals(oracle.minimumBytes(), plan.minimumBytes(), req);
+            assertTrue(plan.bytesTotal() <= oracle.bytesTotal(), () -> "above the element-wise plan: " + req);
+        });
+    }
+
+    /**
+     * Explicit layouts beyond placements (cyclic and block-cyclic device iters, buffers with gaps, replicas,
+     * offsets, partial sources; radices that chain or not): planned symbolically, delivered exactly, at the
+     * minimum, never above the element-wise oracle.
+     */
+    @Test
+    void explicitLayoutsDeliverAtTheMinimum() {
+        Property.forAll("explicit layouts deliver at the minimum", CASES, rnd -> {
+            String req = RandomLayouts.request(rnd);
+            Plan plan = MeshRequest.plan(req);
+            assertEquals(Plan.SYMBOLIC, plan.planner(), req);
+            checkDelivers(plan, rnd, req);
+            assertEquals(BruteForce.minimumElements(plan.src(), plan.dst()) * plan.elementBytes(), plan.bytesTotal(),
+                    () -> "not at the minimum:\n" + plan.explain() + "for " + req);
+            Plan oracle = ElementPlanner.plan(plan.src(), plan.dst(), plan.elementBytes());
+            assertTrue(plan.bytesTotal() <= oracle.bytesTotal(), () -> "above the element-wise plan: " + req);
+        });
+    }
+
+    /**
+     * Uneven (padded) shards, partial or not, blocks nesting or not: planned symbolically, delivered exactly, at
+     * the brute-force minimum.
+     */
+    @Test
+    void unevenPlansDeliverAtTheMinimum() {
+        Property.forAll("uneven plan delivers at the minimum", CASES, rnd -> {
+            String req = RandomRedistributions.request(rnd, true);
+            Plan plan = MeshRequest.plan(req);
+            assertEquals(Plan.SYMBOLIC, plan.planner(), req);
+            checkDelivers(plan, rnd, req);
+            assertEquals(BruteForce.minimumElements(plan.src(), plan.dst()) * plan.elementBytes(), plan.bytesTotal(),
+                    () -> "not at the minimum:\n" + plan.explain() + "for " + req);
+        });
+    }
+
+    /** The symbolic local shards (sizes, element counts, regions) agree with the enumerated ones. */
+    @Test
+    void symbolicLocalShardsMatchEnumeration() {
+        Property.forAll("local shards = enumeration", CASES, rnd -> {
+            String req = RandomRedistributions.request(rnd);
+            DistTensor t = MeshRequest.tensor(MeshRequest.parse(req), rnd.nextBoolean() ? "src" : "dst");
+            List<LocalShard> sym = MeshRequest.localShards(t);
+            List<LocalShard> enumerated = LocalShard.of(t.holdings());
+            for (int r = 0; r < sym.size(); r++) {
+                assertEquals(enumerated.get(r).bufferSize(), sym.get(r).bufferSize(), req);
+                assertEquals(enumerated.get(r).elements(), sym.get(r).elements(), req);
+                assertEquals(enumerated.get(r).regionText(), sym.get(r).regionText(), req);
+            }
         });
     }
 
@@ -73,7 +135,7 @@ class PlannerTest {
         Map<Integer, Map<Integer, Integer>> srcOracle = BruteForce.holdings(src);
         double[][] in = new double[n][];
         for (int r = 0; r < n; r++) {
-            in[r] = new double[plan.srcHoldings().localSize(r)];
+            in[r] = new double[(int) plan.srcSize(r)];
             int k = BruteForce.partialIndex(src, r);
             for (var e : srcOracle.getOrDefault(r, Map.of()).entrySet()) {
                 in[r][e.getKey()] = summand[k][e.getValue()];
@@ -90,10 +152,26 @@ class PlannerTest {
             int rr = r;
             assertEquals(sim.received[r] * plan.elementBytes(), plan.bytesReceived(r), () -> "bytes of rank " + rr + " in\n"
                     + plan.explain());
+            checkGlobalMaps(plan, r, srcOracle.getOrDefault(r, Map.of()), dstOracle.getOrDefault(r, Map.of()), what);
         }
         assertTrue(plan.bytesTotal() >= plan.minimumBytes(), () -> "below the minimum?\n" + plan.explain());
         if (!src.isPartial()) {
             assertEquals(plan.minimumBytes(), plan.bytesTotal(), () -> "a non-partial plan moves the minimum\n" + plan.explain());
+        }
+    }
+
+    /** src_global / dst_global list exactly the oracle's (offset, element) pairs of the rank. */
+    private static void checkGlobalMaps(Plan plan, int r, Map<Integer, Integer> src, Map<Integer, Integer> dst, String what) {
+        for (int l = 0; l < 2; l++) {
+            Map<Integer, Integer> got = new java.util.HashMap<>();
+            for (BoxPair pair : l == 0 ? plan.maps().get(r).srcGlobal() : plan.maps().get(r).dstGlobal()) {
+                long[] at = pair.from().offsets();
+                long[] x = pair.to().offsets();
+                for (int i = 0; i < at.length; i++) {
+                    got.put((int) at[i], (int) x[i]);
+                }
+            }
+            assertEquals(l == 0 ? src : dst, got, "global map " + l + " of rank " + r + " for " + what);
         }
     }
 
@@ -125,8 +203,10 @@ class PlannerTest {
         assertEquals(1, rs.steps().size());
         assertEquals(rs.minimumBytes(), rs.bytesTotal());
 
+        // reduce-scatter, then forward the reduced blocks (an all-gather): the all-reduce's bytes, in two steps
         Plan ar = plan("[4]", "[16, 8]", pl("[Partial()]"), pl("[Replicate()]"));
-        assertEquals("all_reduce", ar.steps().get(0).kindText());
+        assertEquals("reduce_scatter", ar.steps().get(0).kindText());
+        assertEquals("all_gather", ar.steps().get(1).kindText());
         assertEquals(ar.minimumBytes(), ar.bytesTotal());
 
         Plan bcast = plan("[4]", "[16, 8]", "{\"placements\": \"[Replicate()]\", \"held_at\": [[0, 2]]}",
@@ -154,7 +234,7 @@ class PlannerTest {
         assertTrue(out.contains("\"local_shape\":[32,64]"), out);
         assertTrue(out.contains("\"local_layout\":\"S[(32,64):(64,1)]\""), out);
         // rank 1 = mesh (0, 1): rows 32..64 (dim 0 split by mesh dim 1), cols 0..64
-        List<LocalShard> shards = LocalShard.of(MeshRequest.tensor(MeshRequest.parse(req), "tensor").holdings());
+        List<LocalShard> shards = MeshRequest.localShards(MeshRequest.tensor(MeshRequest.parse(req), "tensor"));
         assertEquals("[32:64, 0:64]", shards.get(1).regionText());
         assertEquals("[0:32, 64:128]", shards.get(2).regionText());
     }

@@ -11,24 +11,32 @@ final class RandomRedistributions {
     private RandomRedistributions() {}
 
     static String request(Random rnd) {
+        return request(rnd, false);
+    }
+
+    /** With {@code uneven}, dimensions may not divide by their shards (padded like torch.chunk). */
+    static String request(Random rnd, boolean uneven) {
         long[] mesh = MESHES[rnd.nextInt(MESHES.length)];
         boolean named = mesh.length == 2 && rnd.nextBoolean();
         int rank = 1 + rnd.nextInt(3);
         long[] shape = new long[rank];
         for (int d = 0; d < rank; d++) {
             shape[d] = rank == 3 ? 4L << rnd.nextInt(2) : 8L << rnd.nextInt(2);
+            if (uneven && rnd.nextBoolean()) {
+                shape[d] = 1 + rnd.nextInt(rank == 3 ? 7 : 13);
+            }
         }
         StringBuilder b = new StringBuilder("{\"mesh\": {\"shape\": ").append(list(mesh));
         if (named) {
             b.append(", \"axes\": [\"dp\", \"tp\"]");
         }
         b.append("}, \"global_shape\": ").append(list(shape)).append(", \"element_bytes\": 8, ");
-        b.append("\"src\": ").append(tensor(rnd, mesh, shape, true)).append(", ");
-        b.append("\"dst\": ").append(tensor(rnd, mesh, shape, false)).append('}');
+        b.append("\"src\": ").append(tensor(rnd, mesh, shape, true, uneven)).append(", ");
+        b.append("\"dst\": ").append(tensor(rnd, mesh, shape, false, uneven)).append('}');
         return b.toString();
     }
 
-    static String tensor(Random rnd, long[] mesh, long[] shape, boolean mayBePartial) {
+    static String tensor(Random rnd, long[] mesh, long[] shape, boolean mayBePartial, boolean uneven) {
         long[] split = new long[shape.length];
         java.util.Arrays.fill(split, 1);
         List<String> places = new ArrayList<>();
@@ -36,7 +44,7 @@ final class RandomRedistributions {
         for (int j = 0; j < mesh.length; j++) {
             int pick = rnd.nextInt(mayBePartial ? 4 : 3);
             int d = rnd.nextInt(shape.length);
-            if (pick >= 1 && pick <= 2 && shape[d] % (split[d] * mesh[j]) == 0) {
+            if (pick >= 1 && pick <= 2 && (uneven || shape[d] % (split[d] * mesh[j]) == 0)) {
                 split[d] *= mesh[j];
                 places.add("Shard(" + d + ")");
             } else if (pick == 3) {

@@ -32,9 +32,10 @@ final class Simulator {
             for (int r = 0; r < n; r++) {
                 RankStep st = plan.rankSteps().get(r).get(s);
                 double[] in = bufs.get(r).get(st.in());
-                send[r] = new double[st.send().length];
+                long[] at = offsets(st.send());
+                send[r] = new double[at.length];
                 for (int i = 0; i < send[r].length; i++) {
-                    send[r][i] = in[st.send()[i]];
+                    send[r][i] = in[(int) at[i]];
                 }
             }
             for (int r = 0; r < n; r++) {
@@ -42,13 +43,21 @@ final class Simulator {
                 int[] g = st.group();
                 int p = g.length;
                 int k = indexOf(g, r);
-                double[] out = new double[st.outSize()];
+                double[] out = new double[(int) st.outSize()];
                 switch (st.kind()) {
                     case REDUCE_SCATTER -> {
-                        int b = send[r].length / p;
+                        // variable counts: member m's send buffer is the blocks of members 0..p-1 in order
+                        int start = 0;
+                        for (int q = 0; q < k; q++) {
+                            start += (int) st.recvCounts()[q];
+                        }
+                        int b = (int) st.recvCounts()[k];
                         for (int m : g) {
+                            RankStep other = plan.rankSteps().get(m).get(s);
+                            check(java.util.Arrays.equals(other.recvCounts(), st.recvCounts()), "reduce_scatter counts differ");
+                            check(send[m].length == java.util.Arrays.stream(st.recvCounts()).sum(), "reduce_scatter send size");
                             for (int i = 0; i < b; i++) {
-                                out[i] += send[m][k * b + i];
+                                out[i] += send[m][start + i];
                             }
                         }
                         check(out.length == b, "reduce_scatter block size");
@@ -86,9 +95,9 @@ final class Simulator {
                             RankStep other = plan.rankSteps().get(g[b]).get(s);
                             int start = 0;
                             for (int q = 0; q < k; q++) {
-                                start += other.sendCounts()[q];
+                                start += (int) other.sendCounts()[q];
                             }
-                            int c = other.sendCounts()[k];
+                            int c = (int) other.sendCounts()[k];
                             check(c == st.recvCounts()[b], "all_to_all counts disagree");
                             System.arraycopy(send[g[b]], start, out, at, c);
                             at += c;
@@ -108,15 +117,24 @@ final class Simulator {
         }
         double[][] dst = new double[n][];
         for (int r = 0; r < n; r++) {
-            dst[r] = new double[plan.dstHoldings().localSize(r)];
+            dst[r] = new double[(int) plan.dstSize(r)];
             for (Copy c : plan.copies().get(r)) {
                 double[] from = bufs.get(r).get(c.from());
-                for (int i = 0; i < c.at().length; i++) {
-                    dst[r][c.to()[i]] = from[c.at()[i]];
+                for (BoxPair pair : c.pairs()) {
+                    long[] at = pair.from().offsets();
+                    long[] to = pair.to().offsets();
+                    for (int i = 0; i < at.length; i++) {
+                        dst[r][(int) to[i]] = from[(int) at[i]];
+                    }
                 }
             }
         }
         return new Simulator(dst, received);
+    }
+
+    /** Every offset of the boxes, in order. */
+    static long[] offsets(java.util.List<Box> boxes) {
+        return boxes.stream().flatMapToLong(b -> java.util.Arrays.stream(b.offsets())).toArray();
     }
 
     private static int indexOf(int[] g, int r) {

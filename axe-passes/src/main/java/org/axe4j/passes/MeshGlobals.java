@@ -49,9 +49,9 @@ public final class MeshGlobals implements GlobalsProvider {
     }
 
     /**
-     * Registers {@code axe4j.mesh.<name>}. Plans enumerate whole tensors (up to {@link org.axe4j.mesh.Holdings#ELEMENT_LIMIT}
-     * elements), so the layout globals' point cap does not apply; running out of memory or stack is still the
-     * call's ValueError.
+     * Registers {@code axe4j.mesh.<name>}. Plans work cell by cell (the element-wise fallback enumerates up to
+     * {@link org.axe4j.mesh.Holdings#ELEMENT_LIMIT} elements), so the layout globals' point cap does not apply;
+     * running out of memory or stack is still the call's ValueError.
      */
     private static void def(String name, PackedFunction body) {
         String full = PREFIX + name;

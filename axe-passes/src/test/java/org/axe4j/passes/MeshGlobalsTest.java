@@ -27,7 +27,7 @@ class MeshGlobalsTest {
     void planExplainAndLocalShards() {
         assertTrue(Axe4jGlobals.providers().contains("axe4j.mesh"), Axe4jGlobals.providers().toString());
         JsonObject plan = JsonParser.parseString((String) Tvm.call("axe4j.mesh.plan", REQUEST)).getAsJsonObject();
-        assertEquals("axe4j.mesh.plan/1", plan.get("format").getAsString());
+        assertEquals("axe4j.mesh.plan/2", plan.get("format").getAsString());
         assertEquals("reduce_scatter", plan.getAsJsonArray("steps").get(0).getAsJsonObject().get("kind").getAsString());
         // each rank holds a 4x8 summand, receives the other member's half of it: 16 floats
         assertEquals(4 * 16 * 4, plan.get("bytes_total").getAsLong());
