@@ -151,7 +151,7 @@ def _ratio(a, b) -> str:
 
 
 def report(rows: list, size: int, out_dir: Path) -> None:
-    from axe4j import chart
+    from axe4j_tools import chart
 
     header = (f"| redistribution ({size} cols, float32, {RANKS} ranks) | axe4j bytes | minimum | GSPMD bytes "
               f"| per-dim bytes | GSPMD/axe4j | per-dim/axe4j | axe4j ms | GSPMD ms | GSPMD/axe4j time |")

@@ -175,7 +175,7 @@ def test_runner_records_the_refusals_and_writes_its_summary(one_rank_plans, run)
     assert [r["case"] for r in refused] == ["int16 tensors", "float16 on a 4-byte plan", "host tensors"]
     assert all(r["refused"] for r in refused), refused
     assert "no NCCL type" in refused[0]["message"] and "2-byte" in refused[1]["message"]
-    summary = {"device": "host", "world": 1, "nccl_version": 0, "torch": "-", "passed": 1, "failed": 0,
+    summary = {"device": "host", "world": 1, "setup": "1-rank world without MPI (Communicator.single)", "nccl_version": 0, "torch": "-", "passed": 1, "failed": 0,
                "cases": [{"plan": "p", "dtype": "int32", "ok": True, "mismatches": 0}], "refusals": refused,
                "timing": [{"plan": "t", "dtype": "float32", "plan_ms": 1.0, "copy_ms": 0.5, "plan_GBps": 4.0}]}
     text = run.markdown(summary)

@@ -58,9 +58,10 @@ def expected_as(values: np.ndarray, dtype: str) -> np.ndarray:
 
 def world() -> tuple[int, int, object]:
     """(size, rank, mpi communicator or None) from the MPI launcher's environment."""
-    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("PMI_SIZE", "1")))
-    if size == 1:
-        return 1, 0, None
+    launched = "OMPI_COMM_WORLD_SIZE" in os.environ or "PMI_SIZE" in os.environ
+    if not launched:
+        return 1, 0, None  # a plain `python run.py`: the 1-rank world without MPI
+    # under mpirun, even with one rank, the unique id goes through MPI (Communicator.from_mpi)
     from mpi4py import MPI
 
     return MPI.COMM_WORLD.size, MPI.COMM_WORLD.rank, MPI.COMM_WORLD
@@ -177,7 +178,8 @@ def timing(comm, dev: Device, plan: dict, dtype: str, repeat: int = 30) -> dict:
 
 def markdown(summary: dict) -> str:
     lines = [f"# NCCL executor on {summary['device']}", "",
-             f"world {summary['world']} rank(s), NCCL {summary['nccl_version']}, torch {summary['torch']}", "",
+             f"world {summary['world']} rank(s), {summary['setup']}, NCCL {summary['nccl_version']}, torch {summary['torch']}",
+             "",
              f"**{summary['passed']} passed, {summary['failed']} failed**", "",
              "| dtype | cases | passed |", "|---|---:|---:|"]
     for dtype in nr.DTYPES:
@@ -245,6 +247,8 @@ def main() -> int:
             raw = check_case(comm, dev, plan, seed=1, dtype="int32", raw_pointers=True)
             cases.append({"plan": entry["name"] + " (raw device pointers)", "dtype": "int32", **raw})
     summary = {"gpu": True, "device": torch.cuda.get_device_name(comm.device), "world": size, "rank": rank,
+               "setup": "unique id over MPI (Communicator.from_mpi)" if mpi is not None
+               else "1-rank world without MPI (Communicator.single)",
                "nccl_version": lib.nccl_version(), "nccl_library": lib.nccl_path, "torch": torch.__version__,
                "cases": cases, "refusals": refused, "timing": timed}
     if mpi is not None:
