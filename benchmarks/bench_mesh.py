@@ -90,7 +90,7 @@ def _short(error: BaseException) -> str:
 
 # ---------------------------------------------------------------- launcher (plans in Java, then the two workers)
 
-def launcher(size: int, repeat: int) -> None:
+def launcher(size: int, repeat: int, out_dir: Path = ROOT / "out" / "bench-mesh") -> None:
     import tvm  # noqa: F401  (TVM before the JVM)
 
     import axe4j
@@ -99,7 +99,6 @@ def launcher(size: int, repeat: int) -> None:
     from axe4j_tools.mesh_peers import per_dim
 
     axe4j.install()
-    out_dir = ROOT / "out" / "bench-mesh"
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -276,5 +275,6 @@ if __name__ == "__main__":
         parser = argparse.ArgumentParser()
         parser.add_argument("--size", type=int, default=1024, help="global tensor is size x size float32")
         parser.add_argument("--repeat", type=int, default=9, help="timed runs per case (best is reported)")
+        parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench-mesh", help="folder of the results")
         args = parser.parse_args()
-        launcher(args.size, args.repeat)
+        launcher(args.size, args.repeat, args.out)
