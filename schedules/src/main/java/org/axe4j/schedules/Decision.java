@@ -4,6 +4,8 @@ import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanSchema;
+import org.axe4j.schedules.plan.PlanValidator;
 
 /**
  * A rule's answer for one call: accepted with a plan (JSON-ready map), declined with the reason the rule states, or
@@ -15,7 +17,14 @@ public record Decision(String variant, int priority, boolean accepted, String re
     private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 
     static Decision accept(Rule rule, Map<String, Object> plan) {
-        return new Decision(rule.variant(), rule.priority(), true, "", plan, "");
+        Map<String, Object> versioned = new LinkedHashMap<>();
+        versioned.put("kind", plan.get("kind"));
+        versioned.put("schema", PlanSchema.VERSION);
+        versioned.putAll(plan);
+        if (Boolean.getBoolean(Rule.STRICT_PROPERTY)) {   // under tests every plan is checked against its schema
+            PlanValidator.validate(GSON.toJson(versioned));
+        }
+        return new Decision(rule.variant(), rule.priority(), true, "", versioned, "");
     }
 
     static Decision decline(Rule rule, String reason) {
