@@ -33,6 +33,9 @@ class Plan(dict):
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
     __ior__ = _read_only
 
+    def __reduce__(self):   # copy, deepcopy and pickle rebuild it whole instead of item by item
+        return (Plan, (dict(self),))
+
     @property
     def kind(self) -> str:
         return self["kind"]

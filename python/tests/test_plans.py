@@ -44,6 +44,7 @@ def test_a_plan_matching_the_schema_passes_and_becomes_read_only():
         plan["tail"] = 3
     with pytest.raises(TypeError, match="read-only"):
         plan.pop("notes")
+    assert copy.deepcopy(plan) == plan and isinstance(copy.deepcopy(plan), plans.Plan)
 
 
 def test_an_optional_field_may_be_left_out_or_given():

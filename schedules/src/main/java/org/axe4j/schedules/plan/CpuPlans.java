@@ -44,10 +44,15 @@ public final class CpuPlans {
      */
     @PlanKind("gemm-blocked")
     public record GemmBlocked(long M, long N, long K, Map<String, GemmAccess> access, String vectorDim,
-                              @MayBeAbsent String runTimeExtent, String isa, Map<String, Long> tile,
-                              Map<String, Long> blocks, boolean parallel, String parallelOver,
+                              @MayBeAbsent String runTimeExtent, String isa, GemmTile tile, GemmBlocks blocks, boolean parallel, String parallelOver,
                               Map<String, String> packing, int lanes, boolean prefetchD, @MayBeAbsent String kernel,
-                              @MayBeAbsent Integer kRows, List<String> notes) implements SchedulePlan {}
+                              @MayBeAbsent Long kRows, List<String> notes) implements SchedulePlan {}
+
+    /** The register tile of the blocked gemm: u rows (or columns) of v-wide vectors. */
+    public record GemmTile(long u, long v) {}
+
+    /** The cache blocks of the blocked gemm: k of the contraction, u of the non-vector dim. */
+    public record GemmBlocks(long k, long u) {}
 
     /** D = A B + C one element at a time, addresses from the layouts' digits. */
     @PlanKind("gemm-naive")

@@ -32,10 +32,15 @@ public final class CudaPlans {
                           List<KindedLoop> loops, Map<String, Access> access, List<String> notes)
             implements SchedulePlan {}
 
-    /** ldmatrix/stmatrix: per group of {@code num} matrices, the register words and the shared row bases. */
+    /**
+     * ldmatrix/stmatrix: per group of {@code num} matrices, the register words and the shared row bases; a shared
+     * tile at run-time starts has what they add (see {@link PlanParts.Access}).
+     */
     @PlanKind("cuda-ldstmatrix")
     public record LdStMatrix(String direction, long num, long rowStride, long registers, String register,
-                             String shared, List<MatrixGroup> groups, List<String> notes) implements SchedulePlan {}
+                             String shared, List<MatrixGroup> groups, @MayBeAbsent Map<String, Long> startStrides,
+                             @MayBeAbsent Map<String, List<List<Long>>> startTerms, List<String> notes)
+            implements SchedulePlan {}
 
     /** One ldmatrix/stmatrix instruction: its register words and its lanes' shared row bases. */
     public record MatrixGroup(List<Long> words, List<Long> bases) {}
