@@ -25,7 +25,8 @@ RECORDS: dict[str, dict] = _SCHEMA["records"]     # record name -> {field: type}
 
 
 class Plan(dict):
-    """A validated plan: a read-only dict (the emitters read it as before; nothing may change it)."""
+    """A validated plan: a read-only dict (the emitters read it; the Java rule wrote it). The objects inside stay
+    plain dicts and lists: the emitters note derived values in an operand's access entry (``base_expr``)."""
 
     def _read_only(self, *args, **kwargs):
         raise TypeError(f"plan kind {self.get('kind')!r} is read-only")
