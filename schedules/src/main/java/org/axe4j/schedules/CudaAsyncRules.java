@@ -71,7 +71,7 @@ public final class CudaAsyncRules {
             long chunks = ops.get(0).elements() / vec;
             String instruction = bytes == 16 ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global";
             return new CudaPlans.CpAsync(threads, vec, bytes, instruction, chunks, (chunks + threads - 1) / threads,
-                    loopMaps(loops, ops), ElementwiseRules.accessMap(ops, access, CudaRules.swizzles(call, ops)),
+                    chunkedLoops(loops, ops), ElementwiseRules.accessMap(ops, access, CudaRules.swizzles(call, ops)),
                     List.of(instruction + " of " + bytes + " bytes (" + vec + " element" + (vec == 1 ? "" : "s")
                     + "), " + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
                     + (chunks % threads == 0 ? "" : ", last round guarded") + "; the kernel commits, waits and syncs"));
@@ -137,7 +137,7 @@ public final class CudaAsyncRules {
     }
 
     /** Loops of the region, outer first; kind {@code chunked}: the threads share their flattened chunks. */
-    static List<PlanParts.KindedLoop> loopMaps(List<LoopNest.Loop> loops, List<Operand> ops) {
+    static List<PlanParts.KindedLoop> chunkedLoops(List<LoopNest.Loop> loops, List<Operand> ops) {
         return loops.stream().map(l -> new PlanParts.KindedLoop("chunked", l.extent(), CudaRules.strides(l, ops)))
                 .toList();
     }

@@ -94,7 +94,7 @@ public final class CudaRules {
             Map<String, PlanParts.CudaDigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                PlanParts.DigitOperand d = ElementwiseRules.digitMap(o);
+                PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
                 operands.put(o.role(), new PlanParts.CudaDigitOperand(d.base(), d.rowStrides(), d.iters(),
                         d.replicas(), java.util.Arrays.stream(o.loopDims()).boxed().toList()));
             }

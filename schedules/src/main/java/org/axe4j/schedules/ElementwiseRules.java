@@ -64,7 +64,7 @@ public final class ElementwiseRules {
             Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                operands.put(o.role(), digitMap(o));
+                operands.put(o.role(), digitOperand(o));
             }
             return new CpuPlans.Digits(logicalLoops(ops), operands, List.of("serial logical loops; every address "
                     + "from the layout's digits (div/mod per element), replicas and cpu slabs included"));
@@ -77,7 +77,7 @@ public final class ElementwiseRules {
      * {@code addr = base + sum_k ((x / below_k) mod e_k) * s_k (+ r)} over the shard iters, where below_k is the
      * product of the extents after iter k and a cpu iter's stride is scaled by the slab size span_m.
      */
-    static PlanParts.DigitOperand digitMap(Operand o) {
+    static PlanParts.DigitOperand digitOperand(Operand o) {
         long[] rowStrides = new long[o.shape().length];
         long step = 1;
         for (int d = o.shape().length - 1; d >= 0; d--) {

@@ -221,7 +221,7 @@ public final class GemmRules {
     /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
     private static PlanParts.GemmDigitOperand digits(Operand o, String row, String col) {
         AffineAccess.requireMemoryOnly(o);
-        PlanParts.DigitOperand d = ElementwiseRules.digitMap(o);
+        PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
         int[] dims = matrixDims(o);
         return new PlanParts.GemmDigitOperand(d.base(), d.rowStrides(), d.iters(), d.replicas(),
                 Map.of(row, dims[0], col, dims[1]));

@@ -110,8 +110,8 @@ public final class ReduceRule implements Rule {
                 }
             }
             Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
-            operands.put("dst", ElementwiseRules.digitMap(dst));
-            operands.put("src0", ElementwiseRules.digitMap(src));
+            operands.put("dst", ElementwiseRules.digitOperand(dst));
+            operands.put("src0", ElementwiseRules.digitOperand(src));
             return new CpuPlans.ReduceDigits(call.op(), !call.flag("accum"), spatial, reducedLoops, operands,
                     List.of("serial kept loops around serial reduced loops; addresses from the layouts' digits"));
         }
