@@ -77,6 +77,12 @@ gpu-bundle: python build native
 targets-json: build
 	java -cp axe-layout/target/classes org.axe4j.targets.TargetFacts > python/axe4j/targets.json
 
+## python/axe4j/plan_schema.json from the plan records (org.axe4j.schedules.plan); PlanSchemaTest checks it.
+.PHONY: plan-schema
+plan-schema: build
+	java -cp "schedules/target/classes:$$(ls schedules/target/lib/*.jar | tr '\n' ':')" \
+		org.axe4j.schedules.plan.PlanSchema > python/axe4j/plan_schema.json
+
 ## docs/divergences.md from the full differential suite against TIRx's C++ (tests never write tracked files).
 .PHONY: divergences
 divergences: python build

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 
 from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
-from ._errors import RuleError, SetupError
+from ._errors import PlanError, RuleError, SetupError
 from .compile import compile, explain, host_target
 from .lowering import Lowering
 from .lowering import last as lowered
@@ -86,6 +86,7 @@ from .transform import pipeline
 __all__ = [
     "InstallInfo",
     "Lowering",
+    "PlanError",
     "RuleError",
     "SetupError",
     "compile",

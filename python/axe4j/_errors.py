@@ -12,3 +12,17 @@ class RuleError(RuntimeError):
     refuses the kernel, naming the rule, the call and the exception."""
 
     __module__ = "axe4j"
+
+
+class PlanError(ValueError):
+    """A plan from a Java rule does not match ``plan_schema.json`` where it enters Python (``axe4j.plans``): the
+    message names the plan kind, the field path and what is wrong. The Java side and the Python side disagree
+    about a plan's fields (rebuild the jars, or ``make plan-schema``)."""
+
+    __module__ = "axe4j"
+
+    def __init__(self, kind: str, field: str, problem: str):
+        super().__init__(f"plan kind {kind!r}: field {field!r}: {problem}")
+        self.kind = kind
+        self.field = field
+        self.problem = problem

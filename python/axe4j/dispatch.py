@@ -9,8 +9,9 @@ upstream cases and their priorities stay as they are. Each case:
 2. asks Java ``axe4j.schedules.decide(variant, json, layouts)``; Java checks the rule's applicability
    from the layouts and answers a loop plan or a reason to decline;
 3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
-   the call (``emit``). The emitter makes no decision of its own: loop order, loop kinds, strides,
-   bases and replica displacements all come from the plan.
+   the call (``emit``); the plan is checked against ``plan_schema.json`` first (``axe4j.plans``), so the
+   emitter reads a plan whose fields are known. The emitter makes no decision of its own: loop order,
+   loop kinds, strides, bases and replica displacements all come from the plan.
 
 A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
 """
@@ -23,7 +24,8 @@ import threading
 from tvm import tirx
 from tvm.script import tirx as T
 
-from . import lowering
+from . import lowering, plans
+from ._errors import PlanError
 
 TARGET_KIND = "llvm"
 CUDA_KIND = "cuda"
@@ -141,6 +143,8 @@ def _case(variant: str):
             raise DispatchFail(str(error)) from None
         try:
             decision = decide(variant, request)
+        except PlanError:   # Java and Python disagree about a plan: a bug, never a decline
+            raise
         except Exception as error:  # a layout Java cannot read (e.g. a swizzled one) is a decline, not a crash
             raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
         if decision.get("error"):
@@ -169,13 +173,14 @@ def decide(variant: str, request: "Described") -> dict:
     import tvm
 
     answer = tvm.get_global_func("axe4j.schedules.decide")(variant, request.json, request.layouts)
-    return json.loads(str(answer))
+    return plans.validate_decision(json.loads(str(answer)))
 
 
 def explain_call(request: "Described") -> list[dict]:
     import tvm
 
-    return [json.loads(str(d)) for d in tvm.get_global_func("axe4j.schedules.explain")(request.json, request.layouts)]
+    answers = tvm.get_global_func("axe4j.schedules.explain")(request.json, request.layouts)
+    return [plans.validate_decision(json.loads(str(d))) for d in answers]
 
 
 def _kind_name(target) -> str:

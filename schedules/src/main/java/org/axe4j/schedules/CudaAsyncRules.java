@@ -2,11 +2,11 @@ package org.axe4j.schedules;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 import org.axe4j.layout.Swizzle;
 
 /**
@@ -44,7 +44,7 @@ public final class CudaAsyncRules {
             return true;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             long threads = CudaRules.requireCudaScope(call);
             requireNoConfig(call, "cp.async");
             List<Operand> ops = globalToShared(call);
@@ -69,28 +69,12 @@ public final class CudaAsyncRules {
                         bytes, whyNarrow(call, loops));
             }
             long chunks = ops.get(0).elements() / vec;
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "cuda-cp-async");
-            plan.put("threads", threads);
-            plan.put("vec", vec);
-            plan.put("bytes", bytes);
-            plan.put("instruction", bytes == 16 ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global");
-            plan.put("chunks", chunks);
-            plan.put("rounds", (chunks + threads - 1) / threads);
-            plan.put("loops", loopMaps(loops, ops));
-            Map<String, Object> accessMap = ElementwiseRules.accessMap(ops, access);
-            Swizzle z = call.swizzle("dst");
-            if (!z.isIdentity()) {
-                @SuppressWarnings("unchecked")
-                Map<String, Object> entry = (Map<String, Object>) accessMap.get("dst");
-                entry.put("swizzle", List.of((long) z.bits(), (long) z.base(), (long) z.shift()));
-            }
-            plan.put("access", accessMap);
-            plan.put("notes", List.of(plan.get("instruction") + " of " + bytes + " bytes (" + vec + " element"
-                    + (vec == 1 ? "" : "s") + "), " + chunks + " chunks over " + threads + " thread"
-                    + (threads == 1 ? "" : "s") + (chunks % threads == 0 ? "" : ", last round guarded")
-                    + "; the kernel commits, waits and syncs"));
-            return plan;
+            String instruction = bytes == 16 ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global";
+            return new CudaPlans.CpAsync(threads, vec, bytes, instruction, chunks, (chunks + threads - 1) / threads,
+                    chunkedLoops(loops, ops), ElementwiseRules.accessMap(ops, access, CudaRules.swizzles(call, ops)),
+                    List.of(instruction + " of " + bytes + " bytes (" + vec + " element" + (vec == 1 ? "" : "s")
+                    + "), " + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
+                    + (chunks % threads == 0 ? "" : ", last round guarded") + "; the kernel commits, waits and syncs"));
         }
     };
 
@@ -153,19 +137,8 @@ public final class CudaAsyncRules {
     }
 
     /** Loops of the region, outer first; kind {@code chunked}: the threads share their flattened chunks. */
-    static List<Map<String, Object>> loopMaps(List<LoopNest.Loop> loops, List<Operand> ops) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (LoopNest.Loop l : loops) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("kind", "chunked");
-            m.put("extent", l.extent());
-            Map<String, Long> strides = new LinkedHashMap<>();
-            for (int o = 0; o < ops.size(); o++) {
-                strides.put(ops.get(o).role(), l.strides()[o]);
-            }
-            m.put("strides", strides);
-            out.add(m);
-        }
-        return out;
+    static List<PlanParts.KindedLoop> chunkedLoops(List<LoopNest.Loop> loops, List<Operand> ops) {
+        return loops.stream().map(l -> new PlanParts.KindedLoop("chunked", l.extent(), CudaRules.strides(l, ops)))
+                .toList();
     }
 }

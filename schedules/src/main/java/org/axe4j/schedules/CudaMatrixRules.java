@@ -3,9 +3,9 @@ package org.axe4j.schedules;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.SchedulePlan;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
@@ -41,7 +41,7 @@ public final class CudaMatrixRules {
             return 12;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             CudaRules.requireCudaScope(call);
             if (!call.scope().equals("warp")) {
                 throw Declined.of("copy: ldmatrix/stmatrix at %s scope: warp scope only", call.scope());
@@ -98,7 +98,6 @@ public final class CudaMatrixRules {
             AffineAccess.requireMemoryOnly(smem);
             // a run-time start (a warp's rows, a pipeline stage) moves every row by what AffineAccess says it adds:
             // keep 16 bytes for every value TVM's analysis allows
-            Map<String, Object> startStrides = new LinkedHashMap<>();
             AffineAccess runTime = SharedMatrixDescriptor.hasRunTimeStart(smem) ? AffineAccess.of(smem) : null;
             long[] from = runTime != null ? runTime.lowStart(smem) : smem.start();
             if (runTime != null) {
@@ -106,10 +105,10 @@ public final class CudaMatrixRules {
                     throw Declined.of("copy: %s starts at run-time indices that move it by %s elements, which may "
                             + "move its rows off 16 bytes", smem, runTime.startOffset());
                 }
-                ElementwiseRules.putRunTimeStarts(startStrides, runTime);
             }
+            ElementwiseRules.RunTimeStarts starts = runTime != null ? ElementwiseRules.RunTimeStarts.of(runTime) : null;
             long rowStride = -1;
-            List<Map<String, Object>> groups = new ArrayList<>();
+            List<CudaPlans.MatrixGroup> groups = new ArrayList<>();
             for (int g = 0; g < blocks.size(); g += num) {
                 List<Long> words = new ArrayList<>();
                 List<Long> bases = new ArrayList<>();
@@ -141,24 +140,12 @@ public final class CudaMatrixRules {
                     }
                     bases.add(first);
                 }
-                Map<String, Object> group = new LinkedHashMap<>();
-                group.put("words", words);
-                group.put("bases", bases);
-                groups.add(group);
+                groups.add(new CudaPlans.MatrixGroup(words, bases));
             }
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "cuda-ldstmatrix");
-            plan.put("direction", load ? "ld" : "st");
-            plan.put("num", (long) num);
-            plan.put("row_stride", rowStride);
-            plan.put("registers", regLayout.spanOn(Axis.M));
-            plan.put("register", reg.role());
-            plan.put("shared", smem.role());
-            plan.put("groups", groups);
-            plan.putAll(startStrides);
-            plan.put("notes", List.of((load ? "ldmatrix" : "stmatrix") + ".x" + num + " x " + groups.size()
-                    + ", outer layout " + a + " over " + outerShape));
-            return plan;
+            return new CudaPlans.LdStMatrix(load ? "ld" : "st", num, rowStride, regLayout.spanOn(Axis.M), reg.role(),
+                    smem.role(), groups, starts != null ? starts.strides() : null,
+                    starts != null ? starts.terms() : null, List.of((load ? "ldmatrix" : "stmatrix") + ".x" + num
+                    + " x " + groups.size() + ", outer layout " + a + " over " + outerShape));
         }
     };
 

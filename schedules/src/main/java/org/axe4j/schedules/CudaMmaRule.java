@@ -3,9 +3,9 @@ package org.axe4j.schedules;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.SchedulePlan;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
@@ -37,7 +37,7 @@ public final class CudaMmaRule implements Rule {
         return 10;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         if (!CudaRules.TARGET_KIND.equals(call.target())) {
             throw Declined.of("target kind %s is not cuda", call.target());
         }
@@ -99,36 +99,22 @@ public final class CudaMmaRule implements Rule {
         Blocks dBlocks = blocks(d, MatrixFragments.MMA_C, 16, 8, false);
         Blocks cBlocks = blocks(c, MatrixFragments.MMA_C, 16, 8, false);
         String ptx = in.equals("float16") ? "f16" : "bf16";
-        List<Map<String, Object>> tiles = new ArrayList<>();
+        List<CudaPlans.MmaTile> tiles = new ArrayList<>();
         for (long i = 0; i < m / 16; i++) {
             for (long j = 0; j < n / 8; j++) {
-                Map<String, Object> tile = new LinkedHashMap<>();
-                tile.put("d", slots(dBlocks.base(i, j), 4));
-                tile.put("c", slots(cBlocks.base(i, j), 4));
-                List<Map<String, Object>> steps = new ArrayList<>();
+                List<CudaPlans.MmaStep> steps = new ArrayList<>();
                 for (long kk = 0; kk < k / 16; kk++) {
-                    Map<String, Object> step = new LinkedHashMap<>();
-                    step.put("a", slots(aBlocks.base(i, kk) / 2, 4)); // 32-bit words: two 16-bit elements each
-                    step.put("b", slots(bBlocks.base(kk, j) / 2, 2));
-                    steps.add(step);
+                    // 32-bit words: two 16-bit elements each
+                    steps.add(new CudaPlans.MmaStep(slots(aBlocks.base(i, kk) / 2, 4), slots(bBlocks.base(kk, j) / 2,
+                            2)));
                 }
-                tile.put("steps", steps);
-                tiles.add(tile);
+                tiles.add(new CudaPlans.MmaTile(slots(dBlocks.base(i, j), 4), slots(cBlocks.base(i, j), 4), steps));
             }
         }
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "cuda-mma");
-        plan.put("instruction", "mma.sync.aligned.m16n8k16.row.col.f32." + ptx + "." + ptx + ".f32");
-        plan.put("init", beta == 1.0 ? "C" : "zero");
-        Map<String, Object> registers = new LinkedHashMap<>();
-        for (Operand o : List.of(d, a, b, c)) {
-            registers.put(o.role(), o.layout().spanOn(Axis.M));
-        }
-        plan.put("registers", registers);
-        plan.put("tiles", tiles);
-        plan.put("notes", List.of((m / 16) * (n / 8) * (k / 16) + " x m16n8k16 (" + m + "x" + n + "x" + k
+        return new CudaPlans.Mma("mma.sync.aligned.m16n8k16.row.col.f32." + ptx + "." + ptx + ".f32",
+                beta == 1.0 ? "C" : "zero", new CudaPlans.MmaRegisters(d.layout().spanOn(Axis.M),
+                a.layout().spanOn(Axis.M), b.layout().spanOn(Axis.M), c.layout().spanOn(Axis.M)), tiles, List.of((m / 16) * (n / 8) * (k / 16) + " x m16n8k16 (" + m + "x" + n + "x" + k
                 + "), outer layouts A " + aBlocks.outer + ", B " + bBlocks.outer + ", D " + dBlocks.outer));
-        return plan;
     }
 
     /** An operand's outer layout over its blocks (in its own orientation) and the fragment's span. */

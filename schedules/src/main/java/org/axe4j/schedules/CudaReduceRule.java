@@ -1,9 +1,11 @@
 package org.axe4j.schedules;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * Reductions {@code sum}, {@code max}, {@code min} of a global or shared region (a local one at thread scope) on
@@ -46,7 +48,7 @@ public final class CudaReduceRule implements Rule {
         return tree ? 11 : 10;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         long threads = CudaRules.requireCudaScope(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
@@ -70,32 +72,21 @@ public final class CudaReduceRule implements Rule {
         List<Operand> ops = List.of(dst, src);
         long group = tree ? group(call, threads, outputs, terms) : 1;
         long perRound = threads / group;
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", tree ? "cuda-tree-reduce" : "cuda-reduce");
-        plan.put("combine", call.op());
-        plan.put("init", !call.flag("accum"));
-        plan.put("threads", threads);
-        plan.put("outputs", outputs);
-        plan.put("rounds", (outputs + perRound - 1) / perRound);
+        long rounds = (outputs + perRound - 1) / perRound;
+        Map<String, PlanParts.Access> access = ElementwiseRules.accessMap(ops, List.of(da, sa));
         if (tree) {
-            plan.put("group", group);
-            plan.put("terms", terms);
-            plan.put("warps_per_group", group > WARP ? group / WARP : 1);
-        }
-        plan.put("kept", CudaRules.describe(kept, ops));
-        plan.put("folded", CudaRules.describe(folded, ops));
-        plan.put("access", ElementwiseRules.accessMap(ops, List.of(da, sa)));
-        if (tree) {
-            plan.put("notes", List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + perRound
+            return new CudaPlans.TreeReduce(call.op(), !call.flag("accum"), threads, outputs, rounds, group, terms,
+                    group > WARP ? group / WARP : 1, CudaRules.describe(kept, ops), CudaRules.describe(folded, ops),
+                    access, List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + perRound
                     + " groups of " + group + " threads; each thread folds " + (terms + group - 1) / group + " of "
                     + terms + " terms, then " + Long.numberOfTrailingZeros(group) + " butterfly shuffles"
                     + (group > WARP ? " (" + group / WARP + " warps per group meet through shared memory)" : "")));
-        } else {
-            plan.put("notes", List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + threads
-                    + " thread" + (threads == 1 ? "" : "s") + ", " + terms + " terms each folded in a register"
-                    + (outputs < threads ? "; " + (threads - outputs) + " threads idle" : "")));
         }
-        return plan;
+        return new CudaPlans.Reduce(call.op(), !call.flag("accum"), threads, outputs, rounds,
+                CudaRules.describe(kept, ops), CudaRules.describe(folded, ops), access,
+                List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " over " + threads + " thread"
+                + (threads == 1 ? "" : "s") + ", " + terms + " terms each folded in a register"
+                + (outputs < threads ? "; " + (threads - outputs) + " threads idle" : "")));
     }
 
     /** See the class comment: threads per output, at least 2, or a decline naming why a tree does not pay. */

@@ -8,6 +8,9 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * Element-wise tile ops (copy, fill, zero, cast, unary and binary maps) at warp, warpgroup or CTA scope where at
@@ -36,7 +39,7 @@ public final class CudaRegisterRule implements Rule {
         return 11;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         long threads = CudaRules.requireCudaScope(call);
         if (call.scope().equals("thread")) {
             throw Declined.of("%s at thread scope: a register tile is the thread's own (axe4j-cuda-vector)",
@@ -255,33 +258,24 @@ public final class CudaRegisterRule implements Rule {
         return true;
     }
 
-    private static Map<String, Object> describe(Request call, List<Operand> ops, RegisterTile[] tiles,
+    private static CudaPlans.Register describe(Request call, List<Operand> ops, RegisterTile[] tiles,
             AffineAccess[] access, RegisterTile part, List<LoopNest.Loop> loops, List<long[]> terms, long vec,
             long threads) {
-        Map<String, Object> accessMap = new LinkedHashMap<>();
+        Map<String, PlanParts.RegisterAccess> accessMap = new LinkedHashMap<>();
         for (int o = 0; o < ops.size(); o++) {
-            Map<String, Object> a = new LinkedHashMap<>();
             Operand op = ops.get(o);
-            a.put("register", tiles[o] != null);
-            a.put("base", tiles[o] != null ? tiles[o].slotBase : access[o].base());
-            if (access[o] != null) {
-                ElementwiseRules.putRunTimeStarts(a, access[o]);
-            } else {
-                a.put("start_strides", startStrides(tiles[o]));
-            }
-            a.put("replicas", access[o] != null ? access[o].replicas() : List.of(0L));
+            ElementwiseRules.RunTimeStarts starts = access[o] != null ? ElementwiseRules.RunTimeStarts.of(access[o])
+                    : new ElementwiseRules.RunTimeStarts(startStrides(tiles[o]), null);
             List<List<Long>> mine = new ArrayList<>();
             for (long[] t : terms) {
                 if (t[5] == o && t[6] != 0) {
                     mine.add(List.of(t[0], t[1], t[2], t[3], t[4], t[6]));
                 }
             }
-            a.put("thread_terms", mine);
-            if (tiles[o] != null) {
-                a.put("slots", tiles[o].slots());
-            }
-            a.put("layout", op.layout().toString());
-            accessMap.put(op.role(), a);
+            accessMap.put(op.role(), new PlanParts.RegisterAccess(tiles[o] != null,
+                    tiles[o] != null ? tiles[o].slotBase : access[o].base(), starts.strides(), starts.terms(),
+                    access[o] != null ? access[o].replicas() : List.of(0L), mine,
+                    tiles[o] != null ? (Long) tiles[o].slots() : null, op.layout().toString()));
         }
         List<List<Long>> guards = new ArrayList<>();
         for (RegisterTile.Guard g : part.guards) {
@@ -297,35 +291,20 @@ public final class CudaRegisterRule implements Rule {
         for (LoopNest.Loop l : loops) {
             slots *= l.extent();
         }
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "cuda-register");
-        plan.put("threads", threads);
-        plan.put("partition", part.op.role());
-        plan.put("vec", vec);
-        plan.put("guards", guards);
-        plan.put("write_once", once);
-        plan.put("loops", describeLoops(loops, ops));
-        plan.put("access", accessMap);
         int bytes = CudaRules.maxBytes(ops);
-        plan.put("notes", List.of("partition " + part.op.role() + " " + part.op.layout() + ": " + slots
+        return new CudaPlans.Register(threads, part.op.role(), vec, guards, once, describeLoops(loops, ops),
+                accessMap, List.of("partition " + part.op.role() + " " + part.op.layout() + ": " + slots
                 + " register slot" + (slots == 1 ? "" : "s") + " per thread over " + threads + " threads, " + vec
                 + " element" + (vec == 1 ? "" : "s") + " (" + vec * bytes + " bytes) per access"
                 + (guards.isEmpty() ? "" : ", " + guards.size() + " thread guard" + (guards.size() == 1 ? "" : "s"))
                 + (once.isEmpty() ? "" : ", one store per replicated element")));
-        return plan;
     }
 
     /** Loops outer first: extent, kind (unroll: slot indices are constants; vectorized: one access), strides. */
-    static List<Map<String, Object>> describeLoops(List<LoopNest.Loop> loops, List<Operand> ops) {
-        List<Map<String, Object>> out = CudaRules.describe(loops, ops);
-        for (int i = 0; i < loops.size(); i++) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("kind", loops.get(i).kind().equals("vectorized") ? "vectorized" : "unroll");
-            m.put("reduces", loops.get(i).reduces());
-            m.putAll(out.get(i));
-            out.set(i, m);
-        }
-        return out;
+    static List<PlanParts.NestLoop> describeLoops(List<LoopNest.Loop> loops, List<Operand> ops) {
+        return loops.stream().map(l -> new PlanParts.NestLoop(l.extent(),
+                l.kind().equals("vectorized") ? "vectorized" : "unroll", l.reduces(), CudaRules.strides(l, ops)))
+                .toList();
     }
 
     /** Run-time start strides of a register operand keyed by dim as text (JSON object keys). */

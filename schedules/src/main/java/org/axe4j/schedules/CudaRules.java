@@ -7,6 +7,9 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 import java.util.Set;
 import org.axe4j.layout.Swizzle;
 
@@ -49,7 +52,7 @@ public final class CudaRules {
             return true;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             long threads = requireCudaScope(call);
             List<Operand> ops = ElementwiseRules.checkedOperands(call);
             requireStorage(call, ops);
@@ -66,29 +69,12 @@ public final class CudaRules {
             long vec = vectorWidth(call, ops, access, loops);
             long elements = ops.get(0).elements();
             long chunks = elements / vec;
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "cuda-affine");
-            plan.put("threads", threads);
-            plan.put("vec", vec);
-            plan.put("chunks", chunks);
-            plan.put("rounds", (chunks + threads - 1) / threads);
-            plan.put("loops", describe(loops, ops));
-            Map<String, Object> accessMap = ElementwiseRules.accessMap(ops, access);
-            for (Operand o : ops) {
-                Swizzle z = call.swizzle(o.role());
-                if (!z.isIdentity()) {
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> entry = (Map<String, Object>) accessMap.get(o.role());
-                    entry.put("swizzle", List.of((long) z.bits(), (long) z.base(), (long) z.shift()));
-                }
-            }
-            plan.put("access", accessMap);
             List<String> notes = new ArrayList<>();
             notes.add(vec + " element" + (vec == 1 ? "" : "s") + " (" + vec * maxBytes(ops) + " bytes) per access, "
                     + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
                     + (chunks % threads == 0 ? "" : ", last round guarded"));
-            plan.put("notes", notes);
-            return plan;
+            return new CudaPlans.Affine(threads, vec, chunks, (chunks + threads - 1) / threads, describe(loops, ops),
+                    ElementwiseRules.accessMap(ops, access, swizzles(call, ops)), notes);
         }
     };
 
@@ -101,27 +87,21 @@ public final class CudaRules {
             return 1;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             long threads = requireCudaScope(call);
             List<Operand> ops = ElementwiseRules.checkedOperands(call);
             requireStorage(call, ops);
-            Map<String, Object> operands = new LinkedHashMap<>();
+            Map<String, PlanParts.CudaDigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                Map<String, Object> d = ElementwiseRules.digitMap(o);
-                d.put("dims", o.loopDims());
-                operands.put(o.role(), d);
+                PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
+                operands.put(o.role(), new PlanParts.CudaDigitOperand(d.base(), d.rowStrides(), d.iters(),
+                        d.replicas(), java.util.Arrays.stream(o.loopDims()).boxed().toList()));
             }
             long elements = ops.get(0).elements();
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "cuda-digits");
-            plan.put("threads", threads);
-            plan.put("extents", ops.get(0).loopExtents());
-            plan.put("rounds", (elements + threads - 1) / threads);
-            plan.put("operands", operands);
-            plan.put("notes", List.of("one element per access, " + elements + " elements over " + threads
-                    + " threads, addresses from the layouts' digits"));
-            return plan;
+            return new CudaPlans.Digits(threads, java.util.Arrays.stream(ops.get(0).loopExtents()).boxed().toList(),
+                    (elements + threads - 1) / threads, operands, List.of("one element per access, " + elements
+                    + " elements over " + threads + " threads, addresses from the layouts' digits"));
         }
     };
 
@@ -249,17 +229,27 @@ public final class CudaRules {
         return ops.stream().mapToInt(Operand::elementBytes).max().orElse(1);
     }
 
-    static List<Map<String, Object>> describe(List<LoopNest.Loop> loops, List<Operand> ops) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (LoopNest.Loop l : loops) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("extent", l.extent());
-            Map<String, Long> strides = new LinkedHashMap<>();
-            for (int o = 0; o < ops.size(); o++) {
-                strides.put(ops.get(o).role(), l.strides()[o]);
+    static List<PlanParts.StridedLoop> describe(List<LoopNest.Loop> loops, List<Operand> ops) {
+        return loops.stream().map(l -> new PlanParts.StridedLoop(l.extent(), strides(l, ops))).toList();
+    }
+
+    /** A loop's stride per operand role. */
+    static Map<String, Long> strides(LoopNest.Loop l, List<Operand> ops) {
+        Map<String, Long> strides = new LinkedHashMap<>();
+        for (int o = 0; o < ops.size(); o++) {
+            strides.put(ops.get(o).role(), l.strides()[o]);
+        }
+        return strides;
+    }
+
+    /** [bits, base, shift] of each swizzled operand, by role: where the plan's access entries carry a swizzle. */
+    static Map<String, List<Long>> swizzles(Request call, List<Operand> ops) {
+        Map<String, List<Long>> out = new LinkedHashMap<>();
+        for (Operand o : ops) {
+            Swizzle z = call.swizzle(o.role());
+            if (!z.isIdentity()) {
+                out.put(o.role(), List.of((long) z.bits(), (long) z.base(), (long) z.shift()));
             }
-            m.put("strides", strides);
-            out.add(m);
         }
         return out;
     }

@@ -8,6 +8,9 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * Reductions {@code sum}, {@code max}, {@code min} of a register tile into a register tile at warp scope (and at
@@ -36,7 +39,7 @@ public final class CudaShuffleReduceRule implements Rule {
         return 11;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         long threads = CudaRules.requireCudaScope(call);
         if (call.scope().equals("thread")) {
             throw Declined.of("%s at thread scope: nothing to shuffle (axe4j-cuda-reduce)", call.op());
@@ -179,18 +182,13 @@ public final class CudaShuffleReduceRule implements Rule {
         return out;
     }
 
-    private static Map<String, Object> describe(Request call, Operand dst, Operand src, RegisterTile dt,
+    private static CudaPlans.ShuffleReduce describe(Request call, Operand dst, Operand src, RegisterTile dt,
             RegisterTile st, List<LoopNest.Loop> kept, List<LoopNest.Loop> folded, List<Long> masks, long threads) {
         List<Operand> ops = List.of(dst, src);
-        Map<String, Object> access = new LinkedHashMap<>();
+        Map<String, PlanParts.SlotAccess> access = new LinkedHashMap<>();
         for (RegisterTile t : List.of(dt, st)) {
-            Map<String, Object> a = new LinkedHashMap<>();
-            a.put("base", t.slotBase);
-            a.put("slots", t.slots());
-            a.put("start_strides", CudaRegisterRule.startStrides(t));
-            a.put("replicas", List.of(0L));
-            a.put("layout", t.op.layout().toString());
-            access.put(t.op.role(), a);
+            access.put(t.op.role(), new PlanParts.SlotAccess(t.slotBase, t.slots(), CudaRegisterRule.startStrides(t),
+                    List.of(0L), t.op.layout().toString()));
         }
         List<List<Long>> guards = new ArrayList<>();
         for (RegisterTile.Guard g : st.guards) {
@@ -198,20 +196,11 @@ public final class CudaShuffleReduceRule implements Rule {
         }
         long outputs = kept.stream().mapToLong(LoopNest.Loop::extent).reduce(1, (a, b) -> a * b);
         long terms = folded.stream().mapToLong(LoopNest.Loop::extent).reduce(1, (a, b) -> a * b);
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "cuda-shuffle-reduce");
-        plan.put("combine", call.op());
-        plan.put("init", !call.flag("accum"));
-        plan.put("threads", threads);
-        plan.put("guards", guards);
         List<LoopNest.Loop> loops = new ArrayList<>(kept);
         loops.addAll(folded);
-        plan.put("loops", CudaRegisterRule.describeLoops(loops, ops));
-        plan.put("masks", masks);
-        plan.put("access", access);
-        plan.put("notes", List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " per thread, " + terms
+        return new CudaPlans.ShuffleReduce(call.op(), !call.flag("accum"), threads, guards,
+                CudaRegisterRule.describeLoops(loops, ops), masks, access, List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " per thread, " + terms
                 + " register term" + (terms == 1 ? "" : "s") + " folded each, then " + masks.size()
                 + " butterfly shuffle" + (masks.size() == 1 ? "" : "s") + " (xor " + masks + ")"));
-        return plan;
     }
 }

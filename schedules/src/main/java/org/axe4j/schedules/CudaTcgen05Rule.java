@@ -3,9 +3,10 @@ package org.axe4j.schedules;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 import java.util.Set;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Point;
@@ -51,7 +52,7 @@ public final class CudaTcgen05Rule implements Rule {
         return true;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         if (!CudaRules.TARGET_KIND.equals(call.target())) {
             throw Declined.of("target kind %s is not cuda", call.target());
         }
@@ -119,39 +120,23 @@ public final class CudaTcgen05Rule implements Rule {
         SharedMatrixDescriptor da = SharedMatrixDescriptor.of(call, a, M, k, "gemm_async");
         // cta_group::2: each CTA of the pair supplies N/2 rows of B at the same shared offset
         SharedMatrixDescriptor db = SharedMatrixDescriptor.of(call, b, width / group, k, "gemm_async");
-        List<Map<String, Object>> tiles = new ArrayList<>();
+        List<CudaPlans.Tcgen05Tile> tiles = new ArrayList<>();
         for (long j = 0; j < n / width; j++) {
-            Map<String, Object> tile = new LinkedHashMap<>();
-            tile.put("column", column0 + j * width);
-            List<Map<String, Object>> steps = new ArrayList<>();
+            List<PlanParts.OperandStep> steps = new ArrayList<>();
             for (long kk = 0; kk < k / 16; kk++) {
-                Map<String, Object> step = new LinkedHashMap<>();
-                step.put("a", da.start(0, kk));
-                step.put("b", db.start(j, kk));
-                steps.add(step);
+                steps.add(new PlanParts.OperandStep(da.start(0, kk), db.start(j, kk)));
             }
-            tile.put("steps", steps);
-            tiles.add(tile);
+            tiles.add(new CudaPlans.Tcgen05Tile(column0 + j * width, steps));
         }
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "cuda-tcgen05");
-        plan.put("instruction", "tcgen05.mma.cta_group::" + group + ".kind::f16");
-        plan.put("cta_group", group);
-        plan.put("idesc", instructionDescriptor(M * group, width, in));
-        plan.put("accum", call.flag("accum"));
-        plan.put("elect", warp);
-        plan.put("proxy_fence", config.proxyFence());
-        plan.put("A", da.describe());
-        plan.put("B", db.describe());
-        plan.put("tiles", tiles);
-        plan.put("notes", List.of((n / width) * (k / 16) + " x tcgen05.mma m" + M * group + "n" + width + "k16 (" + M
+        return new CudaPlans.Tcgen05("tcgen05.mma.cta_group::" + group + ".kind::f16", group,
+                instructionDescriptor(M * group, width, in), call.flag("accum"), warp, config.proxyFence(),
+                da.describe(), db.describe(), tiles, List.of((n / width) * (k / 16) + " x tcgen05.mma m" + M * group + "n" + width + "k16 (" + M
                 * group + "x" + n + "x" + k + (group == 2 ? ", cta_group::2 over the CTA pair: this CTA's 128 rows of A "
                 + "and of the accumulator, N/2 rows of B from each CTA" : "")
                 + "), instruction descriptor 0x" + Long.toHexString(instructionDescriptor(M * group, width, in))
                 + ", accumulator at tensor-memory column " + column0 + "; A " + da.summary() + "; B "
                 + db.summary() + (config.proxyFence() ? "; fence.proxy.async.shared::cta first"
                         : "; no proxy fence (proxy_fence=False)")));
-        return plan;
     }
 
     /** The kind::f16 instruction descriptor (see the class comment). */

@@ -4,9 +4,11 @@ import com.google.gson.JsonElement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 import java.util.Set;
 import java.util.TreeSet;
 import org.axe4j.layout.Axis;
@@ -83,7 +85,7 @@ public final class CudaTmaRule {
             return true;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             return new Planner(call).plan();
         }
     };
@@ -117,7 +119,7 @@ public final class CudaTmaRule {
             this.op = call.op();
         }
 
-        Map<String, Object> plan() {
+        CudaPlans.Tma plan() {
             long threads = CudaRules.requireCudaScope(call);
             if (!call.scope().equals("thread") || threads != 1) {
                 throw Declined.of("%s: TMA is issued by one thread; execution scope %s has %d threads", op,
@@ -142,52 +144,31 @@ public final class CudaTmaRule {
             List<List<long[]>> digits = globalDigits();
             List<MapDim> dims = mapDims(digits, box, issue);
             long[] start = startCoordinates(dims, issue);
-            List<Map<String, Object>> issues = issues(box, issue, dims, sa, mode);
+            List<CudaPlans.TmaIssue> issues = issues(box, issue, dims, sa, mode);
             long boxElements = box.stream().mapToLong(CopyLoop::extent).reduce(1, (a, b) -> a * b);
             long globalBase = global.elemOffset() + global.layout().offsetOn(Axis.M);
             if (Math.floorMod(globalBase * bytes, GLOBAL_ALIGN_BYTES) != 0) {
                 throw Declined.of("%s: the global tensor %s starts %d bytes into its data, not %d-byte aligned", op,
                         global, globalBase * bytes, GLOBAL_ALIGN_BYTES);
             }
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "cuda-tma");
-            plan.put("direction", load ? "g2s" : "s2g");
-            plan.put("rank", (long) dims.size());
-            plan.put("instruction", load
-                    ? "cp.async.bulk.tensor." + dims.size() + "d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                            + (multicast ? ".multicast::cluster" : "")
-                    : "cp.async.bulk.tensor." + dims.size() + "d.global.shared::cta.tile.bulk_group");
-            plan.put("multicast", multicast);
-            plan.put("swizzle", (long) mode);
-            plan.put("global", global.role());
-            plan.put("shared", shared.role());
-            plan.put("global_base", globalBase);
-            List<Map<String, Object>> dimMaps = new ArrayList<>();
+            List<CudaPlans.TmaDim> dimPlans = new ArrayList<>();
             for (int j = 0; j < dims.size(); j++) {
                 MapDim m = dims.get(j);
-                Map<String, Object> d = new LinkedHashMap<>();
-                d.put("dim", (long) m.dim());
-                d.put("step", m.step());
-                d.put("extent", m.extent());
-                d.put("stride", m.stride());
-                d.put("box", m.box());
-                d.put("start", start[j]); // -1: a run-time start s, the coordinate floor(s / step) read by the emitter
-                dimMaps.add(d);
+                // start -1: a run-time start s, the coordinate floor(s / step) read by the emitter
+                dimPlans.add(new CudaPlans.TmaDim(m.dim(), m.step(), m.extent(), m.stride(), m.box(), start[j]));
             }
-            plan.put("dims", dimMaps);
-            Map<String, Object> access = new LinkedHashMap<>();
-            Map<String, Object> s = new LinkedHashMap<>();
-            s.put("base", sa.base());
-            ElementwiseRules.putRunTimeStarts(s, sa);
-            s.put("replicas", sa.replicas());
-            s.put("layout", shared.layout().toString());
-            access.put(shared.role(), s);
-            plan.put("access", access);
-            plan.put("issues", issues);
-            plan.put("box_bytes", boxElements * bytes);
-            plan.put("bytes", shared.elements() * bytes);
+            ElementwiseRules.RunTimeStarts starts = ElementwiseRules.RunTimeStarts.of(sa);
+            Map<String, PlanParts.Access> access = Map.of(shared.role(), new PlanParts.Access(sa.base(),
+                    starts.strides(), starts.terms(), sa.replicas(), shared.layout().toString(), null));
             List<Long> boxDims = dims.stream().map(MapDim::box).toList();
-            plan.put("notes", List.of((load ? "TMA load" : "TMA store") + " of " + shared.elements() * bytes
+            String instruction = load
+                    ? "cp.async.bulk.tensor." + dims.size() + "d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                            + (multicast ? ".multicast::cluster" : "")
+                    : "cp.async.bulk.tensor." + dims.size() + "d.global.shared::cta.tile.bulk_group";
+            return new CudaPlans.Tma(load ? "g2s" : "s2g", dims.size(), instruction, multicast, mode, global.role(),
+                    shared.role(), globalBase, dimPlans, access, issues, boxElements * bytes,
+                    shared.elements() * bytes, List.of((load ? "TMA load" : "TMA store") + " of "
+                    + shared.elements() * bytes
                     + " bytes: " + issues.size() + " x " + dims.size() + "-d box " + boxDims + " ("
                     + boxElements * bytes + " bytes)" + (mode == 0 ? "" : ", " + (16 << mode) + "B swizzle")
                     + "; tensor map dims " + dims.stream().map(MapDim::extent).toList() + " strides "
@@ -196,7 +177,6 @@ public final class CudaTmaRule {
                     + "waits the bulk group")
                     + (multicast ? "; multicast: the box lands at the same shared offset in every CTA of cta_mask, "
                     + "completing on each one's mbarrier at the same offset" : "")));
-            return plan;
         }
 
         /** Direction from the storage scopes; one dtype; config mbar for loads only. */
@@ -483,7 +463,7 @@ public final class CudaTmaRule {
          * One issue per box: the shared tile over the copy shape must be the outer layout A tiled with the row-major
          * box B ({@link TileOf#explainOuter}); issue i writes at {@code A(i) * span(B)} past the shared base.
          */
-        List<Map<String, Object>> issues(List<CopyLoop> box, List<CopyLoop> issue, List<MapDim> dims,
+        List<CudaPlans.TmaIssue> issues(List<CopyLoop> box, List<CopyLoop> issue, List<MapDim> dims,
                 AffineAccess sa, int mode) {
             List<CopyLoop> copy = new ArrayList<>(box);
             copy.addAll(issue);
@@ -522,7 +502,7 @@ public final class CudaTmaRule {
             long align = mode == 0 ? SHARED_ALIGN_BYTES : (16L << mode) * 8;
             checkSharedAlignment(sa, align);
             Shape os = Shape.of(outerShape);
-            List<Map<String, Object>> out = new ArrayList<>();
+            List<CudaPlans.TmaIssue> out = new ArrayList<>();
             for (long x = 0; x < count; x++) {
                 long[] counter = os.unflatten(x);
                 List<Point> p = outer.apply(os, counter);
@@ -546,10 +526,7 @@ public final class CudaTmaRule {
                     }
                     inc[j] += counter[i] * per;
                 }
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("shared", offset);
-                m.put("coords", Arrays.stream(inc).boxed().toList());
-                out.add(m);
+                out.add(new CudaPlans.TmaIssue(offset, Arrays.stream(inc).boxed().toList()));
             }
             return out;
         }

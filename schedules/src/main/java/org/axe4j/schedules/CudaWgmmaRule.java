@@ -3,9 +3,10 @@ package org.axe4j.schedules;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
@@ -60,7 +61,7 @@ public final class CudaWgmmaRule implements Rule {
         return true;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         if (!CudaRules.TARGET_KIND.equals(call.target())) {
             throw Declined.of("target kind %s is not cuda", call.target());
         }
@@ -119,44 +120,29 @@ public final class CudaWgmmaRule implements Rule {
         Accumulator acc = accumulator(c, m, n);
         SharedMatrixDescriptor da = SharedMatrixDescriptor.of(call, a, 64, k, "gemm_async");
         SharedMatrixDescriptor db = SharedMatrixDescriptor.of(call, b, acc.width, k, "gemm_async");
-        List<Map<String, Object>> tiles = new ArrayList<>();
+        List<CudaPlans.WgmmaTile> tiles = new ArrayList<>();
         for (long i = 0; i < m / 64; i++) {
             for (long j = 0; j < n / acc.width; j++) {
-                Map<String, Object> tile = new LinkedHashMap<>();
                 long first = acc.base(i, j);
                 List<Long> slots = new ArrayList<>();
                 for (long s = 0; s < acc.width / 2; s++) {
                     slots.add(first + s);
                 }
-                tile.put("d", slots);
-                List<Map<String, Object>> steps = new ArrayList<>();
+                List<PlanParts.OperandStep> steps = new ArrayList<>();
                 for (long kk = 0; kk < k / 16; kk++) {
-                    Map<String, Object> step = new LinkedHashMap<>();
-                    step.put("a", da.start(i, kk));
-                    step.put("b", db.start(j, kk));
-                    steps.add(step);
+                    steps.add(new PlanParts.OperandStep(da.start(i, kk), db.start(j, kk)));
                 }
-                tile.put("steps", steps);
-                tiles.add(tile);
+                tiles.add(new CudaPlans.WgmmaTile(slots, steps));
             }
         }
         String ptx = in.equals("float16") ? "f16" : "bf16";
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "cuda-wgmma");
-        plan.put("instruction", "wgmma.mma_async.sync.aligned.m64n" + acc.width + "k16.f32." + ptx + "." + ptx);
-        plan.put("accum", call.flag("accum"));
-        plan.put("wait", wait);
-        plan.put("proxy_fence", config.proxyFence());
-        plan.put("registers", c.layout().spanOn(Axis.M));
-        plan.put("A", da.describe());
-        plan.put("B", db.describe());
-        plan.put("tiles", tiles);
-        plan.put("notes", List.of((m / 64) * (n / acc.width) * (k / 16) + " x m64n" + acc.width + "k16 (" + m + "x"
+        return new CudaPlans.Wgmma("wgmma.mma_async.sync.aligned.m64n" + acc.width + "k16.f32." + ptx + "." + ptx,
+                call.flag("accum"), wait, config.proxyFence(), c.layout().spanOn(Axis.M), da.describe(),
+                db.describe(), tiles, List.of((m / 64) * (n / acc.width) * (k / 16) + " x m64n" + acc.width + "k16 (" + m + "x"
                 + n + "x" + k + "), accumulator outer layout " + acc.outer + "; A " + da.summary() + "; B "
                 + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")
                 + (config.proxyFence() ? "; fence.proxy.async.shared::cta first (operands may come from thread stores)"
                         : "; no proxy fence (proxy_fence=False: operands come from TMA)")));
-        return plan;
     }
 
     private static void require(JsonObject storage, Operand o, String scope) {

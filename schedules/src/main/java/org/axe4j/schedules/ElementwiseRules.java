@@ -5,6 +5,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CpuPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * Rules for element-wise tile ops (copy, cast, fill, zero, unary math, binary arithmetic): {@code dst[c] = f(src_i[c])}
@@ -30,7 +33,7 @@ public final class ElementwiseRules {
             return 10;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
             List<Operand> ops = checkedOperands(call);
             List<AffineAccess> access = new ArrayList<>();
@@ -42,13 +45,7 @@ public final class ElementwiseRules {
             Arrays.fill(vectorOperands, true);
             LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
             List<String> roles = ops.stream().map(Operand::role).toList();
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "affine");
-            plan.put("loops", nest.describe(roles));
-            plan.put("access", accessMap(ops, access));
-            plan.put("tail", nest.tail());
-        plan.put("notes", nest.notes());
-            return plan;
+            return new CpuPlans.Affine(nest.describe(roles), accessMap(ops, access), nest.tail(), nest.notes());
         }
     };
 
@@ -61,21 +58,16 @@ public final class ElementwiseRules {
             return 5;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
             List<Operand> ops = checkedOperands(call);
-            Map<String, Object> operands = new LinkedHashMap<>();
+            Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                operands.put(o.role(), digitMap(o));
+                operands.put(o.role(), digitOperand(o));
             }
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "digits");
-            plan.put("loops", logicalLoops(ops));
-            plan.put("operands", operands);
-            plan.put("notes", List.of("serial logical loops; every address from the layout's digits "
-                    + "(div/mod per element), replicas and cpu slabs included"));
-            return plan;
+            return new CpuPlans.Digits(logicalLoops(ops), operands, List.of("serial logical loops; every address "
+                    + "from the layout's digits (div/mod per element), replicas and cpu slabs included"));
         }
     };
 
@@ -85,7 +77,7 @@ public final class ElementwiseRules {
      * {@code addr = base + sum_k ((x / below_k) mod e_k) * s_k (+ r)} over the shard iters, where below_k is the
      * product of the extents after iter k and a cpu iter's stride is scaled by the slab size span_m.
      */
-    static Map<String, Object> digitMap(Operand o) {
+    static PlanParts.DigitOperand digitOperand(Operand o) {
         long[] rowStrides = new long[o.shape().length];
         long step = 1;
         for (int d = o.shape().length - 1; d >= 0; d--) {
@@ -105,28 +97,20 @@ public final class ElementwiseRules {
         for (org.axe4j.layout.Point r : o.layout().replicaSet()) {
             replicas.add(r.get(org.axe4j.layout.Axis.M));
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("base", o.elemOffset() + o.layout().offsetOn(org.axe4j.layout.Axis.M));
-        out.put("row_strides", rowStrides);
-        out.put("iters", iters);
-        out.put("replicas", replicas);
-        return out;
+        return new PlanParts.DigitOperand(o.elemOffset() + o.layout().offsetOn(org.axe4j.layout.Axis.M),
+                Arrays.stream(rowStrides).boxed().toList(), iters, replicas);
     }
 
     /** Serial loops over the region's non-unit dims, each naming the dim it drives in every operand. */
-    static List<Map<String, Object>> logicalLoops(List<Operand> ops) {
-        List<Map<String, Object>> loops = new ArrayList<>();
+    static List<PlanParts.KindedDimLoop> logicalLoops(List<Operand> ops) {
+        List<PlanParts.KindedDimLoop> loops = new ArrayList<>();
         long[] extents = ops.get(0).loopExtents();
         for (int k = 0; k < extents.length; k++) {
-            Map<String, Object> loop = new LinkedHashMap<>();
-            loop.put("extent", extents[k]);
-            loop.put("kind", "serial");
             Map<String, Integer> dims = new LinkedHashMap<>();
             for (Operand o : ops) {
                 dims.put(o.role(), o.loopDims()[k]);
             }
-            loop.put("dims", dims);
-            loops.add(loop);
+            loops.add(new PlanParts.KindedDimLoop(extents[k], "serial", dims));
         }
         return loops;
     }
@@ -140,7 +124,7 @@ public final class ElementwiseRules {
             return 0;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
             List<Operand> ops = checkedOperands(call);
             for (Operand o : ops) {
@@ -155,11 +139,8 @@ public final class ElementwiseRules {
                 throw Declined.of("%s: destination layout %s has replicas; TVM's buffer flattening stores only the "
                         + "base point", call.op(), dst.layout());
             }
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "logical");
-            plan.put("loops", logicalLoops(ops));
-            plan.put("notes", List.of("serial logical loops; addresses from TVM's layout flattening"));
-            return plan;
+            return new CpuPlans.Logical(logicalLoops(ops),
+                    List.of("serial logical loops; addresses from TVM's layout flattening"));
         }
     };
 
@@ -223,37 +204,40 @@ public final class ElementwiseRules {
     }
 
     /**
-     * Puts what the run-time starts add into a plan's access entry: {@code start_strides} (start s_d adds
-     * {@code s_d * stride}) for a dim walked by one stride from its start, else {@code start_terms}, per dim a list of
-     * [divisor, modulus, stride]: {@code (floor(s_d / divisor) mod modulus) * stride} each, modulus 0 for none.
+     * What the run-time starts add to an operand's address: {@code strides} (start s_d adds {@code s_d * stride})
+     * for a dim walked by one stride from its start, else {@code terms}, per dim a list of [divisor, modulus,
+     * stride]: {@code (floor(s_d / divisor) mod modulus) * stride} each, modulus 0 for none; {@code terms} is null
+     * when every dim has a stride.
      */
-    static void putRunTimeStarts(Map<String, Object> entry, AffineAccess access) {
-        Map<String, Long> strides = new LinkedHashMap<>();
-        Map<String, Object> terms = new LinkedHashMap<>();
-        access.startTerms().forEach((d, list) -> {
-            if (list.size() == 1 && list.get(0).divisor() == 1 && list.get(0).modulus() == 0) {
-                strides.put(Integer.toString(d), list.get(0).stride());
-            } else {
-                terms.put(Integer.toString(d), list.stream().map(t -> List.of(t.divisor(), t.modulus(), t.stride()))
-                        .toList());
-            }
-        });
-        entry.put("start_strides", strides);
-        if (!terms.isEmpty()) {
-            entry.put("start_terms", terms);
+    record RunTimeStarts(Map<String, Long> strides, Map<String, List<List<Long>>> terms) {
+        static RunTimeStarts of(AffineAccess access) {
+            Map<String, Long> strides = new LinkedHashMap<>();
+            Map<String, List<List<Long>>> terms = new LinkedHashMap<>();
+            access.startTerms().forEach((d, list) -> {
+                if (list.size() == 1 && list.get(0).divisor() == 1 && list.get(0).modulus() == 0) {
+                    strides.put(Integer.toString(d), list.get(0).stride());
+                } else {
+                    terms.put(Integer.toString(d), list.stream()
+                            .map(t -> List.of(t.divisor(), t.modulus(), t.stride())).toList());
+                }
+            });
+            return new RunTimeStarts(strides, terms.isEmpty() ? null : terms);
         }
     }
 
-    static Map<String, Object> accessMap(List<Operand> ops, List<AffineAccess> access) {
-        Map<String, Object> out = new LinkedHashMap<>();
+    /** The plan access of each operand, by role; {@code swizzles} (role -> [bits, base, shift]) where swizzled. */
+    static Map<String, PlanParts.Access> accessMap(List<Operand> ops, List<AffineAccess> access,
+            Map<String, List<Long>> swizzles) {
+        Map<String, PlanParts.Access> out = new LinkedHashMap<>();
         for (int o = 0; o < ops.size(); o++) {
-            Map<String, Object> a = new LinkedHashMap<>();
-            a.put("base", access.get(o).base());
-            putRunTimeStarts(a, access.get(o));
-            a.put("replicas", access.get(o).replicas());
-            a.put("layout", ops.get(o).layout().toString());
-            out.put(ops.get(o).role(), a);
+            RunTimeStarts starts = RunTimeStarts.of(access.get(o));
+            out.put(ops.get(o).role(), new PlanParts.Access(access.get(o).base(), starts.strides(), starts.terms(),
+                    access.get(o).replicas(), ops.get(o).layout().toString(), swizzles.get(ops.get(o).role())));
         }
         return out;
+    }
+
+    static Map<String, PlanParts.Access> accessMap(List<Operand> ops, List<AffineAccess> access) {
+        return accessMap(ops, access, Map.of());
     }
 }

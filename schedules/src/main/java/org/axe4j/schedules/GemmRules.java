@@ -3,6 +3,9 @@ package org.axe4j.schedules;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CpuPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * {@code D = alpha * op(A) op(B) + beta * C} with op = transpose when {@code trans_a}/{@code trans_b}.
@@ -45,12 +48,11 @@ public final class GemmRules {
             return true;
         }
 
-        public Map<String, Object> plan(Request call) {
-            Map<String, Object> plan = common(call);
-            @SuppressWarnings("unchecked")
-            Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) plan.get("access");
-            long dm = (Long) access.get("D").get("m");
-            long dn = (Long) access.get("D").get("n");
+        public SchedulePlan plan(Request call) {
+            long[] mnk = shapes(call);
+            Map<String, PlanParts.GemmAccess> access = common(call);
+            long dm = access.get("D").m();
+            long dn = access.get("D").n();
             String v;
             if (dn == 1) {
                 v = "n";
@@ -62,40 +64,24 @@ public final class GemmRules {
             }
             String u = v.equals("n") ? "m" : "n";
             boolean ragged = requireRunTimeExtentOnlyOn(call, u);
-            long ev = (Long) plan.get(v.toUpperCase());
-            long eu = (Long) plan.get(u.toUpperCase());
-            long k = (Long) plan.get("K");
-            long work = (Long) plan.get("M") * (Long) plan.get("N") * k;
+            long ev = v.equals("m") ? mnk[0] : mnk[1];
+            long eu = u.equals("m") ? mnk[0] : mnk[1];
+            long k = mnk[2];
+            long work = mnk[0] * mnk[1] * k;
             boolean serialAsked = call.params().has("parallel") && !call.flag("parallel");
             CpuTarget cpu = CpuTarget.of(call);
             int bytes = call.operands().stream().mapToInt(Operand::elementBytes).max().orElse(4);
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
             GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK,
-                    !ragged && (Long) access.get(moving).get(v) == 1L, call.operand(moving).elementBytes());
-            plan.put("kind", "gemm-blocked");
-            plan.put("vector_dim", v);
-            if (ragged) {
-                plan.put("run_time_extent", u);
-            }
-            plan.put("isa", cpu.isa());
-            plan.put("tile", Map.of("u", b.mu(), "v", b.nv()));
-            plan.put("blocks", Map.of("k", b.kc(), "u", b.mc()));
-            plan.put("parallel", !b.parallelOver().equals("none"));
-            plan.put("parallel_over", b.parallelOver());
-            plan.put("packing", b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev));
-            plan.put("lanes", cpu.lanes(bytes));
+                    !ragged && stride(access.get(moving), v) == 1L, call.operand(moving).elementBytes());
             List<String> notes = new java.util.ArrayList<>(b.reasons());
             // AVX-512 tiles: prefetch the D tile (for write) as the K loop starts; 4096^3 ran 0.89 of numpy with it,
             // 0.78 without (same run)
             boolean prefetchD = cpu.wideVectors() && !b.rowKernel();
-            plan.put("prefetch_d", prefetchD);
-            if (b.rowKernel()) {
-                plan.put("kernel", "rows");
-                plan.put("k_rows", GemmBlocking.ROW_KERNEL_K_ROWS);
-            } else {
+            if (!b.rowKernel()) {
                 notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
-                        + access.get(moving).get(v) + " along " + v + ")");
+                        + stride(access.get(moving), v) + " along " + v + ")");
                 notes.add(other + " packed per " + b.mc() + "-row " + u + " block into panels " + b.mu() + " wide");
                 if (prefetchD) {
                     notes.add("each micro-kernel prefetches its D tile for writing before the K loop");
@@ -106,10 +92,27 @@ public final class GemmRules {
                 notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
                         + "parallel loop)");
             }
-            plan.put("notes", List.copyOf(notes));
-            return plan;
+            return new CpuPlans.GemmBlocked(mnk[0], mnk[1], mnk[2], access, v, ragged ? u : null, cpu.isa(),
+                    new CpuPlans.GemmTile(b.mu(), b.nv()), new CpuPlans.GemmBlocks(b.kc(), b.mc()),
+                    !b.parallelOver().equals("none"), b.parallelOver(),
+                    b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev), cpu.lanes(bytes), prefetchD,
+                    b.rowKernel() ? "rows" : null, b.rowKernel() ? GemmBlocking.ROW_KERNEL_K_ROWS : null,
+                    List.copyOf(notes));
         }
     };
+
+    /** The stride of a gemm matrix along logical dim {@code dim} (m, n or k). */
+    private static long stride(PlanParts.GemmAccess a, String dim) {
+        Long s = switch (dim) {
+            case "m" -> a.m();
+            case "n" -> a.n();
+            default -> a.k();
+        };
+        if (s == null) {
+            throw new IllegalStateException("gemm: the matrix has no dim " + dim + " (" + a.layout() + ")");
+        }
+        return s;
+    }
 
     /** 16-bit float element types that the blocked plan widens to a float32 accumulator. */
     private static final java.util.Set<String> NARROW_FLOATS = java.util.Set.of("float16", "bfloat16");
@@ -163,18 +166,16 @@ public final class GemmRules {
         }
 
         /** Any memory/cpu layouts: every element addressed from its layout's digits (see ElementwiseRules). */
-        public Map<String, Object> plan(Request call) {
-            Map<String, Object> plan = shapes(call);
+        public SchedulePlan plan(Request call) {
+            long[] mnk = shapes(call);
             boolean ta = call.flag("trans_a");
             boolean tb = call.flag("trans_b");
-            Map<String, Object> operands = new LinkedHashMap<>();
+            Map<String, PlanParts.GemmDigitOperand> operands = new LinkedHashMap<>();
             operands.put("D", digits(call.operand("D"), "m", "n"));
             operands.put("A", digits(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
             operands.put("B", digits(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
             operands.put("C", digits(call.operand("C"), "m", "n"));
-            plan.put("kind", "gemm-naive");
-            plan.put("operands", operands);
-            return plan;
+            return new CpuPlans.GemmNaive(mnk[0], mnk[1], mnk[2], operands);
         }
     };
 
@@ -218,30 +219,28 @@ public final class GemmRules {
     }
 
     /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
-    private static Map<String, Object> digits(Operand o, String row, String col) {
+    private static PlanParts.GemmDigitOperand digits(Operand o, String row, String col) {
         AffineAccess.requireMemoryOnly(o);
-        Map<String, Object> out = ElementwiseRules.digitMap(o);
+        PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
         int[] dims = matrixDims(o);
-        out.put("dims", Map.of(row, dims[0], col, dims[1]));
-        return out;
+        return new PlanParts.GemmDigitOperand(d.base(), d.rowStrides(), d.iters(), d.replicas(),
+                Map.of(row, dims[0], col, dims[1]));
     }
 
     /** Shape checks and the (base, row stride, col stride) of every matrix, named by its logical dims. */
-    static Map<String, Object> common(Request call) {
-        Map<String, Object> plan = shapes(call);
+    static Map<String, PlanParts.GemmAccess> common(Request call) {
         boolean ta = call.flag("trans_a");
         boolean tb = call.flag("trans_b");
-        Map<String, Object> access = new LinkedHashMap<>();
+        Map<String, PlanParts.GemmAccess> access = new LinkedHashMap<>();
         access.put("D", strides(call.operand("D"), "m", "n"));
         access.put("A", strides(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
         access.put("B", strides(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
         access.put("C", strides(call.operand("C"), "m", "n"));
-        plan.put("access", access);
-        return plan;
+        return access;
     }
 
     /** Target, scope and the shapes of D = op(A) op(B) (+ C): M, N, K. */
-    static Map<String, Object> shapes(Request call) {
+    static long[] shapes(Request call) {
         Rule.requireCpuThread(call);
         Operand d = call.operand("D");
         Operand a = call.operand("A");
@@ -261,11 +260,7 @@ public final class GemmRules {
             throw Declined.of("gemm: shapes D %dx%d, A %dx%d%s, B %dx%d%s, C %dx%d do not chain", de[0], de[1], ae[0],
                     ae[1], ta ? " (transposed)" : "", be[0], be[1], tb ? " (transposed)" : "", ce[0], ce[1]);
         }
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("M", m);
-        plan.put("N", n);
-        plan.put("K", k);
-        return plan;
+        return new long[] {m, n, k};
     }
 
     private static long[] matrix(Operand o) {
@@ -288,17 +283,15 @@ public final class GemmRules {
         throw Declined.of("gemm: %s has %d non-unit dims, not 2", o, loop.length);
     }
 
-    private static Map<String, Object> strides(Operand o, String row, String col) {
+    private static PlanParts.GemmAccess strides(Operand o, String row, String col) {
         AffineAccess acc = AffineAccess.of(o);
         int[] dims = matrixDims(o);
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("base", acc.base());
-        ElementwiseRules.putRunTimeStarts(out, acc);
-        out.put(row, single(o, acc, dims[0]));
-        out.put(col, single(o, acc, dims[1]));
-        out.put("replicas", acc.replicas());
-        out.put("layout", o.layout().toString());
-        return out;
+        Map<String, Long> byDim = new LinkedHashMap<>();
+        byDim.put(row, single(o, acc, dims[0]));
+        byDim.put(col, single(o, acc, dims[1]));
+        ElementwiseRules.RunTimeStarts starts = ElementwiseRules.RunTimeStarts.of(acc);
+        return new PlanParts.GemmAccess(acc.base(), starts.strides(), starts.terms(), byDim.get("m"), byDim.get("n"),
+                byDim.get("k"), acc.replicas(), o.layout().toString());
     }
 
     private static long single(Operand o, AffineAccess acc, int dim) {

@@ -1,5 +1,7 @@
 package org.axe4j.schedules;
 
+import org.axe4j.schedules.plan.PlanParts;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -273,20 +275,15 @@ public final class LoopNest {
         return 0;
     }
 
-    /** The nest as JSON-ready maps: loops outer first with their kind, extent and per-operand strides. */
-    List<Map<String, Object>> describe(List<String> roles) {
-        List<Map<String, Object>> out = new ArrayList<>();
+    /** The nest as plan loops: outer first with their kind, extent and per-operand strides. */
+    List<PlanParts.NestLoop> describe(List<String> roles) {
+        List<PlanParts.NestLoop> out = new ArrayList<>();
         for (Loop l : loops) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("extent", l.extent());
-            m.put("kind", l.kind());
-            m.put("reduces", l.reduces());
             Map<String, Long> strides = new LinkedHashMap<>();
             for (int o = 0; o < roles.size(); o++) {
                 strides.put(roles.get(o), l.strides()[o]);
             }
-            m.put("strides", strides);
-            out.add(m);
+            out.add(new PlanParts.NestLoop(l.extent(), l.kind(), l.reduces(), strides));
         }
         return out;
     }

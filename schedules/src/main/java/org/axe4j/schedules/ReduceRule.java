@@ -5,6 +5,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.CpuPlans;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * Reductions {@code dst[c'] = op_{c : c without axes = c'} src[c]} (sum, max, min) over an affine loop nest.
@@ -27,7 +30,7 @@ public final class ReduceRule implements Rule {
         return 10;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         Rule.requireCpuThread(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
@@ -42,16 +45,10 @@ public final class ReduceRule implements Rule {
                 ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
         List<LoopNest.Loop> planned = nest.loops();
         LoopNest.Loop last = planned.isEmpty() ? null : planned.get(planned.size() - 1);
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "reduce");
-        plan.put("combine", call.op());
-        plan.put("init", !call.flag("accum"));
-        plan.put("vector_reduce", last != null && last.reduces() && last.kind().equals("vectorized"));
-        plan.put("loops", nest.describe(List.of("dst", "src0")));
-        plan.put("access", ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)));
-        plan.put("tail", nest.tail());
-        plan.put("notes", nest.notes());
-        return plan;
+        return new CpuPlans.Reduce(call.op(), !call.flag("accum"),
+                last != null && last.reduces() && last.kind().equals("vectorized"),
+                nest.describe(List.of("dst", "src0")),
+                ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)), nest.tail(), nest.notes());
     }
 
     /**
@@ -90,7 +87,7 @@ public final class ReduceRule implements Rule {
             return 5;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
             Operand dst = call.operand("dst");
             Operand src = call.operand("src0");
@@ -99,30 +96,24 @@ public final class ReduceRule implements Rule {
             boolean[] reduced = reducedDims(call, src);
             List<Integer> kept = keptDims(call, src, dst, reduced);
             int[] dstDims = dst.loopDims();
-            List<Map<String, Object>> spatial = new ArrayList<>();
+            List<PlanParts.DimLoop> spatial = new ArrayList<>();
             for (int k = 0; k < kept.size(); k++) {
-                spatial.add(Map.of("extent", src.extent()[kept.get(k)],
-                        "dims", Map.of("dst", dstDims[k], "src0", kept.get(k))));
+                Map<String, Integer> dims = new LinkedHashMap<>();
+                dims.put("dst", dstDims[k]);
+                dims.put("src0", kept.get(k));
+                spatial.add(new PlanParts.DimLoop(src.extent()[kept.get(k)], dims));
             }
-            List<Map<String, Object>> reducedLoops = new ArrayList<>();
+            List<PlanParts.DimLoop> reducedLoops = new ArrayList<>();
             for (int d = 0; d < reduced.length; d++) {
                 if (reduced[d] && src.extent()[d] != 1) {
-                    reducedLoops.add(Map.of("extent", src.extent()[d], "dims", Map.of("src0", d)));
+                    reducedLoops.add(new PlanParts.DimLoop(src.extent()[d], Map.of("src0", d)));
                 }
             }
-            Map<String, Object> operands = new LinkedHashMap<>();
-            operands.put("dst", ElementwiseRules.digitMap(dst));
-            operands.put("src0", ElementwiseRules.digitMap(src));
-            Map<String, Object> plan = new LinkedHashMap<>();
-            plan.put("kind", "reduce-digits");
-            plan.put("combine", call.op());
-            plan.put("init", !call.flag("accum"));
-            plan.put("spatial", spatial);
-            plan.put("reduced", reducedLoops);
-            plan.put("operands", operands);
-            plan.put("notes", List.of("serial kept loops around serial reduced loops; addresses from the layouts' "
-                    + "digits"));
-            return plan;
+            Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
+            operands.put("dst", ElementwiseRules.digitOperand(dst));
+            operands.put("src0", ElementwiseRules.digitOperand(src));
+            return new CpuPlans.ReduceDigits(call.op(), !call.flag("accum"), spatial, reducedLoops, operands,
+                    List.of("serial kept loops around serial reduced loops; addresses from the layouts' digits"));
         }
     };
 

@@ -1,6 +1,6 @@
 package org.axe4j.schedules;
 
-import java.util.Map;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * A dispatch rule for one family of tile ops on one target kind. {@link #plan} returns the loop plan or throws
@@ -18,7 +18,7 @@ public interface Rule {
     int priority();
 
     /** The plan for {@code call}, or {@link Declined} with the reason the rule does not apply. */
-    Map<String, Object> plan(Request call);
+    SchedulePlan plan(Request call);
 
     /** Whether {@link #plan} addresses swizzled layouts ({@link Request#swizzles}); others are declined for it. */
     default boolean acceptsSwizzle() {

@@ -4,6 +4,7 @@ import com.google.gson.JsonObject;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Swizzle;
@@ -20,7 +21,7 @@ import org.axe4j.layout.Swizzle;
  * into the buffer). Run-time starts must keep those alignments (TVM's modular-set analysis proves it).
  */
 public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width, long sbo, long lbo,
-        Map<List<Long>, Long> starts, Map<String, Object> runTimeStarts) {
+        Map<List<Long>, Long> starts, ElementwiseRules.RunTimeStarts runTimeStarts) {
 
     /** Checks every instruction tile (rows x 16) of {@code o} against the descriptor's address map. */
     static SharedMatrixDescriptor of(Request call, Operand o, long rows, long k, String op) {
@@ -103,10 +104,8 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
             throw Declined.of("%s: %s starts at run-time indices that move it by %s elements, which may leave the %s "
                     + "period (%d bytes)", op, o, runTime.startOffset(), modeName(mode), need);
         }
-        Map<String, Object> runTimeStarts = new LinkedHashMap<>();
-        if (runTime != null) {
-            ElementwiseRules.putRunTimeStarts(runTimeStarts, runTime);
-        }
+        ElementwiseRules.RunTimeStarts runTimeStarts = runTime != null ? ElementwiseRules.RunTimeStarts.of(runTime)
+                : null;
         return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, runTimeStarts);
     }
 
@@ -114,14 +113,14 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
         return starts.get(List.of(block, kk));
     }
 
-    Map<String, Object> describe() {
-        Map<String, Object> d = new LinkedHashMap<>();
-        d.put("role", operand.role());
-        d.put("swizzle", mode); // CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B
-        d.put("sbo", sbo / 8); // descriptor fields: bytes >> 4, i.e. 16-bit elements / 8
-        d.put("lbo", mode == 0 ? lbo / 8 : 1);
-        d.putAll(runTimeStarts); // start_strides (and start_terms): what each run-time start adds
-        return d;
+    /**
+     * The plan's operand: swizzle as CUtensorMapSwizzle (0 none, 1 32B, 2 64B, 3 128B); sbo and lbo as the
+     * descriptor fields (bytes >> 4, i.e. 16-bit elements / 8); what each run-time start adds, when there are any.
+     */
+    PlanParts.SharedOperand describe() {
+        return new PlanParts.SharedOperand(operand.role(), mode, sbo / 8, mode == 0 ? lbo / 8 : 1,
+                runTimeStarts != null ? runTimeStarts.strides() : null,
+                runTimeStarts != null ? runTimeStarts.terms() : null);
     }
 
     String summary() {

@@ -1,7 +1,7 @@
 package org.axe4j.schedules;
 
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * {@code copy} on Trainium: HBM to SBUF is one DMA {@code nl.load} per tile, SBUF to HBM one {@code nl.store},
@@ -22,7 +22,7 @@ public final class TrnCopyRule implements Rule {
         return 100;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         TrnTiles.requireTrn(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");

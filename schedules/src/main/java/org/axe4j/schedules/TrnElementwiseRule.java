@@ -2,7 +2,8 @@ package org.axe4j.schedules;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.SchedulePlan;
+import org.axe4j.schedules.plan.TrnPlan;
 
 /**
  * Element-wise ops of on-chip tiles on Trainium, one instruction per {@link TrnMapPlan} tile:
@@ -26,7 +27,7 @@ public final class TrnElementwiseRule implements Rule {
         return 100;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         TrnTiles.requireTrn(call);
         List<Operand> ops = new ArrayList<>();
         ops.add(call.operand("dst"));
@@ -48,7 +49,7 @@ public final class TrnElementwiseRule implements Rule {
         if (call.op().equals("exp") && call.params().has("scale") && call.params().get("scale").isJsonNull()) {
             throw Declined.of("exp: the scale is not a compile-time constant");
         }
-        Map<String, Object> plan = TrnMapPlan.plan(call, ops, -1, true, instruction);
+        TrnPlan plan = TrnMapPlan.plan(call, ops, -1, true, instruction);
         if (instruction.equals("tensor_scalar") && ops.size() == 3 && !sameExtents(ops.get(0), ops.get(1))) {
             throw Declined.of("%s: the first source %s is the broadcast one; tensor_scalar takes the tile first",
                     call.op(), ops.get(1));

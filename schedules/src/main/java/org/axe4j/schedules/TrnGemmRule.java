@@ -1,10 +1,11 @@
 package org.axe4j.schedules;
 
 import com.google.gson.JsonElement;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.SchedulePlan;
+import org.axe4j.schedules.plan.TrnPlan;
 
 /**
  * {@code gemm} on the Trainium TensorEngine: D = op(A) op(B) (+ D), D in PSUM (float32), A and B in SBUF.
@@ -34,7 +35,7 @@ public final class TrnGemmRule implements Rule {
         return 100;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         TrnTiles.requireTrn(call);
         Operand d = call.operand("D");
         Operand a = call.operand("A");
@@ -124,34 +125,25 @@ public final class TrnGemmRule implements Rule {
             throw Declined.of("gemm: the moving free dim (extent %d) is not an F run of %s (layout %s) and of D "
                     + "(layout %s) within a PSUM bank", mv.extent()[mF], mv, mv.layout(), d.layout());
         }
-        Map<String, Object> so = TrnTiles.dim("stationary_block", st.extent()[sF] / s,
+        PlanParts.TrnLoop so = TrnTiles.dim("stationary_block", st.extent()[sF] / s,
                 Map.of(st.role(), Map.of(str(sF), s), "D", Map.of(str(dP), s)));
-        Map<String, Object> mo = TrnTiles.dim("moving_block", mv.extent()[mF] / m,
+        PlanParts.TrnLoop mo = TrnTiles.dim("moving_block", mv.extent()[mF] / m,
                 Map.of(mv.role(), Map.of(str(mF), m), "D", Map.of(str(dF), m)));
-        Map<String, Object> ko = TrnTiles.dim("k_block", kExt / k,
+        PlanParts.TrnLoop ko = TrnTiles.dim("k_block", kExt / k,
                 Map.of(st.role(), Map.of(str(sK), k), mv.role(), Map.of(str(mK), k)));
-        List<Map<String, Object>> inst = List.of(
+        List<PlanParts.TrnLoop> inst = List.of(
                 TrnTiles.dim("P", k, Map.of(st.role(), Map.of(str(sK), 1L), mv.role(), Map.of(str(mK), 1L))),
                 TrnTiles.dim("lhs_F", s, Map.of(st.role(), Map.of(str(sF), 1L), "D", Map.of(str(dP), 1L))),
                 TrnTiles.dim("rhs_F", m, Map.of(mv.role(), Map.of(str(mF), 1L), "D", Map.of(str(dF), 1L))));
         verify(call, st, sK, sF, mv, mK, mF, d, dP, dF, k, s, m, kExt, bankElems);
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "trn");
-        plan.put("instruction", "matmul");
-        plan.put("stationary", st.role());
-        plan.put("moving", mv.role());
-        plan.put("loops", List.of(so, mo));
-        plan.put("k_loop", ko);
-        plan.put("inst", inst);
-        plan.put("memset", beta == 0.0 ? List.of(
+        List<PlanParts.TrnLoop> memset = beta == 0.0 ? List.of(
                 TrnTiles.dim("P", s, Map.of("D", Map.of(str(dP), 1L))),
-                TrnTiles.dim("F", m, Map.of("D", Map.of(str(dF), 1L)))) : List.of());
-        plan.put("tile", Map.of("k", k, "stationary", s, "moving", m));
+                TrnTiles.dim("F", m, Map.of("D", Map.of(str(dF), 1L)))) : List.of();
         long count = (st.extent()[sF] / s) * (mv.extent()[mF] / m) * (kExt / k);
-        plan.put("notes", List.of(count + " x nc_matmul " + k + " (K, P) x " + s + " (stationary " + st.role()
+        return new TrnPlan("matmul", null, st.role(), mv.role(), null, List.of(so, mo), ko, inst, memset, null,
+                new TrnPlan.Tile(s, k, m), List.of(count + " x nc_matmul " + k + " (K, P) x " + s + " (stationary " + st.role()
                 + ") x " + m + " (moving " + mv.role() + "), " + (kExt / k) + " K steps accumulated per PSUM tile"
                 + (beta == 0.0 ? " after a memset" : "")));
-        return plan;
     }
 
     private static void verify(Request call, Operand st, int sK, int sF, Operand mv, int mK, int mF, Operand d,

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.TrnPlan;
 
 /**
  * The instruction tile of a Trainium copy, element-wise op or F reduction, found from the operands' layouts.
@@ -21,7 +23,7 @@ final class TrnMapPlan {
 
     static final long FREE_CAP = 1 << 16;
 
-    static Map<String, Object> plan(Request call, List<Operand> ops, int reduceDim, boolean samePartitions,
+    static TrnPlan plan(Request call, List<Operand> ops, int reduceDim, boolean samePartitions,
             String instruction) {
         Operand dst = ops.get(0);
         int rank = dst.shape().length;
@@ -86,7 +88,7 @@ final class TrnMapPlan {
             throw Declined.of("%s: the reduced dim %d (extent %d) is not one F run in %s (longest run %d); "
                     + "tensor_reduce reduces one run along F", call.op(), reduceDim, e[reduceDim], chip, lenF);
         }
-        List<Map<String, Object>> loops = new ArrayList<>();
+        List<PlanParts.TrnLoop> loops = new ArrayList<>();
         for (int d = 0; d < rank; d++) {
             if (d != dimP && d != dimF && e[d] > 1) {
                 loops.add(TrnTiles.dim("d" + d, e[d], index(ops, d, 1)));
@@ -98,18 +100,12 @@ final class TrnMapPlan {
         if (dimF >= 0 && e[dimF] / lenF > 1) {
             loops.add(TrnTiles.dim("f_block", e[dimF] / lenF, index(ops, dimF, lenF)));
         }
-        List<Map<String, Object>> inst = new ArrayList<>();
+        List<PlanParts.TrnLoop> inst = new ArrayList<>();
         inst.add(TrnTiles.dim("P", lenP, dimP >= 0 ? index(ops, dimP, 1) : Map.of()));
         inst.add(TrnTiles.dim("F", lenF, dimF >= 0 ? index(ops, dimF, 1) : Map.of()));
         long tiles = verify(call, ops, chip, e, loops, dimP, lenP, dimF, lenF, samePartitions);
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "trn");
-        plan.put("instruction", instruction);
-        plan.put("loops", loops);
-        plan.put("inst", inst);
-        plan.put("notes", List.of(tiles + " x " + instruction + " of " + lenP + " partitions x " + lenF
-                + " free elements (P dim " + dimP + ", F dim " + dimF + ")"));
-        return plan;
+        return TrnPlan.map(instruction, loops, inst, List.of(tiles + " x " + instruction + " of " + lenP
+                + " partitions x " + lenF + " free elements (P dim " + dimP + ", F dim " + dimF + ")"));
     }
 
     private static long common(List<Operand> chip, int d, int axis, long cap, long extent) {
@@ -142,12 +138,11 @@ final class TrnMapPlan {
     }
 
     /** Checks every tile of every on-chip operand at every start; returns the number of tiles. */
-    @SuppressWarnings("unchecked")
     private static long verify(Request call, List<Operand> ops, List<Operand> chip, long[] e,
-            List<Map<String, Object>> loops, int dimP, long lenP, int dimF, long lenF, boolean samePartitions) {
+            List<PlanParts.TrnLoop> loops, int dimP, long lenP, int dimF, long lenF, boolean samePartitions) {
         long tiles = 1;
-        for (Map<String, Object> l : loops) {
-            tiles *= (Long) l.get("extent");
+        for (PlanParts.TrnLoop l : loops) {
+            tiles *= l.extent();
         }
         Map<String, List<long[]>> starts = new LinkedHashMap<>();
         for (Operand o : chip) {
@@ -157,7 +152,7 @@ final class TrnMapPlan {
         for (long t = 0; t < tiles; t++) {
             long rest = t;
             for (int i = loops.size() - 1; i >= 0; i--) {
-                long ext = (Long) loops.get(i).get("extent");
+                long ext = loops.get(i).extent();
                 counter[i] = rest % ext;
                 rest /= ext;
             }
@@ -165,7 +160,7 @@ final class TrnMapPlan {
             for (Operand o : chip) {
                 long[] base = new long[e.length];
                 for (int i = 0; i < loops.size(); i++) {
-                    Map<String, Long> idx = ((Map<String, Map<String, Long>>) loops.get(i).get("index")).get(o.role());
+                    Map<String, Long> idx = loops.get(i).index().get(o.role());
                     if (idx != null) {
                         for (Map.Entry<String, Long> x : idx.entrySet()) {
                             base[Integer.parseInt(x.getKey())] += counter[i] * x.getValue();

@@ -3,6 +3,8 @@ package org.axe4j.schedules;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.TrnPlan;
 
 /**
  * {@code sum} along a dim that lies on partitions, on the TensorEngine: dst(1, F) = ones^T(1, P) src(P, F), a
@@ -15,7 +17,7 @@ import java.util.Map;
 final class TrnPartitionSum {
     private TrnPartitionSum() {}
 
-    static Map<String, Object> plan(Request call, Operand dst, Operand src, int rp) {
+    static TrnPlan plan(Request call, Operand dst, Operand src, int rp) {
         if (!call.op().equals("sum")) {
             throw Declined.of("%s: the reduced dim %d lies on partitions in %s; only sum crosses partitions (on the "
                     + "TensorEngine): copy the tile to a layout with that dim on F, then reduce along F", call.op(),
@@ -58,15 +60,15 @@ final class TrnPartitionSum {
         Map<String, Map<String, Long>> nIndex = new LinkedHashMap<>();
         nIndex.put("src0", Map.of(f, n));
         nIndex.put("dst", Map.of(f, n));
-        List<Map<String, Object>> loops = List.of(TrnTiles.dim("n_block", src.extent()[fd] / n, nIndex));
-        Map<String, Object> kLoop = TrnTiles.dim("k_block", src.extent()[rp] / k, Map.of("src0", Map.of(r, k)));
-        List<Map<String, Object>> inst = List.of(
+        List<PlanParts.TrnLoop> loops = List.of(TrnTiles.dim("n_block", src.extent()[fd] / n, nIndex));
+        PlanParts.TrnLoop kLoop = TrnTiles.dim("k_block", src.extent()[rp] / k, Map.of("src0", Map.of(r, k)));
+        List<PlanParts.TrnLoop> inst = List.of(
                 TrnTiles.dim("P", k, Map.of("ones", Map.of("0", 1L), "src0", Map.of(r, 1L))),
                 TrnTiles.dim("lhs_F", 1, Map.of()),
                 TrnTiles.dim("rhs_F", n, Map.of("src0", Map.of(f, 1L), out.role(), Map.of(outF, 1L))));
-        List<Map<String, Object>> memset = List.of(TrnTiles.dim("P", 1, Map.of()),
+        List<PlanParts.TrnLoop> memset = List.of(TrnTiles.dim("P", 1, Map.of()),
                 TrnTiles.dim("F", n, Map.of(out.role(), Map.of(outF, 1L))));
-        List<Map<String, Object>> copy = List.of(TrnTiles.dim("P", 1, Map.of()),
+        List<PlanParts.TrnLoop> copy = List.of(TrnTiles.dim("P", 1, Map.of()),
                 TrnTiles.dim("F", n, Map.of("dst", Map.of(f, 1L), "acc_psum", Map.of("1", 1L))));
         for (long i = 0; i < src.extent()[fd] / n; i++) {
             for (long j = 0; j < src.extent()[rp] / k; j++) {
@@ -81,20 +83,9 @@ final class TrnPartitionSum {
                 }
             }
         }
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "trn");
-        plan.put("instruction", "matmul");
-        plan.put("stationary", "ones");
-        plan.put("moving", "src0");
-        plan.put("out", out.role());
-        plan.put("loops", loops);
-        plan.put("k_loop", kLoop);
-        plan.put("inst", inst);
-        plan.put("memset", memset);
-        plan.put("copy", viaPsum ? copy : List.of());
-        plan.put("notes", List.of((src.extent()[fd] / n) * (src.extent()[rp] / k) + " x nc_matmul of a ones column: "
+        return new TrnPlan("matmul", null, "ones", "src0", out.role(), loops, kLoop, inst, memset,
+                viaPsum ? copy : List.of(), null, List.of((src.extent()[fd] / n) * (src.extent()[rp] / k) + " x nc_matmul of a ones column: "
                 + k + " partitions summed x " + n + " free elements" + (viaPsum ? ", then tensor_copy from PSUM" : "")));
-        return plan;
     }
 
     private static long gcd(long a, long b) {

@@ -1,7 +1,7 @@
 package org.axe4j.schedules;
 
 import java.util.List;
-import java.util.Map;
+import org.axe4j.schedules.plan.SchedulePlan;
 
 /**
  * {@code sum/max/min} of an on-chip tile along one dim on Trainium: along F, {@code nisa.tensor_reduce}, one
@@ -22,7 +22,7 @@ public final class TrnReduceRule implements Rule {
         return 100;
     }
 
-    public Map<String, Object> plan(Request call) {
+    public SchedulePlan plan(Request call) {
         TrnTiles.requireTrn(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
@@ -47,8 +47,6 @@ public final class TrnReduceRule implements Rule {
         if (src.extent()[axis] > 1 && TrnTiles.run(src, src.start(), axis, TrnTiles.P, 128).length() > 1) {
             return TrnPartitionSum.plan(call, dst, src, axis);
         }
-        Map<String, Object> plan = TrnMapPlan.plan(call, List.of(dst, src), axis, true, "tensor_reduce");
-        plan.put("combine", call.op());
-        return plan;
+        return TrnMapPlan.plan(call, List.of(dst, src), axis, true, "tensor_reduce").withCombine(call.op());
     }
 }

@@ -2,9 +2,9 @@ package org.axe4j.schedules;
 
 import com.google.gson.JsonObject;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 
@@ -184,12 +184,7 @@ final class TrnTiles {
     }
 
     /** A loop or instruction dim: extent and, per role, the logical dims it advances and by how much. */
-    static Map<String, Object> dim(String name, long extent, Map<String, Map<String, Long>> index) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("kind", "serial");
-        m.put("name", name);
-        m.put("extent", extent);
-        m.put("index", index);
-        return m;
+    static PlanParts.TrnLoop dim(String name, long extent, Map<String, Map<String, Long>> index) {
+        return new PlanParts.TrnLoop("serial", name, extent, index);
     }
 }

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
+import org.axe4j.schedules.plan.TrnPlan;
 
 /**
  * A copy that moves a tile's partition dim to its free dim and back, through the TensorEngine: per tile,
@@ -19,7 +21,7 @@ import java.util.Map;
 final class TrnTransposePlan {
     private TrnTransposePlan() {}
 
-    static Map<String, Object> plan(Request call, Operand dst, Operand src) {
+    static TrnPlan plan(Request call, Operand dst, Operand src) {
         if (!TrnTiles.storage(call, src).equals("trn.sbuf")) {
             throw Declined.of("copy: a transpose reads its source from SBUF (the TensorEngine's input), not %s",
                     TrnTiles.storage(call, src));
@@ -69,33 +71,25 @@ final class TrnTransposePlan {
         Map<String, Map<String, Long>> fBlock = new LinkedHashMap<>();
         fBlock.put("src0", Map.of(Integer.toString(sf), kf));
         fBlock.put("dst", Map.of(Integer.toString(sf), kf));
-        List<Map<String, Object>> loops = new ArrayList<>();
+        List<PlanParts.TrnLoop> loops = new ArrayList<>();
         loops.add(TrnTiles.dim("p_block", src.extent()[sp] / kp, pBlock));
         loops.add(TrnTiles.dim("f_block", src.extent()[sf] / kf, fBlock));
-        List<Map<String, Object>> matmul = List.of(
+        List<PlanParts.TrnLoop> matmul = List.of(
                 TrnTiles.dim("P", kp, Map.of("src0", Map.of(Integer.toString(sp), 1L), "identity", Map.of("0", 1L))),
                 TrnTiles.dim("lhs_F", kf, Map.of("src0", Map.of(Integer.toString(sf), 1L), out.role(),
                         Map.of(outP, 1L))),
                 TrnTiles.dim("rhs_F", kp, Map.of("identity", Map.of("1", 1L), out.role(), Map.of(outF, 1L))));
-        List<Map<String, Object>> memset = List.of(
+        List<PlanParts.TrnLoop> memset = List.of(
                 TrnTiles.dim("P", kf, Map.of(out.role(), Map.of(outP, 1L))),
                 TrnTiles.dim("F", kp, Map.of(out.role(), Map.of(outF, 1L))));
-        List<Map<String, Object>> copy = List.of(
+        List<PlanParts.TrnLoop> copy = List.of(
                 TrnTiles.dim("P", kf, Map.of("dst", Map.of(Integer.toString(sf), 1L), "acc_psum", Map.of("0", 1L))),
                 TrnTiles.dim("F", kp, Map.of("dst", Map.of(Integer.toString(sp), 1L), "acc_psum", Map.of("1", 1L))));
         verify(call, src, sp, sf, kp, kf, dst);
-        Map<String, Object> plan = new LinkedHashMap<>();
-        plan.put("kind", "trn");
-        plan.put("instruction", "transpose");
-        plan.put("out", out.role());
-        plan.put("loops", loops);
-        plan.put("memset", memset);
-        plan.put("inst", matmul);
-        plan.put("copy", viaPsum ? copy : List.of());
         long tiles = (src.extent()[sp] / kp) * (src.extent()[sf] / kf);
-        plan.put("notes", List.of(tiles + " x transpose of " + kp + " x " + kf + " through the TensorEngine "
+        return new TrnPlan("transpose", null, null, null, out.role(), loops, null, matmul, memset,
+                viaPsum ? copy : List.of(), null, List.of(tiles + " x transpose of " + kp + " x " + kf + " through the TensorEngine "
                 + "(nc_matmul against the identity" + (viaPsum ? ", then tensor_copy from PSUM)" : ")")));
-        return plan;
     }
 
     private static long fit(long k, long room, long extent) {

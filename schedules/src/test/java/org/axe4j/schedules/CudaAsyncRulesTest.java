@@ -64,12 +64,12 @@ class CudaAsyncRulesTest {
                 return;
             }
             counts[0]++;
-            long vec = (Long) d.plan().get("vec");
-            long chunkBytes = (Long) d.plan().get("bytes");
+            long vec = (Long) d.planJson().get("vec");
+            long chunkBytes = (Long) d.planJson().get("bytes");
             assertEquals(vec * bytes, chunkBytes);
-            assertTrue(List.of(4L, 8L, 16L).contains(chunkBytes), d.plan().toString());
+            assertTrue(List.of(4L, 8L, 16L).contains(chunkBytes), d.planJson().toString());
             assertEquals(chunkBytes == 16 ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global",
-                    d.plan().get("instruction"));
+                    d.planJson().get("instruction"));
             if (chunkBytes == 16) {
                 counts[1]++;
             }
@@ -77,7 +77,7 @@ class CudaAsyncRulesTest {
                 counts[3]++;
                 assertTrue(vec <= 1L << swizzle.base(), "chunk of " + vec + " crosses a swizzle unit: " + swizzle);
             }
-            List<String> got = simulate(d.plan(), vec, swizzle);
+            List<String> got = simulate(d.planJson(), vec, swizzle);
             List<String> expected = new ArrayList<>();
             Shape s = Shape.of(shape);
             long[] coord = new long[rank];
@@ -93,7 +93,7 @@ class CudaAsyncRulesTest {
             }
             Collections.sort(expected);
             Collections.sort(got);
-            assertEquals(expected, got, d.plan().toString());
+            assertEquals(expected, got, d.planJson().toString());
         });
         assertTrue(counts[0] > Property.CASES / 3, "accepted " + counts[0]);
         assertTrue(counts[1] > Property.CASES / 10, "16-byte chunks " + counts[1]);
@@ -160,8 +160,8 @@ class CudaAsyncRulesTest {
         Operand g32 = new Operand("src0", "A", "float32", shape, new long[2], shape, rowMajor);
         Decision narrow = CudaDispatch.decide("axe4j-cuda-cp-async", call("warp", 32, s32, g32));
         assertTrue(narrow.accepted(), narrow.reason());
-        assertEquals("cp.async.ca.shared.global", narrow.plan().get("instruction"));
-        assertEquals(4L, narrow.plan().get("bytes"));
+        assertEquals("cp.async.ca.shared.global", narrow.planJson().get("instruction"));
+        assertEquals(4L, narrow.planJson().get("bytes"));
 
         long[] half = {8, 7};
         Operand hs = new Operand("dst", "H", "float16", half, new long[2], half, Layout.parse("S[(8,7):(7,1)]"));
@@ -192,8 +192,8 @@ class CudaAsyncRulesTest {
 
         Decision ok = CudaDispatch.decide("axe4j-cuda-cp-async", call("warp", 32, s2, g2));
         assertTrue(ok.accepted(), ok.reason());
-        assertEquals(16L, ok.plan().get("bytes"));
-        assertEquals(4L, ok.plan().get("vec"));
-        assertEquals(16L, ok.plan().get("chunks"));
+        assertEquals(16L, ok.planJson().get("bytes"));
+        assertEquals(4L, ok.planJson().get("vec"));
+        assertEquals(16L, ok.planJson().get("chunks"));
     }
 }

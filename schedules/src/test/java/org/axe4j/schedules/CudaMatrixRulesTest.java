@@ -27,10 +27,10 @@ class CudaMatrixRulesTest {
     void blocksGoInRegisterOrderWithTheirRowAddresses() {
         Decision d = decide("S[(2,8,2,4,2):(2,4@laneid,4,1@laneid,1)]", "S[(16,16):(16,1)]", 16, 16, "local");
         assertTrue(d.accepted(), d.reason());
-        assertEquals("ld", d.plan().get("direction"));
-        assertEquals(4L, d.plan().get("num"));
-        assertEquals(16L, d.plan().get("row_stride"));
-        List<Map<String, Object>> groups = (List<Map<String, Object>>) d.plan().get("groups");
+        assertEquals("ld", d.planJson().get("direction"));
+        assertEquals(4L, d.planJson().get("num"));
+        assertEquals(16L, d.planJson().get("row_stride"));
+        List<Map<String, Object>> groups = (List<Map<String, Object>>) d.planJson().get("groups");
         assertEquals(1, groups.size());
         // registers 0, 2, 4, 6 hold blocks (0,0), (1,0), (0,1), (1,1): rows start at 0, 128, 8, 136
         assertEquals(List.of(0L, 1L, 2L, 3L), groups.get(0).get("words"));

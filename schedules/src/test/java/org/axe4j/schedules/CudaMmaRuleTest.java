@@ -55,7 +55,7 @@ class CudaMmaRuleTest {
             double[][] bReg = distribute(tb ? transpose(b) : b, bShape, bL);
             double[][] cReg = distribute(c, new long[] {m, n}, cL);
             double[][] dReg = new double[32][(int) dL.spanOn(Axis.M)];
-            run(d.plan(), aReg, bReg, cReg, dReg);
+            run(d.planJson(), aReg, bReg, cReg, dReg);
             for (long i = 0; i < m; i++) {
                 for (long j = 0; j < n; j++) {
                     long want = beta ? c[(int) i][(int) j] : 0;
@@ -64,7 +64,7 @@ class CudaMmaRuleTest {
                     }
                     Point p = dL.apply(Shape.of(m, n), i, j).get(0);
                     assertEquals((double) want, dReg[(int) p.get(LANE)][(int) p.get(Axis.M)],
-                            "D(" + i + "," + j + ") " + d.plan().get("notes"));
+                            "D(" + i + "," + j + ") " + d.planJson().get("notes"));
                 }
             }
         });

@@ -273,13 +273,13 @@ class CudaRegisterRuleTest {
                 return;
             }
             counts[0]++;
-            if ((Long) d.plan().get("vec") > 1) {
+            if ((Long) d.planJson().get("vec") > 1) {
                 counts[1]++;
             }
-            if (d.plan().toString().contains("thread_terms=[[")) {
+            if (d.planJson().toString().contains("thread_terms=[[")) {
                 counts[3]++;
             }
-            check(d.plan(), ops, storage, tile.threads());
+            check(d.planJson(), ops, storage, tile.threads());
         });
         assertTrue(counts[0] > CASES / 2, "accepted " + Arrays.toString(counts));
         assertTrue(counts[1] > CASES / 10, "vectorized " + Arrays.toString(counts));
@@ -322,7 +322,7 @@ class CudaRegisterRuleTest {
                 return;
             }
             counts[0]++;
-            long vec = (Long) run.plan().get("vec");
+            long vec = (Long) run.planJson().get("vec");
             counts[1] += vec > 1 ? 1 : 0;
             long narrowest = Long.MAX_VALUE;
             boolean all = true;
@@ -338,15 +338,15 @@ class CudaRegisterRuleTest {
                         tile.threads(), ops, storage));
                 all &= constant.accepted();
                 if (constant.accepted()) {
-                    narrowest = Math.min(narrowest, (Long) constant.plan().get("vec"));
+                    narrowest = Math.min(narrowest, (Long) constant.planJson().get("vec"));
                 }
                 if (k < 3) {
-                    check(atStart(run.plan(), mem.role(), sv), ops, storage, tile.threads());
+                    check(atStart(run.planJson(), mem.role(), sv), ops, storage, tile.threads());
                 }
             }
             if (all) {
                 counts[2]++;
-                assertEquals(narrowest, vec, "width at " + start + ": " + run.plan().get("notes"));
+                assertEquals(narrowest, vec, "width at " + start + ": " + run.planJson().get("notes"));
             }
         });
         assertTrue(counts[0] > CASES / 6, "accepted " + Arrays.toString(counts));
@@ -559,8 +559,8 @@ class CudaRegisterRuleTest {
                 "global"))).replace("\"start\":[0, 0, 0]", "\"start\":[null, 0, 0]");
         Decision d = CudaDispatch.decide("axe4j-cuda-register", Request.fromJson(json, List.of(regs, mem.layout())));
         assertTrue(d.accepted(), d.reason());
-        assertEquals(8L, d.plan().get("vec"));
-        assertEquals("{0=8}", ((Map<?, ?>) ((Map<?, ?>) d.plan().get("access")).get("dst")).get("start_strides")
+        assertEquals(8L, d.planJson().get("vec"));
+        assertEquals("{0=8}", ((Map<?, ?>) ((Map<?, ?>) d.planJson().get("access")).get("dst")).get("start_strides")
                 .toString());
         Layout rowsOnLanes = Layout.parse("S[(4,32,8):(1@laneid,32,1)] + R[8:4@laneid]");
         Operand lanes = new Operand("dst", "R", "float16", shape, new long[3], new long[] {1, 32, 8}, rowsOnLanes, 0,
@@ -594,7 +594,7 @@ class CudaRegisterRuleTest {
         Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", "warp", 32, List.of(reg, mem),
                 Map.of("dst", "local", "src0", "global")));
         assertTrue(d.accepted(), d.reason());
-        assertEquals(8L, d.plan().get("vec"));
+        assertEquals(8L, d.planJson().get("vec"));
         assertEquals("axe4j-cuda-register", CudaDispatch.explain(call("copy", "warp", 32, List.of(reg, mem),
                 Map.of("dst", "local", "src0", "global"))).stream().filter(Decision::accepted).findFirst()
                 .orElseThrow().variant());

@@ -107,15 +107,15 @@ class CudaRulesTest {
                 return;
             }
             counts[0]++;
-            long vec = (Long) d.plan().get("vec");
+            long vec = (Long) d.planJson().get("vec");
             if (vec > 1) {
                 counts[1]++;
             }
-            assertEquals(threads, (Long) d.plan().get("threads"));
+            assertEquals(threads, (Long) d.planJson().get("threads"));
             if (!swz.isIdentity()) {
                 assertTrue(vec <= 1L << swz.base(), "vec " + vec + " crosses a swizzle unit of " + swz);
             }
-            List<String> got = simulate(d.plan(), dst, src, vec, swz);
+            List<String> got = simulate(d.planJson(), dst, src, vec, swz);
             List<String> expected = new ArrayList<>();
             Shape s = Shape.of(shape);
             long[] coord = new long[rank];
@@ -134,7 +134,7 @@ class CudaRulesTest {
             }
             Collections.sort(expected);
             Collections.sort(got);
-            assertEquals(expected, got, d.plan().toString());
+            assertEquals(expected, got, d.planJson().toString());
         });
         assertTrue(counts[0] > Property.CASES / 2, "accepted " + counts[0]);
         assertTrue(counts[1] > Property.CASES / 10, "vectorized " + counts[1]);

@@ -205,7 +205,7 @@ class CudaRunTimeStartsTest {
                 Decision constant = decide(variant, op, threads, dst, at(src, sv), swizzle);
                 allConstant &= constant.accepted();
                 if (constant.accepted()) {
-                    narrowest = Math.min(narrowest, (Long) constant.plan().get("vec"));
+                    narrowest = Math.min(narrowest, (Long) constant.planJson().get("vec"));
                 }
             }
             if (!run.accepted()) {
@@ -215,20 +215,20 @@ class CudaRunTimeStartsTest {
                 return;
             }
             counts[0]++;
-            long vec = (Long) run.plan().get("vec");
+            long vec = (Long) run.planJson().get("vec");
             if (vec > 1) {
                 counts[1]++;
             }
             if (allConstant) {
                 counts[2]++;
                 assertEquals(narrowest, vec, "width at " + s + " vs the constant starts " + values + ": "
-                        + run.plan().get("notes"));
+                        + run.planJson().get("notes"));
             }
             for (long v : values) {
                 long[] sv = start.clone();
                 sv[d] = v;
-                assertEquals(expected(dst, dst.start(), src, sv, swizzle), run(run.plan(), dst.start(), sv, swizzle),
-                        rt + " at " + v + ": " + run.plan());
+                assertEquals(expected(dst, dst.start(), src, sv, swizzle), run(run.planJson(), dst.start(), sv, swizzle),
+                        rt + " at " + v + ": " + run.planJson());
             }
         });
         assertTrue(counts[0] > Property.CASES / 3, Arrays.toString(counts));
@@ -248,15 +248,15 @@ class CudaRunTimeStartsTest {
         Operand a = new Operand("src0", "A", "float32", new long[] {64, 64}, new long[2], new long[] {64, 32},
                 rowMajor(64, 64)).withRunTimeStart(1, new Modular(32, 0));
         Decision d = decide("axe4j-cuda-vector", "copy", 128, x, a, Swizzle.IDENTITY);
-        assertEquals(4L, d.plan().get("vec"), d.plan().toString());
+        assertEquals(4L, d.planJson().get("vec"), d.planJson().toString());
         // nothing known of the start: a column anywhere, one element per access
         d = decide("axe4j-cuda-vector", "copy", 128, x, a.withRunTimeStart(1, Modular.ANY), Swizzle.IDENTITY);
-        assertEquals(1L, d.plan().get("vec"));
+        assertEquals(1L, d.planJson().get("vec"));
         Operand xs = new Operand("dst", "X", "float16", new long[] {64, 32}, new long[2], new long[] {64, 32},
                 rowMajor(64, 32));
         Operand k = new Operand("src0", "A", "float16", new long[] {64, 128}, new long[2], new long[] {64, 32},
                 rowMajor(64, 128)).withRunTimeStart(1, new Modular(32, 0));
         d = decide("axe4j-cuda-cp-async", "copy_async", 128, xs, k, Swizzle.IDENTITY);
-        assertEquals(16L, d.plan().get("bytes"), d.reason());
+        assertEquals(16L, d.planJson().get("bytes"), d.reason());
     }
 }

@@ -117,17 +117,17 @@ class CudaShuffleReduceRuleTest {
             Case c = randomCase(r);
             Decision d = CudaDispatch.decide("axe4j-cuda-shuffle-reduce", call(c, "sum", false));
             if (c.acrossWarps()) {
-                assertFalse(d.accepted(), "reduced warps accepted: " + d.plan());
+                assertFalse(d.accepted(), "reduced warps accepted: " + d.planJson());
                 assertTrue(d.reason().contains("combining warps needs shared memory"), d.reason());
                 counts[2]++;
                 return;
             }
             assertTrue(d.accepted(), d.reason());
             counts[0]++;
-            if (!((List<?>) d.plan().get("masks")).isEmpty()) {
+            if (!((List<?>) d.planJson().get("masks")).isEmpty()) {
                 counts[1]++;
             }
-            check(d.plan(), c);
+            check(d.planJson(), c);
         });
         assertTrue(counts[0] > CASES / 2, "accepted " + Arrays.toString(counts));
         assertTrue(counts[1] > CASES / 3, "shuffled " + Arrays.toString(counts));
@@ -253,6 +253,6 @@ class CudaShuffleReduceRuleTest {
         Decision ok = decide("S[(8,4,4):(4@laneid,1@laneid,1)]", new long[] {8, 16}, "S[8:4@laneid] + R[4:1@laneid]",
                 new long[] {8}, 1, "warp", 32);
         assertTrue(ok.accepted(), ok.reason());
-        assertEquals(List.of(1L, 2L), ok.plan().get("masks"));
+        assertEquals(List.of(1L, 2L), ok.planJson().get("masks"));
     }
 }

@@ -24,13 +24,13 @@ class CudaTcgen05RuleTest {
             Layout tmem = Layout.parse("S[(128," + width + "):(1@TLane,1@TCol)]");
             Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", request("thread", 1, tmem, width, start, n));
             assertTrue(d.accepted(), d.reason());
-            List<Map<String, Object>> tiles = (List<Map<String, Object>>) d.plan().get("tiles");
+            List<Map<String, Object>> tiles = (List<Map<String, Object>>) d.planJson().get("tiles");
             long block = n % 256 == 0 ? 256 : n % 192 == 0 ? 192 : 128;
-            assertEquals(n / block, tiles.size(), d.plan().toString());
+            assertEquals(n / block, tiles.size(), d.planJson().toString());
             for (int j = 0; j < tiles.size(); j++) {
                 assertEquals(start + j * block, tiles.get(j).get("column"));
             }
-            assertEquals(CudaTcgen05Rule.instructionDescriptor(128, block, "float16"), d.plan().get("idesc"));
+            assertEquals(CudaTcgen05Rule.instructionDescriptor(128, block, "float16"), d.planJson().get("idesc"));
         }
     }
 
@@ -63,11 +63,11 @@ class CudaTcgen05RuleTest {
         Request pair = request("thread", 1, tmem, 128, 0, 128, 2);
         Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", pair);
         assertTrue(d.accepted(), d.reason());
-        assertEquals("tcgen05.mma.cta_group::2.kind::f16", d.plan().get("instruction"));
-        long idesc = (Long) d.plan().get("idesc");
+        assertEquals("tcgen05.mma.cta_group::2.kind::f16", d.planJson().get("instruction"));
+        long idesc = (Long) d.planJson().get("idesc");
         assertEquals(256 >> 4, (idesc >> 24) & 0x1F);   // M = 256 over the pair
         assertEquals(128 >> 3, (idesc >> 17) & 0x3F);   // N = 128: 64 rows of B from each CTA
-        assertTrue(d.plan().get("notes").toString().contains("cta_group::2 over the CTA pair"), d.plan().toString());
+        assertTrue(d.planJson().get("notes").toString().contains("cta_group::2 over the CTA pair"), d.planJson().toString());
         // B with all N rows in one CTA does not fit cta_group=2; nor does cta_group 1 with half of B
         d = CudaDispatch.TABLE.decide("axe4j-cuda-tcgen05", request("thread", 1, tmem, 128, 0, 128, 2, 128));
         assertFalse(d.accepted());

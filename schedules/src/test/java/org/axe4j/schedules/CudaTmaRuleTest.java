@@ -225,19 +225,19 @@ class CudaTmaRuleTest {
                 return;
             }
             counts[0]++;
-            if (((List<?>) d.plan().get("issues")).size() > 1) {
+            if (((List<?>) d.planJson().get("issues")).size() > 1) {
                 counts[1]++;
             }
             if (!swizzle.isIdentity()) {
                 counts[2]++;
-                assertEquals((long) swizzle.bits(), d.plan().get("swizzle"));
+                assertEquals((long) swizzle.bits(), d.planJson().get("swizzle"));
             }
-            assertEquals(load ? "g2s" : "s2g", d.plan().get("direction"));
-            List<String> got = walk(d.plan(), swizzle);
+            assertEquals(load ? "g2s" : "s2g", d.planJson().get("direction"));
+            List<String> got = walk(d.planJson(), swizzle);
             List<String> want = expected(shared, global, swizzle);
             Collections.sort(got);
             Collections.sort(want);
-            assertEquals(want, got, d.plan().toString());
+            assertEquals(want, got, d.planJson().toString());
         });
         assertTrue(counts[0] > CASES / 4, "accepted " + counts[0]);
         assertTrue(counts[1] > CASES / 20, "several boxes " + counts[1]);
@@ -288,9 +288,9 @@ class CudaTmaRuleTest {
             if (c % tile[d] == 0 && gStart[d] % tile[d] == 0 && constant.accepted()) {
                 counts[1]++;
                 assertTrue(run.accepted(), "a tile at " + start + " x its extent lost its TMA: " + run.reason());
-                assertEquals(boxes(constant.plan()), boxes(run.plan()));
-                assertEquals(((List<?>) constant.plan().get("issues")).size(),
-                        ((List<?>) run.plan().get("issues")).size());
+                assertEquals(boxes(constant.planJson()), boxes(run.planJson()));
+                assertEquals(((List<?>) constant.planJson().get("issues")).size(),
+                        ((List<?>) run.planJson().get("issues")).size());
             }
             if (!run.accepted()) {
                 counts[2]++;
@@ -302,11 +302,11 @@ class CudaTmaRuleTest {
                 long[] sv = gStart.clone();
                 sv[d] = v;
                 Operand at = new Operand("src0", "G", dtype, gShape, sv, tile, g);
-                List<String> got = walk(run.plan(), swizzle, sv);
+                List<String> got = walk(run.planJson(), swizzle, sv);
                 List<String> want = expected(shared, at, swizzle);
                 Collections.sort(got);
                 Collections.sort(want);
-                assertEquals(want, got, rt + " at " + v + ": " + run.plan());
+                assertEquals(want, got, rt + " at " + v + ": " + run.planJson());
             }
         });
         assertTrue(counts[0] > CASES / 4, Arrays.toString(counts));
@@ -346,7 +346,7 @@ class CudaTmaRuleTest {
             assertEquals(exists, d.accepted(), s + " <- " + g + " " + dtype + ": " + d.reason());
             counts[exists ? 0 : 1]++;
             if (exists) {
-                List<String> got = walk(d.plan(), Swizzle.IDENTITY);
+                List<String> got = walk(d.planJson(), Swizzle.IDENTITY);
                 List<String> want = expected(shared, global, Swizzle.IDENTITY);
                 Collections.sort(got);
                 Collections.sort(want);
@@ -434,11 +434,11 @@ class CudaTmaRuleTest {
         Swizzle swizzle = new Swizzle(3, 3, 3);
         Decision d = decide(shared, global, true, swizzle);
         assertTrue(d.accepted(), d.reason());
-        assertEquals(3L, d.plan().get("swizzle"));
-        assertEquals(1, ((List<?>) d.plan().get("issues")).size());
+        assertEquals(3L, d.planJson().get("swizzle"));
+        assertEquals(1, ((List<?>) d.planJson().get("issues")).size());
         assertEquals("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes",
-                d.plan().get("instruction"));
-        List<String> got = walk(d.plan(), swizzle);
+                d.planJson().get("instruction"));
+        List<String> got = walk(d.planJson(), swizzle);
         List<String> want = expected(shared, global, swizzle);
         Collections.sort(got);
         Collections.sort(want);
@@ -455,12 +455,12 @@ class CudaTmaRuleTest {
                 "[\"cta_mask\",\"mbar\"]"));
         assertTrue(d.accepted(), d.reason());
         assertEquals("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster",
-                d.plan().get("instruction"));
-        assertEquals(true, d.plan().get("multicast"));
-        assertTrue(d.plan().get("notes").toString().contains("multicast: the box lands at the same shared offset"));
+                d.planJson().get("instruction"));
+        assertEquals(true, d.planJson().get("multicast"));
+        assertTrue(d.planJson().get("notes").toString().contains("multicast: the box lands at the same shared offset"));
         d = CudaDispatch.decide(TMA, call(shared, global, true, Swizzle.IDENTITY, "[\"cta_group\",\"mbar\"]"));
         assertTrue(d.accepted(), d.reason());
-        assertEquals(false, d.plan().get("multicast"));
+        assertEquals(false, d.planJson().get("multicast"));
         Operand src = new Operand("src0", "D_smem", "float16", tile, new long[2], tile, padded(tile, 0));
         Operand dst = new Operand("dst", "D", "float16", new long[] {256, 64}, new long[] {64, 0}, tile,
                 padded(new long[] {256, 64}, 0));
@@ -552,12 +552,12 @@ class CudaTmaRuleTest {
                 new Swizzle(3, 3, 3)));
         assertTrue(d.accepted(), d.reason());
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> dims = (List<Map<String, Object>>) d.plan().get("dims");
+        List<Map<String, Object>> dims = (List<Map<String, Object>>) d.planJson().get("dims");
         assertEquals(-1L, dims.get(0).get("start")); // the column: read from the loop variable at run time
         assertEquals(1L, dims.get(0).get("dim"));
         assertEquals(64L, dims.get(1).get("start"));
         @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) d.plan().get("access");
+        Map<String, Map<String, Object>> access = (Map<String, Map<String, Object>>) d.planJson().get("access");
         assertEquals(Map.of("0", 4096L), access.get("dst").get("start_strides"));
 
         // 64B-swizzled column blocks of 32 cut the global column dim at 32: a column start nothing is known of may
@@ -573,7 +573,7 @@ class CudaTmaRuleTest {
                 "\"start_modulus\":{\"dst\":[[1,0],null,null],\"src0\":[null,[64,0]]},"));
         assertTrue(d.accepted(), d.reason());
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> cut = (List<Map<String, Object>>) d.plan().get("dims");
+        List<Map<String, Object>> cut = (List<Map<String, Object>>) d.planJson().get("dims");
         assertEquals(0L, cut.get(0).get("start"));
         assertEquals(32L, cut.get(0).get("box"));
         assertEquals(-1L, cut.get(2).get("start"));

@@ -48,8 +48,8 @@ class CudaWgmmaRuleTest {
                 return;
             }
             counts[scramble ? 2 : 0]++;
-            replay(d.plan(), "A", a, za, m, k, 64);
-            replay(d.plan(), "B", b, zb, n, k, Long.parseLong(((String) d.plan().get("instruction"))
+            replay(d.planJson(), "A", a, za, m, k, 64);
+            replay(d.planJson(), "B", b, zb, n, k, Long.parseLong(((String) d.planJson().get("instruction"))
                     .replaceAll(".*m64n(\\d+)k16.*", "$1")));
         });
         assertTrue(counts[0] > 200, "accepted " + counts[0]);
@@ -90,8 +90,8 @@ class CudaWgmmaRuleTest {
             assertTrue(d.accepted(), d.reason());
             counts[0]++;
             for (long v : start.valuesIn(0, cols - k + 1)) {
-                replay(d.plan(), "A", a, z, m, k, 64, cols, v);
-                replay(d.plan(), "B", b, z, n, k, n, cols, v);
+                replay(d.planJson(), "A", a, z, m, k, 64, cols, v);
+                replay(d.planJson(), "B", b, z, n, k, n, cols, v);
             }
         });
         assertTrue(counts[0] == 200);
@@ -113,9 +113,9 @@ class CudaWgmmaRuleTest {
                         accumulator(64, 128, 128));
                 Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
                 assertTrue(d.accepted(), "mode " + mode + " k " + k + ": " + d.reason());
-                replay(d.plan(), "A", a.layout(), a.swizzle(), 64, k, 64);
-                replay(d.plan(), "B", b.layout(), b.swizzle(), 128, k, 128);
-                assertEquals((long) mode, ((Map<String, Object>) d.plan().get("A")).get("swizzle"));
+                replay(d.planJson(), "A", a.layout(), a.swizzle(), 64, k, 64);
+                replay(d.planJson(), "B", b.layout(), b.swizzle(), 128, k, 128);
+                assertEquals((long) mode, ((Map<String, Object>) d.planJson().get("A")).get("swizzle"));
             }
         }
     }
@@ -152,12 +152,12 @@ class CudaWgmmaRuleTest {
                 continue;
             }
             assertTrue(d.accepted(), d.reason());
-            assertEquals(wait, d.plan().get("wait"));
-            assertTrue(d.plan().get("notes").toString().contains("wgmma.wait_group " + wait), d.plan().toString());
+            assertEquals(wait, d.planJson().get("wait"));
+            assertTrue(d.planJson().get("notes").toString().contains("wgmma.wait_group " + wait), d.planJson().toString());
         }
         Request plain = request(64, 64, 32, core(64, 32), Swizzle.IDENTITY, core(64, 32), Swizzle.IDENTITY,
                 accumulator(64, 64, 64));
-        assertEquals(0L, CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", plain).plan().get("wait"));
+        assertEquals(0L, CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", plain).planJson().get("wait"));
         com.google.gson.JsonArray other = new com.google.gson.JsonArray();
         other.add("mbar");
         plain.params().add("config", other);

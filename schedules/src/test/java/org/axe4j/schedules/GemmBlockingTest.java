@@ -115,15 +115,15 @@ class GemmBlockingTest {
         Decision narrow = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(RulesTest.request("gemm",
                 "thread", ops, "\"trans_a\":false,\"trans_b\":false," + avx2), ls));
         assertTrue(wide.accepted() && narrow.accepted());
-        assertEquals(Map.of("u", 8L, "v", 32L), wide.plan().get("tile"));
-        assertEquals(Map.of("u", 6L, "v", 16L), narrow.plan().get("tile"));
-        assertEquals("avx512", wide.plan().get("isa"));
-        assertTrue(wide.plan().get("notes").toString().contains("AVX-512: 32 zmm registers"), wide.plan().toString());
-        assertTrue(narrow.plan().get("notes").toString().contains("AVX2 haswell: 16 ymm registers"),
-                narrow.plan().toString());
-        assertFalse(narrow.plan().get("notes").toString().contains("zmm"));
-        assertNotEquals(wide.plan().get("packing"), narrow.plan().get("packing"));
-        assertEquals(List.of(true, false), List.of(wide.plan().get("prefetch_d"), narrow.plan().get("prefetch_d")));
+        assertEquals(Map.of("u", 8L, "v", 32L), wide.planJson().get("tile"));
+        assertEquals(Map.of("u", 6L, "v", 16L), narrow.planJson().get("tile"));
+        assertEquals("avx512", wide.planJson().get("isa"));
+        assertTrue(wide.planJson().get("notes").toString().contains("AVX-512: 32 zmm registers"), wide.planJson().toString());
+        assertTrue(narrow.planJson().get("notes").toString().contains("AVX2 haswell: 16 ymm registers"),
+                narrow.planJson().toString());
+        assertFalse(narrow.planJson().get("notes").toString().contains("zmm"));
+        assertNotEquals(wide.planJson().get("packing"), narrow.planJson().get("packing"));
+        assertEquals(List.of(true, false), List.of(wide.planJson().get("prefetch_d"), narrow.planJson().get("prefetch_d")));
     }
 
     @Test
@@ -135,8 +135,8 @@ class GemmBlockingTest {
         Decision d = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
                 Request.fromJson(RulesTest.request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":false"), ls));
         assertTrue(d.accepted(), d.reason());
-        assertEquals(Map.of("u", 1L, "v", 16L), d.plan().get("tile"));
-        assertEquals("n", d.plan().get("vector_dim"));
+        assertEquals(Map.of("u", 1L, "v", 16L), d.planJson().get("tile"));
+        assertEquals("n", d.planJson().get("vector_dim"));
     }
 
     @Test

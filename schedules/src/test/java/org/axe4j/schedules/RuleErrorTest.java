@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A rule that throws anything but {@link Declined} is a bug: a failed decision, or under tests an exception. */
@@ -23,7 +22,7 @@ class RuleErrorTest {
             return 5;
         }
 
-        public Map<String, Object> plan(Request call) {
+        public org.axe4j.schedules.plan.SchedulePlan plan(Request call) {
             throw error;
         }
     }

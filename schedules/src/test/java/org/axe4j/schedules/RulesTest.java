@@ -28,7 +28,7 @@ class RulesTest {
         Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
         assertTrue(d.accepted(), d.reason());
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.plan().get("loops");
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.planJson().get("loops");
         assertEquals("parallel", loops.get(0).get("kind"));
         assertEquals("vectorized", loops.get(loops.size() - 1).get("kind"));
         assertEquals(16L, loops.get(loops.size() - 1).get("extent"));
@@ -55,7 +55,7 @@ class RulesTest {
         List<Decision> all = CpuDispatch.explain(call);
         assertEquals(List.of("axe4j-cpu-gemm-blocked", "axe4j-cpu-gemm-naive"),
                 all.stream().map(Decision::variant).toList());
-        assertEquals("m", all.get(0).plan().get("vector_dim"));
+        assertEquals("m", all.get(0).planJson().get("vector_dim"));
     }
 
     @Test
@@ -73,7 +73,7 @@ class RulesTest {
         Request call = Request.fromJson(request("copy", "thread", operand("dst", 6, 8) + "," + operand("src0", 6, 8), ""),
                 List.of(Layout.parse("S[(6,8):(8,1)]"), Layout.parse("S[(6,8):(8,1)]")));
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> loops = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", call).plan()
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", call).planJson()
                 .get("loops");
         assertEquals(2, loops.size());
         assertEquals(3L, loops.get(0).get("extent"));
@@ -83,7 +83,7 @@ class RulesTest {
                 List.of(Layout.parse("S[(7,13):(13,1)]"), Layout.parse("S[(7,13):(1,7)]")));
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> two = (List<Map<String, Object>>) CpuDispatch.decide("axe4j-cpu-vector", transposing)
-                .plan().get("loops");
+                .planJson().get("loops");
         assertEquals(2, two.size(), "a transposing copy keeps both loops");
     }
 
@@ -138,10 +138,10 @@ class RulesTest {
                         Layout.parse("S[(8,16):(16,1)]")));
         Decision d = CpuDispatch.decide("axe4j-cpu-gemm-blocked", call);
         assertTrue(d.accepted(), d.reason());
-        assertEquals("n", d.plan().get("vector_dim"));
-        assertEquals(Map.of("u", 6L, "v", 16L), d.plan().get("tile"));
-        assertEquals(Map.of("k", 4L, "u", 12L), d.plan().get("blocks"));
-        assertTrue(d.plan().get("notes").toString().contains("B packed per K block"), d.plan().toString());
+        assertEquals("n", d.planJson().get("vector_dim"));
+        assertEquals(Map.of("u", 6L, "v", 16L), d.planJson().get("tile"));
+        assertEquals(Map.of("k", 4L, "u", 12L), d.planJson().get("blocks"));
+        assertTrue(d.planJson().get("notes").toString().contains("B packed per K block"), d.planJson().toString());
     }
 
     @Test
@@ -152,7 +152,7 @@ class RulesTest {
         Decision d = CpuDispatch.decide("axe4j-cpu-vector", call);
         assertTrue(d.accepted(), d.reason());
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.plan().get("loops");
+        List<Map<String, Object>> loops = (List<Map<String, Object>>) d.planJson().get("loops");
         assertEquals("parallel", loops.get(0).get("kind"));
         assertEquals(2L, loops.get(0).get("extent"));
         assertFalse(CpuDispatch.decide("axe4j-cpu-scalar", call).accepted());
@@ -178,8 +178,8 @@ class RulesTest {
     void aRunTimeRowCountIsTakenByTheBlockedGemmOnItsNonVectorDimOnly() {
         Decision rows = CpuDispatch.decide("axe4j-cpu-gemm-blocked", raggedGemm("\"D\":[0],\"A\":[0],\"C\":[0]"));
         assertTrue(rows.accepted(), rows.reason());
-        assertEquals("m", rows.plan().get("run_time_extent"));
-        assertEquals("n", rows.plan().get("vector_dim"));
+        assertEquals("m", rows.planJson().get("run_time_extent"));
+        assertEquals("n", rows.planJson().get("vector_dim"));
 
         Decision naive = CpuDispatch.decide("axe4j-cpu-gemm-naive", raggedGemm("\"D\":[0],\"A\":[0],\"C\":[0]"));
         assertFalse(naive.accepted());
@@ -216,12 +216,12 @@ class RulesTest {
                 Layout.parse("S[(512,512):(512,1)]"), Layout.parse("S[(512,512):(512,1)]"));
         Decision free = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
                 Request.fromJson(request("gemm", "thread", ops, "\"trans_a\":false,\"trans_b\":false"), ls));
-        assertEquals(true, free.plan().get("parallel"));
+        assertEquals(true, free.planJson().get("parallel"));
         Decision inside = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(request("gemm", "thread", ops,
                 "\"trans_a\":false,\"trans_b\":false,\"parallel\":false"), ls));
         assertTrue(inside.accepted(), inside.reason());
-        assertEquals(false, inside.plan().get("parallel"));
-        assertTrue(inside.plan().get("notes").toString().contains("u blocks serial"), inside.plan().toString());
+        assertEquals(false, inside.planJson().get("parallel"));
+        assertTrue(inside.planJson().get("notes").toString().contains("u blocks serial"), inside.planJson().toString());
     }
 
     @Test
@@ -235,18 +235,18 @@ class RulesTest {
         Decision noF16c = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
                 Request.fromJson(request("gemm", "thread", ops, plain + ",\"f16c\":false}"), ls));
         assertTrue(noF16c.accepted(), noF16c.reason());
-        String notes = noF16c.plan().get("notes").toString();
+        String notes = noF16c.planJson().get("notes").toString();
         assertTrue(notes.contains("A float16 -> float32 by a call to __extendhfsf2 per element"), notes);
         assertTrue(notes.contains("B bfloat16 -> float32 by moving each element's 16 bits to the top of a float32"),
                 notes);
         assertTrue(notes.contains("no 16-bit FMA or dot product"), notes);
         Decision f16c = CpuDispatch.decide("axe4j-cpu-gemm-blocked",
                 Request.fromJson(request("gemm", "thread", ops, plain + ",\"f16c\":true}"), ls));
-        assertTrue(f16c.plan().get("notes").toString().contains("A float16 -> float32 by F16C vcvtph2ps"),
-                f16c.plan().toString());
+        assertTrue(f16c.planJson().get("notes").toString().contains("A float16 -> float32 by F16C vcvtph2ps"),
+                f16c.planJson().toString());
         Decision fp32 = CpuDispatch.decide("axe4j-cpu-gemm-blocked", Request.fromJson(request("gemm", "thread",
                 operand("D", 64, 64) + "," + operand("A", 64, 64) + "," + operand("B", 64, 64) + ","
                         + operand("C", 64, 64), "\"trans_a\":false,\"trans_b\":false"), ls));
-        assertFalse(fp32.plan().get("notes").toString().contains("-> float32 by"), fp32.plan().toString());
+        assertFalse(fp32.planJson().get("notes").toString().contains("-> float32 by"), fp32.planJson().toString());
     }
 }

@@ -44,10 +44,10 @@ class TrnGemmRuleTest {
     @SuppressWarnings("unchecked")
     private static void assertTile(Decision dec, long k, long s, long m, long steps) {
         assertTrue(dec.accepted(), dec.reason());
-        Map<String, Object> tile = (Map<String, Object>) dec.plan().get("tile");
+        Map<String, Object> tile = (Map<String, Object>) dec.planJson().get("tile");
         assertEquals(List.of(k, s, m), List.of(tile.get("k"), tile.get("stationary"), tile.get("moving")),
                 dec.toJson());
-        assertEquals(steps, ((Map<String, Object>) dec.plan().get("k_loop")).get("extent"), dec.toJson());
+        assertEquals(steps, ((Map<String, Object>) dec.planJson().get("k_loop")).get("extent"), dec.toJson());
     }
 
     @Test
@@ -86,7 +86,7 @@ class TrnGemmRuleTest {
         Decision dec = gemm(pf("FP", 512, 128), new long[] {512, 128}, pf("PF", 128, 128), new long[] {128, 128},
                 pf("FP", 512, 128), new long[] {512, 128}, false, false);
         assertTile(dec, 128, 128, 512, 1);
-        assertEquals("B", dec.plan().get("stationary"));
+        assertEquals("B", dec.planJson().get("stationary"));
     }
 
     @Test
@@ -95,7 +95,7 @@ class TrnGemmRuleTest {
         Decision dec = gemm(pf("FP", 128, 128), new long[] {128, 128}, pf("PF", 128, 1024), new long[] {128, 1024},
                 pf("PF", 128, 1024), new long[] {128, 1024}, false, false);
         assertTile(dec, 128, 128, 512, 1);
-        assertEquals(2L, ((Map<?, ?>) ((List<?>) dec.plan().get("loops")).get(1)).get("extent"));
+        assertEquals(2L, ((Map<?, ?>) ((List<?>) dec.planJson().get("loops")).get(1)).get("extent"));
     }
 
     @Test

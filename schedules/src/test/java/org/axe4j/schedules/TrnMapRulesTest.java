@@ -44,7 +44,7 @@ class TrnMapRulesTest {
     private static List<Long> inst(Decision d) {
         assertTrue(d.accepted(), d.reason());
         List<Long> out = new ArrayList<>();
-        for (Object o : (List<Object>) d.plan().get("inst")) {
+        for (Object o : (List<Object>) d.planJson().get("inst")) {
             out.add((Long) ((Map<String, Object>) o).get("extent"));
         }
         return out;
@@ -56,7 +56,7 @@ class TrnMapRulesTest {
                 arg("dst", "trn.sbuf", "float16", pf("PF", 512, 256), 512, 256),
                 arg("src0", "global", "float16", rowMajor(512, 256), 512, 256)));
         assertEquals(List.of(128L, 256L), inst(d));
-        assertEquals("load", d.plan().get("instruction"));
+        assertEquals("load", d.planJson().get("instruction"));
     }
 
     @Test
@@ -76,9 +76,9 @@ class TrnMapRulesTest {
                 arg("identity", "trn.sbuf", "float16", pf("PF", 128, 128), 128, 128),
                 arg("acc_psum", "trn.psum", "float32", pf("PF", 128, 128), 128, 128)));
         assertTrue(d.accepted(), d.reason());
-        assertEquals("transpose", d.plan().get("instruction"));
+        assertEquals("transpose", d.planJson().get("instruction"));
         assertEquals(List.of(128L, 128L, 128L), inst(d));
-        assertTrue(d.plan().get("notes").toString().contains("4 x transpose of 128 x 128"), d.toJson());
+        assertTrue(d.planJson().get("notes").toString().contains("4 x transpose of 128 x 128"), d.toJson());
     }
 
     @Test
@@ -105,7 +105,7 @@ class TrnMapRulesTest {
                 arg("dst", "trn.sbuf", "float16", pf("PF", 128, 256), 128, 256),
                 arg("src0", "trn.psum", "float32", pf("PF", 128, 256), 128, 256),
                 arg("src1", "trn.sbuf", "float32", pf("PF", 128, 1), 128, 1)));
-        assertEquals("tensor_scalar", d.plan().get("instruction"));
+        assertEquals("tensor_scalar", d.planJson().get("instruction"));
         assertEquals(List.of(128L, 256L), inst(d));
     }
 
@@ -133,7 +133,7 @@ class TrnMapRulesTest {
                 arg("dst", "trn.sbuf", "float32", pf("PF", 256, 1), 256, 1),
                 arg("src0", "trn.sbuf", "float32", pf("PF", 256, 2048), 256, 2048)));
         assertEquals(List.of(128L, 2048L), inst(d));
-        assertEquals("tensor_reduce", d.plan().get("instruction"));
+        assertEquals("tensor_reduce", d.planJson().get("instruction"));
     }
 
     @Test
@@ -164,8 +164,8 @@ class TrnMapRulesTest {
                 arg("ones", "trn.sbuf", "float16", pf("PF", 128, 1), 128, 1),
                 arg("acc_psum", "trn.psum", "float32", pf("PF", 1, 512), 1, 512)));
         assertEquals(List.of(128L, 1L, 512L), inst(d));
-        assertEquals("ones", d.plan().get("stationary"));
-        assertEquals(2L, ((Map<?, ?>) d.plan().get("k_loop")).get("extent"));
+        assertEquals("ones", d.planJson().get("stationary"));
+        assertEquals(2L, ((Map<?, ?>) d.planJson().get("k_loop")).get("extent"));
     }
 
     @Test
