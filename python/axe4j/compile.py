@@ -35,13 +35,15 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
 
 
 def _raise_rule_errors(cause):
-    """A Java rule that threw is a bug, not a decline: the compile fails naming the rule, the call and the error."""
+    """A Java rule that threw, a plan that breaks the contract or an emitter that raised on an accepted plan is a bug,
+    not a decline (TVM's dispatcher would try its next case): the compile fails naming the rule, the call and the
+    error."""
     from . import dispatch
     from ._errors import RuleError
 
     errors = dispatch.take_rule_errors()
     if errors:
-        raise RuleError(f"{len(errors)} dispatch rule error(s) (bugs in axe4j's rules, not declines):\n  "
+        raise RuleError(f"{len(errors)} dispatch rule error(s) (bugs in axe4j's rules or emitters, not declines):\n  "
                         + "\n  ".join(errors)) from cause
 
 

@@ -143,7 +143,9 @@ def _case(variant: str):
             raise DispatchFail(str(error)) from None
         try:
             decision = decide(variant, request)
-        except PlanError:   # Java and Python disagree about a plan: a bug, never a decline
+        except PlanError as error:   # Java and Python disagree about a plan: a bug, never a decline
+            # TVM's dispatcher goes on to the next case after any exception, so it is recorded for compile too
+            _rule_errors.append(f"{variant}: plan contract broken ({request.op} call): {error}")
             raise
         except Exception as error:  # a layout Java cannot read (e.g. a swizzled one) is a decline, not a crash
             raise DispatchFail(f"{variant}: the operands cannot be planned: {error}") from None
@@ -151,7 +153,14 @@ def _case(variant: str):
             _rule_errors.append(f"{variant}: {decision['error']}")
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
-        body = emit(request, decision["plan"])
+        try:
+            body = emit(request, decision["plan"])
+        except DispatchFail:
+            raise
+        except Exception as error:  # an accepted plan the emitter cannot lower: a bug, not a decline
+            _rule_errors.append(f"{variant}: the emitter of plan kind {decision['plan'].get('kind')!r} raised on the "
+                                f"{request.op} call: {type(error).__name__}: {error}")
+            raise
         lowering.note_plan(decision["plan"].get("notes", []))
         return body
 

@@ -51,7 +51,7 @@ def test_a_rule_that_throws_fails_the_compile_naming_rule_call_and_error():
             axe4j.compile(_kernel(), TARGET)
     text = str(caught.value)
     assert "axe4j-cuda-register: IllegalStateException: planted rule error" in text
-    assert "call: copy" in text and "bugs in axe4j's rules, not declines" in text
+    assert "call: copy" in text and "bugs in axe4j's rules or emitters, not declines" in text
 
 
 def test_explain_shows_the_rule_error():
@@ -69,3 +69,23 @@ def test_without_the_planted_error_the_same_kernel_compiles_and_runs():
     a, b = np.arange(256, dtype="float32").reshape(32, 8), np.zeros((32, 8), "float32")
     cuda_interp.run(executable, a, b)
     np.testing.assert_array_equal(a, b)
+
+
+def test_an_emitter_that_raises_on_an_accepted_plan_fails_the_compile(monkeypatch):
+    """TVM's dispatcher tries its next case after an exception; without the record the kernel would compile through
+    TVM's own copy and the bug would go unseen (the last test shows the same kernel compiles)."""
+    from axe4j import dispatch
+
+    real = dispatch.emit
+
+    def broken(request, plan):
+        if plan.get("kind") == "cuda-register":
+            raise KeyError("planted emitter error")
+        return real(request, plan)
+
+    axe4j.use_pip_nvcc()
+    monkeypatch.setattr(dispatch, "emit", broken)
+    with pytest.raises(axe4j.RuleError) as caught:
+        axe4j.compile(_kernel(), TARGET)
+    text = str(caught.value)
+    assert "the emitter of plan kind 'cuda-register' raised on the copy call: KeyError: 'planted emitter error'" in text

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.axe4j.layout.AxeException;
-import org.axe4j.layout.Axis;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 
@@ -72,7 +71,7 @@ public final class Holdings {
             ext[k] = shard.get(k).extent();
             step[k] = unit(shard.get(k), ranks, axisCount, t);
         }
-        List<long[]> reps = replicaPoints(l, ranks, axisCount, t);
+        List<long[]> reps = Cells.replicaPoints(t, ranks, axisCount);
         // Pass 1: (rank, offset, x) triples, buffered per rank.
         List<List<long[]>> perRank = new ArrayList<>();
         for (int r = 0; r < ranks.size; r++) {
@@ -187,46 +186,8 @@ public final class Holdings {
     /** The per-axis step of one iter: index 0 is m, index 1+a is device axis a. */
     private static long[] unit(Iter it, MeshRanks ranks, int axisCount, DistTensor t) {
         long[] u = new long[axisCount];
-        u[axisIndex(it.axis(), ranks, t)] = it.stride();
+        u[Refinement.axisIndex(it.axis(), ranks, t)] = it.stride();
         return u;
-    }
-
-    private static int axisIndex(Axis a, MeshRanks ranks, DistTensor t) {
-        if (a.isMemory()) {
-            return 0;
-        }
-        int i = ranks.axes.indexOf(a);
-        if (i < 0) {
-            throw new AxeException(AxeException.Kind.INVALID, "distributed tensor " + t + ": layout uses axis " + a
-                    + ", which is neither the memory axis m nor a device axis of mesh " + t.mesh());
-        }
-        return i + 1;
-    }
-
-    /** Every point of the replica set plus the offset, as per-axis vectors. */
-    private static List<long[]> replicaPoints(Layout l, MeshRanks ranks, int axisCount, DistTensor t) {
-        List<long[]> pts = new ArrayList<>();
-        long[] base = new long[axisCount];
-        for (var e : l.offset().entrySet()) {
-            base[axisIndex(e.getKey(), ranks, t)] += e.getValue();
-        }
-        pts.add(base);
-        for (Iter it : l.replica()) {
-            int a = axisIndex(it.axis(), ranks, t);
-            List<long[]> next = new ArrayList<>();
-            for (long[] p : pts) {
-                for (long i = 0; i < it.extent(); i++) {
-                    long[] q = p.clone();
-                    q[a] += i * it.stride();
-                    next.add(q);
-                }
-            }
-            pts = next;
-            if (pts.size() > (1 << 20)) {
-                throw new AxeException(AxeException.Kind.INVALID, "distributed tensor " + t + ": more than 2^20 replicas");
-            }
-        }
-        return pts;
     }
 
     static String coordText(DistTensor t, long x) {
