@@ -493,7 +493,8 @@ def _shared_views_and_offsets(request, plan):
 
 def _emit_tcgen05(request, plan):
     """Per N block and K step: encode A's and B's shared-memory descriptors (tcgen05 form) and issue one
-    ``tcgen05.mma.cta_group::1.kind::f16`` into tensor memory at the buffer's address plus the block's column, with
+    ``tcgen05.mma.cta_group::1.kind::f16`` (``cta_group::2`` over a CTA pair) into tensor memory at the buffer's
+    address plus the block's column, with
     the plan's instruction descriptor; at warp scope one elected lane issues. Completion is the caller's
     (``tcgen05.commit`` to an mbarrier)."""
     c_buf = request.buffers["C"]
@@ -518,7 +519,9 @@ def _emit_tcgen05(request, plan):
                         T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
                         int(entry["lbo"]), int(entry["sbo"]), int(entry["swizzle"])))
                 accumulate = tirx.const(1 if (plan["accum"] or kk > 0) else 0, "int32") != 0
-                T.evaluate(T.ptx[plan["instruction"]](d_addr, desc[0], desc[1], idesc, 0, 0, 0, 0, accumulate))
+                # disable-output-lane: 4 x 32-bit lanes for cta_group::1, 8 for cta_group::2 (PTX ISA)
+                lanes = [0] * (4 * int(plan["cta_group"]))
+                T.evaluate(T.ptx[plan["instruction"]](d_addr, desc[0], desc[1], idesc, *lanes, accumulate))
 
     def whole():
         if plan["elect"]:
