@@ -79,6 +79,7 @@ from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError
 from .compile import compile, explain, host_target
+from .export import export_library
 from .lowering import Lowering
 from .lowering import last as lowered
 from .transform import pipeline
@@ -91,6 +92,7 @@ __all__ = [
     "SetupError",
     "compile",
     "explain",
+    "export_library",
     "host_target",
     "install",
     "installed",

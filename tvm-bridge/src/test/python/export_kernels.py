@@ -1,6 +1,11 @@
 """Builds two CPU kernels with TVM and exports them as shared libraries for the Java tests.
 
 Usage: python export_kernels.py OUTPUT_DIR [N] [M K P]
+       python export_kernels.py --cuda OUTPUT_DIR
+
+With ``--cuda``: OUTPUT_DIR/add_one_cuda.so (function ``add_one(A)``: A[i] += 1, float32[256], 2 blocks of 128
+threads) compiled for sm_90a with ``axe4j.export_library``, which writes OUTPUT_DIR/add_one_cuda.so.fatbins/, and
+OUTPUT_DIR/add_one_cuda.cu, the CUDA source the library carries (what its loader hands the compile callback).
 
 Writes OUTPUT_DIR/vector_add.so (function ``vector_add(A, B, C)``: C[i] = A[i] + B[i], float32[N])
 and OUTPUT_DIR/matmul.so (function ``matmul(A, B, C)``: C[i, j] = sum_k A[i, k] * B[k, j],
@@ -31,7 +36,35 @@ def matmul(m, k, p):
     return te.create_prim_func([a, b, c]).with_attr("global_symbol", "matmul")
 
 
+def add_one_cuda():
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def add_one(A: T.Buffer((256,), "float32")):
+        T.func_attr({"global_symbol": "add_one"})
+        bx = T.launch_thread("blockIdx.x", 2)
+        tx = T.launch_thread("threadIdx.x", 128)
+        A[bx * 128 + tx] = A[bx * 128 + tx] + T.float32(1.0)
+
+    return add_one
+
+
+def export_cuda(out: Path):
+    from axe4j.export import cuda_sources, export_library
+
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+    executable = tvm.compile(tvm.IRModule({"add_one": add_one_cuda()}), target=target, tir_pipeline="tirx")
+    path = export_library(executable, out / "add_one_cuda.so", target)
+    (out / "add_one_cuda.cu").write_text(cuda_sources(executable)[0])
+    print(json.dumps({"tvm": tvm.__version__, "library": str(path)}))
+
+
 def main(argv):
+    if len(argv) > 2 and argv[1] == "--cuda":
+        out = Path(argv[2])
+        out.mkdir(parents=True, exist_ok=True)
+        export_cuda(out)
+        return
     if len(argv) < 2:
         sys.exit("usage: export_kernels.py OUTPUT_DIR [N] [M K P]")
     out = Path(argv[1])

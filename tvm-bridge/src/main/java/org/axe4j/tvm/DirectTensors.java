@@ -27,7 +27,7 @@ final class DirectTensors {
     static final int MANAGED_BYTES = 64;
     /** The alignment TVM's allocator gives tensors, and which its compiled CPU kernels rely on. */
     static final int ALIGNMENT = 64;
-    private static final Map<Long, ByteBuffer> HELD = new ConcurrentHashMap<>();
+    private static final Map<Long, Object> HELD = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT_ID = new AtomicLong(1);
     private static final Cleaner VIEWS = Cleaner.create();
 
@@ -85,16 +85,47 @@ final class DirectTensors {
                     + "; TVM's compiled kernels assume " + ALIGNMENT + "-byte aligned tensors (unaligned data makes"
                     + " their vector loads fault). Use TvmTensor.allocateDirect or ByteBuffer.alignedSlice(64)");
         }
+        return adopt(data, Device.cpu(), shape, dtype, buffer);
+    }
+
+    /**
+     * A tensor over memory at {@code data} on {@code device} (host, pinned host or device memory that
+     * the caller allocated), compact row-major; {@code owner} stays strongly reachable until TVM drops
+     * the tensor, so memory freed when the owner is collected or closed outlives every TVM use.
+     */
+    static TvmTensor wrapAddress(long data, long[] shape, DataType dtype, Device device, Object owner) {
+        if (data == 0) {
+            throw new IllegalArgumentException("TvmTensor.wrapAddress: address is null");
+        }
+        if (shape == null || dtype == null || device == null || owner == null) {
+            throw new IllegalArgumentException("TvmTensor.wrapAddress: shape, dtype, device and owner must not be null");
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (shape[i] < 0) {
+                throw new IllegalArgumentException("TvmTensor.wrapAddress: shape " + Arrays.toString(shape)
+                        + " has extent " + shape[i] + " at dimension " + i + "; extents must be >= 0");
+            }
+        }
+        if (data % ALIGNMENT != 0) {
+            throw new IllegalArgumentException("TvmTensor.wrapAddress: address 0x" + Long.toHexString(data) + " is "
+                    + (data % ALIGNMENT) + " bytes past a multiple of " + ALIGNMENT + "; TVM's kernels assume "
+                    + ALIGNMENT + "-byte aligned tensors");
+        }
+        return adopt(data, device, shape, dtype, owner);
+    }
+
+    /** Builds the {@code DLManagedTensor} and hands it to TVM; {@code owner} is held until the deleter runs. */
+    private static TvmTensor adopt(long data, Device device, long[] shape, DataType dtype, Object owner) {
         Tvm.load();
         long managed = Native.malloc(MANAGED_BYTES + 8L * Math.max(1, shape.length));
         if (managed == 0) {
-            throw new OutOfMemoryError("TvmTensor.wrap: malloc of a DLManagedTensor failed");
+            throw new OutOfMemoryError("TvmTensor: malloc of a DLManagedTensor failed");
         }
         long id = NEXT_ID.getAndIncrement();
         Pointer m = new Pointer(managed);
         m.setLong(0, data);
-        m.setInt(8, Device.CPU);
-        m.setInt(12, 0);
+        m.setInt(8, device.deviceType());
+        m.setInt(12, device.deviceId());
         m.setInt(16, shape.length);
         m.setByte(20, (byte) dtype.code());
         m.setByte(21, (byte) dtype.bits());
@@ -107,7 +138,7 @@ final class DirectTensors {
         for (int i = 0; i < shape.length; i++) {
             m.setLong(MANAGED_BYTES + 8L * i, shape[i]);
         }
-        HELD.put(id, buffer);
+        HELD.put(id, owner);
         try (CallFrame frame = CallFrame.acquire(0)) {
             int rc = Ffi.TVMFFITensorFromDLPack(managed, ALIGNMENT, 1, frame.address + CallFrame.OUT_HANDLE);
             if (rc != 0) {

@@ -62,4 +62,8 @@ final class Ffi {
     static native int TVMFFIAnyViewToOwnedAny(long view, long outAny);
 
     static native void TVMFFIGetVersion(long outVersion);
+
+    static native int TVMFFIEnvSetStream(int deviceType, int deviceId, long stream, long outOriginal);
+
+    static native long TVMFFIEnvGetStream(int deviceType, int deviceId);
 }

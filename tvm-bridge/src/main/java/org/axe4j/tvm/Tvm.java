@@ -140,6 +140,31 @@ public final class Tvm {
         }
     }
 
+    /**
+     * The stream that compiled kernels launch on for {@code device}, on this thread
+     * ({@code TVMFFIEnvGetStream}); 0 is the device's default stream.
+     */
+    public static long currentStream(Device device) {
+        load();
+        return Ffi.TVMFFIEnvGetStream(device.deviceType(), device.deviceId());
+    }
+
+    /**
+     * Makes {@code stream} the one compiled kernels launch on for {@code device}, on this thread
+     * ({@code TVMFFIEnvSetStream}).
+     *
+     * @return the stream it replaces
+     */
+    public static long setCurrentStream(Device device, long stream) {
+        load();
+        try (CallFrame frame = CallFrame.acquire(0)) {
+            frame.buffer.putLong(CallFrame.OUT_HANDLE, 0L);
+            TvmErrors.check(Ffi.TVMFFIEnvSetStream(device.deviceType(), device.deviceId(), stream,
+                    frame.address + CallFrame.OUT_HANDLE));
+            return frame.buffer.getLong(CallFrame.OUT_HANDLE);
+        }
+    }
+
     /** An unchecked cast for call results whose kind the caller knows, e.g. {@code Map<String, Long>}. */
     @SuppressWarnings("unchecked")
     public static <T> T cast(Object value) {

@@ -212,6 +212,32 @@ public final class TvmLibraries {
     }
 
     /**
+     * Loads the CUDA runtime {@code cudart} (globally, so that TVM's CUDA library finds it by its
+     * soname) and then {@code libtvm_runtime_cuda.so} from beside {@code libtvm_runtime}, with the
+     * same signal-handler guard (idempotent). The CUDA library registers the {@code cuda} device API
+     * and the loader of {@code cuda} modules.
+     *
+     * @return the path of {@code libtvm_runtime_cuda.so}
+     * @throws TvmLoadException naming the folders searched when this installation has no
+     *     {@code libtvm_runtime_cuda.so}, or naming the library that fails to load and why
+     */
+    public static synchronized Path loadCudaRuntime(Path cudart) {
+        Loaded done = load();
+        Path cuda = done.located().runtimeCuda().orElseThrow(() -> new TvmLoadException("this TVM installation has"
+                + " no " + RUNTIME_CUDA + " beside " + done.located().runtime() + " (looked in: "
+                + String.join(", ", done.located().searched()) + "); CUDA modules need it: take it from the"
+                + " apache-tvm wheel or the tvm-runtime-natives jar"));
+        Map<Integer, Memory> saved = saveGuarded();
+        try {
+            open(cudart, Libc.RTLD_NOW | Libc.RTLD_GLOBAL, new ArrayList<>(), new ArrayList<>());
+            open(cuda, Libc.RTLD_NOW | Libc.RTLD_GLOBAL, new ArrayList<>(), new ArrayList<>());
+        } finally {
+            restoreChanged(saved, new ArrayList<>());
+        }
+        return cuda;
+    }
+
+    /**
      * The address of {@code symbol} in the {@code libtvm_ffi} that {@link #load()} opened, so that
      * other native code calls the very same library without opening it again.
      *

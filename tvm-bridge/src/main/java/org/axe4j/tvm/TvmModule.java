@@ -6,6 +6,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.axe4j.tvm.cuda.Cuda;
+import org.axe4j.tvm.cuda.CudaBinaries;
+import org.axe4j.tvm.cuda.CudaException;
 
 /**
  * A TVM runtime module ({@code ffi.Module}), e.g. a library written by {@code export_library}.
@@ -18,9 +21,13 @@ public final class TvmModule extends TvmObject {
     }
 
     /**
-     * Loads a compiled module ({@code ffi.ModuleLoadFromFile}).
+     * Loads a compiled module ({@code ffi.ModuleLoadFromFile}). A library that holds CUDA code sets
+     * up CUDA support on first use ({@link Cuda#enable()}) and takes its compiled code from the
+     * fatbins beside it ({@link CudaBinaries}).
      *
      * @throws IllegalArgumentException naming the path when it is not a readable file
+     * @throws CudaException naming the module when its CUDA code cannot be had: no driver or GPU, no
+     *     fatbin for its source, or a fatbin for another arch
      */
     public static TvmModule load(Path path) {
         Tvm.load();
@@ -28,11 +35,35 @@ public final class TvmModule extends TvmObject {
         if (!Files.isRegularFile(absolute) || !Files.isReadable(absolute)) {
             throw new IllegalArgumentException("TvmModule.load: no readable module file at " + absolute);
         }
-        try {
-            return (TvmModule) Tvm.cached("ffi.ModuleLoadFromFile").callRaw(absolute.toString());
-        } catch (TvmException e) {
-            throw new TvmException(e.kind(), "loading module " + absolute + ": " + e.tvmMessage(), e.backtrace());
+        try (CudaBinaries.Loading loading = CudaBinaries.loading(absolute)) {
+            try {
+                return loadFile(absolute);
+            } catch (TvmException e) {
+                if (!Cuda.isMissingCudaLoader(e) || Cuda.isEnabled()) {
+                    throw loading.takeFailure().map(RuntimeException.class::cast).orElseGet(() -> located(absolute, e));
+                }
+            }
+            // the library holds a CUDA module: set up CUDA support, then load again
+            try {
+                Cuda.enable();
+            } catch (CudaException | TvmLoadException e) {
+                throw new CudaException("loading module " + absolute + ": it holds CUDA code, and CUDA support cannot"
+                        + " be set up: " + e.getMessage(), e);
+            }
+            try {
+                return loadFile(absolute);
+            } catch (TvmException e) {
+                throw loading.takeFailure().map(RuntimeException.class::cast).orElseGet(() -> located(absolute, e));
+            }
         }
+    }
+
+    private static TvmModule loadFile(Path absolute) {
+        return (TvmModule) Tvm.cached("ffi.ModuleLoadFromFile").callRaw(absolute.toString());
+    }
+
+    private static TvmException located(Path module, TvmException e) {
+        return new TvmException(e.kind(), "loading module " + module + ": " + e.tvmMessage(), e.backtrace());
     }
 
     /** The module kind, e.g. {@code library} or {@code llvm}. */

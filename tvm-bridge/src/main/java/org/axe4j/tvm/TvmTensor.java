@@ -61,6 +61,20 @@ public final class TvmTensor extends TvmObject {
         return DirectTensors.wrap(buffer, shape, dtype);
     }
 
+    /**
+     * A tensor over memory the caller allocated at {@code address} on {@code device}: device memory
+     * ({@code cudaMalloc}), pinned host memory, or memory another library hands over. Compact
+     * row-major, 64-byte aligned. TVM holds {@code owner} strongly until its last reference to the
+     * tensor is gone, so an owner that frees the memory when closed or collected must not be closed
+     * before then.
+     *
+     * @throws IllegalArgumentException naming the argument for a null or unaligned address, a
+     *     negative extent or a missing argument
+     */
+    public static TvmTensor wrapAddress(long address, long[] shape, DataType dtype, Device device, Object owner) {
+        return DirectTensors.wrapAddress(address, shape, dtype, device, owner);
+    }
+
     /** A zeroed, 64-byte aligned direct buffer of {@code bytes} bytes in native byte order. */
     public static ByteBuffer allocateDirect(long bytes) {
         return DirectTensors.allocateAligned(bytes);
@@ -78,7 +92,7 @@ public final class TvmTensor extends TvmObject {
         return view;
     }
 
-    /** Number of direct buffers that TVM tensors made by {@link #wrap} still hold. */
+    /** Number of Java owners (buffers of {@link #wrap}, owners of {@link #wrapAddress}) that TVM tensors still hold. */
     public static int liveWrappedBuffers() {
         return DirectTensors.liveWrapped();
     }

@@ -50,10 +50,13 @@ class NativesJarTest {
     @Test
     void librariesAreTheWheelsFilesAsListed() throws Exception {
         Properties listing = listing();
-        assertEquals(List.of("libtvm_ffi.so", "libtvm_runtime.so"), List.of(listing.getProperty("files").split(",")));
+        assertEquals(List.of("libtvm_ffi.so", "libtvm_runtime.so", "libtvm_runtime_cuda.so"),
+                List.of(listing.getProperty("files").split(",")));
         String[][] origins = {
             {"libtvm_ffi.so", "apache_tvm_ffi-" + listing.getProperty("tvm_ffi.version") + ".dist-info", "tvm_ffi/lib/libtvm_ffi.so"},
             {"libtvm_runtime.so", "apache_tvm-" + listing.getProperty("tvm.version") + ".dist-info", "tvm/lib/libtvm_runtime.so"},
+            {"libtvm_runtime_cuda.so", "apache_tvm-" + listing.getProperty("tvm.version") + ".dist-info",
+                "tvm/lib/libtvm_runtime_cuda.so"},
         };
         for (String[] origin : origins) {
             byte[] digest = sha256(RESOURCES.resolve(origin[0]));
