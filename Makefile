@@ -72,6 +72,15 @@ bench-gemm: python build native
 gpu-bundle: python build native
 	.venv/bin/python tools/gpu_bundle.py
 
+## The JVM runtime with a jlink JRE, a set of the catalog's sm_90a kernels, the Hopper GEMMs, the MoE kernels and the GPU
+## service, for a GPU machine without a JDK, TVM or network: out/jvm-gpu-bundle (<= 64 MiB; docs/jvm-gpu-bundle.md);
+## run there: ./run.sh --out DIR.
+.PHONY: jvm-gpu-bundle
+jvm-gpu-bundle: python native
+	$(MVN) $(MVNFLAGS) -q -DskipTests install
+	$(MVN) $(MVNFLAGS) -q -f examples/serve/pom.xml -DskipTests package
+	.venv/bin/python tools/jvm_gpu_bundle.py
+
 ## python/axe4j/targets.json: the hardware facts of org.axe4j.targets for Python (generated; a test compares).
 .PHONY: targets-json
 targets-json: build
