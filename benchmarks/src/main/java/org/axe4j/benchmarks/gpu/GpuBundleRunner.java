@@ -79,7 +79,7 @@ public final class GpuBundleRunner {
     }
 
     private static void write(Path out, Map<String, Object> summary) throws java.io.IOException {
-        Gson gson = new GsonBuilder().setPrettyPrinting().serializeSpecialFloatingPointValues().create();
+        Gson gson = new GsonBuilder().setPrettyPrinting().serializeNulls().serializeSpecialFloatingPointValues().create();
         Files.writeString(out.resolve("java-summary.json"), gson.toJson(summary) + "\n");
     }
 }

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.function.Supplier;
 import org.axe4j.tvm.Tvm;
 
 /**
@@ -172,7 +173,7 @@ public final class CudaBinaries {
      *
      * @return whether this call registered it
      */
-    public static synchronized boolean registerCallback(java.util.function.Supplier<List<CudaDriver.Gpu>> gpus) {
+    public static synchronized boolean registerCallback(Supplier<List<CudaDriver.Gpu>> gpus) {
         if (Tvm.findFunction(CALLBACK).isPresent()) {
             return false;
         }
