@@ -78,6 +78,7 @@ from dataclasses import dataclass
 from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError
+from ._version import __version__
 from .compile import compile, explain, host_target
 from .export import export_library
 from .lowering import Lowering
@@ -104,8 +105,6 @@ __all__ = [
     "version",
     "__version__",
 ]
-
-__version__ = "0.1.0.dev0"
 
 JAVA_ENTRY_CLASS = "org.axe4j.tvm.Axe4jGlobals"
 LIBDIR_PROPERTY = "axe4j.tvm.libdir"
