@@ -29,8 +29,9 @@ What ``install()`` does, in order:
 6. Checks that ``axe4j.version`` is visible from Python and returns an ``InstallInfo``.
 
 Classpath: ``install(classpath=[...])`` if given, else ``$AXE4J_CLASSPATH`` (entries separated by
-``os.pathsep``; jars, class folders or globs such as ``/opt/axe4j/lib/*.jar``), else the jars of
-the repository checkout this package lives in: ``tvm-bridge/target/tvm-bridge-*.jar``, every
+``os.pathsep``; jars, class folders or globs such as ``/opt/axe4j/lib/*.jar``), else the jars
+installed with the package (``axe4j/jars``, in the wheel), else the jars of the repository checkout
+this package lives in: ``tvm-bridge/target/tvm-bridge-*.jar``, every
 other module's ``<module>/target/<module>-*.jar``, then ``<module>/target/lib/*.jar``. When the
 bridge jar is missing, ``SetupError`` says where it looked and to run ``make build``.
 
