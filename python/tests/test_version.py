@@ -45,3 +45,18 @@ def test_every_pom_of_the_build_names_the_root_version():
 def test_the_java_side_answers_the_release_of_the_same_version(bridge):
     assert bridge.version == _version.MAVEN_VERSION.removesuffix("-SNAPSHOT")
 
+
+def test_the_version_command_names_axe4j_tvm_java_and_the_jars(bridge):
+    import subprocess
+    import sys
+
+    import tvm
+
+    text = subprocess.run([sys.executable, "-m", "axe4j", "--version"], check=True, capture_output=True, text=True,
+                          timeout=300).stdout
+    assert text.startswith(f"axe4j {axe4j.__version__} (Java side {bridge.version})")
+    assert f"\nTVM {tvm.__version__} at " in text
+    assert f"\nJava {bridge.java_version} at {bridge.java_home} (libjvm {bridge.jvm_path}, from {bridge.jvm_origin})" \
+        in text
+    assert f"\njars (checkout, {ROOT}):\n" in text
+    assert all(f"\n  {Path(jar).name}" in text for jar in bridge.classpath)
