@@ -5,8 +5,8 @@ SHELL := /bin/bash
 
 .PHONY: demo test soak build python wheel bench-layout bench-call bench-tirx bench-cpu clean
 
-## Build the jars (no tests).
-build:
+## Build the jars (no tests); .venv first, as tvm-runtime-natives copies TVM's runtime libraries from it.
+build: python
 	$(MVN) $(MVNFLAGS) -q -DskipTests package
 
 ## The pip wheel, python/dist/axe4j-<version>-py3-none-any.whl: the axe4j package with the jars install() needs
