@@ -3,11 +3,16 @@ MVN ?= mvn
 MVNFLAGS ?= -B --no-transfer-progress
 SHELL := /bin/bash
 
-.PHONY: demo test soak build python bench-layout bench-call bench-tirx bench-cpu clean
+.PHONY: demo test soak build python wheel bench-layout bench-call bench-tirx bench-cpu clean
 
-## Build the jars (no tests).
-build:
+## Build the jars (no tests); .venv first, as tvm-runtime-natives copies TVM's runtime libraries from it.
+build: python
 	$(MVN) $(MVNFLAGS) -q -DskipTests package
+
+## The pip wheel, python/dist/axe4j-<version>-py3-none-any.whl: the axe4j package with the jars install() needs
+## (docs/wheel.md). `make test` builds it and runs it in a fresh venv without a JDK (ci/test-wheel.sh).
+wheel: build
+	.venv/bin/python tools/build_wheel.py
 
 ## Python virtual environment with the pinned TVM stack (idempotent; seconds when up to date).
 python:

@@ -14,4 +14,5 @@ bash ci/setup-jax.sh  # JAX on CPU: test_mesh_hlo_bytes.py compiles one module f
 if [ -f ci/test-python.sh ]; then
   bash ci/test-python.sh -q
 fi
+bash ci/test-wheel.sh  # the wheel in a fresh venv with no JDK on the machine's PATH (docs/wheel.md)
 echo "[test] all tests passed in $(( $(date +%s) - start )) s"

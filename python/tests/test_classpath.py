@@ -91,3 +91,35 @@ def test_jvm_options_come_from_the_environment_then_the_call(monkeypatch):
     assert _jvm_options(["-Dlast=1"]) == ["-Xmx1g", "-Dtext=two words", "-Xcheck:jni", "-Dlast=1"]
     monkeypatch.delenv("AXE4J_JVM_OPTS")
     assert _jvm_options(None) == []
+
+
+def test_packaged_jars_put_the_bridge_first_then_the_others_by_name(tmp_path):
+    touch(tmp_path, "jars/gson-2.10.1.jar", "jars/tvm-bridge-0.1.0-SNAPSHOT.jar", "jars/axe-layout-0.1.0-SNAPSHOT.jar",
+          "jars/readme.txt")
+    assert _classpath.packaged_classpath(tmp_path / "jars") == [
+        str(tmp_path / "jars/tvm-bridge-0.1.0-SNAPSHOT.jar"),
+        str(tmp_path / "jars/axe-layout-0.1.0-SNAPSHOT.jar"),
+        str(tmp_path / "jars/gson-2.10.1.jar"),
+    ]
+
+
+def test_packaged_jars_without_the_bridge_name_the_folder_and_what_is_there(tmp_path):
+    touch(tmp_path, "jars/gson-2.10.1.jar")
+    with pytest.raises(axe4j.SetupError, match=r"no tvm-bridge jar: looked for .*tvm-bridge-\*\.jar \(found "
+                                               r"\['gson-2.10.1.jar'\]\); reinstall the axe4j wheel"):
+        _classpath.packaged_classpath(tmp_path / "jars")
+
+
+def test_the_packaged_jars_come_after_the_environment_and_before_the_checkout(tmp_path, monkeypatch):
+    touch(tmp_path, "jars/tvm-bridge-0.1.0-SNAPSHOT.jar", "other/x.jar")
+    monkeypatch.setattr(_classpath, "PACKAGED_JARS", tmp_path / "jars")
+    assert _classpath.resolve(environ={}) == [str(tmp_path / "jars/tvm-bridge-0.1.0-SNAPSHOT.jar")]
+    assert _classpath.jar_source({}) == f"packaged, {tmp_path / 'jars'}"
+    environ = {_classpath.CLASSPATH_ENV: str(tmp_path / "other/x.jar")}
+    assert _classpath.resolve(environ=environ) == [str(tmp_path / "other/x.jar")]
+    assert _classpath.jar_source(environ) == "$AXE4J_CLASSPATH"
+
+
+def test_a_checkout_has_no_packaged_jars():
+    assert not _classpath.PACKAGED_JARS.exists()
+    assert _classpath.jar_source({}) == f"checkout, {_classpath.repository_root()}"
