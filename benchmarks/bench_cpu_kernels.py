@@ -12,14 +12,13 @@ Prints one line per kernel: the best of TVM's time_evaluator repeats (number=10,
 shared, so the minimum is the steadiest figure) and GFLOP/s or GB/s.
 
 Both sides get the same machine: kernels are compiled for the host CPU (``axe4j.host_target()``; numpy's BLAS
-picks its AVX2/AVX-512 kernels at run time) and TVM's thread pool gets every CPU numpy's BLAS uses. TVM's own
-default is half the logical CPUs (it assumes two hyper-threads per core), one thread on a 2-CPU machine;
-``TVM_NUM_THREADS`` set by the caller wins. The GEMM line also shows plain ``"llvm"`` (generic x86-64).
+picks its AVX2/AVX-512 kernels at run time). This script does not size TVM's thread pool: importing axe4j does, as
+for any user (the physical cores of the affinity mask within the cgroup quota, ``axe4j._threads``; TVM's own default
+is half the logical CPUs, one thread on a 2-vCPU machine), and ``TVM_NUM_THREADS`` set by the caller wins. The GEMM
+line prints the count and where it came from, and also shows plain ``"llvm"`` (generic x86-64).
 """
 
 import os
-
-os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count()))  # before TVM's thread pool starts
 
 import tvm  # noqa: E402  (before the JVM)
 
@@ -85,8 +84,8 @@ def gemm_against_numpy(m, rounds):
     rates = {label: flops / seconds / 1e9 for label, seconds in best.items()}
     ours, theirs = rates["host llvm"], rates["numpy"]
     threads = tvm.get_global_func("runtime.NumThreads")()
-    print(f"gemm {m}^3 fp32 on {os.cpu_count()} CPUs (TVM threads {threads}), target {axe4j.host_target()}, "
-          f"best of {rounds} interleaved rounds")
+    print(f"gemm {m}^3 fp32 on {os.cpu_count()} CPUs (TVM threads {threads}: {axe4j.THREADS_FROM}), target "
+          f"{axe4j.host_target()}, best of {rounds} interleaved rounds")
     print(f"gemm {m}^3 fp32: axe4j {ours:.2f} GFLOP/s, numpy.matmul {theirs:.2f} GFLOP/s, axe4j/numpy {ours / theirs:.2f}"
           f" (generic llvm target: {rates['generic llvm']:.2f} GFLOP/s)")
 

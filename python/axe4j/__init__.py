@@ -77,14 +77,17 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _jvm, _signals, _tvm, cuda_interp, layout, transform
+from . import _classpath, _jvm, _signals, _threads, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError
 from ._version import __version__
 from .compile import compile, explain, host_target
+from .export import export_library
 from .lowering import Lowering
 from .lowering import last as lowered
 from .transform import pipeline
+
+THREADS, THREADS_FROM = _threads.size_thread_pool()   # before TVM's CPU pool starts (docs/cpu-dispatch.md)
 
 __all__ = [
     "InstallInfo",
@@ -94,6 +97,7 @@ __all__ = [
     "SetupError",
     "compile",
     "explain",
+    "export_library",
     "host_target",
     "install",
     "installed",

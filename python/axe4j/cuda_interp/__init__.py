@@ -52,10 +52,17 @@ class Program:
         return funcs[0]
 
     def __call__(self, *arrays):
+        from ._errors import KernelFault
         from ._host import run_host
 
         arrays = [_contiguous(a) for a in arrays]
-        run_host(self, self.entry(), arrays)
+        try:
+            run_host(self, self.entry(), arrays)
+        except KernelFault as fault:
+            if not str(fault).startswith("kernel 'host'"):
+                raise
+            given = ", ".join(f"#{i} {a.dtype}{tuple(a.shape)}" for i, a in enumerate(arrays))
+            raise KernelFault(f"{fault}; the arrays given: {given}") from None
 
 
 def _contiguous(array):

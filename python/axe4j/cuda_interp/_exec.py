@@ -621,9 +621,25 @@ class Interpreter:
     def s_AssertStmt(self, task, s):
         ok = self.eval(task.group, s.condition)
         if not np.all(ok):
-            raise KernelFault(f"kernel '{self.launch.kernel_name if self.launch else 'host'}': assertion failed: "
-                              f"{s.message}")
+            where = self.launch.kernel_name if self.launch else "host"
+            raise KernelFault(f"kernel '{where}': {getattr(s.error_kind, 'value', s.error_kind)}: "
+                              f"{self._assert_message(task, s)}")
         self._body(task, s)
+
+    def _assert_message(self, task, s) -> str:
+        """TVM 0.27's message of an assertion: its parts, strings as they are and expressions evaluated (the values
+        an argument check names, such as the shape it was given)."""
+        words = []
+        for part in s.message_parts:
+            if hasattr(part, "value") and isinstance(part.value, str):
+                words.append(part.value)
+            else:
+                try:
+                    value = self.eval(task.group, part)
+                    words.append(str(value.item() if hasattr(value, "item") else value))
+                except Exception:  # noqa: BLE001  (a part the interpreter cannot evaluate is shown as written)
+                    words.append(str(part))
+        return "".join(words)
 
     def _body(self, task, s):
         body = getattr(s, "body", None)

@@ -1,0 +1,79 @@
+"""What a kernel author meets first (issue: a kernel author's first hour): TVM's CPU pool gets the cores this process
+may use, and the CUDA interpreter reports a failing argument check with TVM's message and the shapes given."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import axe4j
+from axe4j import _threads
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _topology(root: Path, cpus: dict[int, tuple[int, int]]) -> Path:
+    for cpu, (package, core) in cpus.items():
+        folder = root / f"cpu{cpu}" / "topology"
+        folder.mkdir(parents=True)
+        (folder / "physical_package_id").write_text(f"{package}\n")
+        (folder / "core_id").write_text(f"{core}\n")
+    return root
+
+
+def test_physical_cores_count_hyperthread_siblings_once(tmp_path):
+    sysfs = _topology(tmp_path, {0: (0, 0), 1: (0, 0), 2: (0, 1), 3: (0, 1), 4: (1, 0)})
+    assert _threads.physical_cores({0, 1, 2, 3, 4}, sysfs) == 3   # two sibling pairs and one core of package 1
+    assert _threads.physical_cores({0, 2}, sysfs) == 2
+    assert _threads.physical_cores({0, 1}, sysfs) == 1
+    assert _threads.physical_cores({7}, sysfs) == 1                # no topology: the CPU counts as a core
+
+
+def test_cgroup_quota_v2_and_v1(tmp_path):
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "cpu.max").write_text("150000 100000\n")
+    assert _threads.cgroup_quota(tmp_path / "v2") == 1.5
+    (tmp_path / "v2" / "cpu.max").write_text("max 100000\n")
+    assert _threads.cgroup_quota(tmp_path / "v2") is None
+    (tmp_path / "v1" / "cpu").mkdir(parents=True)
+    (tmp_path / "v1" / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
+    (tmp_path / "v1" / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert _threads.cgroup_quota(tmp_path / "v1") == 2.0
+    (tmp_path / "v1" / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert _threads.cgroup_quota(tmp_path / "v1") is None
+
+
+def _pool_in_a_fresh_process(env: dict) -> str:
+    code = "import tvm, axe4j; print(tvm.get_global_func('runtime.NumThreads')(), axe4j.THREADS_FROM)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_tvms_pool_gets_the_usable_cores_and_tvm_num_threads_still_wins():
+    env = {k: v for k, v in os.environ.items() if k != "TVM_NUM_THREADS"}
+    threads, source = _pool_in_a_fresh_process(env).split(" ", 1)
+    assert int(threads) == _threads.usable_cores() and source.startswith("axe4j:")
+    env["TVM_NUM_THREADS"] = "1"
+    threads, source = _pool_in_a_fresh_process(env).split(" ", 1)
+    assert threads == "1" and "set by the caller" in source
+
+
+def test_the_interpreter_reports_a_wrong_shape_with_tvms_message_and_the_shapes_given():
+    sys.path.insert(0, str(ROOT / "examples"))
+    from cuda_kernel_demo import kernel
+
+    axe4j.install()
+    executable = axe4j.compile(kernel, tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm"))
+    a, b, r = np.zeros((32, 64), "float16"), np.zeros((16, 16), "float16"), np.zeros(64, "float32")
+    with pytest.raises(axe4j.cuda_interp.KernelFault) as fault:
+        axe4j.cuda_interp.run(executable, a, b, r)
+    message = str(fault.value)
+    assert "ValueError: Invalid A.shape[0] on argument #0" in message, message
+    assert "A: Tensor([64, 64], float16)" in message and "expected 64" in message, message
+    assert "the arrays given: #0 float16(32, 64), #1 float16(16, 16), #2 float32(64,)" in message, message
