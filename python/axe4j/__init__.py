@@ -79,7 +79,7 @@ from dataclasses import dataclass
 
 from . import _classpath, _jvm, _signals, _threads, _tvm, cuda_interp, layout, transform
 from ._cuda import use_pip_nvcc
-from ._errors import PlanError, RuleError, SetupError
+from ._errors import PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
 from .compile import compile, explain, host_target
 from .export import export_library
@@ -95,6 +95,7 @@ __all__ = [
     "PlanError",
     "RuleError",
     "SetupError",
+    "StrictError",
     "compile",
     "explain",
     "export_library",

@@ -26,3 +26,11 @@ class PlanError(ValueError):
         self.kind = kind
         self.field = field
         self.problem = problem
+
+
+class StrictError(ValueError):
+    """``axe4j.compile(..., strict=True)`` (or ``AXE4J_STRICT=1``): a tile call was lowered by one of TVM's own dispatch
+    cases, not by an axe4j rule (a fallback). The message names each such call and its case; ``axe4j.explain`` shows
+    why axe4j's rules declined it."""
+
+    __module__ = "axe4j"

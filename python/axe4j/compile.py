@@ -8,8 +8,21 @@ import threading
 _worker_lock = threading.Lock()
 
 
-def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
+STRICT_ENV = "AXE4J_STRICT"
+
+
+def strict_default() -> bool:
+    """Strict mode when ``AXE4J_STRICT`` is ``1``, ``true`` or ``yes``."""
+    import os
+
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirrors tvm.compile)
     """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases.
+
+    ``strict=True`` (default: ``AXE4J_STRICT``) refuses a kernel any tile call of which TVM's own dispatch case
+    lowered instead of an axe4j rule, with a ``StrictError`` naming each such call and case.
 
     For ``tir_pipeline="tirx"`` and ``"trn"`` the layout passes run first (verify -> infer -> canonicalize,
     docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
@@ -31,7 +44,19 @@ def compile(mod, target="llvm", **kwargs):  # noqa: A001  (mirrors tvm.compile)
     _raise_rule_errors(None)
     lowering.keep(rows)
     executable.lowered = list(rows)
+    if strict if strict is not None else strict_default():
+        _refuse_fallbacks(executable.lowered)
     return executable
+
+
+def _refuse_fallbacks(rows):
+    from ._errors import StrictError
+
+    fallbacks = [row for row in rows if not row.by_axe4j]
+    if fallbacks:
+        raise StrictError(f"strict mode: {len(fallbacks)} tile call(s) lowered by TVM's own dispatch cases, not by an "
+                          "axe4j rule (axe4j.explain shows why its rules declined):\n  "
+                          + "\n  ".join(f"{row.call}: {row.variant} (prio={row.priority})" for row in fallbacks))
 
 
 def _raise_rule_errors(cause):
@@ -190,10 +215,12 @@ def _with_inferred_layouts(funcs, mod, target, lines):
     return out, tvm.IRModule({name: func for name, func in out})
 
 
-def explain(mod, target="llvm", *, file=None) -> str:
+def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
     """For every tile call of ``mod`` (a PrimFunc or IRModule), every Java rule's decision with its reason.
 
-    Returns the report and prints it (to ``file`` if given, else stdout).
+    A call no axe4j rule accepts is marked ``FALLBACK``: one of TVM's own cases lowers it. ``verbose=True`` also lists
+    each of TVM's cases for the call (their predicates run only inside the compilation, so explain cannot say which
+    one). Returns the report and prints it (to ``file`` if given, else stdout).
     """
     import sys
 
@@ -231,9 +258,10 @@ def explain(mod, target="llvm", *, file=None) -> str:
                 continue
             chosen = None
             others = _other_cases(call.op, request)
-            for variant, priority in others:
-                lines.append(f"  {variant} (prio={priority}): not an axe4j rule; its predicates need the pipeline's "
-                             f"dispatch context and are evaluated only during compilation")
+            if verbose:
+                for variant, priority in others:
+                    lines.append(f"  {variant} (prio={priority}): not an axe4j rule; its predicates need the pipeline's "
+                                 f"dispatch context and are evaluated only during compilation")
             for d in dispatch.explain_call(request):
                 if forced is not None and d["variant"] != forced:
                     status = "skipped (not the forced variant)"
@@ -242,7 +270,8 @@ def explain(mod, target="llvm", *, file=None) -> str:
                     if chosen is not None:
                         status = "accepted (lower priority)"
                     elif outranked:
-                        status = "accepted <- chosen unless a higher-priority case above applies"
+                        status = ('accepted <- chosen unless a higher-priority TVM case applies ('
+                                  + ", ".join(v for v, p in others if p > d["priority"] + bonus) + ")")
                     else:
                         status = "accepted <- chosen"
                     chosen = chosen or d["variant"]
@@ -252,6 +281,10 @@ def explain(mod, target="llvm", *, file=None) -> str:
                 lines.append(f"  {d['variant']} (prio={d['priority'] + bonus}): {status}")
                 if d["accepted"]:
                     lines.append("    plan: " + _plan_summary(d["plan"]))
+            if chosen is None and forced is None:
+                cases = ", ".join(v for v, _ in others) or "none registered"
+                lines.append(f"  FALLBACK: no axe4j rule accepts this call; TVM's own cases lower it ({cases}); "
+                             "axe4j.compile(..., strict=True) refuses it")
     if stopped:
         lines.append(f"TVM's dispatch stops here: {stopped}")
     report = "\n".join(lines)

@@ -77,3 +77,52 @@ def test_the_interpreter_reports_a_wrong_shape_with_tvms_message_and_the_shapes_
     assert "ValueError: Invalid A.shape[0] on argument #0" in message, message
     assert "A: Tensor([64, 64], float16)" in message and "expected 64" in message, message
     assert "the arrays given: #0 float16(32, 64), #1 float16(16, 16), #2 float32(64,)" in message, message
+
+
+def _swizzled_register_copy():
+    """A warp copy from a 128-byte-swizzled shared tile into a register fragment: axe4j's register and ldmatrix rules
+    address unswizzled layouts only, so one of TVM's own cases lowers it."""
+    from tvm.script import tirx as T
+    from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid
+    from tvm.tirx.script import tile as Tx
+
+    swizzled = ComposeLayout(3, 3, 3, TileLayout(S[8, 64])).tile_to((64, 64), (8, 64))
+    fragment = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ laneid, 4, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (64, 64), "float16")
+        B = T.match_buffer(B_ptr, (16, 16), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        A_smem = T.alloc_buffer((64, 64), "float16", scope="shared", layout=swizzled)
+        R = T.alloc_buffer((16, 16), "float16", scope="local", layout=fragment)
+        Tx.warp.copy(A_smem[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(R[:, :], A_smem[0:16, 0:16])
+        Tx.warp.copy(B[:, :], R[:, :])
+
+    return kernel
+
+
+def test_a_fallback_is_marked_by_explain_and_refused_in_strict_mode(monkeypatch):
+    axe4j.install()
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+    kernel = _swizzled_register_copy()
+    report = axe4j.explain(kernel, target, file=open(os.devnull, "w"))
+    lines = report.splitlines()
+    fallback = [i for i, line in enumerate(lines) if line.startswith("  FALLBACK: no axe4j rule accepts this call")]
+    assert len(fallback) == 1, report
+    call = next(line for line in reversed(lines[:fallback[0]]) if not line.startswith(" "))
+    assert "R_1[0:16, 0:16], A_smem[0:16, 0:16]" in call or "R[0:16, 0:16], A_smem[0:16, 0:16]" in call, report
+    executable = axe4j.compile(kernel, target)                      # the default: the fallback compiles
+    assert any(not row.by_axe4j for row in executable.lowered)
+    with pytest.raises(axe4j.StrictError, match=r"strict mode: 1 tile call\(s\) lowered by TVM's own dispatch cases"):
+        axe4j.compile(kernel, target, strict=True)
+    monkeypatch.setenv("AXE4J_STRICT", "1")
+    with pytest.raises(axe4j.StrictError, match="A_smem"):
+        axe4j.compile(kernel, target)
+    axe4j.compile(kernel, target, strict=False)                      # an explicit False wins over the variable
