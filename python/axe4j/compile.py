@@ -40,10 +40,20 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
             executable = _compile(mod, target, **kwargs)
         except Exception as error:
             _raise_rule_errors(error)
+            from ._axes import explain_unknown_axis
+
+            clearer = explain_unknown_axis(error, mod)
+            if clearer is not None:
+                raise clearer from error
             raise
     _raise_rule_errors(None)
     lowering.keep(rows)
     executable.lowered = list(rows)
+    from ._arguments import ShapeCheckedExecutable
+    from tvm.runtime import Executable
+
+    if type(executable) is Executable:
+        executable.__class__ = ShapeCheckedExecutable   # argument errors name the expected and given shapes
     if strict if strict is not None else strict_default():
         _refuse_fallbacks(executable.lowered)
     return executable

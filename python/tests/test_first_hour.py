@@ -10,6 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tvm.script import tirx as T
+from tvm.tirx.layout import Axis, ComposeLayout, S, TileLayout, laneid
+from tvm.tirx.script import tile as Tx
 
 import axe4j
 from axe4j import _threads
@@ -82,10 +85,6 @@ def test_the_interpreter_reports_a_wrong_shape_with_tvms_message_and_the_shapes_
 def _swizzled_register_copy():
     """A warp copy from a 128-byte-swizzled shared tile into a register fragment: axe4j's register and ldmatrix rules
     address unswizzled layouts only, so one of TVM's own cases lowers it."""
-    from tvm.script import tirx as T
-    from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid
-    from tvm.tirx.script import tile as Tx
-
     swizzled = ComposeLayout(3, 3, 3, TileLayout(S[8, 64])).tile_to((64, 64), (8, 64))
     fragment = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ laneid, 4, 1 @ laneid, 1)])
 
@@ -126,3 +125,48 @@ def test_a_fallback_is_marked_by_explain_and_refused_in_strict_mode(monkeypatch)
     with pytest.raises(axe4j.StrictError, match="A_smem"):
         axe4j.compile(kernel, target)
     axe4j.compile(kernel, target, strict=False)                      # an explicit False wins over the variable
+
+
+def test_an_unknown_layout_axis_is_named_with_the_axes_tvm_knows():
+    axe4j.install()
+    misspelled = Axis.get("lanid")
+    fragment = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ misspelled, 4, 1 @ laneid, 1)])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (16, 16), "float16")
+        B = T.match_buffer(B_ptr, (16, 16), "float16")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        R = T.alloc_buffer((16, 16), "float16", scope="local", layout=fragment)
+        Tx.warp.copy(R[:, :], A[:, :])
+        Tx.warp.copy(B[:, :], R[:, :])
+
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
+    with pytest.warns(UserWarning), pytest.raises(ValueError) as error:
+        axe4j.compile(kernel, target)
+    message = str(error.value)
+    assert message.startswith("layout axis 'lanid' in `R"), message
+    assert "4 @ Axis.lanid" in message and "did you mean laneid?" in message, message
+    assert "thread axes bx, by, bz" in message and "memory axes m, P, F" in message, message
+
+
+def test_a_wrong_argument_shape_on_the_cpu_names_the_expected_and_given_shapes():
+    axe4j.install()
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        Tx.copy(B[:, :], A[:, :])
+
+    executable = axe4j.compile(kernel, "llvm")
+    b = np.zeros((4, 8), "float32")
+    with pytest.raises(ValueError, match=r"argument #0 \(A\): expected shape \[4, 8\] float32, given \[4, 6\] float32"):
+        executable(np.zeros((4, 6), "float32"), b)
+    with pytest.raises(TypeError, match=r"argument #0 \(A\): expected shape \[4, 8\] float32, given \[4, 8\] float64"):
+        executable(np.zeros((4, 8), "float64"), b)
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    executable(a, b)
+    np.testing.assert_array_equal(b, a)
