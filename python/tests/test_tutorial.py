@@ -1,0 +1,81 @@
+"""docs/tutorial.md, executed: every ```python block in order in one namespace, then every ```java block compiled and
+run without Maven against this checkout's jars, on the libraries the Python blocks exported."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TUTORIAL = ROOT / "docs" / "tutorial.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
+
+
+def blocks(language: str) -> list[tuple[int, str]]:
+    """(line number, code) of each block fenced as ``language``."""
+    text = TUTORIAL.read_text()
+    return [(text.count("\n", 0, m.start()) + 2, m.group(2)) for m in FENCE.finditer(text) if m.group(1) == language]
+
+
+def test_the_tutorial_has_runnable_blocks_only_in_python_and_java():
+    languages = {m.group(1) for m in FENCE.finditer(TUTORIAL.read_text())}
+    assert languages <= {"python", "java", "bash", "xml", "text"}, languages
+    assert len(blocks("python")) >= 10 and len(blocks("java")) == 1
+
+
+@pytest.fixture(scope="module")
+def namespace(tmp_path_factory) -> dict:
+    """Runs the Python blocks in order. Each block is written to a file first: TVMScript parses a kernel from its
+    source, which it finds through the code's file name."""
+    folder = tmp_path_factory.mktemp("tutorial")
+    ns: dict = {"__name__": "tutorial"}
+    for i, (line, code) in enumerate(blocks("python")):
+        path = folder / f"block{i:02d}_line{line}.py"
+        path.write_text("\n" * (line - 1) + code)         # line numbers in tracebacks are the page's
+        exec(compile(path.read_text(), str(path), "exec"), ns)   # noqa: S102  (the page's own code)
+    return ns
+
+
+def test_python_blocks(namespace):
+    assert Path(namespace["work"], "softmax_cpu.so").is_file()
+
+
+def _classpath() -> str:
+    bridge = [p for p in (ROOT / "tvm-bridge" / "target").glob("tvm-bridge-*.jar")
+              if not p.name.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
+    natives = list((ROOT / "tvm-runtime-natives" / "target").glob("tvm-runtime-natives-*-linux-x86_64.jar"))
+    libs = sorted((ROOT / "tvm-bridge" / "target" / "lib").glob("*.jar"))
+    assert len(bridge) == 1 and natives and libs, "build the jars first (make build)"
+    return os.pathsep.join(str(p) for p in bridge + libs + natives[:1])
+
+
+def _gpu_present() -> bool:
+    try:
+        return bool(tvm.cuda(0).exist)
+    except Exception:  # noqa: BLE001  (no CUDA driver at all)
+        return False
+
+
+def test_java_blocks(namespace, tmp_path):
+    java = shutil.which("java")
+    assert java, "java is not on PATH"
+    work = str(namespace["work"])
+    for line, code in blocks("java"):
+        name = re.search(r"public class (\w+)", code).group(1)
+        source = tmp_path / f"{name}.java"
+        source.write_text(code)
+        # the working directory has no .venv above it, so the bridge takes TVM's runtime from the natives jar
+        run = subprocess.run([java, "-cp", _classpath(), str(source), work], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0, f"java block at line {line}:\n{run.stdout}\n{run.stderr}"
+        assert re.search(r"^CPU softmax: 64 x 64, largest difference from Java's \d", run.stdout, re.M), run.stdout
+        if _gpu_present():
+            assert re.search(r"^CUDA softmax: 64 x 64", run.stdout, re.M), run.stdout
+        else:
+            assert "CudaException: loading module " in run.stdout and "softmax_sm90a.so" in run.stdout, run.stdout
+            assert "no CUDA driver" in run.stdout, run.stdout
