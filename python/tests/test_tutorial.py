@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,15 @@ def namespace(tmp_path_factory) -> dict:
     source, which it finds through the code's file name."""
     folder = tmp_path_factory.mktemp("tutorial")
     ns: dict = {"__name__": "tutorial"}
-    for i, (line, code) in enumerate(blocks("python")):
-        path = folder / f"block{i:02d}_line{line}.py"
-        path.write_text("\n" * (line - 1) + code)         # line numbers in tracebacks are the page's
-        exec(compile(path.read_text(), str(path), "exec"), ns)   # noqa: S102  (the page's own code)
+    environ = dict(os.environ)
+    try:
+        for i, (line, code) in enumerate(blocks("python")):
+            path = folder / f"block{i:02d}_line{line}.py"
+            path.write_text("\n" * (line - 1) + code)         # line numbers in tracebacks are the page's
+            exec(compile(path.read_text(), str(path), "exec"), ns)   # noqa: S102  (the page's own code)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
     return ns
 
 
@@ -45,13 +51,19 @@ def test_python_blocks(namespace):
     assert Path(namespace["work"], "softmax_cpu.so").is_file()
 
 
-def _classpath() -> str:
+def _java_setup() -> tuple[str, dict]:
+    """The page's class path (the bridge jar, JNA and Gson, TVM's runtime from the natives jar) and the environment.
+    Where the natives jar is not built (``ci/test-python.sh`` builds only what ``schedules`` needs), TVM's libraries
+    come from this venv instead (``AXE4J_VENV``)."""
     bridge = [p for p in (ROOT / "tvm-bridge" / "target").glob("tvm-bridge-*.jar")
               if not p.name.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
-    natives = list((ROOT / "tvm-runtime-natives" / "target").glob("tvm-runtime-natives-*-linux-x86_64.jar"))
     libs = sorted((ROOT / "tvm-bridge" / "target" / "lib").glob("*.jar"))
-    assert len(bridge) == 1 and natives and libs, "build the jars first (make build)"
-    return os.pathsep.join(str(p) for p in bridge + libs + natives[:1])
+    assert len(bridge) == 1 and libs, "build the jars first (make build)"
+    natives = sorted((ROOT / "tvm-runtime-natives" / "target").glob("tvm-runtime-natives-*-linux-x86_64.jar"))
+    env = dict(os.environ)
+    if not natives:
+        env["AXE4J_VENV"] = sys.prefix
+    return os.pathsep.join(str(p) for p in bridge + libs + natives[:1]), env
 
 
 def _gpu_present() -> bool:
@@ -65,12 +77,13 @@ def test_java_blocks(namespace, tmp_path):
     java = shutil.which("java")
     assert java, "java is not on PATH"
     work = str(namespace["work"])
+    classpath, env = _java_setup()
     for line, code in blocks("java"):
         name = re.search(r"public class (\w+)", code).group(1)
         source = tmp_path / f"{name}.java"
         source.write_text(code)
-        # the working directory has no .venv above it, so the bridge takes TVM's runtime from the natives jar
-        run = subprocess.run([java, "-cp", _classpath(), str(source), work], cwd=tmp_path, capture_output=True,
+        # the working directory has no .venv above it: the bridge takes TVM's runtime from the natives jar
+        run = subprocess.run([java, "-cp", classpath, str(source), work], cwd=tmp_path, env=env, capture_output=True,
                              text=True, timeout=120)
         assert run.returncode == 0, f"java block at line {line}:\n{run.stdout}\n{run.stderr}"
         assert re.search(r"^CPU softmax: 64 x 64, largest difference from Java's \d", run.stdout, re.M), run.stdout
