@@ -54,7 +54,7 @@ def test_python_blocks(namespace):
 def _java_setup() -> tuple[str, dict]:
     """The page's class path (the bridge jar, JNA and Gson, TVM's runtime from the natives jar) and the environment.
     Where the natives jar is not built (``ci/test-python.sh`` builds only what ``schedules`` needs), TVM's libraries
-    come from this venv instead (``AXE4J_VENV``)."""
+    come from this venv instead (``AXE4J_VENV``); the CUDA runtime comes from this venv's ``nvidia-cuda-runtime``."""
     bridge = [p for p in (ROOT / "tvm-bridge" / "target").glob("tvm-bridge-*.jar")
               if not p.name.endswith(("-sources.jar", "-javadoc.jar", "-tests.jar"))]
     libs = sorted((ROOT / "tvm-bridge" / "target" / "lib").glob("*.jar"))
@@ -63,14 +63,19 @@ def _java_setup() -> tuple[str, dict]:
     env = dict(os.environ)
     if not natives:
         env["AXE4J_VENV"] = sys.prefix
+    cudart = next(Path(sys.prefix, "lib").glob("python3*/site-packages/nvidia/cu13/lib"), None)
+    if cudart is not None and "AXE4J_CUDA_LIBS" not in env:
+        env["AXE4J_CUDA_LIBS"] = str(cudart)   # the CUDA 13 runtime, for a machine with a GPU
     return os.pathsep.join(str(p) for p in bridge + libs + natives[:1]), env
 
 
-def _gpu_present() -> bool:
+def _gpu() -> str | None:
+    """The compute capability of GPU 0 ("9.0"), or None without a GPU or driver."""
     try:
-        return bool(tvm.cuda(0).exist)
+        device = tvm.cuda(0)
+        return str(device.compute_version) if device.exist else None
     except Exception:  # noqa: BLE001  (no CUDA driver at all)
-        return False
+        return None
 
 
 def test_java_blocks(namespace, tmp_path):
@@ -87,8 +92,10 @@ def test_java_blocks(namespace, tmp_path):
                              text=True, timeout=120)
         assert run.returncode == 0, f"java block at line {line}:\n{run.stdout}\n{run.stderr}"
         assert re.search(r"^CPU softmax: 64 x 64, largest difference from Java's \d", run.stdout, re.M), run.stdout
-        if _gpu_present():
-            assert re.search(r"^CUDA softmax: 64 x 64", run.stdout, re.M), run.stdout
+        gpu = _gpu()
+        if gpu == "9.0":   # the library's fatbin is for sm_90a
+            assert re.search(r"^CUDA softmax: 64 x 64, largest difference from Java's \d", run.stdout, re.M), run.stdout
         else:
             assert "CudaException: loading module " in run.stdout and "softmax_sm90a.so" in run.stdout, run.stdout
-            assert "no CUDA driver" in run.stdout, run.stdout
+            if gpu is None:
+                assert "no CUDA driver" in run.stdout, run.stdout
