@@ -1,4 +1,4 @@
-package org.axe4j.tvm.bench;
+package org.axe4j.bench;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package org.axe4j.passes.bench;
+package org.axe4j.bench;
 
 import java.util.ArrayList;
 import java.util.Arrays;
