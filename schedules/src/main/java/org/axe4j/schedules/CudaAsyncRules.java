@@ -59,7 +59,7 @@ public final class CudaAsyncRules {
                         call.op(), dst, dst.elemOffset(), call.swizzle("dst").period());
             }
             List<AffineAccess> access = List.of(AffineAccess.of(ops.get(0)), AffineAccess.of(ops.get(1)));
-            List<LoopNest.Loop> loops = CudaRules.order(LoopNest.coalesce(ElementwiseRules.affineLoops(call, ops,
+            List<LoopNest.Loop> loops = CudaRules.order(LoopNest.coalesce(ElementwiseLoops.affineLoops(call, ops,
                     access)));
             long vec = CudaRules.vectorWidth(call, ops, access, loops);
             long bytes = vec * ops.get(0).elementBytes();
@@ -71,7 +71,7 @@ public final class CudaAsyncRules {
             long chunks = ops.get(0).elements() / vec;
             String instruction = bytes == 16 ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global";
             return new CudaPlans.CpAsync(threads, vec, bytes, instruction, chunks, (chunks + threads - 1) / threads,
-                    chunkedLoops(loops, ops), ElementwiseRules.accessMap(ops, access, CudaRules.swizzles(call, ops)),
+                    chunkedLoops(loops, ops), PlanAccesses.accessMap(ops, access, CudaRules.swizzles(call, ops)),
                     List.of(instruction + " of " + bytes + " bytes (" + vec + " element" + (vec == 1 ? "" : "s")
                     + "), " + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
                     + (chunks % threads == 0 ? "" : ", last round guarded") + "; the kernel commits, waits and syncs"));

@@ -106,7 +106,7 @@ public final class CudaMatrixRules {
                             + "move its rows off 16 bytes", smem, runTime.startOffset());
                 }
             }
-            ElementwiseRules.RunTimeStarts starts = runTime != null ? ElementwiseRules.RunTimeStarts.of(runTime) : null;
+            RunTimeStarts starts = runTime != null ? RunTimeStarts.of(runTime) : null;
             long rowStride = -1;
             List<CudaPlans.MatrixGroup> groups = new ArrayList<>();
             for (int g = 0; g < blocks.size(); g += num) {

@@ -53,13 +53,13 @@ public final class CudaReduceRule implements Rule {
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
         CudaRules.requireStorage(call, List.of(dst, src));
-        boolean[] reduced = ReduceRule.reducedDims(call, src);
+        boolean[] reduced = ReductionLoops.reducedDims(call, src);
         if (!dst.layout().replica().isEmpty()) {
             throw Declined.of("%s: destination layout %s has replicas", call.op(), dst.layout());
         }
         AffineAccess da = AffineAccess.of(dst);
         AffineAccess sa = AffineAccess.of(src);
-        List<LoopNest.Loop> loops = ReduceRule.loops(call, dst, src, da, sa, reduced);
+        List<LoopNest.Loop> loops = ReductionLoops.loops(call, dst, src, da, sa, reduced);
         List<LoopNest.Loop> kept = new ArrayList<>();
         List<LoopNest.Loop> folded = new ArrayList<>();
         for (LoopNest.Loop l : loops) {
@@ -73,7 +73,7 @@ public final class CudaReduceRule implements Rule {
         long group = tree ? group(call, threads, outputs, terms) : 1;
         long perRound = threads / group;
         long rounds = (outputs + perRound - 1) / perRound;
-        Map<String, PlanParts.Access> access = ElementwiseRules.accessMap(ops, List.of(da, sa));
+        Map<String, PlanParts.Access> access = PlanAccesses.accessMap(ops, List.of(da, sa));
         if (tree) {
             return new CudaPlans.TreeReduce(call.op(), !call.flag("accum"), threads, outputs, rounds, group, terms,
                     group > WARP ? group / WARP : 1, CudaRules.describe(kept, ops), CudaRules.describe(folded, ops),

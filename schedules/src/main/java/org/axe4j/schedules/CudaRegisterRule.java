@@ -45,7 +45,7 @@ public final class CudaRegisterRule implements Rule {
             throw Declined.of("%s at thread scope: a register tile is the thread's own (axe4j-cuda-vector)",
                     call.op());
         }
-        List<Operand> ops = ElementwiseRules.checkedOperands(call);
+        List<Operand> ops = ElementwiseLoops.checkedOperands(call);
         JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
                 : new JsonObject();
         int n = ops.size();
@@ -264,8 +264,8 @@ public final class CudaRegisterRule implements Rule {
         Map<String, PlanParts.RegisterAccess> accessMap = new LinkedHashMap<>();
         for (int o = 0; o < ops.size(); o++) {
             Operand op = ops.get(o);
-            ElementwiseRules.RunTimeStarts starts = access[o] != null ? ElementwiseRules.RunTimeStarts.of(access[o])
-                    : new ElementwiseRules.RunTimeStarts(startStrides(tiles[o]), null);
+            RunTimeStarts starts = access[o] != null ? RunTimeStarts.of(access[o])
+                    : new RunTimeStarts(startStrides(tiles[o]), null);
             List<List<Long>> mine = new ArrayList<>();
             for (long[] t : terms) {
                 if (t[5] == o && t[6] != 0) {

@@ -54,7 +54,7 @@ public final class CudaRules {
 
         public SchedulePlan plan(Request call) {
             long threads = requireCudaScope(call);
-            List<Operand> ops = ElementwiseRules.checkedOperands(call);
+            List<Operand> ops = ElementwiseLoops.checkedOperands(call);
             requireStorage(call, ops);
             List<AffineAccess> access = new ArrayList<>();
             for (Operand o : ops) {
@@ -65,7 +65,7 @@ public final class CudaRules {
                 }
                 access.add(AffineAccess.of(o));
             }
-            List<LoopNest.Loop> loops = order(LoopNest.coalesce(ElementwiseRules.affineLoops(call, ops, access)));
+            List<LoopNest.Loop> loops = order(LoopNest.coalesce(ElementwiseLoops.affineLoops(call, ops, access)));
             long vec = vectorWidth(call, ops, access, loops);
             long elements = ops.get(0).elements();
             long chunks = elements / vec;
@@ -74,7 +74,7 @@ public final class CudaRules {
                     + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
                     + (chunks % threads == 0 ? "" : ", last round guarded"));
             return new CudaPlans.Affine(threads, vec, chunks, (chunks + threads - 1) / threads, describe(loops, ops),
-                    ElementwiseRules.accessMap(ops, access, swizzles(call, ops)), notes);
+                    PlanAccesses.accessMap(ops, access, swizzles(call, ops)), notes);
         }
     };
 
@@ -89,12 +89,12 @@ public final class CudaRules {
 
         public SchedulePlan plan(Request call) {
             long threads = requireCudaScope(call);
-            List<Operand> ops = ElementwiseRules.checkedOperands(call);
+            List<Operand> ops = ElementwiseLoops.checkedOperands(call);
             requireStorage(call, ops);
             Map<String, PlanParts.CudaDigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
+                PlanParts.DigitOperand d = PlanAccesses.digitOperand(o);
                 operands.put(o.role(), new PlanParts.CudaDigitOperand(d.base(), d.rowStrides(), d.iters(),
                         d.replicas(), java.util.Arrays.stream(o.loopDims()).boxed().toList()));
             }

@@ -55,8 +55,8 @@ public final class CudaShuffleReduceRule implements Rule {
                         call.op(), o, scope);
             }
         }
-        boolean[] reduced = ReduceRule.reducedDims(call, src);
-        List<Integer> keptDims = ReduceRule.keptDims(call, src, dst, reduced);
+        boolean[] reduced = ReductionLoops.reducedDims(call, src);
+        List<Integer> keptDims = ReductionLoops.keptDims(call, src, dst, reduced);
         RegisterTile st = RegisterTile.of(call, src, threads);
         st.requireCovered(call);
         RegisterTile dt = RegisterTile.of(call, dst, threads);

@@ -157,7 +157,7 @@ public final class CudaTmaRule {
                 // start -1: a run-time start s, the coordinate floor(s / step) read by the emitter
                 dimPlans.add(new CudaPlans.TmaDim(m.dim(), m.step(), m.extent(), m.stride(), m.box(), start[j]));
             }
-            ElementwiseRules.RunTimeStarts starts = ElementwiseRules.RunTimeStarts.of(sa);
+            RunTimeStarts starts = RunTimeStarts.of(sa);
             Map<String, PlanParts.Access> access = Map.of(shared.role(), new PlanParts.Access(sa.base(),
                     starts.strides(), starts.terms(), sa.replicas(), shared.layout().toString(), null));
             List<Long> boxDims = dims.stream().map(MapDim::box).toList();

@@ -35,17 +35,18 @@ public final class ElementwiseRules {
 
         public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
-            List<Operand> ops = checkedOperands(call);
+            List<Operand> ops = ElementwiseLoops.checkedOperands(call);
             List<AffineAccess> access = new ArrayList<>();
             for (Operand o : ops) {
                 access.add(AffineAccess.of(o));
             }
-            List<LoopNest.Loop> loops = affineLoops(call, ops, access);
+            List<LoopNest.Loop> loops = ElementwiseLoops.affineLoops(call, ops, access);
             boolean[] vectorOperands = new boolean[ops.size()];
             Arrays.fill(vectorOperands, true);
             LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
             List<String> roles = ops.stream().map(Operand::role).toList();
-            return new CpuPlans.Affine(nest.describe(roles), accessMap(ops, access), nest.tail(), nest.notes());
+            return new CpuPlans.Affine(nest.describe(roles), PlanAccesses.accessMap(ops, access), nest.tail(),
+                    nest.notes());
         }
     };
 
@@ -60,46 +61,16 @@ public final class ElementwiseRules {
 
         public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
-            List<Operand> ops = checkedOperands(call);
+            List<Operand> ops = ElementwiseLoops.checkedOperands(call);
             Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
-                operands.put(o.role(), digitOperand(o));
+                operands.put(o.role(), PlanAccesses.digitOperand(o));
             }
             return new CpuPlans.Digits(logicalLoops(ops), operands, List.of("serial logical loops; every address "
                     + "from the layout's digits (div/mod per element), replicas and cpu slabs included"));
         }
     };
-
-    /**
-     * What the digits rule needs to address any element of {@code o}: the flat index
-     * {@code x = sum_d c_d * rowStride_d} of coordinate c, then
-     * {@code addr = base + sum_k ((x / below_k) mod e_k) * s_k (+ r)} over the shard iters, where below_k is the
-     * product of the extents after iter k and a cpu iter's stride is scaled by the slab size span_m.
-     */
-    static PlanParts.DigitOperand digitOperand(Operand o) {
-        long[] rowStrides = new long[o.shape().length];
-        long step = 1;
-        for (int d = o.shape().length - 1; d >= 0; d--) {
-            rowStrides[d] = step;
-            step *= o.shape()[d];
-        }
-        long slab = o.layout().spanOn(org.axe4j.layout.Axis.M);
-        List<List<Long>> iters = new ArrayList<>();
-        long below = 1;
-        for (int k = o.layout().shard().size() - 1; k >= 0; k--) {
-            org.axe4j.layout.Iter it = o.layout().shard().get(k);
-            long stride = it.axis().equals(AffineAccess.CPU) ? it.stride() * slab : it.stride();
-            iters.add(0, List.of(it.extent(), stride, below));
-            below *= it.extent();
-        }
-        List<Long> replicas = new ArrayList<>();
-        for (org.axe4j.layout.Point r : o.layout().replicaSet()) {
-            replicas.add(r.get(org.axe4j.layout.Axis.M));
-        }
-        return new PlanParts.DigitOperand(o.elemOffset() + o.layout().offsetOn(org.axe4j.layout.Axis.M),
-                Arrays.stream(rowStrides).boxed().toList(), iters, replicas);
-    }
 
     /** Serial loops over the region's non-unit dims, each naming the dim it drives in every operand. */
     static List<PlanParts.KindedDimLoop> logicalLoops(List<Operand> ops) {
@@ -126,7 +97,7 @@ public final class ElementwiseRules {
 
         public SchedulePlan plan(Request call) {
             Rule.requireCpuThread(call);
-            List<Operand> ops = checkedOperands(call);
+            List<Operand> ops = ElementwiseLoops.checkedOperands(call);
             for (Operand o : ops) {
                 AffineAccess.requireMemoryOnly(o);
                 if (AffineAccess.distributed(o)) {
@@ -144,56 +115,6 @@ public final class ElementwiseRules {
         }
     };
 
-    /**
-     * The loops of an element-wise op over affine operands: per region dim, the common refinement of the operands'
-     * pieces ({@link LoopNest#refine}); declined when the destination maps several region elements to one address.
-     */
-    static List<LoopNest.Loop> affineLoops(Request call, List<Operand> ops, List<AffineAccess> access) {
-        List<LoopNest.Loop> loops = new ArrayList<>();
-        int[][] dims = new int[ops.size()][];
-        for (int o = 0; o < ops.size(); o++) {
-            dims[o] = ops.get(o).loopDims();
-        }
-        long[] extents = ops.get(0).loopExtents();
-        for (int k = 0; k < extents.length; k++) {
-            List<List<AffineAccess.Piece>> pieces = new ArrayList<>();
-            for (int o = 0; o < ops.size(); o++) {
-                pieces.add(access.get(o).dims().get(dims[o][k]));
-            }
-            loops.addAll(LoopNest.refine(pieces, extents[k], false, call.op() + " dim " + k));
-        }
-        for (LoopNest.Loop l : loops) {
-            if (l.strides()[0] == 0 && l.extent() > 1) {
-                throw Declined.of("%s: destination layout %s maps %d region elements to one address",
-                        call.op(), ops.get(0).layout(), l.extent());
-            }
-        }
-        return loops;
-    }
-
-    /** The tensor operands, destination first, after the op-specific checks shared by both rules. */
-    static List<Operand> checkedOperands(Request call) {
-        if (call.flag("bias_scale")) {
-            throw Declined.of("%s with bias/scale operands is not handled by the element-wise rules", call.op());
-        }
-        List<Operand> ops = call.operands();
-        if (ops.isEmpty() || !ops.get(0).role().equals("dst")) {
-            throw Declined.of("%s: the first operand must be the destination", call.op());
-        }
-        Operand dst = ops.get(0);
-        long[] extents = dst.loopExtents();
-        for (Operand o : ops.subList(1, ops.size())) {
-            if (!Arrays.equals(o.loopExtents(), extents)) {
-                throw Declined.of("%s: region extents %s of %s differ from %s of the destination (unit dims dropped)",
-                        call.op(), Arrays.toString(o.loopExtents()), o.role(), Arrays.toString(extents));
-            }
-            if (call.op().equals("copy") && !o.dtype().equals(dst.dtype())) {
-                throw Declined.of("copy: dtypes %s -> %s differ; cast converts", o.dtype(), dst.dtype());
-            }
-        }
-        return ops;
-    }
-
     /** Vector width in elements: 64 bytes (an AVX-512 register, or two AVX2 ones) of the widest element. */
     static int lanes(List<Operand> ops) {
         int bytes = 1;
@@ -201,43 +122,5 @@ public final class ElementwiseRules {
             bytes = Math.max(bytes, o.elementBytes());
         }
         return Math.max(2, 64 / bytes);
-    }
-
-    /**
-     * What the run-time starts add to an operand's address: {@code strides} (start s_d adds {@code s_d * stride})
-     * for a dim walked by one stride from its start, else {@code terms}, per dim a list of [divisor, modulus,
-     * stride]: {@code (floor(s_d / divisor) mod modulus) * stride} each, modulus 0 for none; {@code terms} is null
-     * when every dim has a stride.
-     */
-    record RunTimeStarts(Map<String, Long> strides, Map<String, List<List<Long>>> terms) {
-        static RunTimeStarts of(AffineAccess access) {
-            Map<String, Long> strides = new LinkedHashMap<>();
-            Map<String, List<List<Long>>> terms = new LinkedHashMap<>();
-            access.startTerms().forEach((d, list) -> {
-                if (list.size() == 1 && list.get(0).divisor() == 1 && list.get(0).modulus() == 0) {
-                    strides.put(Integer.toString(d), list.get(0).stride());
-                } else {
-                    terms.put(Integer.toString(d), list.stream()
-                            .map(t -> List.of(t.divisor(), t.modulus(), t.stride())).toList());
-                }
-            });
-            return new RunTimeStarts(strides, terms.isEmpty() ? null : terms);
-        }
-    }
-
-    /** The plan access of each operand, by role; {@code swizzles} (role -> [bits, base, shift]) where swizzled. */
-    static Map<String, PlanParts.Access> accessMap(List<Operand> ops, List<AffineAccess> access,
-            Map<String, List<Long>> swizzles) {
-        Map<String, PlanParts.Access> out = new LinkedHashMap<>();
-        for (int o = 0; o < ops.size(); o++) {
-            RunTimeStarts starts = RunTimeStarts.of(access.get(o));
-            out.put(ops.get(o).role(), new PlanParts.Access(access.get(o).base(), starts.strides(), starts.terms(),
-                    access.get(o).replicas(), ops.get(o).layout().toString(), swizzles.get(ops.get(o).role())));
-        }
-        return out;
-    }
-
-    static Map<String, PlanParts.Access> accessMap(List<Operand> ops, List<AffineAccess> access) {
-        return accessMap(ops, access, Map.of());
     }
 }

@@ -221,7 +221,7 @@ public final class GemmRules {
     /** The digit map of a matrix operand plus which buffer dim its row and column index drive. */
     private static PlanParts.GemmDigitOperand digits(Operand o, String row, String col) {
         AffineAccess.requireMemoryOnly(o);
-        PlanParts.DigitOperand d = ElementwiseRules.digitOperand(o);
+        PlanParts.DigitOperand d = PlanAccesses.digitOperand(o);
         int[] dims = matrixDims(o);
         return new PlanParts.GemmDigitOperand(d.base(), d.rowStrides(), d.iters(), d.replicas(),
                 Map.of(row, dims[0], col, dims[1]));
@@ -289,7 +289,7 @@ public final class GemmRules {
         Map<String, Long> byDim = new LinkedHashMap<>();
         byDim.put(row, single(o, acc, dims[0]));
         byDim.put(col, single(o, acc, dims[1]));
-        ElementwiseRules.RunTimeStarts starts = ElementwiseRules.RunTimeStarts.of(acc);
+        RunTimeStarts starts = RunTimeStarts.of(acc);
         return new PlanParts.GemmAccess(acc.base(), starts.strides(), starts.terms(), byDim.get("m"), byDim.get("n"),
                 byDim.get("k"), acc.replicas(), o.layout().toString());
     }

@@ -34,13 +34,13 @@ public final class ReduceRule implements Rule {
         Rule.requireCpuThread(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
-        boolean[] reduced = reducedDims(call, src);
+        boolean[] reduced = ReductionLoops.reducedDims(call, src);
         if (!dst.layout().replica().isEmpty()) {
             throw Declined.of("%s: destination layout %s has replicas", call.op(), dst.layout());
         }
         AffineAccess da = AffineAccess.of(dst);
         AffineAccess sa = AffineAccess.of(src);
-        List<LoopNest.Loop> loops = loops(call, dst, src, da, sa, reduced);
+        List<LoopNest.Loop> loops = ReductionLoops.loops(call, dst, src, da, sa, reduced);
         LoopNest nest = LoopNest.schedule(loops, new boolean[] {true, true},
                 ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
         List<LoopNest.Loop> planned = nest.loops();
@@ -48,30 +48,7 @@ public final class ReduceRule implements Rule {
         return new CpuPlans.Reduce(call.op(), !call.flag("accum"),
                 last != null && last.reduces() && last.kind().equals("vectorized"),
                 nest.describe(List.of("dst", "src0")),
-                ElementwiseRules.accessMap(List.of(dst, src), List.of(da, sa)), nest.tail(), nest.notes());
-    }
-
-    /**
-     * Kept loops (destination and source refined together) then reduced loops (the destination moves by 0),
-     * strides ordered (dst, src0).
-     */
-    static List<LoopNest.Loop> loops(Request call, Operand dst, Operand src, AffineAccess da, AffineAccess sa,
-            boolean[] reduced) {
-        int[] dstDims = dst.loopDims();
-        List<Integer> spatial = keptDims(call, src, dst, reduced);
-        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
-        List<LoopNest.Loop> loops = new ArrayList<>();
-        for (int k = 0; k < spatial.size(); k++) {
-            loops.addAll(LoopNest.refine(List.of(da.dims().get(dstDims[k]), sa.dims().get(spatial.get(k))),
-                    spatialExtents[k], false, call.op() + " kept dim " + spatial.get(k)));
-        }
-        for (int d = 0; d < src.shape().length; d++) {
-            if (reduced[d] && src.extent()[d] != 1) {
-                loops.addAll(LoopNest.refine(List.of(List.of(), sa.dims().get(d)), src.extent()[d], true,
-                        call.op() + " reduced dim " + d));
-            }
-        }
-        return loops;
+                PlanAccesses.accessMap(List.of(dst, src), List.of(da, sa)), nest.tail(), nest.notes());
     }
 
     /**
@@ -93,8 +70,8 @@ public final class ReduceRule implements Rule {
             Operand src = call.operand("src0");
             AffineAccess.requireMemoryOnly(dst);
             AffineAccess.requireMemoryOnly(src);
-            boolean[] reduced = reducedDims(call, src);
-            List<Integer> kept = keptDims(call, src, dst, reduced);
+            boolean[] reduced = ReductionLoops.reducedDims(call, src);
+            List<Integer> kept = ReductionLoops.keptDims(call, src, dst, reduced);
             int[] dstDims = dst.loopDims();
             List<PlanParts.DimLoop> spatial = new ArrayList<>();
             for (int k = 0; k < kept.size(); k++) {
@@ -110,38 +87,10 @@ public final class ReduceRule implements Rule {
                 }
             }
             Map<String, PlanParts.DigitOperand> operands = new LinkedHashMap<>();
-            operands.put("dst", ElementwiseRules.digitOperand(dst));
-            operands.put("src0", ElementwiseRules.digitOperand(src));
+            operands.put("dst", PlanAccesses.digitOperand(dst));
+            operands.put("src0", PlanAccesses.digitOperand(src));
             return new CpuPlans.ReduceDigits(call.op(), !call.flag("accum"), spatial, reducedLoops, operands,
                     List.of("serial kept loops around serial reduced loops; addresses from the layouts' digits"));
         }
     };
-
-    static boolean[] reducedDims(Request call, Operand src) {
-        int rank = src.shape().length;
-        boolean[] reduced = new boolean[rank];
-        for (long a : call.longsParam("axes")) {
-            if (a < 0 || a >= rank) {
-                throw Declined.of("%s: axis %d outside the source rank %d", call.op(), a, rank);
-            }
-            reduced[(int) a] = true;
-        }
-        return reduced;
-    }
-
-    /** The source dims kept (not reduced, extent > 1); their extents must be the destination's non-unit extents. */
-    static List<Integer> keptDims(Request call, Operand src, Operand dst, boolean[] reduced) {
-        List<Integer> spatial = new ArrayList<>();
-        for (int d = 0; d < reduced.length; d++) {
-            if (!reduced[d] && src.extent()[d] != 1) {
-                spatial.add(d);
-            }
-        }
-        long[] spatialExtents = spatial.stream().mapToLong(d -> src.extent()[d]).toArray();
-        if (!Arrays.equals(spatialExtents, dst.loopExtents())) {
-            throw Declined.of("%s: kept source extents %s differ from destination extents %s", call.op(),
-                    Arrays.toString(spatialExtents), Arrays.toString(dst.loopExtents()));
-        }
-        return spatial;
-    }
 }

@@ -21,7 +21,7 @@ import org.axe4j.layout.Swizzle;
  * into the buffer). Run-time starts must keep those alignments (TVM's modular-set analysis proves it).
  */
 public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width, long sbo, long lbo,
-        Map<List<Long>, Long> starts, ElementwiseRules.RunTimeStarts runTimeStarts) {
+        Map<List<Long>, Long> starts, RunTimeStarts runTimeStarts) {
 
     /** Checks every instruction tile (rows x 16) of {@code o} against the descriptor's address map. */
     static SharedMatrixDescriptor of(Request call, Operand o, long rows, long k, String op) {
@@ -104,7 +104,7 @@ public record SharedMatrixDescriptor(Operand operand, long rows, long mode, long
             throw Declined.of("%s: %s starts at run-time indices that move it by %s elements, which may leave the %s "
                     + "period (%d bytes)", op, o, runTime.startOffset(), modeName(mode), need);
         }
-        ElementwiseRules.RunTimeStarts runTimeStarts = runTime != null ? ElementwiseRules.RunTimeStarts.of(runTime)
+        RunTimeStarts runTimeStarts = runTime != null ? RunTimeStarts.of(runTime)
                 : null;
         return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, runTimeStarts);
     }
