@@ -39,7 +39,7 @@ class GroupTest {
         Property.forAll("group(L,S) == L, blocks multiply to S", r -> {
             Layout l = RandomLayouts.layout(r);
             Shape s = RandomLayouts.shapeOf(r, l.size(), 4);
-            Optional<Grouped> g = Group.tryGroup(l, s);
+            Result<Grouped> g = Group.tryGroup(l, s);
             assertEquals(separable(l, s), g.isPresent(), l + " by " + s);
             if (g.isEmpty()) {
                 return;
@@ -93,6 +93,7 @@ class GroupTest {
         assertEquals(AxeException.Kind.NOT_REPRESENTABLE, e.kind());
         assertEquals("layout S[(3,2):(1,3)] cannot be grouped by shape (2,3): dimension 0 (extent 2) would end inside"
                 + " iter (3,1), whose extent 3 is neither a divisor nor a multiple of the 2 still needed", e.getMessage());
+        assertEquals(e.getMessage(), Group.tryGroup(Layout.parse("S[(3,2):(1,3)]"), Shape.of(2, 3)).reason());
         AxeException notAdmitted = assertThrows(AxeException.class,
                 () -> Group.group(Layout.parse("S[6:1]"), Shape.of(4)));
         assertEquals(AxeException.Kind.INVALID, notAdmitted.kind());

@@ -7,6 +7,7 @@ import java.util.List;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
 import org.axe4j.schedules.AffineAccess;
@@ -25,7 +26,7 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * <p>One 8x8 matrix of {@code ldmatrix} puts row r, columns 2c and 2c+1 into lane {@code 4r + c}, as one 32-bit
  * register: the atom {@code B = S[(8,4,2):(4@laneid,1@laneid,1)]} over (8, 8). The register tile R over
  * (8a, 8b) qualifies when {@code R = A (x) B} for an outer layout A over (a, b) that lives on registers only
- * ({@link TileOf#explainOuter}); block (i, j) then sits in registers {@code 2 A(i, j)} and {@code 2 A(i, j) + 1}
+ * ({@link TileOf#outer}); block (i, j) then sits in registers {@code 2 A(i, j)} and {@code 2 A(i, j) + 1}
  * (the tile scales A by span(B) = 2 registers), one 32-bit word. On the shared side every block row must be 8 contiguous elements (16 bytes) starting at a multiple
  * of 8 elements, and the row stride must be the same for every block. Blocks are taken in register order, x4
  * (or x2, x1) per instruction; lane l gives the address of row {@code l % 8} of the group's block
@@ -78,12 +79,12 @@ final class CudaMatrixRules {
             }
             Shape shape = Shape.of(ext);
             Layout regLayout = reg.layout();
-            TileOf.Match outer = TileOf.explainOuter(regLayout, shape, ATOM, ATOM_SHAPE);
+            Result<Layout> outer = TileOf.outer(regLayout, shape, ATOM, ATOM_SHAPE);
             if (!outer.isPresent()) {
                 throw Declined.of("copy: register layout %s is not a tile of the ldmatrix fragment %s: %s", regLayout,
                         ATOM, outer.reason());
             }
-            Layout a = outer.layout().get();
+            Layout a = outer.get();
             long rows = ext[0] / 8;
             long cols = ext[1] / 8;
             Shape outerShape = Shape.of(rows, cols);

@@ -7,6 +7,7 @@ import java.util.List;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
 import org.axe4j.schedules.Declined;
@@ -23,7 +24,7 @@ import org.axe4j.targets.MatrixFragments;
  *
  * <p>D = op(A) op(B) + beta C with D (M x N), op(A) (M x K), op(B) (K x N). Each operand's register layout must be
  * {@code O (x) F}: the fragment F of its role and orientation (A over (M, K) or, transposed, (K, M); B over (K, N)
- * or (N, K); C and D over (M, N)) tiled by an outer layout O on registers only ({@link TileOf#explainOuter}). Block
+ * or (N, K); C and D over (M, N)) tiled by an outer layout O on registers only ({@link TileOf#outer}). Block
  * (i, j) of an operand then starts at register slot {@code O(i, j) * span(F)} and its slots follow the PTX order.
  * One instruction per (i, j, k) block triple, k innermost, accumulating in place in D's registers (c = d); D's
  * block is first set from C (beta = 1) or zero (beta = 0). alpha must be 1: mma has no scale.
@@ -133,12 +134,12 @@ public final class CudaMmaRule implements Rule {
 
     private static Blocks blocks(Operand o, Layout fragment, long rows, long cols, boolean transposed) {
         Shape shape = Shape.of(o.loopExtents());
-        TileOf.Match match = TileOf.explainOuter(o.layout(), shape, fragment, Shape.of(rows, cols));
+        Result<Layout> match = TileOf.outer(o.layout(), shape, fragment, Shape.of(rows, cols));
         if (!match.isPresent()) {
             throw Declined.of("gemm: the layout %s of %s is not a tile of the mma fragment %s over (%d, %d): %s",
                     o.layout(), o, fragment, rows, cols, match.reason());
         }
-        Layout outer = match.layout().get();
+        Layout outer = match.get();
         Shape outerShape = Shape.of(shape.dim(0) / rows, shape.dim(1) / cols);
         for (long i = 0; i < outerShape.dim(0); i++) {
             for (long j = 0; j < outerShape.dim(1); j++) {

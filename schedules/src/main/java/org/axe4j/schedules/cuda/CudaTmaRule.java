@@ -14,6 +14,7 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Swizzle;
 import org.axe4j.layout.TileOf;
@@ -331,7 +332,7 @@ final class CudaTmaRule {
         /** Per global buffer dim, its digits inner first as {extent a, stride s, coordinate step q}. */
         List<List<long[]>> globalDigits() {
             Shape shape = Shape.of(global.shape());
-            Grouped g = Group.tryGroup(global.layout(), shape).orElseThrow(() -> Declined.of(
+            Grouped g = Group.tryGroup(global.layout(), shape).orElseThrow(reason -> Declined.of(
                     "%s: global layout %s cannot be grouped by its buffer shape %s", op, global.layout(), shape));
             List<List<long[]>> out = new ArrayList<>();
             for (int d = 0; d < shape.rank(); d++) {
@@ -469,7 +470,7 @@ final class CudaTmaRule {
 
         /**
          * One issue per box: the shared tile over the copy shape must be the outer layout A tiled with the row-major
-         * box B ({@link TileOf#explainOuter}); issue i writes at {@code A(i) * span(B)} past the shared base.
+         * box B ({@link TileOf#outer}); issue i writes at {@code A(i) * span(B)} past the shared base.
          */
         List<CudaPlans.TmaIssue> issues(List<CopyLoop> box, List<CopyLoop> issue, List<MapDim> dims,
                 AffineAccess sa, int mode) {
@@ -490,12 +491,12 @@ final class CudaTmaRule {
             }
             Layout tileLayout = Layout.of(tile, List.of(), Map.of());
             Layout boxLayout = Layout.of(boxIters, List.of(), Map.of());
-            TileOf.Match match = TileOf.explainOuter(tileLayout, Shape.of(shape), boxLayout, Shape.of(boxShape));
+            Result<Layout> match = TileOf.outer(tileLayout, Shape.of(shape), boxLayout, Shape.of(boxShape));
             if (!match.isPresent()) {
                 throw Declined.of("%s: the shared tile %s is not whole TMA boxes %s: %s", op, shared,
                         dims.stream().map(MapDim::box).toList(), match.reason());
             }
-            Layout outer = match.layout().get();
+            Layout outer = match.get();
             long span = boxLayout.spanOn(Axis.M);
             long[] outerShape = new long[copy.size()];
             long count = 1;

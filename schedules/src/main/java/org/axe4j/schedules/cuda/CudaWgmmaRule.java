@@ -7,6 +7,7 @@ import java.util.List;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Swizzle;
 import org.axe4j.layout.TileOf;
@@ -169,7 +170,7 @@ public final class CudaWgmmaRule implements Rule {
             if (n % w != 0) {
                 continue;
             }
-            TileOf.Match match = TileOf.explainOuter(c.layout(), Shape.of(m, n), MatrixFragments.wgmmaAccumulator(w),
+            Result<Layout> match = TileOf.outer(c.layout(), Shape.of(m, n), MatrixFragments.wgmmaAccumulator(w),
                     MatrixFragments.wgmmaAccumulatorShape(w));
             if (!match.isPresent()) {
                 last = match.reason();
@@ -179,15 +180,15 @@ public final class CudaWgmmaRule implements Rule {
             boolean registersOnly = true;
             for (long i = 0; i < outerShape.dim(0) && registersOnly; i++) {
                 for (long j = 0; j < outerShape.dim(1) && registersOnly; j++) {
-                    List<Point> p = match.layout().get().apply(outerShape, i, j);
+                    List<Point> p = match.get().apply(outerShape, i, j);
                     registersOnly = p.size() == 1 && p.get(0).coords().entrySet().stream()
                             .allMatch(e -> e.getKey().equals(Axis.M) || e.getValue() == 0);
                 }
             }
             if (registersOnly) {
-                return new Accumulator(w, match.layout().get(), outerShape);
+                return new Accumulator(w, match.get(), outerShape);
             }
-            last = "outer layout " + match.layout().get() + " is not on registers only";
+            last = "outer layout " + match.get() + " is not on registers only";
         }
         throw Declined.of("gemm_async: accumulator layout %s of %s is not a tile of the wgmma m64nNk16 accumulator "
                 + "fragment for any N dividing %d: %s", c.layout(), c, n, last);

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
@@ -94,12 +95,12 @@ class MatrixFragmentsTest {
                 new Object[] {MatrixFragments.MMA_B_T, MatrixFragments.MMA_B_T_SHAPE, "S[(1,2):(1,1)]"})) {
             Layout layout = (Layout) c[0];
             Shape shape = (Shape) c[1];
-            TileOf.Match m = TileOf.explainOuter(layout, shape, CudaMatrixRules.ATOM, CudaMatrixRules.ATOM_SHAPE);
+            Result<Layout> m = TileOf.outer(layout, shape, CudaMatrixRules.ATOM, CudaMatrixRules.ATOM_SHAPE);
             assertTrue(m.isPresent(), layout + ": " + m.reason());
             Shape outerShape = Shape.of(shape.dim(0) / 8, shape.dim(1) / 8);
             for (long i = 0; i < outerShape.dim(0); i++) {
                 for (long j = 0; j < outerShape.dim(1); j++) {
-                    assertEquals(Layout.parse((String) c[2]).apply(outerShape, i, j), m.layout().get()
+                    assertEquals(Layout.parse((String) c[2]).apply(outerShape, i, j), m.get()
                             .apply(outerShape, i, j), layout + " block " + i + "," + j);
                 }
             }
