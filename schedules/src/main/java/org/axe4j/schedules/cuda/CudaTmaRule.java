@@ -95,7 +95,7 @@ final class CudaTmaRule {
         }
 
         public SchedulePlan plan(Request call) {
-            return new Planner(call).plan();
+            return tmaPlan(call);
         }
     };
 
@@ -113,32 +113,45 @@ final class CudaTmaRule {
     /** A tensor-map dim: a piece of global buffer dim {@code dim} with coordinate step {@code step}. */
     record MapDim(int dim, long step, long extent, long stride, long box) {}
 
-    private static final class Planner {
-        final Request call;
-        final String op;
-        Operand shared;
-        Operand global;
-        boolean load;
-        boolean multicast;
-        int bytes;
-        Swizzle swizzle;
+    /** A digit of a global buffer dim: extent a, element stride s and coordinate step q (the extents inside it). */
+    record Digit(long extent, long stride, long step) {}
 
-        Planner(Request call) {
-            this.call = call;
-            this.op = call.op();
+    /** The box loops in shared order, and the loops left to the issues. */
+    record BoxLoops(List<CopyLoop> box, List<CopyLoop> issue) {}
+
+    /** A tensor-map dim cut from a digit, and the box loop it holds ({@code -1}: none). */
+    private record Cut(MapDim dim, int boxLoop) {}
+
+    /**
+     * Each box start's shared alignment in bytes: 128 without swizzle, else the swizzle's repeat of 8 rows of
+     * {@code 16 * 2^mode} bytes.
+     */
+    static long sharedAlignBytes(int mode) {
+        return mode == 0 ? SHARED_ALIGN_BYTES : (16L << mode) * 8;
+    }
+
+    /** The TMA plan of {@code call}, or Declined with the first rule it breaks. */
+    static CudaPlans.Tma tmaPlan(Request call) {
+        String op = call.op();
+        long threads = CudaRules.requireCudaScope(call);
+        if (!call.scope().equals("thread") || threads != 1) {
+            throw Declined.of("%s: TMA is issued by one thread; execution scope %s has %d threads", op,
+                    call.scope(), threads);
         }
+        String arch = call.params().has("arch") ? call.params().get("arch").getAsString() : "";
+        if (smVersion(arch) < 90) {
+            throw Declined.of("%s: TMA needs sm_90 or newer; the target arch is '%s'", op, arch);
+        }
+        return TmaCopy.of(call).plan();
+    }
 
+    /**
+     * A copy between the {@code shared} and {@code global} operands of {@code call}, in direction {@code load}
+     * (global to shared) or store, of {@code bytes}-byte elements; each step of its plan is a function of it.
+     */
+    private record TmaCopy(Request call, String op, Operand shared, Operand global, boolean load, boolean multicast,
+            int bytes) {
         CudaPlans.Tma plan() {
-            long threads = CudaRules.requireCudaScope(call);
-            if (!call.scope().equals("thread") || threads != 1) {
-                throw Declined.of("%s: TMA is issued by one thread; execution scope %s has %d threads", op,
-                        call.scope(), threads);
-            }
-            String arch = call.params().has("arch") ? call.params().get("arch").getAsString() : "";
-            if (smVersion(arch) < 90) {
-                throw Declined.of("%s: TMA needs sm_90 or newer; the target arch is '%s'", op, arch);
-            }
-            operands();
             int mode = swizzleMode();
             AffineAccess sa = AffineAccess.of(shared);
             AffineAccess ga = AffineAccess.of(global);
@@ -146,12 +159,11 @@ final class CudaTmaRule {
                 throw Declined.of("%s: %s / %s has replicas; a TMA box reads and writes each element once", op,
                         shared, global);
             }
-            List<CopyLoop> loops = loops(sa, ga);
-            List<CopyLoop> box = new ArrayList<>();
-            List<CopyLoop> issue = new ArrayList<>(loops);
-            chooseBox(loops, box, issue, mode);
-            List<List<long[]>> digits = globalDigits();
-            List<MapDim> dims = mapDims(digits, box, issue);
+            BoxLoops loops = chooseBox(loops(sa, ga), mode);
+            List<CopyLoop> box = loops.box();
+            List<CopyLoop> issue = loops.issue();
+            List<List<Digit>> digits = globalDigits();
+            List<MapDim> dims = mapDims(digits, box);
             long[] start = startCoordinates(dims, issue);
             List<CudaPlans.TmaIssue> issues = issues(box, issue, dims, sa, mode);
             long boxElements = box.stream().mapToLong(CopyLoop::extent).reduce(1, (a, b) -> a * b);
@@ -189,18 +201,19 @@ final class CudaTmaRule {
         }
 
         /** Direction from the storage scopes; one dtype; config mbar for loads only. */
-        void operands() {
+        static TmaCopy of(Request call) {
+            String op = call.op();
             Operand dst = call.operand("dst");
             Operand src = call.operand("src0");
             String ds = CudaAsyncRules.storage(call, "dst");
             String ss = CudaAsyncRules.storage(call, "src0");
-            load = ds.startsWith("shared") && ss.equals("global");
+            boolean load = ds.startsWith("shared") && ss.equals("global");
             boolean store = ds.equals("global") && ss.startsWith("shared");
             if (!load && !store) {
                 throw Declined.of("%s: TMA copies global <-> shared; %s is in %s, %s is in %s", op, dst, ds, src, ss);
             }
-            shared = load ? dst : src;
-            global = load ? src : dst;
+            Operand shared = load ? dst : src;
+            Operand global = load ? src : dst;
             if (!dst.dtype().equals(src.dtype())) {
                 throw Declined.of("%s: dtypes %s -> %s differ; an async copy does not convert", op, src.dtype(),
                         dst.dtype());
@@ -209,7 +222,6 @@ final class CudaTmaRule {
                 throw Declined.of("%s: region extents %s of src0 differ from %s of dst (unit dims dropped)", op,
                         Arrays.toString(src.loopExtents()), Arrays.toString(dst.loopExtents()));
             }
-            bytes = shared.elementBytes();
             List<String> config = new ArrayList<>();
             JsonElement c = call.params().get("config");
             if (c != null && c.isJsonArray()) {
@@ -234,7 +246,7 @@ final class CudaTmaRule {
             if (!load && config.contains("cta_mask")) {
                 throw Declined.of("%s: cta_mask multicasts loads into the cluster's CTAs; a TMA store has none", op);
             }
-            multicast = config.contains("cta_mask");
+            return new TmaCopy(call, op, shared, global, load, config.contains("cta_mask"), shared.elementBytes());
         }
 
         /** 0 for none, else B of {@code Swizzle<B,M,3>} with 2^M elements = 16 bytes (32B, 64B, 128B modes). */
@@ -243,7 +255,7 @@ final class CudaTmaRule {
                 throw Declined.of("%s: the global tensor %s is swizzled (%s); TMA reads global memory through a "
                         + "strided tensor map", op, global, call.swizzle(global.role()));
             }
-            swizzle = call.swizzle(shared.role());
+            Swizzle swizzle = call.swizzle(shared.role());
             if (swizzle.isIdentity()) {
                 return 0;
             }
@@ -285,8 +297,10 @@ final class CudaTmaRule {
             return out;
         }
 
-        /** Box loops in shared order (see the class comment); the others stay in {@code issue}. */
-        void chooseBox(List<CopyLoop> loops, List<CopyLoop> box, List<CopyLoop> issue, int mode) {
+        /** Box loops in shared order (see the class comment); the others are issue loops. */
+        BoxLoops chooseBox(List<CopyLoop> loops, int mode) {
+            List<CopyLoop> box = new ArrayList<>();
+            List<CopyLoop> issue = new ArrayList<>(loops);
             List<CopyLoop> byShared = new ArrayList<>(loops);
             byShared.sort(Comparator.comparingLong(CopyLoop::shared));
             if (byShared.isEmpty() || byShared.get(0).shared() != 1) {
@@ -327,17 +341,18 @@ final class CudaTmaRule {
                 throw Declined.of("%s: the %dB swizzle of %s needs the innermost box dim to span %d bytes; the "
                         + "region's contiguous run is %d bytes", op, 16 << mode, shared, 16 << mode, innerBytes);
             }
+            return new BoxLoops(List.copyOf(box), List.copyOf(issue));
         }
 
-        /** Per global buffer dim, its digits inner first as {extent a, stride s, coordinate step q}. */
-        List<List<long[]>> globalDigits() {
+        /** Per global buffer dim, its digits inner first. */
+        List<List<Digit>> globalDigits() {
             Shape shape = Shape.of(global.shape());
             Grouped g = Group.tryGroup(global.layout(), shape).orElseThrow(reason -> Declined.of(
                     "%s: global layout %s cannot be grouped by its buffer shape %s", op, global.layout(), shape));
-            List<List<long[]>> out = new ArrayList<>();
+            List<List<Digit>> out = new ArrayList<>();
             for (int d = 0; d < shape.rank(); d++) {
                 List<Iter> block = g.block(d);
-                List<long[]> digits = new ArrayList<>();
+                List<Digit> digits = new ArrayList<>();
                 long q = 1;
                 for (int k = block.size() - 1; k >= 0; k--) {
                     Iter it = block.get(k);
@@ -348,7 +363,7 @@ final class CudaTmaRule {
                         throw Declined.of("%s: global layout %s walks dim %d with stride %d; tensor-map strides are "
                                 + "positive", op, global.layout(), d, it.stride());
                     }
-                    digits.add(new long[] {it.extent(), it.stride(), q});
+                    digits.add(new Digit(it.extent(), it.stride(), q));
                     q *= it.extent();
                 }
                 out.add(digits);
@@ -357,17 +372,13 @@ final class CudaTmaRule {
         }
 
         /** Digits cut at the box loops' steps; box dims first (in box order), then the rest inner to outer. */
-        List<MapDim> mapDims(List<List<long[]>> digits, List<CopyLoop> box, List<CopyLoop> issue) {
-            List<MapDim> boxDims = new ArrayList<>();
-            for (int i = 0; i < box.size(); i++) {
-                boxDims.add(null);
-            }
-            List<MapDim> rest = new ArrayList<>();
+        List<MapDim> mapDims(List<List<Digit>> digits, List<CopyLoop> box) {
+            List<Cut> cutDims = new ArrayList<>();
             for (int d = global.shape().length - 1; d >= 0; d--) {
-                for (long[] digit : digits.get(d)) {
-                    long a = digit[0];
-                    long s = digit[1];
-                    long q = digit[2];
+                for (Digit digit : digits.get(d)) {
+                    long a = digit.extent();
+                    long s = digit.stride();
+                    long q = digit.step();
                     List<Long> cuts = new ArrayList<>(List.of(1L));
                     for (CopyLoop l : box) {
                         if (l.globalDim() == d && l.step() >= q && l.step() < q * a && l.step() / q > 1) {
@@ -398,16 +409,18 @@ final class CudaTmaRule {
                             throw Declined.of("%s: box loop at step %d of global dim %d moves %d elements, the "
                                     + "tensor-map dim %d", op, step, d, box.get(at).global(), m.stride());
                         }
-                        if (at >= 0) {
-                            boxDims.set(at, m);
-                        } else {
-                            rest.add(m);
-                        }
+                        cutDims.add(new Cut(m, at));
                     }
                 }
             }
-            List<MapDim> dims = new ArrayList<>(boxDims);
-            dims.addAll(rest);
+            List<MapDim> dims = new ArrayList<>();
+            for (int i = 0; i < box.size(); i++) {
+                int boxLoop = i;
+                dims.add(cutDims.stream().filter(c -> c.boxLoop() == boxLoop).reduce((x, y) -> y).map(Cut::dim)
+                        .orElseThrow(() -> new IllegalStateException(op + ": box loop " + box.get(boxLoop)
+                                + " is in no tensor-map dim of " + global)));
+            }
+            cutDims.stream().filter(c -> c.boxLoop() < 0).map(Cut::dim).forEach(dims::add);
             if (dims.size() > MAX_RANK) {
                 throw Declined.of("%s: the tensor map of %s needs %d dims (extents %s), more than TMA's %d", op,
                         global, dims.size(), dims.stream().map(MapDim::extent).toList(), MAX_RANK);
@@ -508,7 +521,7 @@ final class CudaTmaRule {
                 throw Declined.of("%s: %d TMA instructions of a %d-element box for %s; at most %d", op, count, span,
                         shared, MAX_ISSUES);
             }
-            long align = mode == 0 ? SHARED_ALIGN_BYTES : (16L << mode) * 8;
+            long align = sharedAlignBytes(mode);
             checkSharedAlignment(sa, align);
             Shape os = Shape.of(outerShape);
             List<CudaPlans.TmaIssue> out = new ArrayList<>();
@@ -569,7 +582,7 @@ final class CudaTmaRule {
      * boxes start aligned ({@code k * shared stride} a multiple of the shared alignment), else the largest divisor.
      */
     static long boxSplit(CopyLoop l, long limit, int mode, int bytes) {
-        long align = mode == 0 ? SHARED_ALIGN_BYTES : (16L << mode) * 8;
+        long align = sharedAlignBytes(mode);
         long largest = 1;
         for (long k = Math.min(l.extent(), limit); k > 1; k--) {
             if (l.extent() % k == 0) {
