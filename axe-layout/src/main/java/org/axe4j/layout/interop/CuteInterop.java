@@ -95,15 +95,13 @@ public final class CuteInterop {
             return Result.absent("layout " + l + " uses several axes " + l.axes()
                     + "; a CuTe layout has one integer codomain");
         }
-        Grouped grouped;
-        try {
-            grouped = Group.group(Layout.of(shard, List.of(), java.util.Map.of()), shape);
-        } catch (AxeException e) {
-            return Result.absent(e.getMessage());
+        Result<Grouped> grouped = Group.tryGroup(Layout.of(shard, List.of(), java.util.Map.of()), shape);
+        if (grouped.isEmpty()) {
+            return Result.absent(grouped.reason());
         }
         List<CuteLayout> modes = new ArrayList<>();
         for (int k = 0; k < shape.rank(); k++) {
-            modes.add(mode(grouped.block(k)));
+            modes.add(mode(grouped.get().block(k)));
         }
         return Result.of(new CuteLayout.Tuple(modes));
     }
