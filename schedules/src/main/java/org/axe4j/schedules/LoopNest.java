@@ -1,7 +1,5 @@
 package org.axe4j.schedules;
 
-import org.axe4j.schedules.plan.PlanParts;
-
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -9,6 +7,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
 
 /**
  * A loop nest shared by several operands, each addressed affinely: {@code addr_o = base_o + sum_l i_l * stride_o,l}.

@@ -25,4 +25,3 @@ public record RunTimeStarts(Map<String, Long> strides, Map<String, List<List<Lon
         return new RunTimeStarts(strides, terms.isEmpty() ? null : terms);
     }
 }
-

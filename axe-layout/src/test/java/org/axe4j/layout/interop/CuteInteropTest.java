@@ -1,7 +1,5 @@
 package org.axe4j.layout.interop;
 
-import org.axe4j.layout.Canonicalize;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import java.util.TreeSet;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Oracle;

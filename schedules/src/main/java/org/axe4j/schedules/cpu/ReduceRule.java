@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cpu;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

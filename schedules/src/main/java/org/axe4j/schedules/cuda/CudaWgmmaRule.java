@@ -9,7 +9,6 @@ import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
-import org.axe4j.layout.Swizzle;
 import org.axe4j.layout.TileOf;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.Operand;

@@ -9,8 +9,6 @@ import org.axe4j.layout.Shape;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.TileOf;
 import org.axe4j.passes.transform.CudaFragments.MmaRole;
-import org.axe4j.schedules.cuda.CudaMmaRule;
-import org.axe4j.schedules.cuda.CudaWgmmaRule;
 import org.axe4j.targets.MatrixFragments;
 import org.junit.jupiter.api.Test;
 

@@ -12,7 +12,6 @@ import org.axe4j.layout.Layout;
 import org.axe4j.schedules.Decision;
 import org.axe4j.schedules.LoopNest;
 import org.axe4j.schedules.Request;
-import org.axe4j.schedules.Rule;
 import org.junit.jupiter.api.Test;
 
 /** Rule decisions on hand-made requests: what is accepted, the plan's loop kinds, and the reasons for declining. */

@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
-import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
 import org.axe4j.layout.Shape;
 import org.axe4j.schedules.Decision;

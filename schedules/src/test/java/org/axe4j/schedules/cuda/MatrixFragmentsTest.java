@@ -9,12 +9,12 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
-import org.axe4j.layout.Result;
 import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
-import org.junit.jupiter.api.Test;
 import org.axe4j.targets.MatrixFragments;
+import org.junit.jupiter.api.Test;
 
 /**
  * The fragment layouts against the PTX ISA's fragment tables: for every thread and register slot the table gives
