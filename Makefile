@@ -40,6 +40,11 @@ bench-layout: build
 clean:
 	$(MVN) $(MVNFLAGS) -q clean
 
+## Sort and prune the Java imports, trim trailing whitespace (the check `mvn verify` runs; the BOM has no sources).
+.PHONY: format
+format:
+	$(MVN) $(MVNFLAGS) -q spotless:apply -pl '!axe4j-bom'
+
 ## The JVM service of examples/serve against the Python service on the same module, same load: req/s, p50/p99.
 .PHONY: bench-serve
 bench-serve: python

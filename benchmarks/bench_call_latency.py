@@ -6,7 +6,7 @@ Both sides call the same function with no argument, one int and one short string
 the best round's mean in ns per call. Then both invoke the same compiled kernel, ``vector_add`` over
 float32[16] (export_kernels.py), with three tensor arguments: Python with ``tvm.runtime.Tensor``s,
 Java with TVM-allocated ``TvmTensor``s (``Kernel.call``) and with a ``Kernel.Workspace`` of tensors
-over direct buffers. Java runs ``org.axe4j.tvm.bench.CallLatency`` twice per repeat, each in a fresh
+over direct buffers. Java runs ``org.axe4j.bench.CallLatency`` twice per repeat, each in a fresh
 JVM: once on the default call path (the JNI fast path when the build bundled libaxe4j_jni.so) and
 once with ``-Daxe4j.tvm.jni=false`` (JNA direct mapping). Python and the two Java runs alternate K
 times (3), keeping each side's best, so that a change in machine load does not favour one side.
@@ -80,20 +80,21 @@ def export_vector_add(directory):
 
 
 def default_classpath():
-    module = Path(__file__).resolve().parents[1] / "tvm-bridge"
-    classes = module / "target" / "classes"
-    lib = module / "target" / "lib"
-    if not (classes / "org" / "axe4j" / "tvm" / "bench" / "CallLatency.class").is_file() or not lib.is_dir():
-        sys.exit(f"no compiled tvm-bridge under {module / 'target'}: run `mvn -B -o package -pl tvm-bridge "
+    root = Path(__file__).resolve().parents[1]
+    bench = root / "benchmarks" / "target" / "classes"
+    bridge = root / "tvm-bridge" / "target" / "classes"
+    lib = root / "tvm-bridge" / "target" / "lib"
+    if not (bench / "org" / "axe4j" / "bench" / "CallLatency.class").is_file() or not lib.is_dir():
+        sys.exit(f"no compiled benchmarks under {bench.parent}: run `mvn -B -o package -pl benchmarks -am "
                  f"-DskipTests` or pass --classpath")
-    return f"{classes}{os.pathsep}{lib}{os.sep}*"
+    return os.pathsep.join([str(bench), str(bridge), f"{lib}{os.sep}*"])
 
 
 def java_figures(classpath, iterations, rounds, module_path, jvm_options=()):
     """Figures of one CallLatency JVM and the call path it reported ("jni" or "jna")."""
     java = Path(os.environ.get("JAVA_HOME", "")) / "bin" / "java" if os.environ.get("JAVA_HOME") else "java"
     out = subprocess.run(
-        [str(java), *jvm_options, "-cp", classpath, "org.axe4j.tvm.bench.CallLatency", str(iterations),
+        [str(java), *jvm_options, "-cp", classpath, "org.axe4j.bench.CallLatency", str(iterations),
          str(rounds), str(module_path)],
         check=True, capture_output=True, text=True)
     lines = out.stdout.strip().splitlines()

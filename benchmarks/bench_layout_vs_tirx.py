@@ -2,7 +2,7 @@
 
 Usage: python bench_layout_vs_tirx.py [--rounds R] [--batch-ms MS] [--json FILE]
 
-  axe4j (JVM)       axe4j's algebra called in the JVM          org.axe4j.passes.bench.TirxComparison
+  axe4j (JVM)       axe4j's algebra called in the JVM          org.axe4j.bench.TirxComparison
   TIRx from Java    TIRx's C++ (tirx.* globals) through tvm-bridge, same inputs as TVM objects
   TIRx from Python  the same C++ through TVM's Python methods (layout.slice(...), ...)
   axe4j from Python axe4j.layout.<op> (Python -> TVM FFI -> Java -> back), TVM objects in and out
@@ -88,7 +88,7 @@ def main() -> None:
     axe4j.install()
     import jpype
 
-    comparison = jpype.JClass("org.axe4j.passes.bench.TirxComparison")
+    comparison = jpype.JClass("org.axe4j.bench.TirxComparison")
     rows = []
     for op in comparison.CASES.keySet():
         op = str(op)

@@ -4,7 +4,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Group (paper Appendix B): refine the shard of {@code L} so that consecutive blocks have extent
@@ -30,6 +29,11 @@ public final class Group {
 
     /** Groups {@code l} by {@code shape}; NOT_REPRESENTABLE with the reason if no refinement exists. */
     public static Grouped group(Layout l, Shape shape) {
+        return tryGroup(l, shape).orElseThrow();
+    }
+
+    /** {@link #group}, or the reason no refinement exists (the shape must still be admitted). */
+    public static Result<Grouped> tryGroup(Layout l, Shape shape) {
         l.requireAdmits(shape);
         List<Iter> fused = fuse(l.shard());
         Deque<Iter> queue = new ArrayDeque<>(fused);
@@ -49,7 +53,7 @@ public final class Group {
                     queue.addFirst(new Iter(e / need, it.stride(), it.axis()));
                     need = 1;
                 } else {
-                    throw AxeException.notRepresentable(
+                    return Result.absent(
                             "layout %s cannot be grouped by shape %s: dimension %d (extent %d) would end inside iter %s,"
                                     + " whose extent %d is neither a divisor nor a multiple of the %d still needed",
                             l, shape, k, shape.dim(k), it, e, need);
@@ -58,19 +62,7 @@ public final class Group {
             out.addAll(fuse(block));
             seps.add(out.size());
         }
-        return new Grouped(new Layout(out, l.replica(), l.offset()), shape, seps);
-    }
-
-    /** {@link #group}, or empty where no refinement exists (the shape must still be admitted). */
-    public static Optional<Grouped> tryGroup(Layout l, Shape shape) {
-        try {
-            return Optional.of(group(l, shape));
-        } catch (AxeException e) {
-            if (e.kind() == AxeException.Kind.NOT_REPRESENTABLE) {
-                return Optional.empty();
-            }
-            throw e;
-        }
+        return Result.of(new Grouped(new Layout(out, l.replica(), l.offset()), shape, seps));
     }
 
     /** Drops extent-1 iters, puts zero strides on m and fuses neighbours by D1 (the canonical shard). */

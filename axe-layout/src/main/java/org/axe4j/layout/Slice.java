@@ -58,35 +58,20 @@ public final class Slice {
      * NOT_REPRESENTABLE with the dimension, iter and reason when no layout reproduces the box.
      */
     public static Layout slice(Layout l, Shape shape, Region region) {
+        return slice(l, shape, region, true).orElseThrow();
+    }
+
+    /** {@link #slice}, or the reason the slice is not representable (bad operands still throw). */
+    public static Result<Layout> trySlice(Layout l, Shape shape, Region region) {
         return slice(l, shape, region, true);
     }
 
-    /** {@link #slice}, or empty where the slice is not representable (bad operands still throw). */
-    public static Optional<Layout> trySlice(Layout l, Shape shape, Region region) {
-        return optional(() -> slice(l, shape, region, true));
-    }
-
     /** The constructions alone (peel, no wrap, one wrap, repeated wrap), without reading values. */
-    static Optional<Layout> trySliceByConstruction(Layout l, Shape shape, Region region) {
-        return optional(() -> slice(l, shape, region, false));
+    static Result<Layout> trySliceByConstruction(Layout l, Shape shape, Region region) {
+        return slice(l, shape, region, false);
     }
 
-    private interface Attempt {
-        Layout run();
-    }
-
-    private static Optional<Layout> optional(Attempt attempt) {
-        try {
-            return Optional.of(attempt.run());
-        } catch (AxeException e) {
-            if (e.kind() == AxeException.Kind.NOT_REPRESENTABLE) {
-                return Optional.empty();
-            }
-            throw e;
-        }
-    }
-
-    private static Layout slice(Layout l, Shape shape, Region region, boolean search) {
+    private static Result<Layout> slice(Layout l, Shape shape, Region region, boolean search) {
         if (!l.admits(shape)) {
             throw AxeException.invalid("slice of layout %s: shape %s (size %d) is not admitted by the layout (size %d)",
                     l, shape, shape.size(), l.size());
@@ -97,72 +82,53 @@ public final class Slice {
         }
         String subject = String.format("slice of layout %s by shape %s on region %s", l, shape, region);
         Point origin = l.shardImage(shape.flatten(region.beginArray())); // D(b)
-        Grouped g = null;
-        String why = "";
-        try {
-            g = Group.group(l, shape);
-        } catch (AxeException e) {
-            if (e.kind() != AxeException.Kind.NOT_REPRESENTABLE) {
-                throw e;
-            }
-            why = e.getMessage();
-        }
+        Result<Grouped> grouped = Group.tryGroup(l, shape);
         List<Iter> shard = new ArrayList<>();
-        if (g != null) {
+        if (grouped.isPresent()) {
             for (int k = 0; k < shape.rank(); k++) {
-                Outcome block = sliceBlock(g.block(k), region.begin(k), region.width(k), search);
-                if (block.iters().isEmpty()) {
-                    throw AxeException.notRepresentable("%s is not representable: dimension %d: %s",
-                            subject, k, block.reason());
+                Result<List<Iter>> block = sliceBlock(grouped.get().block(k), region.begin(k), region.width(k),
+                        search);
+                if (block.isEmpty()) {
+                    return Result.absent("%s is not representable: dimension %d: %s", subject, k, block.reason());
                 }
-                shard.addAll(Group.fuse(block.iters().get()));
+                shard.addAll(Group.fuse(block.get()));
             }
         } else {
+            String why = grouped.reason();
             long boxSize = region.extents().size();
             if (!search) {
-                throw AxeException.notRepresentable("%s is not representable by the constructions: %s", subject, why);
+                return Result.absent("%s is not representable by the constructions: %s", subject, why);
             }
             if (boxSize > SEARCH_LIMIT) {
-                throw AxeException.notRepresentable("%s is not representable: %s, and the box has %d elements,"
+                return Result.absent("%s is not representable: %s, and the box has %d elements,"
                         + " more than the %d read one by one", subject, why, boxSize, SEARCH_LIMIT);
             }
-            Outcome box = factor(boxValues(l, shape, region, origin));
-            if (box.iters().isEmpty()) {
-                throw AxeException.notRepresentable("%s is not representable: %s, and the box read in row-major"
+            Result<List<Iter>> box = factor(boxValues(l, shape, region, origin));
+            if (box.isEmpty()) {
+                return Result.absent("%s is not representable: %s, and the box read in row-major"
                         + " order is not the map of any iters: %s", subject, why, box.reason());
             }
-            shard.addAll(box.iters().get());
+            shard.addAll(box.get());
         }
         TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
         for (Map.Entry<Axis, Long> e : origin.coords().entrySet()) {
             offset.merge(e.getKey(), e.getValue(), (x, y) -> Checks.add(() -> "slice offset on " + e.getKey(), x, y));
         }
-        return new Layout(shard, l.replica(), offset);
-    }
-
-    /** Iters of a slice, or why there are none. */
-    private record Outcome(Optional<List<Iter>> iters, String reason) {
-        static Outcome of(List<Iter> iters) {
-            return new Outcome(Optional.of(List.copyOf(iters)), "");
-        }
-
-        static Outcome fail(String format, Object... args) {
-            return new Outcome(Optional.empty(), String.format(format, args));
-        }
+        return Result.of(new Layout(shard, l.replica(), offset));
     }
 
     /** Iters reproducing {@code y -> f(lo + y) - f(lo)} on {@code [0, width)} for a block (outermost first). */
-    private static Outcome sliceBlock(List<Iter> block, long lo, long width, boolean search) {
-        Outcome built = construct(block, lo, width);
-        if (built.iters().isPresent()) {
+    private static Result<List<Iter>> sliceBlock(List<Iter> block, long lo, long width, boolean search) {
+        Result<List<Iter>> built = construct(block, lo, width);
+        if (built.isPresent()) {
             return built;
         }
         String where = String.format("range [%d, %d) of block %s", lo, lo + width, block);
         if (!search) {
-            return Outcome.fail("%s: %s", where, built.reason());
+            return Result.absent("%s: %s", where, built.reason());
         }
         if (width > SEARCH_LIMIT) {
-            return Outcome.fail("%s: %s; widths above %d are not read one by one", where, built.reason(), SEARCH_LIMIT);
+            return Result.absent("%s: %s; widths above %d are not read one by one", where, built.reason(), SEARCH_LIMIT);
         }
         Layout blockLayout = Layout.of(block, List.of(), Map.of());
         Point start = blockLayout.shardImage(lo);
@@ -170,15 +136,15 @@ public final class Slice {
         for (int y = 0; y < width; y++) {
             values[y] = blockLayout.shardImage(lo + y).minus(start);
         }
-        Outcome found = factor(values);
-        if (found.iters().isPresent()) {
+        Result<List<Iter>> found = factor(values);
+        if (found.isPresent()) {
             return found;
         }
-        return Outcome.fail("%s: %s; reading its %d values: %s", where, built.reason(), width, found.reason());
+        return Result.absent("%s: %s; reading its %d values: %s", where, built.reason(), width, found.reason());
     }
 
     /** Peeling, then the no-wrap, one-wrap or repeated-wrap form; a reason naming the pivot otherwise. */
-    private static Outcome construct(List<Iter> block, long lo, long width) {
+    private static Result<List<Iter>> construct(List<Iter> block, long lo, long width) {
         List<Iter> upper = new ArrayList<>(block);
         Deque<Iter> peeled = new ArrayDeque<>(); // slowest first
         while (width > 1) {
@@ -214,7 +180,7 @@ public final class Slice {
                 Point jump = up.shardImage(lo + n).minus(up.shardImage(lo)); // start of run 2 minus start of run 1
                 Optional<Iter> outer = iterAlong(2, jump, pivot.axis());
                 if (outer.isEmpty()) {
-                    return Outcome.fail("pivot iter %s (after peeling %s) wraps once from digit %d, and the jump %s"
+                    return Result.absent("pivot iter %s (after peeling %s) wraps once from digit %d, and the jump %s"
                             + " across its carry moves more than one axis", pivot, List.copyOf(peeled), beta, jump);
                 }
                 out.add(outer.get());
@@ -224,27 +190,27 @@ public final class Slice {
                 Iter next = upper.get(upper.size() - 2);
                 long nextBeta = (lo / e) % next.extent();
                 if (repeats >= next.extent() - nextBeta) {
-                    return Outcome.fail("pivot iter %s (after peeling %s) wraps %d times from digit %d, and iter %s"
+                    return Result.absent("pivot iter %s (after peeling %s) wraps %d times from digit %d, and iter %s"
                             + " would carry from digit %d", pivot, List.copyOf(peeled), repeats, beta, next, nextBeta);
                 }
                 Point jump = Point.single(next.axis(), next.stride()).minus(Point.single(pivot.axis(),
                         Checks.mul("wrap jump", beta, pivot.stride())));
                 Optional<Iter> middle = iterAlong(2, jump, pivot.axis());
                 if (middle.isEmpty()) {
-                    return Outcome.fail("pivot iter %s (after peeling %s) wraps %d times from digit %d, and the jump %s"
+                    return Result.absent("pivot iter %s (after peeling %s) wraps %d times from digit %d, and the jump %s"
                             + " across each carry moves more than one axis", pivot, List.copyOf(peeled), repeats, beta, jump);
                 }
                 out.add(next.withExtent(repeats));
                 out.add(middle.get());
                 out.add(pivot.withExtent(beta));
             } else {
-                return Outcome.fail("pivot iter %s (after peeling %s) counts %d values from digit %d: they neither stay"
+                return Result.absent("pivot iter %s (after peeling %s) counts %d values from digit %d: they neither stay"
                         + " within one cycle (%d + %d > %d) nor split into two runs of %d around one carry",
                         pivot, List.copyOf(peeled), width, beta, beta, width, e, e - beta);
             }
         }
         out.addAll(peeled);
-        return Outcome.of(out);
+        return Result.of(List.copyOf(out));
     }
 
     /** An iter of {@code extent} whose step is {@code step}; empty if the step moves two axes. */
@@ -283,7 +249,7 @@ public final class Slice {
      * {@code r} must be {@code g(1)}, and the run starts {@code g(0), g(r), g(2r), ...} must in turn be
      * the map of the slower iters. This decides representability exactly.
      */
-    private static Outcome factor(Point[] values) {
+    private static Result<List<Iter>> factor(Point[] values) {
         Deque<Iter> iters = new ArrayDeque<>();
         Point[] g = values;
         while (g.length > 1) {
@@ -297,17 +263,17 @@ public final class Slice {
                 }
             }
             if (n % run != 0) {
-                return Outcome.fail("the values advance by %s for %d steps, and %d does not divide %d", step, run, run, n);
+                return Result.absent("the values advance by %s for %d steps, and %d does not divide %d", step, run, run, n);
             }
             for (int i = run + 1; i < n; i++) {
                 if (i % run != 0 && !g[i].minus(g[i - 1]).equals(step)) {
-                    return Outcome.fail("the values advance by %s in runs of %d, but value %d advances by %s",
+                    return Result.absent("the values advance by %s in runs of %d, but value %d advances by %s",
                             step, run, i, g[i].minus(g[i - 1]));
                 }
             }
             Optional<Iter> it = iterAlong(run, step, Axis.M);
             if (it.isEmpty()) {
-                return Outcome.fail("the step %s moves more than one axis", step);
+                return Result.absent("the step %s moves more than one axis", step);
             }
             iters.addFirst(it.get());
             Point[] starts = new Point[n / run];
@@ -316,6 +282,6 @@ public final class Slice {
             }
             g = starts;
         }
-        return Outcome.of(new ArrayList<>(iters));
+        return Result.of(List.copyOf(iters));
     }
 }

@@ -120,14 +120,7 @@ public final class Tile {
     }
 
     private static Grouped groupFor(String op, String role, Layout l, Shape shape) {
-        try {
-            return Group.group(l, shape);
-        } catch (AxeException e) {
-            if (e.kind() != AxeException.Kind.NOT_REPRESENTABLE) {
-                throw e;
-            }
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE,
-                    op + ": " + role + " layout cannot be grouped: " + e.getMessage(), e);
-        }
+        return Group.tryGroup(l, shape).orElseThrow(reason -> new AxeException(AxeException.Kind.NOT_REPRESENTABLE,
+                op + ": " + role + " layout cannot be grouped: " + reason));
     }
 }

@@ -14,8 +14,7 @@ import java.util.TreeSet;
  * as maps ({@link Tile}) and recover the missing factor: {@link #outer} finds {@code A} (admitting
  * {@code T_A = T / T_B}) from a given inner {@code B}; {@link #inner} finds {@code B} (admitting
  * {@code T_B = T / T_A}) from a given outer {@code A}. Every answer is verified by an exact map
- * comparison before it is returned; an empty answer carries the reason ({@link #explainOuter},
- * {@link #explainInner}).
+ * comparison before it is returned; an absent answer carries the reason ({@link Result}).
  *
  * <p><b>Method.</b> Write {@code s = span(B)} and split every layout into its shard function {@code D}
  * and the set {@code Q = O + Rset} (offset plus replica displacements), so that {@code L(x) = D(x) + Q}.
@@ -66,56 +65,31 @@ public final class TileOf {
     /** Most search nodes spent writing one per-axis set as a sum of progressions. */
     static final int SEARCH_BUDGET = 100_000;
 
-    /** A recovered factor, or none with the reason. */
-    public record Match(Optional<Layout> layout, String reason) {
-        static Match found(Layout l) {
-            return new Match(Optional.of(l), "found");
-        }
-
-        static Match none(String reason) {
-            return new Match(Optional.empty(), reason);
-        }
-
-        public boolean isPresent() {
-            return layout.isPresent();
-        }
-    }
-
-    /** The outer {@code A} with {@code tiled == A (x) inner} as maps, if any. */
-    public static Optional<Layout> outer(Layout tiled, Shape shape, Layout inner, Shape innerShape) {
-        return explainOuter(tiled, shape, inner, innerShape).layout();
-    }
-
-    /** The inner {@code B} with {@code tiled == outer (x) B} as maps, if any. */
-    public static Optional<Layout> inner(Layout tiled, Shape shape, Layout outer, Shape outerShape) {
-        return explainInner(tiled, shape, outer, outerShape).layout();
-    }
-
-    /** {@link #outer} with the reason when there is none. INVALID for bad shapes. */
-    public static Match explainOuter(Layout tiled, Shape shape, Layout inner, Shape innerShape) {
+    /** The outer {@code A} with {@code tiled == A (x) inner} as maps, or why there is none. INVALID for bad shapes. */
+    public static Result<Layout> outer(Layout tiled, Shape shape, Layout inner, Shape innerShape) {
         String op = "tileOf.outer";
         Shape outerShape = quotientShape(op, tiled, shape, inner, innerShape, "inner");
-        Optional<Grouped> gb = Group.tryGroup(inner, innerShape);
+        Result<Grouped> gb = Group.tryGroup(inner, innerShape);
         if (gb.isEmpty()) {
-            return Match.none("inner layout " + inner + " cannot be grouped by " + innerShape + ", so it tiles nothing");
+            return Result.absent("inner layout " + inner + " cannot be grouped by " + innerShape + ", so it tiles nothing");
         }
         Shape split = Tile.interleavedShape(outerShape, innerShape);
-        Optional<Grouped> gl = Group.tryGroup(tiled, split);
+        Result<Grouped> gl = Group.tryGroup(tiled, split);
         if (gl.isEmpty()) {
-            return Match.none("layout " + tiled + " is not separable over the interleaved shape " + split);
+            return Result.absent("layout " + tiled + " is not separable over the interleaved shape " + split);
         }
         Map<Axis, Long> span = inner.spans();
         List<Iter> outerShard = new ArrayList<>();
         for (int k = 0; k < shape.rank(); k++) {
             List<Iter> innerBlock = gl.get().block(2 * k + 1);
             if (!fusedForm(innerBlock).equals(fusedForm(gb.get().block(k)))) {
-                return Match.none("dimension " + k + ": the inner digits of " + tiled + " are " + innerBlock
+                return Result.absent("dimension " + k + ": the inner digits of " + tiled + " are " + innerBlock
                         + ", not the inner layout's block " + gb.get().block(k));
             }
             for (Iter it : gl.get().block(2 * k)) {
                 long s = span.getOrDefault(it.axis(), 1L);
                 if (it.stride() % s != 0) {
-                    return Match.none("dimension " + k + ": outer digit " + it + " is not a multiple of span "
+                    return Result.absent("dimension " + k + ": outer digit " + it + " is not a multiple of span "
                             + s + " of the inner layout on " + it.axis());
                 }
                 outerShard.add(it.withStride(it.stride() / s));
@@ -130,32 +104,32 @@ public final class TileOf {
             qA.add(floorQuotient(p, corner, span, axes));
         }
         if (!minkowski(qA, span, qB).equals(qL)) {
-            return Match.none("replicas and offset of " + tiled + " are not span-scaled outer ones plus the inner's "
+            return Result.absent("replicas and offset of " + tiled + " are not span-scaled outer ones plus the inner's "
                     + qB);
         }
         Optional<Layout> rest = structuralRest(tiled, inner, span, true)
                 .filter(cand -> offsetReplicaSet(cand).equals(qA))
                 .or(() -> asOffsetAndReplicas(qA));
         if (rest.isEmpty()) {
-            return Match.none("the outer replica and offset set " + qA + " is not an offset plus replica iters"
+            return Result.absent("the outer replica and offset set " + qA + " is not an offset plus replica iters"
                     + " (or the search budget ran out)");
         }
         Layout outer = new Layout(outerShard, rest.get().replica(), rest.get().offset());
         return verified(tiled, Tile.tile(outer, outerShape, inner, innerShape), outer);
     }
 
-    /** {@link #inner} with the reason when there is none. INVALID for bad shapes. */
-    public static Match explainInner(Layout tiled, Shape shape, Layout outer, Shape outerShape) {
+    /** The inner {@code B} with {@code tiled == outer (x) B} as maps, or why there is none. INVALID for bad shapes. */
+    public static Result<Layout> inner(Layout tiled, Shape shape, Layout outer, Shape outerShape) {
         String op = "tileOf.inner";
         Shape innerShape = quotientShape(op, tiled, shape, outer, outerShape, "outer");
-        Optional<Grouped> ga = Group.tryGroup(outer, outerShape);
+        Result<Grouped> ga = Group.tryGroup(outer, outerShape);
         if (ga.isEmpty()) {
-            return Match.none("outer layout " + outer + " cannot be grouped by " + outerShape + ", so it tiles nothing");
+            return Result.absent("outer layout " + outer + " cannot be grouped by " + outerShape + ", so it tiles nothing");
         }
         Shape split = Tile.interleavedShape(outerShape, innerShape);
-        Optional<Grouped> gl = Group.tryGroup(tiled, split);
+        Result<Grouped> gl = Group.tryGroup(tiled, split);
         if (gl.isEmpty()) {
-            return Match.none("layout " + tiled + " is not separable over the interleaved shape " + split);
+            return Result.absent("layout " + tiled + " is not separable over the interleaved shape " + split);
         }
         List<Iter> innerShard = new ArrayList<>();
         for (int k = 0; k < shape.rank(); k++) {
@@ -172,7 +146,7 @@ public final class TileOf {
             long numerator = Checks.add("tile-of span numerator on " + a, width(qL, a), bareInner.spanOn(a));
             long denominator = Checks.add("tile-of outer width on " + a, width(qA, a), 1);
             if (numerator % denominator != 0) {
-                return Match.none("on axis " + a + " the width " + width(qL, a) + " of the replicas of " + tiled
+                return Result.absent("on axis " + a + " the width " + width(qL, a) + " of the replicas of " + tiled
                         + " is no span multiple of the outer width " + width(qA, a));
             }
             span.put(a, numerator / denominator);
@@ -181,7 +155,7 @@ public final class TileOf {
             List<Iter> outerBlock = gl.get().block(2 * k);
             List<Iter> scaled = Tile.scale(ga.get().block(k), span);
             if (!fusedForm(outerBlock).equals(fusedForm(scaled))) {
-                return Match.none("dimension " + k + ": the outer digits of " + tiled + " are " + outerBlock
+                return Result.absent("dimension " + k + ": the outer digits of " + tiled + " are " + outerBlock
                         + ", not the outer layout's block scaled by the span " + span + ": " + scaled);
             }
         }
@@ -201,14 +175,14 @@ public final class TileOf {
             }
         }
         if (!minkowski(qA, span, qB).equals(qL)) {
-            return Match.none("replicas and offset of " + tiled + " are not the outer's " + qA
+            return Result.absent("replicas and offset of " + tiled + " are not the outer's " + qA
                     + " scaled by " + span + " plus an inner set");
         }
         Optional<Layout> rest = structuralRest(tiled, outer, span, false)
                 .filter(cand -> offsetReplicaSet(cand).equals(qB))
                 .or(() -> asOffsetAndReplicas(qB));
         if (rest.isEmpty()) {
-            return Match.none("the inner replica and offset set " + qB + " is not an offset plus replica iters"
+            return Result.absent("the inner replica and offset set " + qB + " is not an offset plus replica iters"
                     + " (or the search budget ran out)");
         }
         Layout inner = new Layout(innerShard, rest.get().replica(), rest.get().offset());
@@ -233,11 +207,11 @@ public final class TileOf {
         return out;
     }
 
-    private static Match verified(Layout tiled, Layout rebuilt, Layout factor) {
+    private static Result<Layout> verified(Layout tiled, Layout rebuilt, Layout factor) {
         if (!Equivalence.equivalent(tiled, rebuilt)) {
-            return Match.none("the recovered factor " + factor + " rebuilds " + rebuilt + ", not " + tiled);
+            return Result.absent("the recovered factor " + factor + " rebuilds " + rebuilt + ", not " + tiled);
         }
-        return Match.found(factor);
+        return Result.of(factor);
     }
 
     // ---- shapes --------------------------------------------------------------------------------------

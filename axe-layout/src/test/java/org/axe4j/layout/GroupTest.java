@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import java.util.Optional;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
@@ -39,7 +38,7 @@ class GroupTest {
         Property.forAll("group(L,S) == L, blocks multiply to S", r -> {
             Layout l = RandomLayouts.layout(r);
             Shape s = RandomLayouts.shapeOf(r, l.size(), 4);
-            Optional<Grouped> g = Group.tryGroup(l, s);
+            Result<Grouped> g = Group.tryGroup(l, s);
             assertEquals(separable(l, s), g.isPresent(), l + " by " + s);
             if (g.isEmpty()) {
                 return;
@@ -93,6 +92,7 @@ class GroupTest {
         assertEquals(AxeException.Kind.NOT_REPRESENTABLE, e.kind());
         assertEquals("layout S[(3,2):(1,3)] cannot be grouped by shape (2,3): dimension 0 (extent 2) would end inside"
                 + " iter (3,1), whose extent 3 is neither a divisor nor a multiple of the 2 still needed", e.getMessage());
+        assertEquals(e.getMessage(), Group.tryGroup(Layout.parse("S[(3,2):(1,3)]"), Shape.of(2, 3)).reason());
         AxeException notAdmitted = assertThrows(AxeException.class,
                 () -> Group.group(Layout.parse("S[6:1]"), Shape.of(4)));
         assertEquals(AxeException.Kind.INVALID, notAdmitted.kind());

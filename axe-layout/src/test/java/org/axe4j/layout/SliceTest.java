@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -152,7 +151,7 @@ class SliceTest {
             Layout l = RandomLayouts.layout(r);
             Shape s = RandomLayouts.shapeOf(r, l.size(), 4);
             Region box = randomBox(r, s);
-            Optional<Layout> sliced = Slice.trySlice(l, s, box);
+            Result<Layout> sliced = Slice.trySlice(l, s, box);
             if (sliced.isEmpty()) {
                 counts[1]++;
                 AxeException e = assertThrows(AxeException.class, () -> Slice.slice(l, s, box));
@@ -167,7 +166,7 @@ class SliceTest {
             if (Group.tryGroup(l, s).isPresent()) { // one block per dimension, so the slice groups by the widths
                 assertTrue(Group.tryGroup(sliced.get(), box.extents()).isPresent(), sliced.get() + " by " + box.extents());
             }
-            Optional<Layout> built = Slice.trySliceByConstruction(l, s, box);
+            Result<Layout> built = Slice.trySliceByConstruction(l, s, box);
             built.ifPresent(b -> assertAgreesOnBox(l, s, box, b));
         });
         System.out.printf("slice on random boxes: %d sliced, %d not representable%n", counts[0], counts[1]);
@@ -187,7 +186,7 @@ class SliceTest {
             }
             Point[] g = restrictedShard(l, s, box);
             boolean exists = representable(g);
-            Optional<Layout> sliced = Slice.trySlice(l, s, box);
+            Result<Layout> sliced = Slice.trySlice(l, s, box);
             assertEquals(exists, sliced.isPresent(), l + " by " + s + " on " + box + " -> " + sliced);
             if (exists) {
                 counts[0]++;
@@ -235,7 +234,7 @@ class SliceTest {
         Property.forAll("constructed boxes are sliced by the constructions", r -> {
             Layout l = RandomLayouts.layout(r);
             Shape s = RandomLayouts.shapeOf(r, l.size(), 2); // long blocks give the wrap forms room
-            Optional<Grouped> grouped = Group.tryGroup(l, s);
+            Result<Grouped> grouped = Group.tryGroup(l, s);
             if (grouped.isEmpty()) {
                 return;
             }
@@ -256,7 +255,7 @@ class SliceTest {
                     return;
                 }
             }
-            Optional<Layout> sliced = Slice.trySliceByConstruction(l, s, box);
+            Result<Layout> sliced = Slice.trySliceByConstruction(l, s, box);
             assertTrue(sliced.isPresent(), l + " by " + s + " on " + box + " (forms " + java.util.Arrays.toString(used)
                     + ")");
             assertAgreesOnBox(l, s, box, sliced.get());
@@ -349,7 +348,7 @@ class SliceTest {
         Property.forAll("slice on the full box == group(L,S)", r -> {
             Layout l = RandomLayouts.layout(r);
             Shape s = RandomLayouts.shapeOf(r, l.size(), 4);
-            Optional<Grouped> g = Group.tryGroup(l, s);
+            Result<Grouped> g = Group.tryGroup(l, s);
             if (g.isPresent()) {
                 assertEquals(g.get().layout(), Slice.slice(l, s, Region.full(s)));
             }
@@ -443,7 +442,8 @@ class SliceTest {
         // so [6:9] is the straight run 3, 4, 5; no construction sees it (3 is not 2*(4-2)).
         Layout l = Layout.parse("S[(2,2,4):(5,1,1)]");
         Region box = Region.parse("[6:9]");
-        assertEquals(Optional.empty(), Slice.trySliceByConstruction(l, Shape.of(16), box));
+        assertTrue(Slice.trySliceByConstruction(l, Shape.of(16), box).reason().startsWith(
+                "slice of layout S[(2,2,4):(5,1,1)] by shape (16) on region [6:9] is not representable: dimension 0:"));
         assertEquals(Layout.parse("S[3:1] + 3"), Slice.slice(l, Shape.of(16), box));
         // A layout that cannot be grouped by (2,3) still slices: its first row is 0, 3.
         Layout notGrouped = Layout.parse("S[(3,2):(1,3)]");
@@ -509,7 +509,7 @@ class SliceTest {
             }
             Region box = Region.at(b, w);
             counts[0]++;
-            Optional<Layout> sliced = Slice.trySlice(l, s, box);
+            Result<Layout> sliced = Slice.trySlice(l, s, box);
             if (sliced.isPresent()) {
                 counts[1]++;
                 assertAgreesOnBox(l, s, box, sliced.get());
@@ -538,7 +538,7 @@ class SliceTest {
                 + " (2,2048) (after peeling [(16,128)]) wraps once from digit 1, and the jump {gpuid:1, m:-2048} across"
                 + " its carry moves more than one axis; reading its 32 values: the step {gpuid:1, m:-2048} moves more"
                 + " than one axis", e.getMessage());
-        assertEquals(Optional.empty(), Slice.trySlice(sharded, Shape.of(64, 128), Region.parse("[16:48, 0:128]")));
+        assertEquals(e.getMessage(), Slice.trySlice(sharded, Shape.of(64, 128), Region.parse("[16:48, 0:128]")).reason());
         // Four values 1,2,3,0 of c mod 4: a run of 3 cannot tile a width of 4.
         AxeException run = assertThrows(AxeException.class,
                 () -> Slice.slice(Layout.parse("S[(4,4):(0,1)]"), Shape.of(16), Region.parse("[1:5]")));

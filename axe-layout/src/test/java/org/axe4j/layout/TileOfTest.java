@@ -73,9 +73,9 @@ class TileOfTest {
             Question q = question(r);
             Layout l = TileOracle.rewrite(r, Tile.tile(q.outer, q.ta, q.inner, q.tb));
             Layout given = TileOracle.rewrite(r, q.inner); // the same inner map, written differently
-            TileOf.Match m = TileOf.explainOuter(l, q.t, given, q.tb);
+            Result<Layout> m = TileOf.outer(l, q.t, given, q.tb);
             assertTrue(m.isPresent(), "no outer for " + l + " over " + q.inner + ": " + m.reason());
-            Layout found = m.layout().orElseThrow();
+            Layout found = m.orElseThrow();
             assertTrue(found.admits(q.ta));
             // The outer map is identifiable: L(x,0) = s⊙A(x) + B(0) with B(0) inside a box of size span(B).
             assertTrue(Oracle.sameMap(found, q.outer), found + " vs " + q.outer);
@@ -89,9 +89,9 @@ class TileOfTest {
             Question q = question(r);
             Layout l = TileOracle.rewrite(r, Tile.tile(q.outer, q.ta, q.inner, q.tb));
             Layout given = TileOracle.rewrite(r, q.outer);
-            TileOf.Match m = TileOf.explainInner(l, q.t, given, q.ta);
+            Result<Layout> m = TileOf.inner(l, q.t, given, q.ta);
             assertTrue(m.isPresent(), "no inner for " + l + " under " + q.outer + ": " + m.reason());
-            Layout found = m.layout().orElseThrow();
+            Layout found = m.orElseThrow();
             assertTrue(found.admits(q.tb));
             // The inner map is identifiable too: its shard from L's inner digits, its span from widths, its replicas by division.
             assertTrue(Oracle.sameMap(found, q.inner), found + " vs " + q.inner);
@@ -105,12 +105,12 @@ class TileOfTest {
         Map<String, int[]> byKind = new TreeMap<>();
         Property.forAll("outer(L, B) is present iff some A has L == A (x) B (by enumeration)", r -> {
             Question q = question(r);
-            TileOf.Match m = TileOf.explainOuter(q.l, q.t, q.inner, q.tb);
+            Result<Layout> m = TileOf.outer(q.l, q.t, q.inner, q.tb);
             TileOracle.Verdict v = TileOracle.outerExists(q.l, q.t, q.inner, q.tb);
             if (m.isPresent()) {
-                assertEquals(Oracle.table(q.l), TileOracle.expected(m.layout().get(), q.ta, q.inner, q.tb, true),
-                        q.kind + ": " + m.layout().get() + " does not rebuild " + q.l);
-                assertTrue(v != TileOracle.Verdict.NONE, q.kind + ": found " + m.layout().get() + " but enumeration says none");
+                assertEquals(Oracle.table(q.l), TileOracle.expected(m.get(), q.ta, q.inner, q.tb, true),
+                        q.kind + ": " + m.get() + " does not rebuild " + q.l);
+                assertTrue(v != TileOracle.Verdict.NONE, q.kind + ": found " + m.get() + " but enumeration says none");
             } else {
                 assertTrue(v != TileOracle.Verdict.EXISTS, q.kind + ": " + q.l + " over " + q.inner + " has an outer by"
                         + " enumeration, but: " + m.reason());
@@ -127,12 +127,12 @@ class TileOfTest {
         Map<String, int[]> byKind = new TreeMap<>();
         Property.forAll("inner(L, A) is present iff some B has L == A (x) B (by enumeration)", r -> {
             Question q = question(r);
-            TileOf.Match m = TileOf.explainInner(q.l, q.t, q.outer, q.ta);
+            Result<Layout> m = TileOf.inner(q.l, q.t, q.outer, q.ta);
             TileOracle.Verdict v = TileOracle.innerExists(q.l, q.t, q.outer, q.ta);
             if (m.isPresent()) {
-                assertEquals(Oracle.table(q.l), TileOracle.expected(q.outer, q.ta, m.layout().get(), q.tb, true),
-                        q.kind + ": " + m.layout().get() + " does not rebuild " + q.l);
-                assertTrue(v != TileOracle.Verdict.NONE, q.kind + ": found " + m.layout().get() + " but enumeration says none");
+                assertEquals(Oracle.table(q.l), TileOracle.expected(q.outer, q.ta, m.get(), q.tb, true),
+                        q.kind + ": " + m.get() + " does not rebuild " + q.l);
+                assertTrue(v != TileOracle.Verdict.NONE, q.kind + ": found " + m.get() + " but enumeration says none");
             } else {
                 assertTrue(v != TileOracle.Verdict.EXISTS, q.kind + ": " + q.l + " under " + q.outer + " has an inner by"
                         + " enumeration, but: " + m.reason());
@@ -298,7 +298,7 @@ class TileOfTest {
         // And back: the warp atom is the inner layout under that outer one.
         assertEquals(atom, TileOf.inner(l, t, outer, Shape.of(1, 2)).orElseThrow());
         // The atom split differently is not a factor: 2 registers first, then 4 lanes.
-        TileOf.Match m = TileOf.explainOuter(l, t, Layout.parse("S[(8,2,4):(4@laneid,1@reg,1@laneid)]"), Shape.of(8, 8));
+        Result<Layout> m = TileOf.outer(l, t, Layout.parse("S[(8,2,4):(4@laneid,1@reg,1@laneid)]"), Shape.of(8, 8));
         assertFalse(m.isPresent());
         assertEquals("dimension 1: the inner digits of " + l + " are [(4,1@laneid), (2,1@reg)], not the inner"
                 + " layout's block [(2,1@reg), (4,1@laneid)]", m.reason());
@@ -320,7 +320,7 @@ class TileOfTest {
         assertEquals(Layout.parse("S[2:1@Col]"), TileOf.outer(tmem, Shape.of(256, 112),
                 Layout.parse("S[(128,112):(1@Lane,1@Col)]"), Shape.of(128, 112)).orElseThrow());
         // Tiled by columns instead, (128,1024) over (128,512), the digits are in the wrong order: no outer.
-        TileOf.Match byColumns = TileOf.explainOuter(sbuf, Shape.of(128, 1024), partitionTile, Shape.of(128, 512));
+        Result<Layout> byColumns = TileOf.outer(sbuf, Shape.of(128, 1024), partitionTile, Shape.of(128, 512));
         assertFalse(byColumns.isPresent());
     }
 
@@ -350,7 +350,7 @@ class TileOfTest {
         Layout outer = TileOf.outer(flipped, Shape.of(8), b, Shape.of(4)).orElseThrow();
         assertEquals(Layout.parse("S[2:1@laneid] + R[2:3] + 1"), outer);
         // An offset 20 = 12 * 1 + 8 needs O_B = 8: with B's offset 7 the outer offset would be 13/12.
-        TileOf.Match off = TileOf.explainOuter(l.withOffset(Map.of(Axis.M, 20L)), Shape.of(8), b, Shape.of(4));
+        Result<Layout> off = TileOf.outer(l.withOffset(Map.of(Axis.M, 20L)), Shape.of(8), b, Shape.of(4));
         assertFalse(off.isPresent(), off.reason());
     }
 
@@ -358,13 +358,13 @@ class TileOfTest {
     void aFactorThatCannotBeGroupedTilesNothing() {
         // S[(3,2):(1,3)] by (2,3) has no grouping (dimension 0 would end inside the iter of extent 3): empty, not an error.
         Layout l = Layout.parse("S[(3,2):(1,3)]");
-        TileOf.Match outer = TileOf.explainOuter(l, Shape.of(2, 3), l, Shape.of(2, 3));
+        Result<Layout> outer = TileOf.outer(l, Shape.of(2, 3), l, Shape.of(2, 3));
         assertFalse(outer.isPresent());
         assertEquals("inner layout S[(3,2):(1,3)] cannot be grouped by (2,3), so it tiles nothing", outer.reason());
-        TileOf.Match inner = TileOf.explainInner(l, Shape.of(2, 3), l, Shape.of(2, 3));
+        Result<Layout> inner = TileOf.inner(l, Shape.of(2, 3), l, Shape.of(2, 3));
         assertEquals("outer layout S[(3,2):(1,3)] cannot be grouped by (2,3), so it tiles nothing", inner.reason());
         // A layout not separable over the interleaved shape (1,2,3,1): its first 2 rows do not split off.
-        TileOf.Match split = TileOf.explainOuter(l, Shape.of(2, 3), Layout.parse("S[2:1]"), Shape.of(2, 1));
+        Result<Layout> split = TileOf.outer(l, Shape.of(2, 3), Layout.parse("S[2:1]"), Shape.of(2, 1));
         assertEquals("layout S[(3,2):(1,3)] is not separable over the interleaved shape (1,2,3,1)", split.reason());
     }
 

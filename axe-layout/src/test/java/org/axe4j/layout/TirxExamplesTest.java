@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
@@ -378,7 +376,7 @@ class TirxExamplesTest {
     /** TIRx states a slice exists and agrees with the layout on the box; axe4j's does, enumerated. */
     static Layout assertSlice(String layout, Shape shape, Region box) {
         Layout whole = l(layout);
-        Optional<Layout> sliced = Slice.trySlice(whole, shape, box);
+        Result<Layout> sliced = Slice.trySlice(whole, shape, box);
         assertTrue(sliced.isPresent(), layout + " on " + box);
         SliceTest.assertAgreesOnBox(whole, shape, box, sliced.get());
         return Canonicalize.canonicalize(sliced.get());

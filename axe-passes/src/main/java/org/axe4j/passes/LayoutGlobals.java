@@ -4,13 +4,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeSet;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Budget;
-import org.axe4j.layout.Checks;
 import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.Checks;
 import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
@@ -18,6 +17,7 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
@@ -106,7 +106,7 @@ public final class LayoutGlobals implements GlobalsProvider {
             Shape tiledShape = shape(a[2], "tiled_shape");
             Shape partShape = shape(a[3], "part_shape");
             String role = string(a[4], "role");
-            Optional<Layout> other = switch (role) {
+            Result<Layout> other = switch (role) {
                 case "inner" -> TileOf.outer(tiled, tiledShape, part, partShape);
                 case "outer" -> TileOf.inner(tiled, tiledShape, part, partShape);
                 default -> throw new IllegalArgumentException("role must be \"inner\" or \"outer\", got \"" + role + "\"");
@@ -117,7 +117,7 @@ public final class LayoutGlobals implements GlobalsProvider {
                 shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
         def("slice", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
-            Optional<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
+            Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));

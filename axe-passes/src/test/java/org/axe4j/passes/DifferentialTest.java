@@ -24,6 +24,7 @@ import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
 import org.axe4j.layout.RandomLayouts;
 import org.axe4j.layout.Region;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.Tile;
@@ -218,7 +219,7 @@ class DifferentialTest {
                 shape = DifferentialCases.shape(r, 1 + r.nextInt(3), 64);
                 l = DifferentialCases.grouped(r, shape);
             }
-            Optional<Grouped> ours = Group.tryGroup(l, shape);
+            Result<Grouped> ours = Group.tryGroup(l, shape);
             ours.ifPresent(g -> assertTrue(groupedCorrectly(l, shape, g.layout(), g.seps()),
                     () -> "axe4j group of " + l + " by " + shape + ": " + g));
             Answer<GroupAnswer> theirs = TirxCalls.group(l, shape);
@@ -372,12 +373,12 @@ class DifferentialTest {
             Map<Axis, Long> span = DifferentialCases.enumeratedSpan(c.b());
             Predicate<Layout> correct = x -> x.size() == c.ta().size()
                     && DifferentialCases.interleavedMatches(x, c.ta(), c.b(), c.tb(), span, tiled);
-            Optional<Layout> ours = TileOf.outer(c.l(), c.t(), c.b(), c.tb());
+            Result<Layout> ours = TileOf.outer(c.l(), c.t(), c.b(), c.tb());
             assertTrue(ours.isPresent() || !c.isTile(), () -> "axe4j finds no outer layout of the tile " + c);
             String input = "outer of " + c.l() + " by " + c.t() + " over inner " + c.b() + " by " + c.tb();
             String python = TirxCalls.python(c.b()) + ".is_tile_inner(" + TirxCalls.python(c.l()) + ", "
                     + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.tb()) + ")";
-            compare("tile-outer", input, python, DifferentialCases.weight(c.l(), c.b()), ours,
+            compare("tile-outer", input, python, DifferentialCases.weight(c.l(), c.b()), ours.toOptional(),
                     TirxCalls.outerOf(c.l(), c.t(), c.b(), c.tb()), correct,
                     x -> "A (x) B with this A differs from L", theirs -> FormDifferences.reason(ours.get(), theirs),
                     theirs -> tileKind(DifferentialCases.tirxTileDeviations(theirs, c.ta(), c.b(), c.tb(), tiled),
@@ -394,12 +395,12 @@ class DifferentialTest {
             Predicate<Layout> correct = x -> x.size() == c.tb().size()
                     && DifferentialCases.interleavedMatches(c.a(), c.ta(), x, c.tb(), DifferentialCases.enumeratedSpan(x),
                     tiled);
-            Optional<Layout> ours = TileOf.inner(c.l(), c.t(), c.a(), c.ta());
+            Result<Layout> ours = TileOf.inner(c.l(), c.t(), c.a(), c.ta());
             assertTrue(ours.isPresent() || !c.isTile(), () -> "axe4j finds no inner layout of the tile " + c);
             String input = "inner of " + c.l() + " by " + c.t() + " under outer " + c.a() + " by " + c.ta();
             String python = TirxCalls.python(c.a()) + ".is_tile_outer(" + TirxCalls.python(c.l()) + ", "
                     + TirxCalls.python(c.t()) + ", " + TirxCalls.python(c.ta()) + ")";
-            compare("tile-inner", input, python, DifferentialCases.weight(c.l(), c.a()), ours,
+            compare("tile-inner", input, python, DifferentialCases.weight(c.l(), c.a()), ours.toOptional(),
                     TirxCalls.innerOf(c.l(), c.t(), c.a(), c.ta()), correct,
                     x -> "A (x) B with this B differs from L", theirs -> FormDifferences.reason(ours.get(), theirs),
                     theirs -> tileKind(DifferentialCases.tirxTileDeviations(c.a(), c.ta(), theirs, c.tb(), tiled),
@@ -432,8 +433,8 @@ class DifferentialTest {
             String input = l + " by " + shape + " on " + region;
             String python = TirxCalls.python(l) + ".slice(" + TirxCalls.python(shape) + ", "
                     + TirxCalls.python(region) + ")";
-            Optional<Layout> oursSlice = Slice.trySlice(l, shape, region);
-            compare("slice", input, python, DifferentialCases.weight(l), oursSlice,
+            Result<Layout> oursSlice = Slice.trySlice(l, shape, region);
+            compare("slice", input, python, DifferentialCases.weight(l), oursSlice.toOptional(),
                     TirxCalls.slice(l, shape, region), c -> DifferentialCases.induces(c, required),
                     c -> DifferentialCases.firstDifference(c, required), theirs -> FormDifferences.reason(oursSlice.get(), theirs),
                     theirs -> sliceDefect(l, shape, region, theirs));

@@ -8,17 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeSet;
 import org.axe4j.layout.Canonicalize;
-import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Group;
+import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Oracle;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
 import org.axe4j.layout.RandomLayouts;
 import org.axe4j.layout.Region;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.tvm.Axe4jGlobals;
@@ -53,7 +53,7 @@ class LayoutGlobalsTest {
                 assertEquals(true, Tvm.call("axe4j.layout.equivalent", t, TirxLayouts.toTvm(canon)));
 
                 Shape shape = RandomLayouts.shapeOf(r, l.size(), 3);
-                Optional<Grouped> grouped = Group.tryGroup(l, shape);
+                Result<Grouped> grouped = Group.tryGroup(l, shape);
                 if (grouped.isPresent()) {
                     List<?> pair = (List<?>) Tvm.call("axe4j.layout.group", t, shape.dims());
                     assertEquals(grouped.get().layout(), TirxLayouts.fromTvm((TvmObject) pair.get(0)));
@@ -66,7 +66,7 @@ class LayoutGlobalsTest {
                 long begin = r.nextInt((int) l.size());
                 long end = begin + 1 + r.nextInt((int) (l.size() - begin));
                 Object sliced = Tvm.call("axe4j.layout.slice", t, List.of(l.size()), List.of(List.of(begin, end)));
-                Optional<Layout> expected = Slice.trySlice(l, Shape.of(l.size()), Region.of(new long[] {begin, end}));
+                Result<Layout> expected = Slice.trySlice(l, Shape.of(l.size()), Region.of(new long[] {begin, end}));
                 if (expected.isEmpty()) {
                     assertNull(sliced);
                 } else {

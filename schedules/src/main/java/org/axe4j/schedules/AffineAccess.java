@@ -226,7 +226,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
      * Only axes m and cpu describe a CPU: a thread axis names hardware a CPU thread does not have, and another
      * memory axis (reg, P, TCol, ...) is storage a CPU does not have. The cpu axis carries shard iters only.
      */
-    static void requireMemoryOnly(Operand op) {
+    public static void requireMemoryOnly(Operand op) {
         for (Axis axis : op.layout().axes()) {
             if (!axis.equals(Axis.M) && !axis.equals(CPU)) {
                 throw Declined.of("%s: layout axis %s is neither the CPU memory axis m nor the worker axis cpu", op,
@@ -239,7 +239,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
     }
 
     /** True when a shard iter of {@code op}'s layout is on the {@link #CPU} axis. */
-    static boolean distributed(Operand op) {
+    public static boolean distributed(Operand op) {
         return op.layout().shard().stream().anyMatch(it -> it.axis().equals(CPU) && it.extent() > 1);
     }
 

@@ -6,7 +6,7 @@ public final class Declined extends RuntimeException {
         super(reason, null, false, false);
     }
 
-    static Declined of(String format, Object... args) {
+    public static Declined of(String format, Object... args) {
         return new Declined(String.format(format, args));
     }
 }

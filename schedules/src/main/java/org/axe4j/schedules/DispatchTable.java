@@ -6,6 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.axe4j.schedules.cpu.CpuDispatch;
+import org.axe4j.schedules.cuda.CudaDispatch;
+import org.axe4j.schedules.trn.TrnDispatch;
 
 /**
  * One target kind's dispatch table: for each tile op, the rules that may implement it, highest priority first.
@@ -15,7 +18,7 @@ public final class DispatchTable {
     private final String targetKind;
     private final Map<String, List<Rule>> table;
 
-    DispatchTable(String targetKind, Map<String, List<Rule>> table) {
+    public DispatchTable(String targetKind, Map<String, List<Rule>> table) {
         this.targetKind = targetKind;
         this.table = new LinkedHashMap<>(table);
     }

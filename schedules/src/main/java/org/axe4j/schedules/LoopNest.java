@@ -1,7 +1,5 @@
 package org.axe4j.schedules;
 
-import org.axe4j.schedules.plan.PlanParts;
-
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -9,6 +7,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.schedules.plan.PlanParts;
 
 /**
  * A loop nest shared by several operands, each addressed affinely: {@code addr_o = base_o + sum_l i_l * stride_o,l}.
@@ -71,7 +70,7 @@ public final class LoopNest {
      * pieces for that dimension (innermost first, product = the dimension's extent; an empty list for an
      * operand that does not move along it, i.e. stride 0).
      */
-    static List<Loop> refine(List<List<AffineAccess.Piece>> dims, long extent, boolean reduces, String what) {
+    public static List<Loop> refine(List<List<AffineAccess.Piece>> dims, long extent, boolean reduces, String what) {
         int n = dims.size();
         List<Deque<AffineAccess.Piece>> queues = new ArrayList<>();
         for (List<AffineAccess.Piece> d : dims) {
@@ -124,7 +123,7 @@ public final class LoopNest {
      * Orders, vectorizes and parallelizes {@code loops} (operand 0 is the destination); {@code vectorOperands}
      * are the operands whose stride must be 0 or 1 on a vector loop; {@code lanes} the vector width in elements.
      */
-    static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
+    public static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
         return schedule(loops, vectorOperands, lanes, elements, false);
     }
 
@@ -133,7 +132,7 @@ public final class LoopNest {
      * the vector loop, a reduced loop where the destination stays (stride 0) and the source moves by 1 becomes it:
      * the emitter then keeps one partial result per lane and combines the lanes at the end.
      */
-    static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements,
+    public static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements,
             boolean vectorReductions) {
         List<String> notes = new ArrayList<>();
         long tail = 0;
@@ -204,7 +203,7 @@ public final class LoopNest {
      * Joins two loops into one where, for every operand, the outer stride is the inner extent times the inner
      * stride ({@code s_outer = e_inner * s_inner}), so the pair walks like a single loop of the product extent.
      */
-    static List<Loop> coalesce(List<Loop> loops) {
+    public static List<Loop> coalesce(List<Loop> loops) {
         List<Loop> out = new ArrayList<>(loops);
         boolean joined = true;
         while (joined) {
@@ -276,7 +275,7 @@ public final class LoopNest {
     }
 
     /** The nest as plan loops: outer first with their kind, extent and per-operand strides. */
-    List<PlanParts.NestLoop> describe(List<String> roles) {
+    public List<PlanParts.NestLoop> describe(List<String> roles) {
         List<PlanParts.NestLoop> out = new ArrayList<>();
         for (Loop l : loops) {
             Map<String, Long> strides = new LinkedHashMap<>();

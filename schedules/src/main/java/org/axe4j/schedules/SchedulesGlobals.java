@@ -13,7 +13,7 @@ import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmObject;
 
 /**
- * The dispatch rules (CPU and CUDA) as TVM globals:
+ * The dispatch rules (CPU, CUDA and Trainium) as TVM globals:
  * {@code axe4j.schedules.table()} -> list of {target, op, variant, priority};
  * {@code axe4j.schedules.decide(variant, request_json, layouts)} -> decision JSON;
  * {@code axe4j.schedules.explain(request_json, layouts)} -> list of decision JSON.

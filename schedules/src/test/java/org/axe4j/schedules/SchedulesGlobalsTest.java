@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import org.axe4j.layout.Layout;
 import org.axe4j.passes.TirxLayouts;
+import org.axe4j.schedules.cuda.CudaDispatch;
 import org.axe4j.tvm.Axe4jGlobals;
 import org.axe4j.tvm.Tvm;
 import org.junit.jupiter.api.BeforeAll;
@@ -42,8 +43,8 @@ class SchedulesGlobalsTest {
 
     @Test
     void decideReadsTileLayoutsThroughTvm() {
-        String request = RulesTest.request("copy", "thread", RulesTest.operand("dst", 8, 8) + ","
-                + RulesTest.operand("src0", 8, 8), "");
+        String request = RequestText.request("copy", "thread", RequestText.operand("dst", 8, 8) + ","
+                + RequestText.operand("src0", 8, 8), "");
         List<Object> layouts = List.of(TirxLayouts.toTvm(Layout.parse("S[(8,8):(8,1)] + R[2:64]")),
                 TirxLayouts.toTvm(Layout.parse("S[(2,4,8):(1@cpu,8,1)]")));
         JsonObject vector = JsonParser.parseString((String) Tvm.call("axe4j.schedules.decide", "axe4j-cpu-vector",

@@ -10,6 +10,7 @@ import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 
 /**
@@ -60,27 +61,27 @@ public final class CuteInterop {
 
     /** The CuTe layout with top-level shape {@code shape} that agrees with {@code l}, if one is found. */
     public static Optional<CuteLayout> fromAxe(Layout l, Shape shape) {
-        return tryFromAxe(l, shape).value();
+        return tryFromAxe(l, shape).toOptional();
     }
 
     /**
      * {@link #fromAxe} with the reason for a refusal: replicas, an offset, several axes, or a shard that
      * cannot be grouped by {@code shape}. Throws INVALID if {@code l} does not admit {@code shape}.
      */
-    public static Conversion<CuteLayout> tryFromAxe(Layout l, Shape shape) {
+    public static Result<CuteLayout> tryFromAxe(Layout l, Shape shape) {
         if (!l.admits(shape)) {
             throw new AxeException(AxeException.Kind.INVALID, "CuTe conversion: shape " + shape + " (size "
                     + shape.size() + ") is not admitted by layout " + l + " (size " + l.size() + ")");
         }
         if (shape.rank() == 0) {
-            return Conversion.refused("shape " + shape + " has rank 0; a CuTe layout has at least one mode");
+            return Result.absent("shape " + shape + " has rank 0; a CuTe layout has at least one mode");
         }
         if (!l.replica().isEmpty()) {
-            return Conversion.refused("layout " + l + " has replicas " + l.replica()
+            return Result.absent("layout " + l + " has replicas " + l.replica()
                     + "; a CuTe layout maps each coordinate to one integer");
         }
         if (!l.offset().isEmpty()) {
-            return Conversion.refused("layout " + l + " has offset " + l.offsetPoint()
+            return Result.absent("layout " + l + " has offset " + l.offsetPoint()
                     + "; a CuTe layout has none (it would belong to the pointer)");
         }
         List<Iter> shard = new ArrayList<>();
@@ -91,20 +92,18 @@ public final class CuteInterop {
         }
         long axes = shard.stream().filter(it -> it.stride() != 0).map(Iter::axis).distinct().count();
         if (axes > 1) {
-            return Conversion.refused("layout " + l + " uses several axes " + l.axes()
+            return Result.absent("layout " + l + " uses several axes " + l.axes()
                     + "; a CuTe layout has one integer codomain");
         }
-        Grouped grouped;
-        try {
-            grouped = Group.group(Layout.of(shard, List.of(), java.util.Map.of()), shape);
-        } catch (AxeException e) {
-            return Conversion.refused(e.getMessage());
+        Result<Grouped> grouped = Group.tryGroup(Layout.of(shard, List.of(), java.util.Map.of()), shape);
+        if (grouped.isEmpty()) {
+            return Result.absent(grouped.reason());
         }
         List<CuteLayout> modes = new ArrayList<>();
         for (int k = 0; k < shape.rank(); k++) {
-            modes.add(mode(grouped.block(k)));
+            modes.add(mode(grouped.get().block(k)));
         }
-        return Conversion.of(new CuteLayout.Tuple(modes));
+        return Result.of(new CuteLayout.Tuple(modes));
     }
 
     /** A block (outer iter first) as a CuTe mode (fastest leaf first). */

@@ -11,6 +11,7 @@ import org.axe4j.layout.Axis;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 
 /**
@@ -41,23 +42,23 @@ public final class LinearInterop {
 
     /** {@link #tryFromAxe} as an optional. */
     public static Optional<LinearLayout> fromAxe(Layout l, Shape shape) {
-        return tryFromAxe(l, shape).value();
+        return tryFromAxe(l, shape).toOptional();
     }
 
     /** The linear layout from {@code l}'s hardware axes to the logical dims of {@code shape}, or why none is. */
-    public static Conversion<LinearLayout> tryFromAxe(Layout l, Shape shape) {
+    public static Result<LinearLayout> tryFromAxe(Layout l, Shape shape) {
         if (!l.admits(shape)) {
             throw new AxeException(AxeException.Kind.INVALID, "linear layout conversion: shape " + shape + " (size "
                     + shape.size() + ") is not admitted by layout " + l + " (size " + l.size() + ")");
         }
         for (int k = 0; k < shape.rank(); k++) {
             if (Long.bitCount(shape.dim(k)) != 1) {
-                return Conversion.refused("shape " + shape + " dimension " + k + " (" + shape.dim(k)
+                return Result.absent("shape " + shape + " dimension " + k + " (" + shape.dim(k)
                         + ") is not a power of two: layout " + l + " is not bit-linear, no linear layout expresses it");
             }
         }
         if (!l.offset().isEmpty()) {
-            return Conversion.refused("layout " + l + " has offset " + l.offsetPoint()
+            return Result.absent("layout " + l + " has offset " + l.offsetPoint()
                     + ": a linear layout maps hardware 0 to logical 0 and has no offset");
         }
         // owner.get(X)[bit] = the iter writing that hardware bit; a zero basis marks a replica bit.
@@ -68,7 +69,7 @@ public final class LinearInterop {
             Iter it = l.shard().get(i);
             Optional<String> bad = claimBits(l, it, "shard", q, owner, logicalBit);
             if (bad.isPresent()) {
-                return Conversion.refused(bad.get());
+                return Result.absent(bad.get());
             }
             q += Long.numberOfTrailingZeros(it.extent());
         }
@@ -78,7 +79,7 @@ public final class LinearInterop {
             }
             Optional<String> bad = claimBits(l, it, "replica", -1, owner, logicalBit);
             if (bad.isPresent()) {
-                return Conversion.refused(bad.get());
+                return Result.absent(bad.get());
             }
         }
         List<Axis> axes = new ArrayList<>(owner.keySet());
@@ -94,7 +95,7 @@ public final class LinearInterop {
             int n = bits.size();
             for (int b = 0; b < n; b++) {
                 if (!bits.containsKey(b)) {
-                    return Conversion.refused("layout " + l + " leaves bit " + b + " of axis " + axis
+                    return Result.absent("layout " + l + " leaves bit " + b + " of axis " + axis
                             + " unused: its span " + l.spanOn(axis) + " is not a power of two filled by the iters, and"
                             + " a linear layout would read the unused bit as a broadcast");
                 }
@@ -111,7 +112,7 @@ public final class LinearInterop {
         for (int k = 0; k < shape.rank(); k++) {
             outputs.add(new LinearLayout.Dim("dim" + k, outBits[k]));
         }
-        return Conversion.of(new LinearLayout(inputs, outputs, bases));
+        return Result.of(new LinearLayout(inputs, outputs, bases));
     }
 
     /**
@@ -185,7 +186,7 @@ public final class LinearInterop {
 
     /** {@link #tryToAxe} as an optional. */
     public static Optional<ShapedLayout> toAxe(LinearLayout ll) {
-        return tryToAxe(ll).value();
+        return tryToAxe(ll).toOptional();
     }
 
     /**
@@ -193,7 +194,7 @@ public final class LinearInterop {
      * distinct single output bits covering every output bit; zero bases become replica iters. Refuses
      * XOR-mixed bases (swizzles), repeated bases and outputs no input produces.
      */
-    public static Conversion<ShapedLayout> tryToAxe(LinearLayout ll) {
+    public static Result<ShapedLayout> tryToAxe(LinearLayout ll) {
         List<LinearLayout.Dim> outs = ll.outputs();
         int[] low = new int[outs.size()];
         int total = 0;
@@ -222,13 +223,13 @@ public final class LinearInterop {
                     continue;
                 }
                 if (setBits > 1) {
-                    return Conversion.refused("basis " + in.name() + "=" + (1L << j) + " -> " + LinearLayout.tuple(v)
+                    return Result.absent("basis " + in.name() + "=" + (1L << j) + " -> " + LinearLayout.tuple(v)
                             + " sets " + setBits + " output bits: an XOR mix (a swizzle), which an Axe layout cannot"
                             + " express by adding coordinates; compose the swizzle after the layout instead");
                 }
                 if (producer[q] != null) {
                     LinearLayout.Dim other = ll.inputs().get(producer[q][0]);
-                    return Conversion.refused("bases " + other.name() + "=" + (1L << producer[q][1]) + " and " + in.name()
+                    return Result.absent("bases " + other.name() + "=" + (1L << producer[q][1]) + " and " + in.name()
                             + "=" + (1L << j) + " are both " + LinearLayout.tuple(v) + ": their XOR maps to 0, the map is"
                             + " not injective on non-zero bases");
                 }
@@ -238,7 +239,7 @@ public final class LinearInterop {
         List<Iter> shard = new ArrayList<>();
         for (int q = total - 1; q >= 0; q--) {
             if (producer[q] == null) {
-                return Conversion.refused("output bit " + outputBitName(outs, low, q) + " of " + ll
+                return Result.absent("output bit " + outputBitName(outs, low, q) + " of " + ll
                         + " is produced by no input bit: the linear layout is not surjective, and an Axe layout maps"
                         + " every logical index");
             }
@@ -249,7 +250,7 @@ public final class LinearInterop {
             dims[k] = outs.get(k).size();
         }
         Layout layout = new Layout(Canonicalize.canonicalShard(shard), mergeReplicas(replica), new TreeMap<>());
-        return Conversion.of(new ShapedLayout(layout, Shape.of(dims)));
+        return Result.of(new ShapedLayout(layout, Shape.of(dims)));
     }
 
     private static String outputBitName(List<LinearLayout.Dim> outs, int[] low, int q) {

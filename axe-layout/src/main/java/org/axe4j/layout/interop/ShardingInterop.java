@@ -9,6 +9,7 @@ import org.axe4j.layout.Axis;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 
 /**
@@ -86,7 +87,7 @@ public final class ShardingInterop {
 
     /** {@link #tryFromAxe} as an optional. */
     public static Optional<ShardingSpec> fromAxe(Layout l, Shape globalShape, DeviceMesh mesh) {
-        return tryFromAxe(l, globalShape, mesh).value();
+        return tryFromAxe(l, globalShape, mesh).toOptional();
     }
 
     /**
@@ -95,14 +96,14 @@ public final class ShardingInterop {
      * replicated) and compared by {@link Equivalence#equivalent}. When the devices match but the memory axis does
      * not, the reason says so and shows the compact layout.
      */
-    public static Conversion<ShardingSpec> tryFromAxe(Layout l, Shape globalShape, DeviceMesh mesh) {
+    public static Result<ShardingSpec> tryFromAxe(Layout l, Shape globalShape, DeviceMesh mesh) {
         if (!l.admits(globalShape)) {
             throw new AxeException(AxeException.Kind.INVALID, "sharding conversion: shape " + globalShape + " (size "
                     + globalShape.size() + ") is not admitted by layout " + l + " (size " + l.size() + ")");
         }
         for (Axis a : l.axes()) {
             if (!a.isMemory() && !mesh.axes().contains(a)) {
-                return Conversion.refused("layout " + l + " uses axis " + a + ", which is neither the memory axis m nor"
+                return Result.absent("layout " + l + " uses axis " + a + ", which is neither the memory axis m nor"
                         + " an axis of mesh " + mesh);
             }
         }
@@ -126,18 +127,18 @@ public final class ShardingInterop {
                 continue;
             }
             if (Equivalence.equivalent(l, t)) {
-                return Conversion.of(spec);
+                return Result.of(spec);
             }
             if (deviceMatch == null && Equivalence.equivalent(deviceOnly, withoutMemory(t))) {
                 deviceMatch = spec;
             }
         }
         if (deviceMatch != null) {
-            return Conversion.refused("layout " + l + " places the tensor on the devices as " + deviceMatch.placementsText()
+            return Result.absent("layout " + l + " places the tensor on the devices as " + deviceMatch.placementsText()
                     + " does, but its memory axis m is not the compact row-major local buffer of that spec: "
                     + toAxe(deviceMatch, globalShape));
         }
-        return Conversion.refused("no placements over mesh " + mesh + " reproduce layout " + l + " for shape "
+        return Result.absent("no placements over mesh " + mesh + " reproduce layout " + l + " for shape "
                 + globalShape + " (tried " + candidates + " placement lists)");
     }
 

@@ -1,7 +1,5 @@
 package org.axe4j.layout.interop;
 
-import org.axe4j.layout.Canonicalize;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,15 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 import java.util.TreeSet;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Oracle;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
 import org.axe4j.layout.RandomLayouts;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.junit.jupiter.api.Test;
 
@@ -157,9 +156,9 @@ class CuteInteropTest {
     }
 
     private static void assertReason(Layout l, Shape s, String fragment) {
-        Conversion<CuteLayout> c = CuteInterop.tryFromAxe(l, s);
+        Result<CuteLayout> c = CuteInterop.tryFromAxe(l, s);
         assertFalse(c.isPresent());
-        assertTrue(c.reason().orElseThrow().contains(fragment), c.reason().orElseThrow());
+        assertTrue(c.reason().contains(fragment), c.reason());
     }
 
     @Test

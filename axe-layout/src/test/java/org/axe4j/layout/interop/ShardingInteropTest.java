@@ -17,6 +17,7 @@ import org.axe4j.layout.Layout;
 import org.axe4j.layout.Oracle;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Property;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.junit.jupiter.api.Test;
 
@@ -157,7 +158,7 @@ class ShardingInteropTest {
                 }
                 expected |= Oracle.sameMap(l, t);
             }
-            Conversion<ShardingSpec> got = ShardingInterop.tryFromAxe(l, global, mesh);
+            Result<ShardingSpec> got = ShardingInterop.tryFromAxe(l, global, mesh);
             assertEquals(expected, got.isPresent(), l + " over " + mesh + ": " + got);
             if (got.isPresent()) {
                 accepted[0]++;
@@ -252,10 +253,10 @@ class ShardingInteropTest {
             assertEquals(p.get(DeviceMesh.GPUID), q.get(DeviceMesh.GPUID));
             assertEquals(p.get(Axis.M), q.get(Axis.M) + 64 * localRow);
         }
-        Conversion<ShardingSpec> c = ShardingInterop.tryFromAxe(paper, global, mesh);
+        Result<ShardingSpec> c = ShardingInterop.tryFromAxe(paper, global, mesh);
         assertFalse(c.isPresent());
-        assertTrue(c.reason().orElseThrow().contains("as [Shard(1), Shard(0)] does, but its memory axis m is not the"
-                + " compact row-major local buffer"), c.reason().orElseThrow());
+        assertTrue(c.reason().contains("as [Shard(1), Shard(0)] does, but its memory axis m is not the"
+                + " compact row-major local buffer"), c.reason());
         assertEquals(spec, ShardingInterop.fromAxe(compact, global, mesh).orElseThrow());
     }
 
@@ -281,13 +282,13 @@ class ShardingInteropTest {
         assertThrows(AxeException.class, () -> ShardingInterop.toAxe(ShardingSpec.parse(mesh, "[Shard(2)]"), Shape.of(8)));
         assertThrows(AxeException.class, () -> ShardingSpec.parse(mesh, "[Shard(0), Replicate()]"));
         assertThrows(AxeException.class, () -> new DeviceMesh(List.of(2L), List.of(Axis.M)));
-        Conversion<ShardingSpec> foreign = ShardingInterop.tryFromAxe(Layout.parse("S[(4,2):(1@laneid,1)]"),
+        Result<ShardingSpec> foreign = ShardingInterop.tryFromAxe(Layout.parse("S[(4,2):(1@laneid,1)]"),
                 Shape.of(8), mesh);
-        assertTrue(foreign.reason().orElseThrow().contains("uses axis laneid"), foreign.reason().orElseThrow());
-        Conversion<ShardingSpec> none = ShardingInterop.tryFromAxe(Layout.parse("S[(2,4):(1,2@gpuid)]"), Shape.of(8),
+        assertTrue(foreign.reason().contains("uses axis laneid"), foreign.reason());
+        Result<ShardingSpec> none = ShardingInterop.tryFromAxe(Layout.parse("S[(2,4):(1,2@gpuid)]"), Shape.of(8),
                 DeviceMesh.of(4));
-        assertTrue(none.reason().orElseThrow().startsWith("no placements over mesh (4):(1@gpuid)"),
-                none.reason().orElseThrow());
+        assertTrue(none.reason().startsWith("no placements over mesh (4):(1@gpuid)"),
+                none.reason());
     }
 
     @Test

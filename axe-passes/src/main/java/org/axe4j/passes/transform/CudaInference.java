@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.TileOf;
@@ -108,8 +109,8 @@ final class CudaInference {
             if (atom.dim(1) == 0 || o.shape()[0] % atom.dim(0) != 0 || o.shape()[1] % atom.dim(1) != 0) {
                 continue;
             }
-            TileOf.Match m = given == null || !given.symbolic().isEmpty() ? null
-                    : TileOf.explainOuter(given.layout(), Shape.of(o.shape()[0], o.shape()[1]), fragment, atom);
+            Result<Layout> m = given == null || !given.symbolic().isEmpty() ? null
+                    : TileOf.outer(given.layout(), Shape.of(o.shape()[0], o.shape()[1]), fragment, atom);
             if (m == null || !m.isPresent()) {
                 out.add("user-given layout " + (given == null ? "?" : given.layout()) + " of " + o.name() + " ("
                         + roleName(c, k) + ") is not a tile of the " + (mma ? "mma" : "wgmma") + " fragment "

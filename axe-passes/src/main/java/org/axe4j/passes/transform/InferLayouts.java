@@ -227,7 +227,7 @@ public final class InferLayouts {
         if (l == null || !b.constantShape()) {
             return Optional.empty();
         }
-        Optional<Grouped> g = Group.tryGroup(l, new Shape(List.of(b.shape())));
+        org.axe4j.layout.Result<Grouped> g = Group.tryGroup(l, new Shape(List.of(b.shape())));
         if (g.isEmpty()) {
             return Optional.empty();
         }

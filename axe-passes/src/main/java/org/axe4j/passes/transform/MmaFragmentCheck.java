@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.TileOf;
 import org.axe4j.passes.TirxLayout;
@@ -61,7 +62,7 @@ final class MmaFragmentCheck {
             String instruction) {
         TirxLayout tl = registerTile(r);
         Shape shape = Shape.of(r.buffer().shape()[0], r.buffer().shape()[1]);
-        TileOf.Match m = TileOf.explainOuter(tl.layout(), shape, fragment, Shape.of(rows, cols));
+        Result<Layout> m = TileOf.outer(tl.layout(), shape, fragment, Shape.of(rows, cols));
         if (!m.isPresent()) {
             found.add(new Finding(tl.toString(), "operand " + role + " " + r + ": its layout is not a tile of the "
                     + instruction + " " + role + " fragment " + fragment + " over (" + rows + ", " + cols + "): "

@@ -1,6 +1,5 @@
 package org.axe4j.passes.transform;
 
-import org.axe4j.targets.Trainium;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -9,7 +8,9 @@ import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
+import org.axe4j.targets.Trainium;
 
 /**
  * Trainium tile layouts from a "P"/"F" annotation per dim, as TVM's {@code trainium_layout} builds them: the P dims
@@ -115,7 +116,7 @@ final class TrnLayouts {
      * by the shape.
      */
     static Optional<String> annotationOf(Layout l, Long[] shape) {
-        Optional<Grouped> g = Group.tryGroup(l, new Shape(List.of(shape)));
+        Result<Grouped> g = Group.tryGroup(l, new Shape(List.of(shape)));
         if (g.isEmpty()) {
             return Optional.empty();
         }

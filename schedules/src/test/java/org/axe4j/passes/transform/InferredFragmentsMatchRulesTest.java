@@ -9,8 +9,8 @@ import org.axe4j.layout.Shape;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.TileOf;
 import org.axe4j.passes.transform.CudaFragments.MmaRole;
-import org.junit.jupiter.api.Test;
 import org.axe4j.targets.MatrixFragments;
+import org.junit.jupiter.api.Test;
 
 /**
  * InferLayouts' CUDA layouts (axe-passes, which cannot depend on this module) against the atoms the dispatch rules
@@ -30,7 +30,7 @@ class InferredFragmentsMatchRulesTest {
                 for (long bc = 1; bc <= 3; bc++) {
                     Shape shape = Shape.of(br * role.rows, bc * role.cols);
                     Layout l = CudaFragments.mma(role, shape.dim(0), shape.dim(1));
-                    assertTrue(TileOf.explainOuter(l, shape, role.fragment, Shape.of(role.rows, role.cols))
+                    assertTrue(TileOf.outer(l, shape, role.fragment, Shape.of(role.rows, role.cols))
                             .isPresent(), role + " over " + shape + ": " + l);
                 }
             }
@@ -45,7 +45,7 @@ class InferredFragmentsMatchRulesTest {
         for (long[] mn : new long[][] {{64, 64}, {128, 256}, {192, 48}, {128, 512}}) {
             long w = CudaFragments.wgmmaWidth(mn[1]);
             Layout l = CudaFragments.wgmmaAccumulator(mn[0], mn[1]);
-            assertTrue(TileOf.explainOuter(l, Shape.of(mn[0], mn[1]), MatrixFragments.wgmmaAccumulator(w),
+            assertTrue(TileOf.outer(l, Shape.of(mn[0], mn[1]), MatrixFragments.wgmmaAccumulator(w),
                     MatrixFragments.wgmmaAccumulatorShape(w)).isPresent(), mn[0] + "x" + mn[1] + ": " + l);
         }
     }

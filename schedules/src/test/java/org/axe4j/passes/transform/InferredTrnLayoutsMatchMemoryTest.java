@@ -7,7 +7,7 @@ import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
-import org.axe4j.schedules.TrainiumMemory;
+import org.axe4j.schedules.trn.TrainiumMemory;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,0 +1,177 @@
+package org.axe4j.schedules.cuda;
+
+import com.google.gson.JsonObject;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.Result;
+import org.axe4j.layout.Shape;
+import org.axe4j.layout.TileOf;
+import org.axe4j.schedules.AffineAccess;
+import org.axe4j.schedules.Declined;
+import org.axe4j.schedules.Operand;
+import org.axe4j.schedules.Request;
+import org.axe4j.schedules.Rule;
+import org.axe4j.schedules.RunTimeStarts;
+import org.axe4j.schedules.plan.CudaPlans;
+import org.axe4j.schedules.plan.SchedulePlan;
+
+/**
+ * {@code copy} between a warp's register tile and shared memory as {@code ldmatrix} / {@code stmatrix}
+ * ({@code m8n8}, 16-bit elements, x1/x2/x4), chosen by tile-of.
+ *
+ * <p>One 8x8 matrix of {@code ldmatrix} puts row r, columns 2c and 2c+1 into lane {@code 4r + c}, as one 32-bit
+ * register: the atom {@code B = S[(8,4,2):(4@laneid,1@laneid,1)]} over (8, 8). The register tile R over
+ * (8a, 8b) qualifies when {@code R = A (x) B} for an outer layout A over (a, b) that lives on registers only
+ * ({@link TileOf#outer}); block (i, j) then sits in registers {@code 2 A(i, j)} and {@code 2 A(i, j) + 1}
+ * (the tile scales A by span(B) = 2 registers), one 32-bit word. On the shared side every block row must be 8 contiguous elements (16 bytes) starting at a multiple
+ * of 8 elements, and the row stride must be the same for every block. Blocks are taken in register order, x4
+ * (or x2, x1) per instruction; lane l gives the address of row {@code l % 8} of the group's block
+ * {@code l / 8}. Warp scope only: at wider scopes each warp would need its own slab of the tile.
+ */
+final class CudaMatrixRules {
+    private CudaMatrixRules() {}
+
+    /** The ldmatrix m8n8 fragment of one 8x8 block of 16-bit elements. */
+    static final Layout ATOM = Layout.parse("S[(8,4,2):(4@laneid,1@laneid,1)]");
+    static final Shape ATOM_SHAPE = Shape.of(8, 8);
+
+    public static final Rule LDST = new Rule() {
+        public String variant() {
+            return "axe4j-cuda-ldstmatrix";
+        }
+
+        public int priority() {
+            return 12;
+        }
+
+        public SchedulePlan plan(Request call) {
+            CudaRules.requireCudaScope(call);
+            if (!call.scope().equals("warp")) {
+                throw Declined.of("copy: ldmatrix/stmatrix at %s scope: warp scope only", call.scope());
+            }
+            Operand dst = call.operand("dst");
+            Operand src = call.operand("src0");
+            JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
+                    : new JsonObject();
+            String ds = storage.has("dst") ? storage.get("dst").getAsString() : "global";
+            String ss = storage.has("src0") ? storage.get("src0").getAsString() : "global";
+            boolean load = ds.equals("local") && ss.startsWith("shared");
+            boolean store = ss.equals("local") && ds.startsWith("shared");
+            if (!load && !store) {
+                throw Declined.of("copy: %s -> %s is not shared <-> local", ss, ds);
+            }
+            Operand reg = load ? dst : src;
+            Operand smem = load ? src : dst;
+            if (reg.elementBytes() != 2 || !reg.dtype().equals(smem.dtype())) {
+                throw Declined.of("copy: ldmatrix moves 16-bit elements, not %s -> %s", src.dtype(), dst.dtype());
+            }
+            long[] ext = reg.loopExtents();
+            if (ext.length != 2 || ext[0] % 8 != 0 || ext[1] % 8 != 0
+                    || !java.util.Arrays.equals(ext, smem.loopExtents())) {
+                throw Declined.of("copy: regions %s and %s are not one (8a, 8b) matrix", reg, smem);
+            }
+            if (reg.elements() != Shape.of(reg.shape()).size()) {
+                throw Declined.of("copy: %s is a part of its register tile; ldmatrix fills whole fragments", reg);
+            }
+            Shape shape = Shape.of(ext);
+            Layout regLayout = reg.layout();
+            Result<Layout> outer = TileOf.outer(regLayout, shape, ATOM, ATOM_SHAPE);
+            if (!outer.isPresent()) {
+                throw Declined.of("copy: register layout %s is not a tile of the ldmatrix fragment %s: %s", regLayout,
+                        ATOM, outer.reason());
+            }
+            Layout a = outer.get();
+            long rows = ext[0] / 8;
+            long cols = ext[1] / 8;
+            Shape outerShape = Shape.of(rows, cols);
+            List<long[]> blocks = new ArrayList<>(); // {i, j, register}
+            for (long i = 0; i < rows; i++) {
+                for (long j = 0; j < cols; j++) {
+                    // A (x) B scales A by span(B): block (i, j) starts at register A(i, j) * span_m(B)
+                    List<Point> p = a.apply(outerShape, i, j);
+                    if (p.size() != 1 || !onlyRegisters(p.get(0))) {
+                        throw Declined.of("copy: block (%d, %d) of %s is at %s (outer layout %s), not one register "
+                                + "pair of its lane", i, j, regLayout, p, a);
+                    }
+                    blocks.add(new long[] {i, j, p.get(0).get(Axis.M) * ATOM.spanOn(Axis.M)});
+                }
+            }
+            blocks.sort(Comparator.comparingLong(b -> b[2]));
+            int num = blocks.size() % 4 == 0 ? 4 : blocks.size() % 2 == 0 ? 2 : 1;
+            AffineAccess.requireMemoryOnly(smem);
+            // a run-time start (a warp's rows, a pipeline stage) moves every row by what AffineAccess says it adds:
+            // keep 16 bytes for every value TVM's analysis allows
+            AffineAccess runTime = SharedMatrixDescriptor.hasRunTimeStart(smem) ? AffineAccess.of(smem) : null;
+            long[] from = runTime != null ? runTime.lowStart(smem) : smem.start();
+            if (runTime != null) {
+                if (!runTime.startOffset().divisibleBy(8)) {
+                    throw Declined.of("copy: %s starts at run-time indices that move it by %s elements, which may "
+                            + "move its rows off 16 bytes", smem, runTime.startOffset());
+                }
+            }
+            RunTimeStarts starts = runTime != null ? RunTimeStarts.of(runTime) : null;
+            long rowStride = -1;
+            List<CudaPlans.MatrixGroup> groups = new ArrayList<>();
+            for (int g = 0; g < blocks.size(); g += num) {
+                List<Long> words = new ArrayList<>();
+                List<Long> bases = new ArrayList<>();
+                for (long[] b : blocks.subList(g, g + num)) {
+                    words.add(b[2] / 2);
+                    long first = address(smem, from, 8 * b[0], 8 * b[1]);
+                    long stride = address(smem, from, 8 * b[0] + 1, 8 * b[1]) - first;
+                    if (rowStride >= 0 && stride != rowStride) {
+                        throw Declined.of("copy: blocks of %s have different row strides (%d, %d)", smem, rowStride,
+                                stride);
+                    }
+                    rowStride = stride;
+                    for (long r = 0; r < 8; r++) {
+                        long row = address(smem, from, 8 * b[0] + r, 8 * b[1]);
+                        if (row != first + r * stride) {
+                            throw Declined.of("copy: rows of block (%d, %d) of %s are not evenly spaced", b[0], b[1],
+                                    smem);
+                        }
+                        if (row % 8 != 0) {
+                            throw Declined.of("copy: row %d of block (%d, %d) of %s starts at element %d, not 16-byte "
+                                    + "aligned", r, b[0], b[1], smem, row);
+                        }
+                        for (long c = 1; c < 8; c++) {
+                            if (address(smem, from, 8 * b[0] + r, 8 * b[1] + c) != row + c) {
+                                throw Declined.of("copy: row %d of block (%d, %d) of %s is not 8 contiguous elements",
+                                        r, b[0], b[1], smem);
+                            }
+                        }
+                    }
+                    bases.add(first);
+                }
+                groups.add(new CudaPlans.MatrixGroup(words, bases));
+            }
+            return new CudaPlans.LdStMatrix(load ? "ld" : "st", num, rowStride, regLayout.spanOn(Axis.M), reg.role(),
+                    smem.role(), groups, starts != null ? starts.strides() : null,
+                    starts != null ? starts.terms() : null, List.of((load ? "ldmatrix" : "stmatrix") + ".x" + num
+                    + " x " + groups.size() + ", outer layout " + a + " over " + outerShape));
+        }
+    };
+
+    private static boolean onlyRegisters(Point p) {
+        for (Axis axis : p.coords().keySet()) {
+            if (!axis.equals(Axis.M) && p.get(axis) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Memory address of region element (r, c) (region-relative) of a shared operand, with its element offset. */
+    private static long address(Operand o, long[] from, long r, long c) {
+        int[] dims = o.loopDims();
+        long[] coord = from.clone();
+        coord[dims[0]] += r;
+        coord[dims[1]] += c;
+        List<Point> p = o.layout().apply(Shape.of(o.shape()), coord);
+        return o.elemOffset() + p.get(0).get(Axis.M);
+    }
+}
