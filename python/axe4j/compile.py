@@ -292,9 +292,12 @@ def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
                 if d["accepted"]:
                     lines.append("    plan: " + _plan_summary(d["plan"]))
             if chosen is None and forced is None:
-                cases = ", ".join(v for v, _ in others) or "none registered"
-                lines.append(f"  FALLBACK: no axe4j rule accepts this call; TVM's own cases lower it ({cases}); "
-                             "axe4j.compile(..., strict=True) refuses it")
+                if others:
+                    lines.append(f"  FALLBACK: no axe4j rule accepts this call; TVM's own cases lower it "
+                                 f"({', '.join(v for v, _ in others)}); axe4j.compile(..., strict=True) refuses it")
+                else:
+                    lines.append("  NO CASE: no axe4j rule accepts this call and TVM has no case of its own for it: "
+                                 "the compile fails (the reasons are above)")
     if stopped:
         lines.append(f"TVM's dispatch stops here: {stopped}")
     report = "\n".join(lines)

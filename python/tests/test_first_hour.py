@@ -198,3 +198,49 @@ def test_numpy_arrays_at_any_alignment_are_safe_to_pass_to_a_cpu_kernel():
         executable(x, y, out)
         np.testing.assert_array_equal(out, a + b)
         np.testing.assert_array_equal(x, a)
+
+
+TVM_TYPE_NAMES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+                  "float64", "bfloat16", "bool", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                  "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "float16x2", "int4")
+
+
+def test_the_rules_read_every_tvm_element_type_with_tvms_bits():
+    import jpype
+
+    axe4j.install()
+    parse = jpype.JClass("org.axe4j.schedules.ElementType").parse
+    for name in TVM_TYPE_NAMES:
+        ours, theirs = parse(name), tvm.DataType(name)
+        assert (int(ours.bits()), int(ours.lanes())) == (theirs.bits, theirs.lanes), name
+
+
+@pytest.mark.parametrize("dtype, reason", [
+    ("float8_e4m3fn", "exp on float8_e4m3fn dst: the element-wise rules compute in float16, bfloat16, float32 and "
+                      "float64; float8_e4m3fn values are only copied"),
+    ("int32", "exp on int32 dst: exp needs floating-point operands (cast to float32 first)"),
+])
+def test_exp_on_a_type_the_rules_do_not_compute_in_is_declined_by_name(dtype, reason):
+    axe4j.install()
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 8), dtype), B: T.Buffer((4, 8), dtype)):
+        Tx.exp(B[:, :], A[:, :])
+
+    report = axe4j.explain(kernel, "llvm", file=open(os.devnull, "w"))
+    assert f"axe4j-cpu-vector (prio=10): declined: {reason}" in report, report
+    assert "NO CASE: no axe4j rule accepts this call and TVM has no case of its own for it" in report, report
+    with pytest.raises(RuntimeError) as error:
+        axe4j.compile(kernel, "llvm")
+    assert reason.split(":")[0] in str(error.value) and "NumberFormatException" not in str(error.value)
+
+
+def test_a_float8_copy_is_still_planned_by_the_rules():
+    axe4j.install()
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 8), "float8_e4m3fn"), B: T.Buffer((4, 8), "float8_e4m3fn")):
+        Tx.copy(B[:, :], A[:, :])
+
+    report = axe4j.explain(kernel, "llvm", file=open(os.devnull, "w"))
+    assert "accepted <- chosen" in report, report

@@ -3,6 +3,7 @@ package org.axe4j.schedules;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The checks and the affine loop nest of an element-wise op {@code dst[c] = f(src_i[c])}, shared by the CPU and
@@ -39,6 +40,9 @@ public final class ElementwiseLoops {
         return loops;
     }
 
+    /** Ops defined on floating-point values only: transcendental functions and their kin. */
+    static final Set<String> FLOAT_ONLY = Set.of("exp", "exp2", "log2", "sqrt", "reciprocal", "silu");
+
     /** The tensor operands, destination first, after the op-specific checks shared by both rules. */
     public static List<Operand> checkedOperands(Request call) {
         if (call.flag("bias_scale")) {
@@ -47,6 +51,22 @@ public final class ElementwiseLoops {
         List<Operand> ops = call.operands();
         if (ops.isEmpty() || !ops.get(0).role().equals("dst")) {
             throw Declined.of("%s: the first operand must be the destination", call.op());
+        }
+        for (Operand o : ops) {
+            ElementType type = o.elementType();
+            if (!type.wholeBytes()) {
+                throw Declined.of("%s: %s of %s packs several elements in a byte; the element-wise rules address"
+                        + " whole bytes", call.op(), type.name(), o.role());
+            }
+            if (FLOAT_ONLY.contains(call.op()) && !type.isFloat()) {
+                throw Declined.of("%s on %s %s: %s needs floating-point operands (cast to float32 first)", call.op(),
+                        type.name(), o.role(), call.op());
+            }
+            if (type.isFloat() && type.bits() <= 8 && !call.op().equals("copy")) {
+                throw Declined.of("%s on %s %s: the element-wise rules compute in float16, bfloat16, float32 and"
+                        + " float64; %s values are only copied (cast them to one of those first)", call.op(),
+                        type.name(), o.role(), type.name());
+            }
         }
         Operand dst = ops.get(0);
         long[] extents = dst.loopExtents();

@@ -109,11 +109,19 @@ public record Operand(String role, String name, String dtype, long[] shape, long
         return n;
     }
 
-    /** Bytes per element of {@link #dtype()} ({@code float32} -> 4, {@code int8} -> 1, {@code bool} -> 1). */
+    /**
+     * Bytes per element of {@link #dtype()} ({@code float32} -> 4, {@code int8} -> 1, {@code bool} -> 1,
+     * {@code float8_e4m3fn} -> 1).
+     *
+     * @throws Declined naming the type when it is not a TVM element type the rules know
+     */
     public int elementBytes() {
-        String digits = dtype.replaceAll("^[a-z]+", "");
-        int bits = digits.isEmpty() ? 8 : Integer.parseInt(digits.replaceAll("x.*$", ""));
-        return Math.max(1, bits / 8);
+        return ElementType.parse(dtype).bytes();
+    }
+
+    /** {@link #dtype()} parsed ({@link ElementType#parse}). */
+    public ElementType elementType() {
+        return ElementType.parse(dtype);
     }
 
     @Override
