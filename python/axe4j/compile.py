@@ -22,7 +22,9 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
     """``tvm.compile(mod, target, tir_pipeline="tirx")`` after ``axe4j.install()`` registered the Java cases.
 
     ``strict=True`` (default: ``AXE4J_STRICT``) refuses a kernel any tile call of which TVM's own dispatch case
-    lowered instead of an axe4j rule, with a ``StrictError`` naming each such call and case.
+    lowered instead of an axe4j rule, or an axe4j rule lowered with accesses narrower than the layouts allow (a plan
+    note ``narrowed: ...``, e.g. a tile offset whose alignment a plain assignment hid), with a ``StrictError`` naming
+    each such call.
 
     For ``tir_pipeline="tirx"`` and ``"trn"`` the layout passes run first (verify -> infer -> canonicalize,
     docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
@@ -63,10 +65,18 @@ def _refuse_fallbacks(rows):
     from ._errors import StrictError
 
     fallbacks = [row for row in rows if not row.by_axe4j]
+    narrowed = [row for row in rows if row.by_axe4j and any(str(n).startswith("narrowed:") for n in row.notes)]
+    problems = []
     if fallbacks:
-        raise StrictError(f"strict mode: {len(fallbacks)} tile call(s) lowered by TVM's own dispatch cases, not by an "
-                          "axe4j rule (axe4j.explain shows why its rules declined):\n  "
-                          + "\n  ".join(f"{row.call}: {row.variant} (prio={row.priority})" for row in fallbacks))
+        problems.append(f"{len(fallbacks)} tile call(s) lowered by TVM's own dispatch cases, not by an axe4j rule "
+                        "(axe4j.explain shows why its rules declined):\n  "
+                        + "\n  ".join(f"{row.call}: {row.variant} (prio={row.priority})" for row in fallbacks))
+    if narrowed:
+        problems.append(f"{len(narrowed)} tile call(s) with accesses narrower than the layouts allow:\n  "
+                        + "\n  ".join(f"{row.call}: {next(n for n in row.notes if str(n).startswith('narrowed:'))}"
+                                       for row in narrowed))
+    if problems:
+        raise StrictError("strict mode: " + "\n".join(problems))
 
 
 def _raise_rule_errors(cause):

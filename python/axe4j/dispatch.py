@@ -343,6 +343,8 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         if any(s is None for s in start):
             params.setdefault("start_modulus", {})[role] = [
                 _modulus(r.min) if s is None else None for r, s in zip(region.region, start)]
+            params.setdefault("start_text", {})[role] = [   # as written: rules name it when it narrows a plan
+                str(r.min) if s is None else None for r, s in zip(region.region, start)]
         extent, ragged = _extents(region, buffer)
         if ragged:
             params.setdefault("run_time_extent", {})[role] = sorted(ragged)

@@ -8,11 +8,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
 import org.axe4j.layout.Swizzle;
 import org.axe4j.schedules.AffineAccess;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.ElementwiseLoops;
 import org.axe4j.schedules.LoopNest;
+import org.axe4j.schedules.Modular;
 import org.axe4j.schedules.Operand;
 import org.axe4j.schedules.PlanAccesses;
 import org.axe4j.schedules.Request;
@@ -81,6 +83,10 @@ final class CudaRules {
             notes.add(vec + " element" + (vec == 1 ? "" : "s") + " (" + vec * maxBytes(ops) + " bytes) per access, "
                     + chunks + " chunks over " + threads + " thread" + (threads == 1 ? "" : "s")
                     + (chunks % threads == 0 ? "" : ", last round guarded"));
+            long possible = vectorWidth(call, ops, access, loops, true);
+            if (possible > vec) {
+                notes.add(narrowed(call, ops, access, vec, possible));
+            }
             return new CudaPlans.Affine(threads, vec, chunks, (chunks + threads - 1) / threads, describe(loops, ops),
                     PlanAccesses.accessMap(ops, access, swizzles(call, ops)), notes);
         }
@@ -183,6 +189,15 @@ final class CudaRules {
 
     /** {@link #vectorWidth(List, List, List)} with the request's swizzles ({@code call} null: none). */
     static long vectorWidth(Request call, List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops) {
+        return vectorWidth(call, ops, access, loops, false);
+    }
+
+    /**
+     * The width, or with {@code startsAligned} the width the shapes, strides and layouts allow were every
+     * run-time region start a multiple of it: a difference means a start's form is what narrows the access.
+     */
+    static long vectorWidth(Request call, List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops,
+                            boolean startsAligned) {
         if (loops.isEmpty()) {
             return 1;
         }
@@ -203,14 +218,56 @@ final class CudaRules {
             }
         }
         for (long vec = widest; vec > 1; vec /= 2) {
-            if (aligned(vec, ops, access, loops)) {
+            if (aligned(vec, ops, access, loops, startsAligned)) {
                 return vec;
             }
         }
         return 1;
     }
 
-    private static boolean aligned(long vec, List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops) {
+    /**
+     * The plan note of a vector copy narrowed by a run-time start: which operand's start, as written, and the fix.
+     * A tile offset bound by a plain assignment ({@code j0 = (bid % GN) * TT}) reaches the rule as a variable
+     * nothing is known of; {@code T.meta_var(...)} keeps its form, and with it the alignment.
+     */
+    static String narrowed(Request call, List<Operand> ops, List<AffineAccess> access, long vec, long possible) {
+        List<String> starts = new ArrayList<>();
+        for (int o = 0; o < ops.size(); o++) {
+            Operand op = ops.get(o);
+            if (access.get(o).baseValues().divisibleBy(possible)) {
+                continue;
+            }
+            SortedMap<Integer, List<AffineAccess.StartTerm>> terms = access.get(o).startTerms();
+            for (int d = 0; d < op.runTimeStarts().length; d++) {
+                Modular m = op.runTimeStarts()[d];
+                // a start whose every term moves the address by a multiple of the width keeps it aligned
+                boolean harmless = terms.containsKey(d)
+                        && terms.get(d).stream().allMatch(t -> t.stride() % possible == 0);
+                if (m != null && !harmless) {
+                    starts.add(op.role() + " dim " + d + " starts at " + startText(call, op.role(), d) + " ("
+                            + (m.equals(Modular.ANY) ? "any value" : "values " + m) + ")");
+                }
+            }
+        }
+        return "narrowed: " + vec + " element" + (vec == 1 ? "" : "s") + " per access where the layouts allow "
+                + possible + ": the run-time start" + (starts.size() == 1 ? " " : "s ") + String.join(", ", starts)
+                + (starts.size() == 1 ? " is" : " are") + " not provably a multiple of " + possible + " elements;"
+                + " bind the offset with T.meta_var(...) (a plain assignment hides its form) or make it a multiple of "
+                + possible;
+    }
+
+    /** The start of {@code role}'s dim {@code d} as the kernel wrote it ({@code start_text}), else {@code s<d>}. */
+    private static String startText(Request call, String role, int d) {
+        JsonObject texts = call.params().getAsJsonObject("start_text");
+        if (texts != null && texts.has(role) && texts.getAsJsonArray(role).size() > d
+                && !texts.getAsJsonArray(role).get(d).isJsonNull()) {
+            return texts.getAsJsonArray(role).get(d).getAsString();
+        }
+        return "s" + d;
+    }
+
+    private static boolean aligned(long vec, List<Operand> ops, List<AffineAccess> access, List<LoopNest.Loop> loops,
+                                   boolean startsAligned) {
         LoopNest.Loop inner = loops.get(loops.size() - 1);
         if (inner.extent() % vec != 0) {
             return false;
@@ -220,8 +277,11 @@ final class CudaRules {
                 continue; // a broadcast operand is read once per chunk
             }
             AffineAccess a = access.get(o);
-            // the base over every run-time start (bx * 32 adds 32 n * stride): aligned for all n, or not at all
-            if (!a.baseValues().divisibleBy(vec) || !a.replicas().stream().allMatch(r -> r % vec == 0)) {
+            // the base over every run-time start (bx * 32 adds 32 n * stride): aligned for all n, or not at all;
+            // with startsAligned, as if every run-time start were a multiple of vec (its residue alone counts)
+            Modular base = a.baseValues();
+            boolean baseAligned = startsAligned ? base.residue() % vec == 0 : base.divisibleBy(vec);
+            if (!baseAligned || !a.replicas().stream().allMatch(r -> r % vec == 0)) {
                 return false;
             }
             for (LoopNest.Loop l : loops.subList(0, loops.size() - 1)) {

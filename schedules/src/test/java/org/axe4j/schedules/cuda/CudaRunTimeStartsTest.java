@@ -263,4 +263,38 @@ class CudaRunTimeStartsTest {
         d = decide("axe4j-cuda-cp-async", "copy_async", 128, xs, k, Swizzle.IDENTITY);
         assertEquals(16L, d.planJson().get("bytes"), d.reason());
     }
+
+    @Test
+    void aStartThatNarrowsTheAccessesIsNamedInThePlanAndOneThatCannotIsNot() {
+        Operand x = new Operand("dst", "X", "float32", new long[] {64, 32}, new long[2], new long[] {64, 32},
+                rowMajor(64, 32));
+        Operand a = new Operand("src0", "A", "float32", new long[] {64, 64}, new long[2], new long[] {64, 32},
+                rowMajor(64, 64));
+        // a row start moves the address by multiples of 64 elements: never what narrows a 4-element access
+        Decision rows = decide("axe4j-cuda-vector", "copy", 128, x, a.withRunTimeStart(0, Modular.ANY),
+                Swizzle.IDENTITY);
+        assertEquals(4L, rows.planJson().get("vec"));
+        assertTrue(notes(rows).stream().noneMatch(n -> n.startsWith("narrowed:")), notes(rows).toString());
+        Decision known = decide("axe4j-cuda-vector", "copy", 128, x, a.withRunTimeStart(1, new Modular(32, 0)),
+                Swizzle.IDENTITY);
+        assertTrue(notes(known).stream().noneMatch(n -> n.startsWith("narrowed:")), notes(known).toString());
+        Decision any = decide("axe4j-cuda-vector", "copy", 128, x,
+                a.withRunTimeStart(0, Modular.ANY).withRunTimeStart(1, Modular.ANY), Swizzle.IDENTITY);
+        assertEquals(1L, any.planJson().get("vec"));
+        List<String> narrowed = notes(any).stream().filter(n -> n.startsWith("narrowed:")).toList();
+        assertEquals(List.of("narrowed: 1 element per access where the layouts allow 4: the run-time start src0 dim 1"
+                + " starts at s1 (any value) is not provably a multiple of 4 elements; bind the offset with"
+                + " T.meta_var(...) (a plain assignment hides its form) or make it a multiple of 4"), narrowed);
+        // a column start known to be even allows 2 of the 4: still narrowed, and its values are named
+        Decision even = decide("axe4j-cuda-vector", "copy", 128, x, a.withRunTimeStart(1, new Modular(2, 0)),
+                Swizzle.IDENTITY);
+        assertEquals(2L, even.planJson().get("vec"));
+        assertTrue(notes(even).stream().anyMatch(n -> n.startsWith("narrowed: 2 elements per access where the layouts"
+                + " allow 4: the run-time start src0 dim 1 starts at s1 (values 2n")), notes(even).toString());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> notes(Decision d) {
+        return (List<String>) d.planJson().get("notes");
+    }
 }
