@@ -8,4 +8,12 @@ if [ -z "${AXE4J_CLASSPATH:-}" ] && { ! compgen -G "tvm-bridge/target/tvm-bridge
   echo "[test-python] jars missing: building schedules and the modules it needs" >&2
   mvn -B --no-transfer-progress -q -DskipTests package -pl schedules -am
 fi
-exec .venv/bin/python -m pytest -p no:cacheprovider "$@" python/tests
+# One xdist worker per core this process may run on (at most 4; AXE4J_TEST_WORKERS overrides, 0 = one process):
+# the modules are CPU-bound and single-threaded. conftest.py groups modules that share files and hands the slowest
+# group left to each free worker.
+workers=${AXE4J_TEST_WORKERS:-$(.venv/bin/python -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}
+parallel=()
+if [ "$workers" -gt 1 ]; then
+  parallel=(-n "$workers" --dist loadgroup)
+fi
+exec .venv/bin/python -m pytest -p no:cacheprovider "${parallel[@]}" "$@" python/tests
