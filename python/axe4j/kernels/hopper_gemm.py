@@ -45,7 +45,9 @@ def accumulator(rows: int, n: int):
                         (per * bn, 1 @ wid_in_wg, 2, 4 @ laneid, per, 4, 1 @ laneid, 1)])
 
 
-def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
+def tile_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int, unit: str = "FP16") -> list[str]:
+    """What keeps (BM, BN, BK) from tiling an M x N x K GEMM of two consumer warpgroups with wgmma on swizzled
+    shared tiles (``unit`` names the elements of a swizzle row in the message)."""
     problems = []
     for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
         if value % tile:
@@ -53,9 +55,14 @@ def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) 
     if bm % 128:
         problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
     if bk % SWIZZLE_ROW:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} FP16)")
+        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} {unit})")
     if bn > 256 or bn % 8:
         problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
+    return problems
+
+
+def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
+    problems = tile_problems(m, n, k, bm, bn, bk)
     smem = stages * (bm + bn) * bk * 2
     if smem > 227 * 1024:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} FP16 need {smem} bytes of shared memory; "

@@ -29,7 +29,6 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
-from .. import _planted
 from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
 from .config import MoeShape
 
@@ -83,7 +82,6 @@ class _Gemm1:
         self.weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])
         stage_bytes = 2 * bn1 * BK * 2
         per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
-        unwaited = _planted.active("moe-gather-unwaited")
 
         @T.macro
         def load_weights(W1_rows, B_smem, full, first, kt):
@@ -131,8 +129,7 @@ class _Gemm1:
                                  transB=False, accum=True, wait=0, proxy_fence=False)
                 Tx.wg.gemm_async(up[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
-                if not unwaited:
-                    T.ptx["cp.async.wait_group"](0)             # the next K tile's rows have landed ...
+                T.ptx["cp.async.wait_group"](0)                 # the next K tile's rows have landed ...
                 T.ptx.fence.proxy.async_.shared__cta()
                 T.cuda.cta_sync()                              # ... for every thread, and all are past the wgmma
             # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
