@@ -8,14 +8,17 @@ to ``OUT/<case>.cu``; with the ``nvidia-cuda-nvcc`` wheel's nvcc (``axe4j._cuda.
 (``nvcc -ptx -arch=<case arch>``; ``--no-ptx`` skips it). ``OUT/digests.json`` maps each case to the sha256 of its
 files. ``<case>`` is the case name with ``/`` as ``__`` (``gpu_bundle.file_stem``).
 
-Compiling all 425 catalog cases and the bundle's 78 MoE kernels takes far longer than a check should on a small
-machine, so the default set is: every Hopper GEMM (``hopper_gemm/``), pipelined Hopper GEMM
-(``hopper_gemm_pipelined/``: the small cases and one large shape per tile configuration of the sweep, plus the fused
-128x256), Blackwell GEMM (``blackwell_gemm/``), Ampere GEMM and CUDA MoE (``moe_cuda/``) case of the catalog; the MoE
-bundle kernels at 16 and 4096 tokens (FP16 and BF16, three-kernel and fused forms), one (BN1, BN2) variant and the
-fused kernel's (tickets, reset) variants at 256 tokens; and the first two cases of every other catalog module (a sample of the
-emitters' output). ``--all`` takes every case; ``--cases PATTERN...`` (fnmatch on case names, e.g.
-``'hopper_gemm*'``) takes those matching among all of them.
+Compiling all 425 catalog cases and the bundle's 78 MoE kernels, with PTX, takes about 15-20 minutes on a 2-core
+machine (1-3 s a kernel), longer than a check should, so the default set (73 kernels, about 3 minutes) is: every
+Hopper GEMM (``hopper_gemm/``), pipelined Hopper GEMM (``hopper_gemm_pipelined/``: the small cases and one large shape
+per tile configuration of the sweep, plus the fused 128x256), Blackwell GEMM (``blackwell_gemm/``), Ampere GEMM and
+CUDA MoE (``moe_cuda/``) case of the catalog; the MoE bundle kernels at 16 and 4096 tokens (FP16 and BF16,
+three-kernel and fused forms), one (BN1, BN2) variant and the fused kernel's (tickets, reset) variants at 256 tokens;
+and the first two cases of every other catalog module (a sample of the emitters' output). ``--all`` takes every
+case; ``--cases PATTERN...`` (fnmatch on case names, e.g. ``'hopper_gemm*'``) takes those matching among all of them.
+
+The TVMScript parser reads a kernel's Python source when the kernel is built: do not edit the sources while this
+runs (take the baseline from an exported copy of the commit instead).
 
 usage: kernel_sources.py [--out DIR] [--cases PATTERN ...] [--all] [--no-ptx] [--list]
        kernel_sources.py --compare DIR_A DIR_B      (exit 1 when any case differs or is missing from one side)
@@ -59,7 +62,7 @@ def _setup():
     axe4j.install()
 
 
-# ---- the cases -------------------------------------------------------------------------------------------------------
+# ---- the cases ----------------------------------------------------------------------------------------------------
 
 class Source:
     """One kernel to compile: ``name`` (unique), ``arch`` and ``compile()`` -> its CUDA source."""
@@ -170,7 +173,7 @@ def select(sources, patterns, everything):
     return chosen
 
 
-# ---- writing -----------------------------------------------------------------------------------------------------------
+# ---- writing ------------------------------------------------------------------------------------------------------
 
 def file_stem(name: str) -> str:
     import gpu_bundle
@@ -226,15 +229,15 @@ def write(out: Path, sources, with_ptx: bool) -> int:
     return 1 if failed else 0
 
 
-# ---- comparing ---------------------------------------------------------------------------------------------------------
+# ---- comparing ----------------------------------------------------------------------------------------------------
 
 def _sha(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def compare(a: Path, b: Path, head: int = 40) -> int:
-    """Prints the cases whose files (hashed afresh, not read from ``digests.json``) differ between two outputs (a unified diff head of each), the cases only one
-    side has, and a summary line; 1 when anything differs, else 0."""
+    """Prints the cases whose files (hashed afresh, not read from ``digests.json``) differ between two outputs (a
+    unified diff head of each), the cases only one side has, and a summary line; 1 when anything differs, else 0."""
     da = json.loads((a / "digests.json").read_text())["cases"]
     db = json.loads((b / "digests.json").read_text())["cases"]
     same, differ = [], []
