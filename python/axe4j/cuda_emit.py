@@ -18,7 +18,6 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
-from . import _planted
 from . import cuda_register_fence as register_fence
 
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
@@ -316,8 +315,7 @@ def _emit_tree_reduce(request, plan, h):
                 # lane 0 of each warp leaves its warp's partial; the group's first warp combines them
                 warp, lane = tirx.floordiv(tid, 32), tirx.floormod(tid, 32)
                 guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))
-                if not _planted.active("missing-barrier"):
-                    T.evaluate(T.cuda.cta_sync())
+                T.evaluate(T.cuda.cta_sync())
                 first_warp = tirx.floormod(warp, warps_per_group) == 0
                 T.buffer_store(acc, tirx.Select(lane < warps_per_group,
                                                 scratch[tirx.Min(warp + lane, threads // 32 - 1)],
@@ -353,8 +351,7 @@ def _emit_ldstmatrix(request, plan):
     reg, smem = request.buffers[plan["register"]], request.buffers[plan["shared"]]
     num, row_stride, registers = int(plan["num"]), int(plan["row_stride"]), int(plan["registers"])
     groups = plan["groups"]
-    trans = ".trans" if _planted.active("ldmatrix-trans") else ""
-    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}{trans}.shared.b16"
+    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}.shared.b16"
     span = max(int(b) for g in groups for b in g["bases"]) + 7 * row_stride + 8
 
     def block_base(bases, k):
@@ -371,8 +368,7 @@ def _emit_ldstmatrix(request, plan):
 
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
-        lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var
-                             + (1 if _planted.active("lane-off-by-one") else 0), 32)
+        lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
@@ -446,7 +442,7 @@ def _emit_wgmma(request, plan):
         views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
         offsets = {role: run_time_offset(plan[role]) for role in ("A", "B")}
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
-        if plan.get("proxy_fence", True) and not _planted.active("missing-proxy-fence"):
+        if plan.get("proxy_fence", True):
             # wgmma reads shared memory through the async proxy: order the threads' generic stores before it
             T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
         T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
@@ -458,7 +454,7 @@ def _emit_wgmma(request, plan):
                     T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
                         T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
                         int(entry["lbo"]),
-                        int(entry["sbo"]) * (2 if _planted.active("wgmma-descriptor-stride") else 1),
+                        int(entry["sbo"]),
                         int(entry["swizzle"])))
                 scale_d = 1 if (plan["accum"] or kk > 0) else 0
                 T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
@@ -507,7 +503,7 @@ def _emit_tcgen05(request, plan):
     def issue():
         views, offsets = _shared_views_and_offsets(request, plan)
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
-        if plan.get("proxy_fence", True) and not _planted.active("missing-proxy-fence"):
+        if plan.get("proxy_fence", True):
             # tcgen05.mma reads shared memory through the async proxy: order generic stores before it
             T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
         for tile in plan["tiles"]:

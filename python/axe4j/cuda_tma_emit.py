@@ -18,7 +18,6 @@ import tvm
 from tvm import tirx
 from tvm.script import tirx as T
 
-from . import _planted
 from .cuda_emit import _swizzled_span
 
 # TMA's L2 promotion of 128 bytes, as TVM's own TMA case sets by default
@@ -84,8 +83,6 @@ def _tensor_map(sctx, plan, g, nbytes):
     strides = [int(d["stride"]) * nbytes for d in dims[1:]]
     boxes = [int(d["box"]) for d in dims]
     mode = int(plan["swizzle"])
-    if mode > 1 and _planted.active("wrong-swizzle"):
-        mode -= 1
     base_bytes = int(plan["global_base"]) * nbytes
     key = f"axe4j-tma:{hash(g.data)}:{base_bytes}:{extents}:{strides}:{boxes}:{mode}:{g.dtype}"
     cached = sctx.cache_get(key)

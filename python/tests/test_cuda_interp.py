@@ -13,9 +13,11 @@ import pytest
 from tvm.script import tirx as T
 
 import axe4j
-from axe4j import _planted, cuda_interp
+from axe4j import cuda_interp
 from axe4j.kernels.ampere_gemm import ampere_gemm
 from axe4j.kernels.hopper_gemm import hopper_gemm
+
+import faults
 
 
 def _target(arch="sm_90a"):
@@ -180,7 +182,7 @@ def _wgmma_from_thread_stores(kind=None):
     args = case.args()
     with contextlib.ExitStack() as stack:
         if kind:
-            stack.enter_context(_planted.planted(kind))
+            stack.enter_context(faults.planted(kind))
         executable = axe4j.compile(kernel, _target())
     cuda_interp.run(executable, *args)
     return args, case
@@ -199,13 +201,13 @@ def test_planted_missing_proxy_fence_is_caught():
 # ---- bugs planted in the emitters -----------------------------------------------------------------------------------
 
 def _hopper(kind):
-    with _planted.planted(kind):
+    with faults.planted(kind):
         d, expected, _ = _run_gemm(hopper_gemm, (128, 128, 64), "sm_90a")
     return d, expected
 
 
 def _ampere(kind):
-    with _planted.planted(kind):
+    with faults.planted(kind):
         d, expected, _ = _run_gemm(ampere_gemm, (128, 128, 64), "sm_80")
     return d, expected
 
@@ -220,7 +222,7 @@ def _tree_reduce(kind):
     if kind is None:
         cuda_interp.run(axe4j.compile(kernel, _target()), a, out)
     else:
-        with _planted.planted(kind):
+        with faults.planted(kind):
             cuda_interp.run(axe4j.compile(kernel, _target()), a, out)
     return out, a.sum(axis=1)
 
@@ -265,4 +267,4 @@ def test_every_planted_kind_has_a_test():
               "missing-proxy-fence", "early-release", "unpeeled-k-loop",
               "cluster-local-release",   # the last three in test_hopper_gemm_pipelined.py
               "moe-gather-unwaited"}     # in test_moe_cuda.py
-    assert tested == set(_planted.KINDS)
+    assert tested == set(faults.KINDS)

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import axe4j
-from axe4j import _planted, cuda_interp
+from axe4j import cuda_interp
 from axe4j.kernels.epilogue import Epilogue
 from axe4j.kernels.gemm_tuning import sweep_cases
 from axe4j.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
+
+import faults
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
@@ -180,8 +182,8 @@ def test_explain_shows_the_wait_depth():
 
 def test_releasing_a_slot_while_its_wgmma_is_in_flight_is_caught():
     axe4j.use_pip_nvcc()
-    with _planted.planted("early-release"):
-        executable = axe4j.compile(hopper_gemm_pipelined(256, 512, 512, sms=2, stages=2), TARGET)
+    with faults.planted("early-release") as faulty:
+        executable = axe4j.compile(faulty.hopper_gemm_pipelined(256, 512, 512, sms=2, stages=2), TARGET)
     a, b, d, _ = _operands((256, 512, 512), "float16")
     with pytest.raises(cuda_interp.KernelFault, match=r"a TMA load .* touches shared byte \d+ while a "
                                                       r"wgmma\.mma_async of warpgroup \d .*is unfinished"):
@@ -210,7 +212,7 @@ def test_releasing_a_slot_only_in_its_own_cta_is_caught_in_a_cluster():
     """The peer's multicast writes into this CTA's slot too: a release that does not reach the peer's producer lets
     it overwrite operands a wgmma here still reads."""
     axe4j.use_pip_nvcc()
-    with _planted.planted("cluster-local-release"):
+    with faults.planted("cluster-local-release"):
         executable = axe4j.compile(hopper_gemm_pipelined(512, 512, 256, bm=128, bn=256, sms=2, group_m=2,
                                                          cluster=(2, 1), stages=2), TARGET)
     a, b, d, _ = _operands((512, 512, 256), "float16")
@@ -258,8 +260,8 @@ def _sass(name, kind=None):
     shape, options = LARGE[name]
     axe4j.use_pip_nvcc()
     if kind:
-        with _planted.planted(kind):
-            executable = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET)
+        with faults.planted(kind) as faulty:
+            executable = axe4j.compile(faulty.hopper_gemm_pipelined(*shape, **options), TARGET)
     else:
         executable = _build(name)
     binary, report = sass.cubin(corpus_build.cuda_source(executable), "sm_90a")

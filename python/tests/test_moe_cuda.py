@@ -188,10 +188,11 @@ def test_ptx_has_wgmma_and_tma_and_explain_names_the_rules(bridge):
 def test_reading_gathered_rows_before_their_cp_async_completes_is_caught(bridge):
     """The interpreter as the check of the gather ring: without the wait for the next K tile's cp.async group, the
     next wgmma reads rows that may not have landed."""
-    from axe4j import _planted, cuda_interp
+    import faults
+    from axe4j import cuda_interp
 
     axe4j.use_pip_nvcc()
-    with _planted.planted("moe-gather-unwaited"):
+    with faults.planted("moe-gather-unwaited"):
         executable = axe4j.compile(_stage_kernel("gemm1"), cuda.target())
     with pytest.raises(cuda_interp.KernelFault, match=r"a wgmma\.mma_async of warpgroup 0 .* touches shared byte "
                                                       r"\d+ while a cp\.async of 16 bytes .* is unfinished"):

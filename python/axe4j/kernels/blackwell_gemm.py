@@ -26,6 +26,8 @@ from tvm.tirx.layout import wg_local_layout
 from tvm.tirx.script import tile as Tx
 
 from .hopper_gemm import SWIZZLE_ROW, shared_tile
+from .pipeline import PipelineState
+from .tiles import local_tile
 
 SHARED_BYTES = 227 * 1024
 MAX_STAGES = 8
@@ -107,19 +109,19 @@ def blackwell_gemm(m: int, n: int, k: int, bn: int = 128, bk: int = 64, stages: 
         if warp == 0:
             if tid == 0:
                 for kt in T.serial(k_tiles):
-                    s = kt % stages
+                    state = T.meta_var(PipelineState(stages, kt, start_phase=1))
+                    s = state.index()
                     if kt >= stages:
                         # the MMAs that read the slot's previous contents have completed (tcgen05.commit)
-                        T.cuda.mbarrier_wait(empty.ptr_to([s]), ((kt // stages) + 1) % 2)
-                    Tx.copy_async(A_smem[s, 0, :, :], A[by * 128:by * 128 + 128, kt * bk:kt * bk + bk],
-                                  mbar=full.ptr_to([s]))
-                    Tx.copy_async(B_smem[s, 0, :, :], B[bx * bn:bx * bn + bn, kt * bk:kt * bk + bk],
-                                  mbar=full.ptr_to([s]))
+                        T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
+                    Tx.copy_async(A_smem[s, 0, :, :], local_tile(A, (128, bk), (by, kt)), mbar=full.ptr_to([s]))
+                    Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (bx, kt)), mbar=full.ptr_to([s]))
                     T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
         if warp == 1:
             for kt in T.serial(k_tiles):
-                s = kt % stages
-                T.cuda.mbarrier_wait(full.ptr_to([s]), (kt // stages) % 2)
+                state = T.meta_var(PipelineState(stages, kt))
+                s = state.index()
+                T.cuda.mbarrier_wait(full.ptr_to([s]), state.phase())
                 if kt == 0:
                     Tx.warp.gemm_async(C_tmem[:, :], A_smem[s, 0, :, :], B_smem[s, 0, :, :], transA=False,
                                        transB=False, accum=False, proxy_fence=False)
@@ -135,7 +137,7 @@ def blackwell_gemm(m: int, n: int, k: int, bn: int = 128, bk: int = 64, stages: 
         Tx.wg.copy_async(C_reg[:, :], C_tmem[:, :])
         T.ptx["tcgen05.wait::ld.sync.aligned"]()
         Tx.wg.cast(out[:, :], C_reg[:, :])
-        Tx.wg.copy(D[by * 128:by * 128 + 128, bx * bn:bx * bn + bn], out[:, :])
+        Tx.wg.copy(local_tile(D, (128, bn), (by, bx)), out[:, :])
         T.cuda.cta_sync()
         tmem.dealloc()
 
@@ -202,24 +204,26 @@ def blackwell_gemm_pair(m: int, n: int, k: int, bn: int = 128, bk: int = 64, sta
             if tid == 0:
                 leader_full = T.alloc_local([1], "uint32")
                 for kt in T.serial(k_tiles):
-                    s = kt % stages
+                    state = T.meta_var(PipelineState(stages, kt, start_phase=1))
+                    s = state.index()
                     if kt >= stages:
                         # the pair's MMAs that read this slot have completed (the leader's multicast commit)
-                        T.cuda.mbarrier_wait(empty.ptr_to([s]), ((kt // stages) + 1) % 2)
+                        T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
                     # the even CTA's full[s], as this CTA addresses it in the cluster window
                     T.ptx.mapa.shared__cluster.u32(leader_full[0], T.cuda.cvta_generic_to_shared(full.ptr_to([s])),
                                                    T.uint32(0))
                     if rank == 0:
                         T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(pair_bytes))
-                    Tx.copy_async(A_smem[s, 0, :, :], A[tm * 256 + rank * 128:tm * 256 + rank * 128 + 128,
-                                                       kt * bk:kt * bk + bk], mbar=leader_full[0], cta_group=2)
-                    Tx.copy_async(B_smem[s, 0, :, :], B[tn * bn + rank * half_n:tn * bn + rank * half_n + half_n,
-                                                       kt * bk:kt * bk + bk], mbar=leader_full[0], cta_group=2)
+                    Tx.copy_async(A_smem[s, 0, :, :], local_tile(A, (256, bk), (tm, kt), (rank * 128, None),
+                                                                 (128, None)), mbar=leader_full[0], cta_group=2)
+                    Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (tn, kt), (rank * half_n, None),
+                                                                 (half_n, None)), mbar=leader_full[0], cta_group=2)
         if warp == 1:
             if rank == 0:
                 for kt in T.serial(k_tiles):
-                    s = kt % stages
-                    T.cuda.mbarrier_wait(full.ptr_to([s]), (kt // stages) % 2)
+                    state = T.meta_var(PipelineState(stages, kt))
+                    s = state.index()
+                    T.cuda.mbarrier_wait(full.ptr_to([s]), state.phase())
                     if kt == 0:
                         Tx.warp.gemm_async(C_tmem[:, :], A_smem[s, 0, :, :], B_smem[s, 0, :, :], transA=False,
                                            transB=False, accum=False, proxy_fence=False, cta_group=2)
@@ -236,7 +240,7 @@ def blackwell_gemm_pair(m: int, n: int, k: int, bn: int = 128, bk: int = 64, sta
         Tx.wg.copy_async(C_reg[:, :], C_tmem[:, :])
         T.ptx["tcgen05.wait::ld.sync.aligned"]()
         Tx.wg.cast(out[:, :], C_reg[:, :])
-        Tx.wg.copy(D[tm * 256 + rank * 128:tm * 256 + rank * 128 + 128, tn * bn:tn * bn + bn], out[:, :])
+        Tx.wg.copy(local_tile(D, (256, bn), (tm, tn), (rank * 128, None), (128, None)), out[:, :])
         T.cuda.cluster_sync()   # the pair's MMAs and reads are done before the tensor memory is freed
         tmem.dealloc()
 

@@ -24,6 +24,9 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid, wid_in_wg
 from tvm.tirx.script import tile as Tx
 
+from .pipeline import PipelineState, release
+from .tiles import local_tile
+
 SWIZZLE_ROW = 64  # elements of one 128-byte swizzle row (FP16)
 
 
@@ -45,7 +48,9 @@ def accumulator(rows: int, n: int):
                         (per * bn, 1 @ wid_in_wg, 2, 4 @ laneid, per, 4, 1 @ laneid, 1)])
 
 
-def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
+def tile_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int, unit: str = "FP16") -> list[str]:
+    """What keeps (BM, BN, BK) from tiling an M x N x K GEMM of two consumer warpgroups with wgmma on swizzled
+    shared tiles (``unit`` names the elements of a swizzle row in the message)."""
     problems = []
     for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
         if value % tile:
@@ -53,9 +58,14 @@ def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) 
     if bm % 128:
         problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
     if bk % SWIZZLE_ROW:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} FP16)")
+        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} {unit})")
     if bn > 256 or bn % 8:
         problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
+    return problems
+
+
+def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
+    problems = tile_problems(m, n, k, bm, bn, bk)
     smem = stages * (bm + bn) * bk * 2
     if smem > 227 * 1024:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} FP16 need {smem} bytes of shared memory; "
@@ -115,15 +125,15 @@ def _kernel(m, n, k, bm, bn, bk, stages):
         if wg == 0:
             if tid == 0:
                 for kt in T.serial(k_tiles):
-                    s = kt % stages
+                    state = T.meta_var(PipelineState(stages, kt, start_phase=1))
+                    s = state.index()
                     if kt >= stages:
                         # wait until both consumers released the slot's previous contents
-                        T.cuda.mbarrier_wait(empty.ptr_to([s]), ((kt // stages) + 1) % 2)
+                        T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
                     for h in T.unroll(2):
-                        Tx.copy_async(A_smem[s, h, :, :], A[by * bm + h * half:by * bm + h * half + half,
-                                                            kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
-                    Tx.copy_async(B_smem[s, 0, :, :], B[bx * bn:bx * bn + bn, kt * bk:kt * bk + bk],
-                                  mbar=full.ptr_to([s]))
+                        Tx.copy_async(A_smem[s, h, :, :], local_tile(A, (bm, bk), (by, kt), (h * half, None),
+                                                                     (half, None)), mbar=full.ptr_to([s]))
+                    Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (bx, kt)), mbar=full.ptr_to([s]))
                     T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
         else:
             acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
@@ -132,13 +142,14 @@ def _kernel(m, n, k, bm, bn, bk, stages):
             part = wg - 1
             row = part * half
             for kt in T.serial(k_tiles):
-                s = kt % stages
-                T.cuda.mbarrier_wait(full.ptr_to([s]), (kt // stages) % 2)
+                state = T.meta_var(PipelineState(stages, kt))
+                s = state.index()
+                T.cuda.mbarrier_wait(full.ptr_to([s]), state.phase())
                 Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
                                  transB=False, accum=True, proxy_fence=False)
                 if tid_in_wg == 0:
-                    T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([s]), T.uint32(1))
+                    release(empty, s)
             Tx.wg.cast(out[:, :], acc[:, :])
-            Tx.wg.copy(D[by * bm + row:by * bm + row + half, bx * bn:bx * bn + bn], out[:, :])
+            Tx.wg.copy(local_tile(D, (bm, bn), (by, bx), (row, None), (half, None)), out[:, :])
 
     return kernel

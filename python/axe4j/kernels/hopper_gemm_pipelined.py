@@ -35,9 +35,10 @@ from tvm.tirx.script import tile as Tx
 
 from tvm.tirx.layout import S, TileLayout
 
-from .. import _planted
 from .epilogue import Epilogue
-from .hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from .hopper_gemm import accumulator, shared_tile, tile_problems
+from .pipeline import PipelineState, release
+from .tiles import local_tile
 
 SHARED_BYTES = 227 * 1024
 CLUSTERS = ((1, 1), (2, 1), (1, 2))   # (CTAs along M, along N) of a thread-block cluster
@@ -72,19 +73,6 @@ def tile_in_cluster(t, rank, tiles_m: int, tiles_n: int, group_m: int, cluster):
     return block_m, block_n * cn + rank
 
 
-def release_in_cluster(bar, size: int):
-    """Releases a ring slot in every CTA of the cluster: ``mbarrier.arrive.shared::cluster`` on the slot's ``empty``
-    mbarrier of rank 0 .. size - 1 (mapa gives each one's address), since the slot's multicast loads write into all
-    of them. Plain Python: the mapa result register is declared in the caller's scope."""
-    for rank in range(size):
-        if _planted.active("cluster-local-release"):
-            T.evaluate(T.ptx.mbarrier.arrive.shared.b64(bar, T.uint32(size)))   # own CTA only, counted as all
-            return
-        mapped = T.alloc_local([1], "uint32")
-        T.evaluate(T.ptx.mapa.shared__cluster.u32(mapped[0], T.cuda.cvta_generic_to_shared(bar), T.uint32(rank)))
-        T.evaluate(T.ptx.mbarrier.arrive.shared__cluster.b64(mapped[0]))
-
-
 def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
     problems = []
     cm, cn = cluster
@@ -96,15 +84,7 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
         problems.append(f"cluster={cluster}: {n // bn} tile columns are not a multiple of {cn}")
     elif cm * cn > 1 and sms < cm * cn:
         problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
-    for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
-        if value % tile:
-            problems.append(f"{name}={value} is not a multiple of the tile {tile}")
-    if bm % 128:
-        problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
-    if bk % SWIZZLE_ROW:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} elements)")
-    if bn > 256 or bn % 8:
-        problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
+    problems += tile_problems(m, n, k, bm, bn, bk, unit="elements")
     if (bm // 2) * bn // 128 > 128:
         problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
                         "(at most 128 leave room for addresses)")
@@ -139,14 +119,11 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     k_tiles = k // bk
     tiles_m, tiles_n = m // bm, n // bn
     tiles = tiles_m * tiles_n
-    grid = min(tiles, sms)
     cm, cn = cluster
     size = cm * cn                           # CTAs per cluster
     units = min(tiles // size, sms // size)  # persistent units: CTAs, or clusters of `size` CTAs
     grid = units * size
     stage_bytes = (bm + bn) * bk * 2
-    lag = 0 if _planted.active("early-release") else 1  # iterations between a slot's wgmma and its release
-    peel = not _planted.active("unpeeled-k-loop")
 
     @T.macro
     def body(A, B, D, C, Bias):
@@ -190,27 +167,27 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                         tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                     for kt in T.serial(k_tiles):
                         it = j * k_tiles + kt
-                        s = it % stages
+                        state = T.meta_var(PipelineState(stages, it, start_phase=1))
+                        s = state.index()
                         if it >= stages:
                             # both consumers released the slot's previous contents
-                            T.cuda.mbarrier_wait(empty.ptr_to([s]), ((it // stages) + 1) % 2)
+                            T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
                         if cn == 1:
                             for h in T.unroll(2):
-                                Tx.copy_async(A_smem[s, h, :, :], A[tm * bm + h * half:tm * bm + h * half + half,
-                                                                    kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
+                                Tx.copy_async(A_smem[s, h, :, :], local_tile(A, (bm, bk), (tm, kt), (h * half, None),
+                                                                             (half, None)), mbar=full.ptr_to([s]))
                         else:
                             # the CTAs of a 1x2 cluster share the A tile: each loads one half into both
-                            Tx.copy_async(A_smem[s, rank, :, :], A[tm * bm + rank * half:tm * bm + rank * half + half,
-                                                                   kt * bk:kt * bk + bk],
+                            Tx.copy_async(A_smem[s, rank, :, :], local_tile(A, (bm, bk), (tm, kt), (rank * half, None),
+                                                                            (half, None)),
                                           mbar=full.ptr_to([s]), cta_mask=3)
                         if cm == 1:
-                            Tx.copy_async(B_smem[s, 0, :, :], B[tn * bn:tn * bn + bn, kt * bk:kt * bk + bk],
-                                          mbar=full.ptr_to([s]))
+                            Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (tn, kt)), mbar=full.ptr_to([s]))
                         else:
                             # the CTAs of a 2x1 cluster share the B tile: each loads half its rows into both
                             Tx.copy_async(B_smem[s, 0, rank * (bn // 2):rank * (bn // 2) + bn // 2, :],
-                                          B[tn * bn + rank * (bn // 2):tn * bn + rank * (bn // 2) + bn // 2,
-                                            kt * bk:kt * bk + bk], mbar=full.ptr_to([s]), cta_mask=3)
+                                          local_tile(B, (bn, bk), (tn, kt), (rank * (bn // 2), None), (bn // 2, None)),
+                                          mbar=full.ptr_to([s]), cta_mask=3)
                         T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
         else:
             T.ptx["setmaxnreg.inc.sync.aligned.u32"](232)
@@ -223,43 +200,28 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                 else:
                     tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                 Tx.wg.fill(acc[:, :], T.float32(0.0))
-                for kt in T.serial(k_tiles - 1 if peel else k_tiles):
+                for kt in T.serial(k_tiles - 1):
                     it = j * k_tiles + kt
-                    s = it % stages
-                    T.cuda.mbarrier_wait(full.ptr_to([s]), (it // stages) % 2)
+                    state = T.meta_var(PipelineState(stages, it))
+                    s = state.index()
+                    T.cuda.mbarrier_wait(full.ptr_to([s]), state.phase())
                     Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
                                      transB=False, accum=True, wait=1, proxy_fence=False)
-                    if kt >= lag:
+                    if kt >= 1:
                         # the group of iteration it - 1 has retired: its slot may be refilled
                         if tid_in_wg == 0:
-                            if size == 1:
-                                T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(it - lag) % stages]), T.uint32(1))
-                            else:
-                                release_in_cluster(empty.ptr_to([(it - lag) % stages]), size)
-                if peel:
-                    # the last K tile, peeled: its call waits for every group (wait_group 0) and fences the
-                    # accumulator registers, so no read of them is scheduled before the wait (cuda_register_fence)
-                    last = j * k_tiles + k_tiles - 1
-                    T.cuda.mbarrier_wait(full.ptr_to([last % stages]), (last // stages) % 2)
-                    Tx.wg.gemm_async(acc[:, :], A_smem[last % stages, part, :, :], B_smem[last % stages, 0, :, :],
-                                     transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
-                    if tid_in_wg == 0:
-                        if size == 1:
-                            if lag == 1 and k_tiles > 1:
-                                T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(last - 1) % stages]), T.uint32(1))
-                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([last % stages]), T.uint32(1))
-                        else:
-                            if lag == 1 and k_tiles > 1:
-                                release_in_cluster(empty.ptr_to([(last - 1) % stages]), size)
-                            release_in_cluster(empty.ptr_to([last % stages]), size)
-                else:
-                    T.ptx["wgmma.wait_group.sync.aligned"](0)
-                    if tid_in_wg == 0:
-                        if size == 1:
-                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]),
-                                                             T.uint32(1))
-                        else:
-                            release_in_cluster(empty.ptr_to([(j * k_tiles + k_tiles - 1) % stages]), size)
+                            release(empty, state.advance(-1), size)
+                # the last K tile, peeled: its call waits for every group (wait_group 0) and fences the
+                # accumulator registers, so no read of them is scheduled before the wait (cuda_register_fence)
+                last = j * k_tiles + k_tiles - 1
+                final = T.meta_var(PipelineState(stages, last))
+                T.cuda.mbarrier_wait(full.ptr_to([final.index()]), final.phase())
+                Tx.wg.gemm_async(acc[:, :], A_smem[final.index(), part, :, :], B_smem[final.index(), 0, :, :],
+                                 transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
+                if tid_in_wg == 0:
+                    if k_tiles > 1:
+                        release(empty, final.advance(-1), size)
+                    release(empty, final, size)
                 row = tm * bm + part * half
                 if epilogue is not None:
                     # act(alpha acc + beta C + bias) on the accumulator's layout, EPILOGUE_COLS columns at a time so

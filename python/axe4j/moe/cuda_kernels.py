@@ -29,8 +29,9 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
-from .. import _planted
 from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from ..kernels.pipeline import PipelineState
+from ..kernels.tiles import local_tile
 from .config import MoeShape
 
 ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup
@@ -83,16 +84,16 @@ class _Gemm1:
         self.weight_rows = TileLayout(S[(max_tiles * ROWS, bn1):(1, 0)])
         stage_bytes = 2 * bn1 * BK * 2
         per_pass = THREADS * 8 // BK                      # rows gathered per pass: 8 FP16 (16 bytes) per thread
-        unwaited = _planted.active("moe-gather-unwaited")
 
         @T.macro
         def load_weights(W1_rows, B_smem, full, first, kt):
             """TMA of K tile kt of the chunk's gate rows and up rows into ring slot kt % 2."""
-            Tx.copy_async(B_smem[kt % 2, 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
-                          mbar=full.ptr_to([kt % 2]))
-            Tx.copy_async(B_smem[kt % 2, 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
-                          mbar=full.ptr_to([kt % 2]))
-            T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([kt % 2]), T.uint32(stage_bytes))
+            ring = T.meta_var(PipelineState(2, kt))
+            Tx.copy_async(B_smem[ring.index(), 0, :, :], W1_rows[first:first + bn1, kt * BK:kt * BK + BK],
+                          mbar=full.ptr_to([ring.index()]))
+            Tx.copy_async(B_smem[ring.index(), 1, :, :], W1_rows[first + I:first + I + bn1, kt * BK:kt * BK + BK],
+                          mbar=full.ptr_to([ring.index()]))
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([ring.index()]), T.uint32(stage_bytes))
 
         @T.macro
         def gather(X, slot_token, tile_start, A_smem, i, tid, kt):
@@ -126,22 +127,22 @@ class _Gemm1:
                     if tid == 0:
                         load_weights(W1_rows, B_smem, full, first, kt + 1)
                     gather(X, slot_token, tile_start, A_smem, i, tid, kt + 1)
-                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
-                Tx.wg.gemm_async(gate[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                ring = T.meta_var(PipelineState(2, kt))
+                T.cuda.mbarrier_wait(full.ptr_to([ring.index()]), ring.phase())
+                Tx.wg.gemm_async(gate[:, :], A_smem[ring.index(), 0, :, :], B_smem[ring.index(), 0, :, :],
+                                 transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
+                Tx.wg.gemm_async(up[:, :], A_smem[ring.index(), 0, :, :], B_smem[ring.index(), 1, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
-                Tx.wg.gemm_async(up[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 1, :, :], transA=False,
-                                 transB=False, accum=True, wait=0, proxy_fence=False)
-                if not unwaited:
-                    T.ptx["cp.async.wait_group"](0)             # the next K tile's rows have landed ...
+                T.ptx["cp.async.wait_group"](0)                 # the next K tile's rows have landed ...
                 T.ptx.fence.proxy.async_.shared__cta()
                 T.cuda.cta_sync()                              # ... for every thread, and all are past the wgmma
             # SiLU(gate) * up * weight on the accumulator's layout; the weights land in up's registers
             Tx.wg.silu(gate[:, :], gate[:, :])
             Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
-            Tx.wg.copy(up[:, :], weights[i * ROWS:i * ROWS + ROWS, :])
+            Tx.wg.copy(up[:, :], local_tile(weights, (ROWS, None), (i, None)))
             Tx.wg.mul(gate[:, :], gate[:, :], up[:, :])
             Tx.wg.cast(out[:, :], gate[:, :])
-            Tx.wg.copy(Hbuf[i * ROWS:i * ROWS + ROWS, c * bn1:c * bn1 + bn1], out[:, :])
+            Tx.wg.copy(local_tile(Hbuf, (ROWS, bn1), (i, c)), out[:, :])
 
         self.tile = tile
 
@@ -194,9 +195,9 @@ class _Gemm2:
 
         @T.macro
         def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
-            s = kt % 2
-            Tx.copy_async(A_smem[s, 0, :, :], Hbuf[i * ROWS:i * ROWS + ROWS, kt * BK:kt * BK + BK],
-                          mbar=full.ptr_to([s]))
+            ring = T.meta_var(PipelineState(2, kt))
+            s = ring.index()
+            Tx.copy_async(A_smem[s, 0, :, :], local_tile(Hbuf, (ROWS, BK), (i, kt)), mbar=full.ptr_to([s]))
             Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
             T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
 
@@ -212,8 +213,9 @@ class _Gemm2:
                 if tid == 0:
                     if kt + 1 < k_tiles:
                         load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt + 1)   # its slot's wgmma completed
-                T.cuda.mbarrier_wait(full.ptr_to([kt % 2]), (kt // 2) % 2)
-                Tx.wg.gemm_async(acc[:, :], A_smem[kt % 2, 0, :, :], B_smem[kt % 2, 0, :, :], transA=False,
+                ring = T.meta_var(PipelineState(2, kt))
+                T.cuda.mbarrier_wait(full.ptr_to([ring.index()]), ring.phase())
+                Tx.wg.gemm_async(acc[:, :], A_smem[ring.index(), 0, :, :], B_smem[ring.index(), 0, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
                 T.cuda.cta_sync()                          # every thread is past the wgmma before its slot refills
             # scatter: the tile's row r is slot tile_start + r, whose pair's row of Y is slot_pair[tile_start + r];
