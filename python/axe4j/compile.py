@@ -103,11 +103,11 @@ def _compile(mod, target, **kwargs):
             return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
 
         mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
-    from . import cuda_interp
+    from .cuda import interp as cuda_interp
 
     trn = kwargs["tir_pipeline"] == "trn"
     if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn_pipeline)
-        from . import trn_pipeline
+        from .trn import pipeline as trn_pipeline
 
         trn_pipeline.register()
         kwargs = dict(kwargs, tir_pipeline=trn_pipeline.NAME)
@@ -123,7 +123,7 @@ def _check_trn_allocation(mod, executable):
     Records ``executable.trn_layout_extents`` (``trn_allocation.layout_extents`` of every function)."""
     import tvm
 
-    from . import trn_allocation
+    from .trn import allocation as trn_allocation
 
     source = executable.mod.imports[0].inspect_source()
     funcs = mod.functions.values() if isinstance(mod, tvm.IRModule) else [mod]

@@ -304,7 +304,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
             else:
                 scalars[i] = s
         if op in _UNARY_WITH_BIAS_SCALE and target_kind == "trn":
-            from . import trn_emit
+            from .trn import emit as trn_emit
 
             trn_emit.describe_bias_scale(args, roles, scalars, params, _constant)
     elif op in _REDUCE_OPS:
@@ -357,13 +357,13 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == "trn":
-        from . import trn_emit
+        from .trn import emit as trn_emit
 
         trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     target = sctx.target if sctx is not None else target
     if target_kind == TARGET_KIND and op == "gemm" and target is not None:
-        from . import cpu_target
+        from .cpu import target as cpu_target
 
         params["cpu"] = cpu_target.describe(target)
     if target_kind == CUDA_KIND:
@@ -411,7 +411,7 @@ def emit(request: Described, plan: dict):
         _bind_run_time_starts(request, role, entry)
     kind = plan["kind"]
     if kind == "trn":
-        from . import trn_emit
+        from .trn import emit as trn_emit
 
         return trn_emit.emit(request, plan)
     if kind == "affine":
@@ -425,22 +425,22 @@ def emit(request: Described, plan: dict):
     if kind == "reduce-digits":
         return _emit_reduce_digits(request, plan)
     if kind == "gemm-blocked":
-        from . import gemm_blocked
+        from .cpu import gemm_blocked
 
         return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
     if kind == "gemm-naive":
         return _emit_gemm_naive(request, plan)
     if kind in ("cuda-register", "cuda-shuffle-reduce"):
-        from . import cuda_emit_register
+        from .cuda import emit_register as cuda_emit_register
 
         return cuda_emit_register.emit(request, plan, _EmitHelpers)
     if kind in ("cuda-cp-async", "cuda-tma"):
-        from . import cuda_async_emit
+        from .cuda import async_emit as cuda_async_emit
 
         return cuda_async_emit.emit(request, plan, _EmitHelpers)
     if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
                 "cuda-wgmma", "cuda-tcgen05"):
-        from . import cuda_emit
+        from .cuda import emit as cuda_emit
 
         return cuda_emit.emit(request, plan, _EmitHelpers)
     raise ValueError(f"unknown plan kind {kind}")

@@ -12,7 +12,7 @@ from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import F, P, S, TileLayout
 
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm
+from axe4j.trn.kernels import gemm as trn_gemm
 
 # CI runs the two smaller sizes; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.
 SIZES = trn_gemm.SIZES if os.environ.get("AXE4J_TRN_FULL") else (512, 1024)

@@ -11,7 +11,7 @@ import tvm
 
 import axe4j
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm, trn_mha
+from axe4j.trn.kernels import gemm as trn_gemm, mha as trn_mha
 
 # (sequence length, heads): CI runs the two shorter sequences; AXE4J_TRN_FULL=1 (make test-trn-full) runs all four.
 CASES = [(s, 2) for s in trn_mha.SIZES] if os.environ.get("AXE4J_TRN_FULL") else [(512, 2), (1024, 1)]

@@ -30,7 +30,7 @@ from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 from .. import _planted
-from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from ..cuda.kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
 from .config import MoeShape
 
 ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup

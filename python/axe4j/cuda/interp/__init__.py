@@ -76,7 +76,7 @@ def _install_hooks():
     with _patch_lock:
         if _patched:
             return
-        from .. import _tvm_internals
+        from ... import _tvm_internals
 
         build = _tvm_internals.build_module()
         split, to_runtime = build.split_host_device_mods, build.tir_to_runtime

@@ -1,0 +1,3 @@
+"""CUDA: the emitters of the ``cuda-*`` plan kinds (``emit``, ``async_emit``, ``tma_emit``, ``emit_register``,
+``register_fence``), the recorded choices of TVM's CUDA cases (``choices``), the CPU interpreter of CUDA kernels
+(``interp``) and the CUDA kernels (``kernels``)."""
