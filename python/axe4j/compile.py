@@ -161,7 +161,7 @@ def _dispatch_worker_layouts(mod, target):
     import tvm
     from tvm import tirx
 
-    from . import dispatch
+    from . import _emit
 
     single = isinstance(mod, tirx.PrimFunc)
     module = tvm.IRModule({_symbol(mod): mod}) if single else mod
@@ -176,11 +176,11 @@ def _dispatch_worker_layouts(mod, target):
             continue
         with_target = func if func.attrs is not None and "target" in func.attrs else func.with_attr("target", target)
         with _worker_lock:  # the emitter reads the views' data from this process-wide list
-            dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
+            _emit._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
             try:
                 lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
             finally:
-                dispatch._worker_buffers[:] = []
+                _emit._worker_buffers[:] = []
         kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
         changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
     if not changed:

@@ -37,8 +37,12 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
+from .._emit import _base_last as base_last, _is_zero as is_zero, data_of
+from .._registry import emits
 
-def emit(request, plan, data_of, base_last, is_zero):
+
+@emits("gemm-blocked")
+def emit(request, plan):
     access = plan["access"]
     M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
     dtype = str(request.buffers["D"].dtype)

@@ -12,16 +12,13 @@ from __future__ import annotations
 from tvm.script import tirx as T
 
 from .emit import _counters, _swizzle, _swizzled_span, thread_index
+from .._emit import _base_last, _flat_views, _span
+from .._registry import emits
 
 
-def emit(request, plan, helpers):
-    if plan["kind"] == "cuda-cp-async":
-        return _emit_cp_async(request, plan, helpers)
-    if plan["kind"] == "cuda-tma":
-        from . import tma_emit as cuda_tma_emit
-
-        return cuda_tma_emit.emit(request, plan)
-    raise ValueError(f"unknown async copy plan {plan['kind']}")
+@emits("cuda-cp-async")
+def emit(request, plan):
+    return _emit_cp_async(request, plan)
 
 
 def _offset(entry, loops, role, counters):
@@ -33,7 +30,7 @@ def _offset(entry, loops, role, counters):
     return addr
 
 
-def _emit_cp_async(request, plan, h):
+def _emit_cp_async(request, plan):
     loops, access = plan["loops"], plan["access"]
     threads, vec, chunks, rounds, size = (int(plan[k]) for k in ("threads", "vec", "chunks", "rounds", "bytes"))
     instruction = plan["instruction"]
@@ -43,15 +40,15 @@ def _emit_cp_async(request, plan, h):
         counters = _counters(c * vec, loops) if loops else []
         src = views["src0"].ptr_to([_offset(access["src0"], loops, "src0", counters)])
         dst = _offset(access["dst"], loops, "dst", counters)
-        for r in h.base_last(access["dst"]["replicas"]):
+        for r in _base_last(access["dst"]["replicas"]):
             # the plan keeps chunks within one swizzle unit of 2^M elements: the chunk lands whole at swz(start)
             at = _swizzle(dst + r if r else dst, swizzle)
             T.evaluate(T.ptx[instruction](views["dst"].ptr_to([at]), src, size))
 
     def whole():
-        spans = {role: _swizzled_span(h.span(access[role], loops, role), access[role].get("swizzle"))
+        spans = {role: _swizzled_span(_span(access[role], loops, role), access[role].get("swizzle"))
                  for role in request.buffers}
-        views = h.flat_views(request, plan, loops, spans)
+        views = _flat_views(request, plan, loops, spans)
         tid = thread_index(request.scope, request.sctx, threads)
         with T.serial(rounds) as f:
             c = f * threads + tid

@@ -20,6 +20,9 @@ from tvm.script import tirx as T
 
 from .. import _planted
 from . import register_fence
+from .._emit import (_base_last, _combine, _digit_address, _digit_views, _flat_views, _identity, _source_count, _sources,
+                     _span, _store_replicas, _value)
+from .._registry import emits
 
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
 # lane is tx % 32, a warpgroup's thread tx % 128. Read from tx, the index needs no scope-id declaration in the
@@ -35,13 +38,15 @@ def thread_index(scope: str, sctx, threads: int):
     return tx if width is None else tirx.floormod(tx, width)
 
 
-def emit(request, plan, helpers):
+@emits("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma", "cuda-wgmma",
+       "cuda-tcgen05")
+def emit(request, plan):
     if plan["kind"] == "cuda-affine":
-        return _emit_affine(request, plan, helpers)
+        return _emit_affine(request, plan)
     if plan["kind"] == "cuda-reduce":
-        return _emit_reduce(request, plan, helpers)
+        return _emit_reduce(request, plan)
     if plan["kind"] == "cuda-tree-reduce":
-        return _emit_tree_reduce(request, plan, helpers)
+        return _emit_tree_reduce(request, plan)
     if plan["kind"] == "cuda-ldstmatrix":
         return _emit_ldstmatrix(request, plan)
     if plan["kind"] == "cuda-mma":
@@ -50,7 +55,7 @@ def emit(request, plan, helpers):
         return _emit_wgmma(request, plan)
     if plan["kind"] == "cuda-tcgen05":
         return _emit_tcgen05(request, plan)
-    return _emit_digits(request, plan, helpers)
+    return _emit_digits(request, plan)
 
 
 def _counters(flat, loops):
@@ -84,12 +89,12 @@ def _swizzled_span(span, swizzle):
     return -(-span // block) * block
 
 
-def _emit_affine(request, plan, h):
+def _emit_affine(request, plan):
     loops = plan["loops"]
     access = plan["access"]
     threads, vec, chunks, rounds = (int(plan[k]) for k in ("threads", "vec", "chunks", "rounds"))
     dst = request.buffers["dst"]
-    slots = h.sources(request, h.source_count(request.op))
+    slots = _sources(request, _source_count(request.op))
     scope = request.scope
     inner = loops[-1] if loops else None
 
@@ -118,7 +123,7 @@ def _emit_affine(request, plan, h):
         addr = address("dst", counters)
         swz = access["dst"].get("swizzle")
         targets = [T.bind(_swizzle(addr + r if r else addr, swz)) if (swz or r) else addr
-                   for r in h.base_last(access["dst"]["replicas"])]
+                   for r in _base_last(access["dst"]["replicas"])]
         with T.vectorized(vec) as j:
             values = []
             for kind, what in slots:
@@ -127,14 +132,14 @@ def _emit_affine(request, plan, h):
                 else:
                     step = int(inner["strides"][what]) if inner is not None else 0
                     values.append(views[what][starts[what] + j * step])
-            value = h.value(request.op, str(dst.dtype), values)
+            value = _value(request.op, str(dst.dtype), values)
             for target in targets:
                 T.buffer_store(views["dst"], value, [target + j])
 
     def whole():
-        spans = {role: _swizzled_span(h.span(access[role], loops, role), access[role].get("swizzle"))
+        spans = {role: _swizzled_span(_span(access[role], loops, role), access[role].get("swizzle"))
                  for role in request.buffers}
-        views = h.flat_views(request, plan, loops, spans)
+        views = _flat_views(request, plan, loops, spans)
         tid = thread_index(scope, request.sctx, threads)
         with T.serial(rounds) as f:
             c = f * threads + tid
@@ -152,7 +157,7 @@ def _emit_affine(request, plan, h):
     return impl
 
 
-def _emit_digits(request, plan, h):
+def _emit_digits(request, plan):
     operands = plan["operands"]
     extents = [int(e) for e in plan["extents"]]
     threads, rounds = int(plan["threads"]), int(plan["rounds"])
@@ -160,7 +165,7 @@ def _emit_digits(request, plan, h):
     for e in extents:
         elements *= e
     dst = request.buffers["dst"]
-    slots = h.sources(request, h.source_count(request.op))
+    slots = _sources(request, _source_count(request.op))
 
     def coordinate(role, flat):
         start, _ = request.regions[role]
@@ -172,13 +177,13 @@ def _emit_digits(request, plan, h):
         return coord
 
     def element(views, flat):
-        values = [what if kind == "scalar" else views[what][h.digit_address(operands[what], coordinate(what, flat))]
+        values = [what if kind == "scalar" else views[what][_digit_address(operands[what], coordinate(what, flat))]
                   for kind, what in slots]
-        h.store_replicas(views["dst"], operands["dst"], h.value(request.op, str(dst.dtype), values),
-                         h.digit_address(operands["dst"], coordinate("dst", flat)))
+        _store_replicas(views["dst"], operands["dst"], _value(request.op, str(dst.dtype), values),
+                         _digit_address(operands["dst"], coordinate("dst", flat)))
 
     def whole():
-        views = h.digit_views(request, operands)
+        views = _digit_views(request, operands)
         tid = thread_index(request.scope, request.sctx, threads)
         with T.serial(rounds) as f:
             flat = f * threads + tid
@@ -196,7 +201,7 @@ def _emit_digits(request, plan, h):
     return impl
 
 
-def _emit_reduce(request, plan, h):
+def _emit_reduce(request, plan):
     kept, folded, access = plan["kept"], plan["folded"], plan["access"]
     threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
     combine = plan["combine"]
@@ -216,7 +221,7 @@ def _emit_reduce(request, plan, h):
         d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
         s_base = address("src0", kept, counters, access["src0"]["base_expr"])
         acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
-        start = h.identity(combine, dtype) if plan["init"] else views["dst"][d_addr]
+        start = _identity(combine, dtype) if plan["init"] else views["dst"][d_addr]
         T.buffer_store(acc, start, [0])
 
         def fold(loops, counters):
@@ -226,14 +231,14 @@ def _emit_reduce(request, plan, h):
                 return
             value = views["src0"][address("src0", folded, counters, s_base)]
             value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
-            T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+            T.buffer_store(acc, _combine(combine, acc[0], value), [0])
 
         fold(folded, [])
         T.buffer_store(views["dst"], acc[0], [d_addr])
 
     def whole():
         loops = kept + folded
-        views = h.flat_views(request, {"access": access, "tail": 0}, loops)
+        views = _flat_views(request, {"access": access, "tail": 0}, loops)
         tid = thread_index(request.scope, request.sctx, threads)
         with T.serial(rounds) as f:
             o = f * threads + tid
@@ -251,7 +256,7 @@ def _emit_reduce(request, plan, h):
     return impl
 
 
-def _emit_tree_reduce(request, plan, h):
+def _emit_tree_reduce(request, plan):
     kept, folded, access = plan["kept"], plan["folded"], plan["access"]
     threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
     group, terms = int(plan["group"]), int(plan["terms"])
@@ -284,12 +289,12 @@ def _emit_tree_reduce(request, plan, h):
         mask = T.tvm_warp_activemask()
         step = 1
         while step < width:
-            T.buffer_store(acc, h.combine(combine, acc[0], T.tvm_warp_shuffle_xor(mask, acc[0], step, width, 32)),
+            T.buffer_store(acc, _combine(combine, acc[0], T.tvm_warp_shuffle_xor(mask, acc[0], step, width, 32)),
                            [0])
             step *= 2
 
     def whole():
-        views = h.flat_views(request, {"access": access, "tail": 0}, kept + folded)
+        views = _flat_views(request, {"access": access, "tail": 0}, kept + folded)
         tid = thread_index(request.scope, request.sctx, threads)
         part, slot = tirx.floormod(tid, group), tirx.floordiv(tid, group)
         acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
@@ -301,14 +306,14 @@ def _emit_tree_reduce(request, plan, h):
             counters = _counters(o, kept) if kept else []
             d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
             s_base = address("src0", kept, counters, access["src0"]["base_expr"])
-            T.buffer_store(acc, h.identity(combine, dtype), [0])
+            T.buffer_store(acc, _identity(combine, dtype), [0])
             with T.serial(per_thread) as i:
                 k = i * group + part
 
                 def fold():
                     value = views["src0"][address("src0", folded, _counters(k, folded), s_base)]
                     value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
-                    T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+                    T.buffer_store(acc, _combine(combine, acc[0], value), [0])
 
                 guarded(both(has_output, None if terms % group == 0 else k < terms), fold)
             butterfly(acc, min(group, 32))
@@ -321,11 +326,11 @@ def _emit_tree_reduce(request, plan, h):
                 first_warp = tirx.floormod(warp, warps_per_group) == 0
                 T.buffer_store(acc, tirx.Select(lane < warps_per_group,
                                                 scratch[tirx.Min(warp + lane, threads // 32 - 1)],
-                                                h.identity(combine, dtype)), [0])
+                                                _identity(combine, dtype)), [0])
                 butterfly(acc, warps_per_group)
 
                 def store_first_warp():
-                    value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                    value = acc[0] if plan["init"] else _combine(combine, views["dst"][d_addr], acc[0])
                     T.buffer_store(views["dst"], value, [d_addr])
 
                 guarded(both(both(first_warp, lane == 0), has_output), store_first_warp)
@@ -333,7 +338,7 @@ def _emit_tree_reduce(request, plan, h):
                 return
 
             def store():
-                value = acc[0] if plan["init"] else h.combine(combine, views["dst"][d_addr], acc[0])
+                value = acc[0] if plan["init"] else _combine(combine, views["dst"][d_addr], acc[0])
                 T.buffer_store(views["dst"], value, [d_addr])
 
             guarded(both(part == 0, has_output), store)
@@ -363,7 +368,7 @@ def _emit_ldstmatrix(request, plan):
             out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
         return out
 
-    from ..dispatch import run_time_offset, run_time_reach
+    from .._emit import run_time_offset, run_time_reach
 
     starts, extents = request.regions[plan["shared"]]   # run-time starts (a warp's rows, a stage)
     offset = run_time_offset(plan, starts)
@@ -437,7 +442,7 @@ def _emit_wgmma(request, plan):
 
     def run_time_offset(entry):
         """Elements added by the region's run-time starts (a pipeline stage, a warpgroup's rows)."""
-        from ..dispatch import run_time_offset
+        from .._emit import run_time_offset
 
         return run_time_offset(entry, request.regions[entry["role"]][0])
 
@@ -485,7 +490,7 @@ def _shared_views_and_offsets(request, plan):
         entry = plan[role]
         buf = request.buffers[entry["role"]]
         views[role] = T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
-        from ..dispatch import run_time_offset
+        from .._emit import run_time_offset
 
         offsets[role] = run_time_offset(entry, request.regions[entry["role"]][0])
     return views, offsets

@@ -19,15 +19,18 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 from .emit import thread_index
+from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value
+from .._registry import emits
 
 # every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
 FULL_WARP = 0xFFFFFFFF
 
 
-def emit(request, plan, helpers):
+@emits("cuda-register", "cuda-shuffle-reduce")
+def emit(request, plan):
     if plan["kind"] == "cuda-register":
-        return _emit_register(request, plan, helpers)
-    return _emit_shuffle_reduce(request, plan, helpers)
+        return _emit_register(request, plan)
+    return _emit_shuffle_reduce(request, plan)
 
 
 def _digit(t, tau, mod):
@@ -92,11 +95,11 @@ def _unrolled(loops, body, counters=()):
         _unrolled(loops[1:], body, counters + (v,))
 
 
-def _emit_register(request, plan, h):
+def _emit_register(request, plan):
     loops = plan["loops"]
     access = plan["access"]
     dst = request.buffers["dst"]
-    slots = h.sources(request, h.source_count(request.op))
+    slots = _sources(request, _source_count(request.op))
     threads = int(plan["threads"])
 
     def whole():
@@ -119,9 +122,9 @@ def _emit_register(request, plan, h):
 
         def element(counters):
             values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
-            value = h.value(request.op, str(dst.dtype), values)
+            value = _value(request.op, str(dst.dtype), values)
             addr = address("dst", counters)
-            for r in h.base_last(access["dst"]["replicas"]):
+            for r in _base_last(access["dst"]["replicas"]):
                 T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
 
         _guarded(_condition(t, plan["guards"], plan["write_once"]), lambda: _unrolled(loops, element))
@@ -133,7 +136,7 @@ def _emit_register(request, plan, h):
     return impl
 
 
-def _emit_shuffle_reduce(request, plan, h):
+def _emit_shuffle_reduce(request, plan):
     access = plan["access"]
     kept = [l for l in plan["loops"] if not l["reduces"]]
     folded = [l for l in plan["loops"] if l["reduces"]]
@@ -158,18 +161,18 @@ def _emit_shuffle_reduce(request, plan, h):
             d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
             s_base = address("src0", kept, counters, access["src0"]["base_expr"])
             acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
-            T.buffer_store(acc, h.identity(combine, dtype), [0])
+            T.buffer_store(acc, _identity(combine, dtype), [0])
 
             def fold(inner):
                 value = views["src0"][address("src0", folded, inner, s_base)]
                 value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
-                T.buffer_store(acc, h.combine(combine, acc[0], value), [0])
+                T.buffer_store(acc, _combine(combine, acc[0], value), [0])
 
             _unrolled(folded, fold)
             for mask in masks:
                 other = T.tvm_warp_shuffle_xor(tirx.const(FULL_WARP, "uint32"), acc[0], mask, 32, 32)
-                T.buffer_store(acc, h.combine(combine, acc[0], other), [0])
-            result = acc[0] if plan["init"] else h.combine(combine, acc[0], views["dst"][d_addr])
+                T.buffer_store(acc, _combine(combine, acc[0], other), [0])
+            result = acc[0] if plan["init"] else _combine(combine, acc[0], views["dst"][d_addr])
             T.buffer_store(views["dst"], result, [d_addr])
 
         _guarded(_condition(t, plan["guards"], []), lambda: _unrolled(kept, output))

@@ -20,11 +20,13 @@ from tvm.script import tirx as T
 
 from .. import _planted
 from .emit import _swizzled_span
+from .._registry import emits
 
 # TMA's L2 promotion of 128 bytes, as TVM's own TMA case sets by default
 L2_PROMOTION_128B = 2
 
 
+@emits("cuda-tma")
 def emit(request, plan):
     g = request.buffers[plan["global"]]
     s = request.buffers[plan["shared"]]

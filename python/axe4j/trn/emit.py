@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from tvm.script import tirx as T
 
+from .._registry import emits
+
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "maximum": "max", "minimum": "min"}
 _REDUCE = {"sum": "add", "max": "max", "min": "min"}
 
@@ -175,6 +177,7 @@ def _transpose_body(request, plan):
     return whole
 
 
+@emits("trn")
 def emit(request, plan):
     bodies = {"matmul": _matmul_body, "transpose": _transpose_body}
     whole = bodies.get(plan["instruction"], _map_body)(request, plan)
