@@ -1,5 +1,5 @@
 """Faults planted in the CUDA emitters on request, for tests only: each shows that the CPU interpreter of lowered
-kernels (``axe4j.cuda_interp``) catches that kind of emitter bug. Nothing is planted unless a test asks, inside a
+kernels (``axe4j.cuda.interp``) catches that kind of emitter bug. Nothing is planted unless a test asks, inside a
 ``planted(...)`` block, in its own thread."""
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def _compile(mod, target, **kwargs):
     from .cuda import interp as cuda_interp
 
     trn = kwargs["tir_pipeline"] == "trn"
-    if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn_pipeline)
+    if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn.pipeline)
         from .trn import pipeline as trn_pipeline
 
         trn_pipeline.register()
@@ -119,7 +119,7 @@ def _compile(mod, target, **kwargs):
 
 
 def _check_trn_allocation(mod, executable):
-    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn_allocation): overlap or overflow is an error.
+    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn.allocation): overlap or overflow is an error.
     Records ``executable.trn_layout_extents`` (``trn_allocation.layout_extents`` of every function)."""
     import tvm
 

@@ -10,7 +10,7 @@ The router
 and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
 CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
 ``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
-(``axe4j.cuda_interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
+(``axe4j.cuda.interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ TVM's ``TrnPrivateBufferAlloc`` runs before dispatch and gives every tile call t
 would need: a transposing copy gets an SBUF ``identity`` (built by ``nl.shared_constant``) and an 8-bank PSUM
 ``acc_psum``, whoever lowers the call. When axe4j's rule lowers that copy with a strided DMA instead, both stay
 allocated and unused; the 8 banks of ``acc_psum`` then leave no PSUM for a result that spans two banks (a 128 x
-1024 float32 GEMM result), and the kernel is refused by the whole-kernel budget (``axe4j.trn_allocation``).
+1024 float32 GEMM result), and the kernel is refused by the whole-kernel budget (``axe4j.trn.allocation``).
 
 ``PrunePrivateBuffers`` runs right after ``TilePrimitiveDispatch``: a buffer the private allocator added (allocated
 after it ran, not before) that no statement reads or writes any more, except its own initialisation (the

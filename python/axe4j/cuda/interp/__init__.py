@@ -8,7 +8,7 @@ with their operands), and nothing of the C++ text's spelling is left to interpre
 Use::
 
     executable = axe4j.compile(kernel, target)          # records the lowered modules on the executable
-    axe4j.cuda_interp.run(executable, a, b, c)          # runs it on numpy arrays; writes the outputs in place
+    axe4j.cuda.interp.run(executable, a, b, c)          # runs it on numpy arrays; writes the outputs in place
 
 Errors: ``KernelFault`` (out-of-bounds or misaligned access, data race on shared memory, deadlock, operand out of
 range), each naming the kernel, the thread and the address; ``NotModelled`` for an instruction or form outside the

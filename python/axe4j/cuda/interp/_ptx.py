@@ -485,7 +485,7 @@ def statement(interp, g, e, name):
 
 def _func_call(interp, g, e):
     fn = str(e.args[0].value)
-    if fn == "axe4j_fence_register_f32":   # a compiler fence (axe4j.cuda_register_fence): no effect on values
+    if fn == "axe4j_fence_register_f32":   # a compiler fence (axe4j.cuda.register_fence): no effect on values
         return None
     if fn == "tvm_builtin_pointer_offset":
         ptr = interp.eval(g, e.args[1])

@@ -51,7 +51,7 @@ def check_shape(m: int, n: int, k: int, stages: int) -> None:
 
 def ampere_gemm(m: int, n: int, k: int, stages: int = 3):
     """The kernel as a TIRx PrimFunc (see the module docstring). Raises ValueError naming a shape it cannot tile, and
-    any tile call of the kernel no axe4j rule lowers for sm_80 (the rules are asked: ``axe4j.kernels.rules``)."""
+    any tile call of the kernel no axe4j rule lowers for sm_80 (the rules are asked: ``axe4j.kernel_rules``)."""
     check_shape(m, n, k, stages)
     kernel = _kernel(m, n, k, stages)
     import tvm

@@ -67,7 +67,7 @@ def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) 
 
 def hopper_gemm(m: int, n: int, k: int, bm: int = 128, bn: int = 128, bk: int = 64, stages: int = 4):
     """The kernel as a TIRx PrimFunc (see the module docstring). Raises ValueError naming any shape it cannot tile,
-    and any tile call of the kernel no axe4j rule lowers for sm_90a (the rules are asked: ``axe4j.kernels.rules``), so
+    and any tile call of the kernel no axe4j rule lowers for sm_90a (the rules are asked: ``axe4j.kernel_rules``), so
     a TMA load is never left to a case without its mbarrier."""
     check_shape(m, n, k, bm, bn, bk, stages)
     kernel = _kernel(m, n, k, bm, bn, bk, stages)

@@ -125,7 +125,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                           group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None,
                           cluster: tuple = (1, 1)):
     """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
-    (``axe4j.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
+    (``axe4j.cuda.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
     that share the B / A tile through TMA multicast. Raises ValueError naming every parameter it cannot lower."""
     stages = stages or stages_for(bm, bn, bk)
     cluster = tuple(cluster)

@@ -17,7 +17,7 @@ SIZES = (512, 1024, 2048, 4096)
 
 def gemm(n: int):
     """C = A B for n x n FP16 (see the module docstring); raises ValueError for an n the kernel does not tile, and when
-    a tile call of the kernel for this n is one no axe4j rule lowers (the rules are asked: ``axe4j.kernels.rules``)."""
+    a tile call of the kernel for this n is one no axe4j rule lowers (the rules are asked: ``axe4j.kernel_rules``)."""
     from ... import kernel_rules as rules
 
     if n < 512 or n % 512:

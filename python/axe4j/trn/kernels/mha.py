@@ -25,7 +25,7 @@ SIZES = (512, 1024, 2048, 4096)
 def attention(s: int, heads: int = 1):
     """Attention for sequence length s and ``heads`` heads (see the module docstring); raises ValueError for a length
     the kernel does not tile, and when a tile call of the kernel is one no axe4j rule lowers (the rules are asked:
-    ``axe4j.kernels.rules``)."""
+    ``axe4j.kernel_rules``)."""
     import tvm
 
     from ... import kernel_rules as rules
