@@ -1,4 +1,4 @@
-"""Java dispatch rules for TIRx tile primitives, as cases of TVM's dispatch table (target kinds ``llvm``, ``cuda``, ``trn``).
+"""Java dispatch rules for TIRx tile primitives as cases of TVM's dispatch table (target kinds llvm, cuda, trn).
 
 ``register()`` adds one case to TVM's dispatch table (``tvm.tirx.operator.tile_primitive.dispatcher``)
 for every (op, variant, priority) that Java lists through the global ``axe4j.schedules.table``; the
@@ -11,7 +11,8 @@ upstream cases and their priorities stay as they are. Each case:
 3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
    the call (``emit``); the plan is checked against ``plan_schema.json`` first (``axe4j.plans``), so the
    emitter reads a plan whose fields are known. The emitter is the one registered for the plan's kind
-   (``axe4j._registry``: ``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ``axe4j.trn.emit``, ...); this module imports none. The emitter makes no decision of its own: loop order,
+   (``axe4j._registry``: ``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ``axe4j.trn.emit``, ...); this module imports none.
+   The emitter makes no decision of its own: loop order,
    loop kinds, strides, bases and replica displacements all come from the plan.
 
 A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
