@@ -2,8 +2,8 @@
 
 An emitter registers itself for the plan kinds it writes (``@emits("cuda-tma")``); ``emitter(kind)`` finds it. The
 registry imports no emitter: the first time a plan of a target is seen, it imports that target's package by name
-(``axe4j.cuda`` for a ``cuda-*`` kind, ``axe4j.trn`` for ``trn``, ``axe4j.cpu`` for the rest), whose ``__init__``
-imports its emitter modules, and those register. So ``axe4j.dispatch`` depends on no target and no target on it.
+(``axe4j.cuda`` for a ``cuda-*`` kind, ``axe4j.trn`` for ``trn``, ``axe4j.cpu`` for the rest) and the modules its
+``EMITTER_MODULES`` names, and those register. So ``axe4j.dispatch`` depends on no target and no target on it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ def emitter(kind: str) -> Callable:
     fn = _EMITTERS.get(kind)
     if fn is None:
         with _lock:
-            importlib.import_module(target_package(kind))
+            package = importlib.import_module(target_package(kind))
+            for name in package.EMITTER_MODULES:
+                importlib.import_module(f"{package.__name__}.{name}")
         fn = _EMITTERS.get(kind)
     if fn is None:
         raise ValueError(f"unknown plan kind {kind}")
