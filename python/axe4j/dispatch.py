@@ -324,9 +324,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
             else:
                 scalars[i] = s
         if op in _UNARY_WITH_BIAS_SCALE and target_kind == "trn":
-            from .trn import emit as trn_emit
+            from .trn import describe as trn_describe
 
-            trn_emit.describe_bias_scale(args, roles, scalars, params, _constant)
+            trn_describe.describe_bias_scale(args, roles, scalars, params, _constant)
     elif op in _REDUCE_OPS:
         roles += [("dst", args[0]), ("src0", args[1])]
         rank = len(args[1].source.shape)
@@ -377,9 +377,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == "trn":
-        from .trn import emit as trn_emit
+        from .trn import describe as trn_describe
 
-        trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
+        trn_describe.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     target = sctx.target if sctx is not None else target
     if target_kind == TARGET_KIND and op == "gemm" and target is not None:

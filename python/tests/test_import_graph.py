@@ -133,3 +133,23 @@ def test_no_module_imports_a_shim():
     assert "axe4j.cuda_emit" in shims and "axe4j.kernels.hopper_gemm" in shims
     bad = sorted(f"{name} imports {target}" for name, targets in edges.items() for target in targets & shims)
     assert not bad, "modules import deprecation shims (use the new paths): " + "; ".join(bad)
+
+
+def emitter_modules(root: Path = PACKAGE) -> set[str]:
+    """The modules named by the ``EMITTER_MODULES`` of each package (``axe4j._registry`` imports them by name)."""
+    found = set()
+    for name, (path, tree) in modules(root).items():
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EMITTER_MODULES"
+                                                     for t in node.targets)):
+                found.update(f"{name}.{m}" for m in ast.literal_eval(node.value))
+    return found
+
+
+def test_only_a_target_package_imports_its_emitters():
+    edges, _ = graph()
+    emitters = emitter_modules()
+    assert {"axe4j.cpu.emit", "axe4j.cuda.tma_emit", "axe4j.trn.emit"} <= emitters
+    bad = sorted(f"{name} imports {target}" for name, targets in edges.items() for target in targets & emitters
+                 if name.rpartition(".")[0] != target.rpartition(".")[0])
+    assert not bad, "emitters are found through axe4j._registry, not imported: " + "; ".join(bad)
