@@ -192,7 +192,7 @@ def sweep_16bit(rounds: int, target) -> list[dict]:
 
 def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -> dict:
     target = axe4j.host_target()
-    from axe4j import cpu_target
+    from axe4j.cpu import target as cpu_target
 
     isa, bits, registers = cpu_target.isa_of(target)
     machine = {"cpu": cpu_name(), "mcpu": str(target.attrs["mcpu"]), "isa": isa, "vector_bits": bits,

@@ -2,7 +2,7 @@
 
 One measuring path for every machine: the GPU bundle (``make gpu-bundle``, docs/gpu-bundle.md) holds the teaching
 ``hopper_gemm`` and the benchmark sweep (``hopper_gemm_pipelined`` with every tile configuration that applies to
-every shape of ``axe4j.kernels.gemm_tuning.SWEEP``); its runner checks each against numpy, times it with the L2
+every shape of ``axe4j.cuda.kernels.gemm_tuning.SWEEP``); its runner checks each against numpy, times it with the L2
 flushed before each of 30 launches (median), and times cuBLAS (cuBLASLt heuristic) the same way on the same shape,
 comparing D with ours. This script runs the runner on the GEMM cases, then reads its timings as
 ``tools/import_tuning.py`` does: ``out/bench-gemm/`` gets ``summary.json`` / ``summary.md`` (every kernel),
@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="timed launches per GEMM (the median is reported)")
     parser.add_argument("--update-cache", action="store_true",
-                        help="write the choices into python/axe4j/kernels/gemm_tuning.json")
+                        help="write the choices into python/axe4j/cuda/kernels/gemm_tuning.json")
     args = parser.parse_args(argv)
     subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py")], check=True)
     OUT.mkdir(parents=True, exist_ok=True)

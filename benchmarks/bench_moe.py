@@ -140,10 +140,10 @@ def gpu_part(shape, tokens_list, repeat):
     if version != "9.0":
         return {"status": f"not run: the CUDA layer is sm_90a code (Hopper, compute 9.0); this GPU is compute "
                           f"{version}"}
-    from axe4j.moe import cuda
+    from axe4j.moe import cuda_bench
 
     print(f"GPU part: {tvm.cuda(0).device_name}, FP16, axe4j.moe.cuda against a peer where importable")
-    return {"status": "run", "device": tvm.cuda(0).device_name, "rows": cuda.bench(shape, tokens_list, repeat)}
+    return {"status": "run", "device": tvm.cuda(0).device_name, "rows": cuda_bench.bench(shape, tokens_list, repeat)}
 
 
 RECORDED = ROOT / "docs" / "gpu-runs"

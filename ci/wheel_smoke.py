@@ -132,7 +132,7 @@ def check_cuda_kernel() -> list:
     executable = axe4j.compile(swizzled_rowsum, target)
     a = np.random.default_rng(1).standard_normal((64, 64)).astype("float16")
     r = np.zeros(64, "float32")
-    axe4j.cuda_interp.run(executable, a, r)
+    axe4j.cuda.interp.run(executable, a, r)
     np.testing.assert_allclose(r, a.astype("float32").sum(axis=1), rtol=1e-5, atol=1e-4)
     return _by_axe4j(executable, "cuda")
 

@@ -3,7 +3,7 @@
 Global -> a 128-byte-swizzled shared tile (CTA copy), ldmatrix into a warp's register fragment, stmatrix back,
 row sums of the shared tile: ``axe4j.explain`` shows each rule's decision per tile call, then the generated
 PTX (from the nvcc of the ``nvidia-cuda-nvcc`` wheel) is searched for the instructions the rules chose. Last, the
-lowered kernel runs on the CPU in ``axe4j.cuda_interp`` and its outputs are checked against numpy element by element.
+lowered kernel runs on the CPU in ``axe4j.cuda.interp`` and its outputs are checked against numpy element by element.
 """
 
 import tvm  # noqa: F401  (TVM before the JVM)
@@ -71,11 +71,11 @@ def main() -> None:
     a = np.random.default_rng(0).standard_normal((64, 64)).astype("float16")
     b, r = np.zeros((16, 16), "float16"), np.zeros(64, "float32")
     start = time.perf_counter()
-    axe4j.cuda_interp.run(executable, a, b, r)
+    axe4j.cuda.interp.run(executable, a, b, r)
     seconds = time.perf_counter() - start
     np.testing.assert_array_equal(b, a[:16, :16])
     np.testing.assert_allclose(r, a.astype("float32").sum(axis=1), rtol=1e-5, atol=1e-4)
-    print(f"Interpreted on the CPU (axe4j.cuda_interp, 128 threads, {seconds:.2f} s): B equals A[0:16, 0:16] and r the "
+    print(f"Interpreted on the CPU (axe4j.cuda.interp, 128 threads, {seconds:.2f} s): B equals A[0:16, 0:16] and r the "
           f"row sums of A, element for element")
 
 

@@ -4,7 +4,7 @@
     .venv/bin/python tools/dispatch_vs_upstream.py [--out docs/dispatch-vs-upstream.md]
 
 Two worker processes lower every (kernel, arch) of ``axe4j_tools.cuda_corpus`` and record, per tile call, the variant
-whose PrimFunc replaced it (``axe4j.cuda_choices.recording``):
+whose PrimFunc replaced it (``axe4j.cuda.choices.recording``):
 
 * ``upstream``: ``tvm.compile(..., tir_pipeline="tirx")`` in a process where ``axe4j.install()`` is never called,
   so TVM's table holds only its own cases (checked: no ``axe4j-*`` variant, no JVM);
@@ -48,7 +48,7 @@ def worker(mode: str, out_path: str) -> None:
     import tvm  # noqa: F401  (before the JVM)
 
     import axe4j
-    from axe4j import cuda_choices
+    from axe4j.cuda import choices as cuda_choices
     from axe4j_tools import cuda_corpus as corpus
     from axe4j_tools.cuda_corpus import build
 
@@ -180,7 +180,7 @@ def report(up: dict, ax: dict) -> tuple[str, int, int]:
         "Every tile call of every kernel in `axe4j_tools.cuda_corpus`, lowered for each arch it targets, once with TVM's",
         "own dispatch cases (a process that never calls `axe4j.install()`) and once through `axe4j.compile`",
         "(Java cases registered). The variant is the dispatch case whose PrimFunc replaced the call",
-        "(`axe4j.cuda_choices.recording`); *refused* means no case applied and compilation failed;",
+        "(`axe4j.cuda.choices.recording`); *refused* means no case applied and compilation failed;",
         "*(forced)* marks a call that names its variant with `dispatch=`; *(no call)*, a call only one side dispatched.",
         "Calls are numbered in dispatch order (the upstream number where both sides have the call).",
         "",

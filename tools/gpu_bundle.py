@@ -46,10 +46,10 @@ MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carrie
 def timing_cases() -> tuple[str, ...]:
     """The large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there):
     the teaching kernel, then the benchmark sweep (every applicable tile configuration of every shape,
-    ``axe4j.kernels.gemm_tuning.SWEEP``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias,
+    ``axe4j.cuda.kernels.gemm_tuning.SWEEP``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias,
     SiLU)."""
     sys.path.insert(0, str(ROOT / "python"))
-    from axe4j.kernels import gemm_tuning
+    from axe4j.cuda.kernels import gemm_tuning
 
     return ("hopper_gemm/8192x4096x4096",) + tuple(
         f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}" for (m, n, k), config in gemm_tuning.sweep_cases()) + (
@@ -129,7 +129,7 @@ def compile_group(cases, lowering_kind: str, target):
         funcs[symbol(case.name)] = func.with_attr("global_symbol", symbol(case.name))
     module = tvm.IRModule(funcs)
     if lowering_kind == "upstream":
-        from axe4j.cuda_choices import upstream_only
+        from axe4j.cuda.choices import upstream_only
 
         with upstream_only():
             return tvm.compile(module, target=target, tir_pipeline="tirx")

@@ -1,5 +1,5 @@
 """Reads the GEMM timings of a GPU bundle run (``summary.json`` of ``run.py``) into the tile-configuration cache
-``python/axe4j/kernels/gemm_tuning.json`` and prints the sweep as a Markdown table (docs/cuda-gemm.md).
+``python/axe4j/cuda/kernels/gemm_tuning.json`` and prints the sweep as a Markdown table (docs/cuda-gemm.md).
 
 For each shape of the sweep, the configuration with the most TFLOP/s among those that ran and matched numpy is the
 choice for (the run's arch, float16, shape); every configuration's figure and cuBLAS's are kept with it, with the
@@ -22,7 +22,7 @@ PREFIX = "hopper_gemm_pipelined/"
 
 
 def entries_of(summary: dict) -> dict:
-    from axe4j.kernels import gemm_tuning
+    from axe4j.cuda.kernels import gemm_tuning
 
     shapes: dict = {}
     for t in summary.get("timings", []):
@@ -56,7 +56,7 @@ def markdown(entries: dict) -> str:
 
 
 def main(argv=None) -> int:
-    from axe4j.kernels import gemm_tuning
+    from axe4j.cuda.kernels import gemm_tuning
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("summary", type=Path)

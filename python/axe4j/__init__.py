@@ -77,10 +77,11 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _jvm, _signals, _threads, _tvm, cuda_interp, layout, transform
+from . import _classpath, _jvm, _signals, _threads, _tvm, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
+from .cuda import interp as cuda_interp
 from .compile import compile, explain, host_target
 from .export import export_library
 from .lowering import Lowering

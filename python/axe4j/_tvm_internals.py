@@ -15,7 +15,7 @@ than somewhere in a compile. ``python/tests/test_tvm_internals.py`` checks each 
 4. **``tvm.backend.trn.pipeline.trn_pipeline()``** returns (pass, finalize host, finalize device) whose pass, run
    on a module, builds its list of passes and runs ``tvm.ir.transform.Sequential(passes)(mod)``: ``trn_passes()``
    reads that list by running the pass once on an empty module with ``Sequential`` replaced, so axe4j's Trainium
-   pipeline (``axe4j.trn_pipeline``) is TVM's list with a pass of its own inserted, not a copy of it.
+   pipeline (``axe4j.trn.pipeline``) is TVM's list with a pass of its own inserted, not a copy of it.
 (``register_dispatch`` is TVM's public way to add cases; axe4j's cases and its probe case go through it.
 ``register_tir_pipeline`` is its public way to add a pipeline.)
 """

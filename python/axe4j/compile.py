@@ -103,11 +103,11 @@ def _compile(mod, target, **kwargs):
             return tvm.compile(_dispatch_worker_layouts(mod, target), target=target, **kwargs)
 
         mod = _dispatch_worker_layouts(run_layout_passes(mod, target, late=as_written), target)
-    from . import cuda_interp
+    from .cuda import interp as cuda_interp
 
     trn = kwargs["tir_pipeline"] == "trn"
-    if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn_pipeline)
-        from . import trn_pipeline
+    if trn:   # TVM's Trainium passes, unused private buffers dropped after dispatch (axe4j.trn.pipeline)
+        from .trn import pipeline as trn_pipeline
 
         trn_pipeline.register()
         kwargs = dict(kwargs, tir_pipeline=trn_pipeline.NAME)
@@ -119,11 +119,11 @@ def _compile(mod, target, **kwargs):
 
 
 def _check_trn_allocation(mod, executable):
-    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn_allocation): overlap or overflow is an error.
+    """SBUF addresses TVM chose against the layouts' spans (axe4j.trn.allocation): overlap or overflow is an error.
     Records ``executable.trn_layout_extents`` (``trn_allocation.layout_extents`` of every function)."""
     import tvm
 
-    from . import trn_allocation
+    from .trn import allocation as trn_allocation
 
     source = executable.mod.imports[0].inspect_source()
     funcs = mod.functions.values() if isinstance(mod, tvm.IRModule) else [mod]
@@ -161,7 +161,7 @@ def _dispatch_worker_layouts(mod, target):
     import tvm
     from tvm import tirx
 
-    from . import dispatch
+    from . import _emit
 
     single = isinstance(mod, tirx.PrimFunc)
     module = tvm.IRModule({_symbol(mod): mod}) if single else mod
@@ -176,11 +176,11 @@ def _dispatch_worker_layouts(mod, target):
             continue
         with_target = func if func.attrs is not None and "target" in func.attrs else func.with_attr("target", target)
         with _worker_lock:  # the emitter reads the views' data from this process-wide list
-            dispatch._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
+            _emit._worker_buffers[:] = [(s.buffer, s.data) for s in workers]
             try:
                 lowered = tirx.transform.TilePrimitiveDispatch()(tvm.IRModule({gvar: with_target}))[gvar]
             finally:
-                dispatch._worker_buffers[:] = []
+                _emit._worker_buffers[:] = []
         kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
         changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
     if not changed:

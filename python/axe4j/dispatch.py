@@ -1,4 +1,4 @@
-"""Java dispatch rules for TIRx tile primitives on the CPU (target kind ``llvm``).
+"""Java dispatch rules for TIRx tile primitives as cases of TVM's dispatch table (target kinds llvm, cuda, trn).
 
 ``register()`` adds one case to TVM's dispatch table (``tvm.tirx.operator.tile_primitive.dispatcher``)
 for every (op, variant, priority) that Java lists through the global ``axe4j.schedules.table``; the
@@ -10,7 +10,9 @@ upstream cases and their priorities stay as they are. Each case:
    from the layouts and answers a loop plan or a reason to decline;
 3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
    the call (``emit``); the plan is checked against ``plan_schema.json`` first (``axe4j.plans``), so the
-   emitter reads a plan whose fields are known. The emitter makes no decision of its own: loop order,
+   emitter reads a plan whose fields are known. The emitter is the one registered for the plan's kind
+   (``axe4j._registry``: ``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ``axe4j.trn.emit``, ...); this module imports none.
+   The emitter makes no decision of its own: loop order,
    loop kinds, strides, bases and replica displacements all come from the plan.
 
 A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
@@ -24,7 +26,8 @@ import threading
 from tvm import tirx
 from tvm.script import tirx as T
 
-from . import lowering, plans
+from . import _registry, lowering, plans
+from ._emit import data_of, run_time_offset, run_time_reach  # noqa: F401  (dispatch.run_time_offset, as before)
 from ._errors import PlanError
 
 TARGET_KIND = "llvm"
@@ -70,8 +73,25 @@ def register() -> list[tuple[str, str, int]]:
             if target == CUDA_KIND and op not in _probed:
                 _tvm_internals.register_case(op, target, PROBE_VARIANT, PROBE_PRIORITY, _probe)
                 _probed.add(op)
+        lowering.explain_tma_refusals_with(_tma_reason)
         lowering.watch()
         return list(_registered)
+
+
+def _tma_reason(op_call, sctx) -> str:
+    """axe4j-cuda-tma's reason for declining the call, when the Java rules are installed."""
+    if ("copy_async", "axe4j-cuda-tma") not in {(o, v) for o, v, _ in registered()}:
+        return ""
+    from tvm.tirx.tile_primitive import TilePrimitiveCall
+
+    try:
+        request = describe(TilePrimitiveCall.downcast(op_call), _kind_name(sctx.target), str(sctx.scope_kind), sctx)
+        decision = decide("axe4j-cuda-tma", request)
+    except Exception as error:  # noqa: BLE001  (the reason is a courtesy; the refusal stands without it)
+        return f" (axe4j-cuda-tma cannot plan it: {error})"
+    if decision["accepted"]:
+        return " (axe4j-cuda-tma accepts it; a forced dispatch= chose another case)"
+    return f" (axe4j-cuda-tma declined: {decision['reason']})"
 
 
 def cuda_priority_offset() -> int:
@@ -304,9 +324,9 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
             else:
                 scalars[i] = s
         if op in _UNARY_WITH_BIAS_SCALE and target_kind == "trn":
-            from . import trn_emit
+            from .trn import describe as trn_describe
 
-            trn_emit.describe_bias_scale(args, roles, scalars, params, _constant)
+            trn_describe.describe_bias_scale(args, roles, scalars, params, _constant)
     elif op in _REDUCE_OPS:
         roles += [("dst", args[0]), ("src0", args[1])]
         rank = len(args[1].source.shape)
@@ -357,13 +377,13 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         buffers[role] = buffer
         regions[role] = ([r.min if s is None else s for r, s in zip(region.region, start)], extent)
     if target_kind == "trn":
-        from . import trn_emit
+        from .trn import describe as trn_describe
 
-        trn_emit.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
+        trn_describe.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     target = sctx.target if sctx is not None else target
     if target_kind == TARGET_KIND and op == "gemm" and target is not None:
-        from . import cpu_target
+        from .cpu import target as cpu_target
 
         params["cpu"] = cpu_target.describe(target)
     if target_kind == CUDA_KIND:
@@ -407,43 +427,10 @@ def _extents(region, buffer):
 # ---- emission: plan -> PrimFunc ----------------------------------------------------------------
 
 def emit(request: Described, plan: dict):
+    """The PrimFunc of a checked plan, by the emitter registered for its kind (``axe4j._registry``)."""
     for role, entry in plan.get("access", {}).items():
         _bind_run_time_starts(request, role, entry)
-    kind = plan["kind"]
-    if kind == "trn":
-        from . import trn_emit
-
-        return trn_emit.emit(request, plan)
-    if kind == "affine":
-        return _emit_affine(request, plan)
-    if kind == "logical":
-        return _emit_logical(request, plan)
-    if kind == "digits":
-        return _emit_digits(request, plan)
-    if kind == "reduce":
-        return _emit_reduce(request, plan)
-    if kind == "reduce-digits":
-        return _emit_reduce_digits(request, plan)
-    if kind == "gemm-blocked":
-        from . import gemm_blocked
-
-        return gemm_blocked.emit(request, plan, data_of, _base_last, _is_zero)
-    if kind == "gemm-naive":
-        return _emit_gemm_naive(request, plan)
-    if kind in ("cuda-register", "cuda-shuffle-reduce"):
-        from . import cuda_emit_register
-
-        return cuda_emit_register.emit(request, plan, _EmitHelpers)
-    if kind in ("cuda-cp-async", "cuda-tma"):
-        from . import cuda_async_emit
-
-        return cuda_async_emit.emit(request, plan, _EmitHelpers)
-    if kind in ("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma",
-                "cuda-wgmma", "cuda-tcgen05"):
-        from . import cuda_emit
-
-        return cuda_emit.emit(request, plan, _EmitHelpers)
-    raise ValueError(f"unknown plan kind {kind}")
+    return _registry.emitter(plan["kind"])(request, plan)
 
 
 def _bind_run_time_starts(request, role, entry):
@@ -455,429 +442,4 @@ def _bind_run_time_starts(request, role, entry):
     entry["span_base"] = int(entry["base"]) + run_time_reach(entry, shape, extents)
 
 
-def run_time_offset(entry, starts):
-    """Elements a plan entry's run-time starts add (Java's AffineAccess): ``start_d * stride`` per dim of its
-    ``start_strides``; per dim of its ``start_terms``, ``(floor(start_d / divisor) mod modulus) * stride`` for each
-    [divisor, modulus, stride] (modulus 0: no mod), the start's digits in a layout that splits the dim."""
-    offset = 0
-    for dim, stride in entry.get("start_strides", {}).items():
-        if int(stride):
-            offset = offset + starts[int(dim)] * int(stride)
-    for dim, terms in entry.get("start_terms", {}).items():
-        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
-            if stride:
-                digit = tirx.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
-                offset = offset + (tirx.floormod(digit, modulus) if modulus else digit) * stride
-    return offset
 
-
-def run_time_reach(entry, shape, extents):
-    """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
-    reach = 0
-    for dim, stride in entry.get("start_strides", {}).items():
-        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(int(stride))
-    for dim, terms in entry.get("start_terms", {}).items():
-        last = int(shape[int(dim)]) - int(extents[int(dim)])
-        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
-            reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
-    return reach
-
-
-def _loop_frame(kind, extent):
-    return {"serial": T.serial, "parallel": T.parallel, "vectorized": T.vectorized,
-            "unroll": T.unroll}[kind](int(extent))
-
-
-def _nest(loops, body, counters=(), tail=0):
-    """Emits ``loops`` (outer first) around ``body(counters)``; with a ``tail``, the last two loops are
-    serial(q), vectorized(lanes) and are followed by vectorized(tail) with the serial counter at q."""
-    if not loops:
-        body(list(counters))
-        return
-    if tail and len(loops) == 2:
-        with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as outer:
-            with _loop_frame(loops[1]["kind"], loops[1]["extent"]) as inner:
-                body(list(counters) + [outer, inner])
-        with T.vectorized(int(tail)) as rest:
-            body(list(counters) + [int(loops[0]["extent"]), rest])
-        return
-    with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
-        _nest(loops[1:], body, counters + (v,), tail)
-
-
-def _span(access, loops, role, tail=0):
-    reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
-    if tail:
-        reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
-            - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
-    return int(access["span_base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
-
-
-# Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
-# axe4j.compile while it dispatches such kernels itself (see compile.py, "worker layouts").
-_worker_buffers: list = []
-
-
-def data_of(buffer):
-    """The data a flat view of ``buffer`` should alias: the declared data of a worker-layout view (whose own
-    declaration is dropped after dispatch), else ``buffer.data``."""
-    for declared, data in _worker_buffers:
-        if declared.same_as(buffer):
-            return data
-    return buffer.data
-
-
-def _flat_views(request, plan, loops, extra_span=None):
-    views = {}
-    for role, buffer in request.buffers.items():
-        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
-    return views
-
-
-def _address(access, loops, role, counters):
-    addr = access["base_expr"]
-    for loop, c in zip(loops, counters):
-        stride = int(loop["strides"][role])
-        if stride != 0:
-            addr = addr + c * stride
-    return addr
-
-
-def _dtype(expr) -> str:
-    return str(expr.ty)
-
-
-def _value(op, dtype, sources):
-    """The element expression of a map op from its source values (already loaded or scalar)."""
-
-    def as_dtype(v):
-        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
-
-    if op in ("copy",):
-        return sources[0]
-    if op in ("cast",):
-        return tirx.Cast(dtype, sources[0])
-    if op == "fill":
-        return as_dtype(tirx.const(sources[0], dtype) if isinstance(sources[0], (int, float)) else sources[0])
-    if op == "zero":
-        return tirx.const(0, dtype)
-    x = [as_dtype(s if not isinstance(s, (int, float)) else tirx.const(s, dtype)) for s in sources]
-    unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
-             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
-    if op in unary:
-        return unary[op](x[0])
-    binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-              "fdiv": lambda a, b: a / b, "maximum": tirx.max, "minimum": tirx.min}
-    return binary[op](x[0], x[1])
-
-
-def _sources(request, n):
-    """Source slots in order: ('tensor', role) or ('scalar', expr)."""
-    out = []
-    for i in range(n):
-        out.append(("scalar", request.scalars[i]) if i in request.scalars else ("tensor", f"src{i}"))
-    return out
-
-
-def _source_count(op):
-    if op in ("zero",):
-        return 0
-    if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):
-        return 2
-    return 1
-
-
-def _emit_affine(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
-    dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
-
-    def body(counters, views):
-        values = []
-        for kind, what in slots:
-            if kind == "scalar":
-                values.append(what)
-            else:
-                values.append(views[what][_address(access[what], loops, what, counters)])
-        value = _value(request.op, str(dst.dtype), values)
-        addr = _address(access["dst"], loops, "dst", counters)
-        for r in _base_last(access["dst"]["replicas"]):
-            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
-
-    def whole():
-        views = _flat_views(request, plan, loops)
-        _nest(loops, lambda c: body(c, views), tail=int(plan.get("tail", 0)))
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
-
-
-def _emit_logical(request, plan):
-    loops = plan["loops"]
-    dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
-
-    def index(role, counters):
-        start, _ = request.regions[role]
-        idx = list(start)
-        for loop, c in zip(loops, counters):
-            d = int(loop["dims"][role])
-            idx[d] = idx[d] + c
-        return idx
-
-    def body(counters):
-        values = [what if kind == "scalar" else request.buffers[what][tuple(index(what, counters))]
-                  for kind, what in slots]
-        T.buffer_store(dst, _value(request.op, str(dst.dtype), values), index("dst", counters))
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        _nest(loops, body)
-
-    return impl
-
-
-def _base_last(replicas):
-    """Replica displacements with 0 last: a stored value may read the base copy (an accumulation, an in-place op),
-    so the base is overwritten only after every other copy got the value."""
-    return sorted((int(r) for r in replicas), key=lambda r: r == 0)
-
-
-def _digit_address(entry, coordinate):
-    """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
-    flat = 0
-    for c, row_stride in zip(coordinate, entry["row_strides"]):
-        flat = flat + c * int(row_stride)
-    addr = int(entry["base"])
-    for extent, stride, below in entry["iters"]:
-        if int(stride) != 0 and int(extent) != 1:
-            addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
-    return addr
-
-
-def _digit_views(request, operands):
-    views = {}
-    for role, buffer in request.buffers.items():
-        entry = operands[role]
-        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
-        span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
-    return views
-
-
-def _store_replicas(view, entry, value, addr):
-    for r in _base_last(entry["replicas"]):
-        T.buffer_store(view, value, [addr + int(r) if int(r) else addr])
-
-
-def _emit_digits(request, plan):
-    loops = plan["loops"]
-    operands = plan["operands"]
-    dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
-
-    def coordinate(role, counters):
-        start, _ = request.regions[role]
-        idx = list(start)
-        for loop, c in zip(loops, counters):
-            d = int(loop["dims"][role])
-            idx[d] = idx[d] + c
-        return idx
-
-    def address(role, counters):
-        return _digit_address(operands[role], coordinate(role, counters))
-
-    def body(counters, views):
-        values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
-        value = _value(request.op, str(dst.dtype), values)
-        addr = address("dst", counters)
-        for r in _base_last(operands["dst"]["replicas"]):
-            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
-
-    def whole():
-        views = _digit_views(request, operands)
-        _nest(loops, lambda c: body(c, views))
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
-
-
-def _emit_reduce(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
-    dtype = str(request.buffers["dst"].dtype)
-    combine = plan["combine"]
-    spatial = [l for l in loops if not l["reduces"]]
-    identity = {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[combine]
-
-    def init(counters, views):
-        T.buffer_store(views["dst"], identity, [_address(access["dst"], spatial, "dst", counters)])
-
-    def op(a, b):
-        return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[combine]()
-
-    def load_src(counters, views):
-        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
-        return x if _dtype(x) == dtype else tirx.Cast(dtype, x)
-
-    def body(counters, views):
-        addr = _address(access["dst"], loops, "dst", counters)
-        T.buffer_store(views["dst"], op(views["dst"][addr], load_src(counters, views)), [addr])
-
-    def lanes_tree(acc, lo, hi):
-        """combine(acc[lo], ..., acc[hi - 1]) as a balanced tree."""
-        if hi - lo == 1:
-            return acc[lo]
-        mid = (lo + hi) // 2
-        return op(lanes_tree(acc, lo, mid), lanes_tree(acc, mid, hi))
-
-    def vector_body(spatial_counters, views, reduced, lanes, tail):
-        # one partial result per lane over the reduced loops, then the lanes combined into the destination
-        acc = T.decl_buffer((lanes,), dtype, scope="local", layout=None)
-        with T.vectorized(lanes) as j:
-            T.buffer_store(acc, identity, [j])
-
-        def accumulate(counters):
-            lane = counters[-1]
-            T.buffer_store(acc, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)), [lane])
-
-        _nest(reduced, accumulate, tail=tail)
-        addr = _address(access["dst"], spatial, "dst", spatial_counters)
-        T.buffer_store(views["dst"], op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
-
-    def whole():
-        views = _flat_views(request, plan, loops)
-        tail = int(plan.get("tail", 0))
-        if plan.get("vector_reduce"):
-            reduced = loops[len(spatial):]
-            if plan["init"]:
-                _nest(spatial, lambda c: init(c, views))
-            _nest(spatial, lambda c: vector_body(c, views, reduced, int(reduced[-1]["extent"]), tail))
-            return
-        if plan["init"]:
-            _nest(spatial, lambda c: init(c, views), tail=tail)
-        _nest(loops, lambda c: body(c, views), tail=tail)
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
-
-
-def _combine(name, a, b):
-    return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[name]()
-
-
-def _identity(name, dtype):
-    return {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[name]
-
-
-def _emit_reduce_digits(request, plan):
-    operands = plan["operands"]
-    dtype = str(request.buffers["dst"].dtype)
-    combine = plan["combine"]
-
-    def coordinate(role, loops, counters, base=None):
-        idx = list(base) if base is not None else list(request.regions[role][0])
-        for loop, c in zip(loops, counters):
-            if role in loop["dims"]:
-                d = int(loop["dims"][role])
-                idx[d] = idx[d] + c
-        return idx
-
-    def kept(spatial_counters, views):
-        dst_addr = _digit_address(operands["dst"], coordinate("dst", plan["spatial"], spatial_counters))
-        src_base = coordinate("src0", plan["spatial"], spatial_counters)
-        if plan["init"]:
-            _store_replicas(views["dst"], operands["dst"], _identity(combine, dtype), dst_addr)
-
-        def reduce(counters):
-            x = views["src0"][_digit_address(operands["src0"], coordinate("src0", plan["reduced"], counters,
-                                                                          src_base))]
-            x = x if _dtype(x) == dtype else tirx.Cast(dtype, x)
-            _store_replicas(views["dst"], operands["dst"], _combine(combine, views["dst"][dst_addr], x), dst_addr)
-
-        _nest([dict(l, kind="serial") for l in plan["reduced"]], reduce)
-
-    def whole():
-        views = _digit_views(request, operands)
-        _nest([dict(l, kind="serial") for l in plan["spatial"]], lambda c: kept(c, views))
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
-
-
-def _emit_gemm_naive(request, plan):
-    operands = plan["operands"]
-    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
-    dtype = str(request.buffers["D"].dtype)
-    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
-
-    def cast(v):
-        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
-
-    def scalar(v):
-        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
-
-    def address(role, **index):
-        entry = operands[role]
-        coord = list(request.regions[role][0])
-        for name, value in index.items():
-            d = int(entry["dims"][name])
-            coord[d] = coord[d] + value
-        return _digit_address(entry, coord)
-
-    def whole():
-        views = _digit_views(request, operands)
-        with T.serial(M) as m:
-            with T.serial(N) as n:
-                acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
-                T.buffer_store(acc, tirx.const(0, dtype), [0])
-                with T.serial(K) as k:
-                    T.buffer_store(acc, acc[0] + cast(views["A"][address("A", m=m, k=k)])
-                                   * cast(views["B"][address("B", k=k, n=n)]), [0])
-                value = scalar(alpha) * acc[0]
-                if not _is_zero(beta):
-                    value = value + scalar(beta) * cast(views["C"][address("C", m=m, n=n)])
-                _store_replicas(views["D"], operands["D"], value, address("D", m=m, n=n))
-
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
-
-
-def _is_zero(expr) -> bool:
-    try:
-        return float(expr.value) == 0.0
-    except (AttributeError, TypeError, ValueError):
-        return False
-
-
-class _EmitHelpers:
-    """What the CUDA emitter shares with the CPU one."""
-
-    sources = staticmethod(_sources)
-    source_count = staticmethod(_source_count)
-    value = staticmethod(_value)
-    base_last = staticmethod(_base_last)
-    flat_views = staticmethod(_flat_views)
-    digit_views = staticmethod(_digit_views)
-    digit_address = staticmethod(_digit_address)
-    store_replicas = staticmethod(_store_replicas)
-    combine = staticmethod(_combine)
-    span = staticmethod(_span)
-    identity = staticmethod(_identity)

@@ -143,22 +143,18 @@ def _refuse_mbarrier_copy(op_call, sctx, variant):
 
 
 def _tma_reason(op_call, sctx) -> str:
-    """axe4j-cuda-tma's reason for declining the call, when the Java rules are installed."""
-    from . import dispatch
+    """The TMA rule's reason for declining the call, from the explainer ``axe4j.dispatch.register`` sets (this module
+    does not import the dispatch: the dispatch imports it); "" before the Java rules are installed."""
+    explain = _tma_explainer[0]
+    return explain(op_call, sctx) if explain is not None else ""
 
-    if ("copy_async", "axe4j-cuda-tma") not in {(o, v) for o, v, _ in dispatch.registered()}:
-        return ""
-    from tvm.tirx.tile_primitive import TilePrimitiveCall
 
-    try:
-        request = dispatch.describe(TilePrimitiveCall.downcast(op_call), dispatch._kind_name(sctx.target),
-                                    str(sctx.scope_kind), sctx)
-        decision = dispatch.decide("axe4j-cuda-tma", request)
-    except Exception as error:  # noqa: BLE001  (the reason is a courtesy; the refusal stands without it)
-        return f" (axe4j-cuda-tma cannot plan it: {error})"
-    if decision["accepted"]:
-        return " (axe4j-cuda-tma accepts it; a forced dispatch= chose another case)"
-    return f" (axe4j-cuda-tma declined: {decision['reason']})"
+_tma_explainer: list = [None]
+
+
+def explain_tma_refusals_with(explain) -> None:
+    """``explain(op_call, sctx) -> str``: appended to the refusal of an mbarrier copy (``axe4j.dispatch`` sets it)."""
+    _tma_explainer[0] = explain
 
 
 def last() -> list[Lowering]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from axe4j import trn_allocation
+from axe4j.trn import allocation as trn_allocation
 from axe4j.targets import TRN
 
 # the hardware's figures, from org.axe4j.targets.Trainium (axe4j.targets)
@@ -663,7 +663,7 @@ EXTENTS_LINE = trn_allocation.EXTENTS_LINE
 
 
 def layout_extents(source: str) -> dict:
-    """{tensor name: (partitions, free elements per partition)} from the comment ``axe4j.kernels.trn_gemm.
+    """{tensor name: (partitions, free elements per partition)} from the comment ``axe4j.trn.kernels.gemm.
     nki_source`` puts first: what each buffer's Axe layout spans on P and on F (on Bank x bank elements for a PSUM
     layout with banks). With ``declarations="tvm"`` strict mode holds accesses to these rather than to a reading of
     TVM's logical declaration, which cannot tell a transposed (FP) tile from a PF one."""

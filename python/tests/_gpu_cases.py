@@ -178,7 +178,7 @@ def product(host: list, plus: float = 0.0) -> list:
 
 def fp16_gemm_operands(m: int, n: int, k: int) -> list:
     """A (M x K) and B (N x K) of integers in [-2, 2] in fp16 (seed 0), D (M x N) fp16 zeros: the operands of the
-    GEMM examples (axe4j.kernels), whose sums of products stay exact in fp32 and, up to 2048, in fp16."""
+    GEMM examples (axe4j.cuda.kernels), whose sums of products stay exact in fp32 and, up to 2048, in fp16."""
     rng = np.random.default_rng(0)
     a = rng.integers(-2, 3, (m, k)).astype("float16")
     b = rng.integers(-2, 3, (n, k)).astype("float16")

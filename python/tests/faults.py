@@ -1,5 +1,5 @@
 """Bugs planted in the CUDA emitters and kernels, for tests only: each shows that the CPU interpreter of lowered
-kernels (``axe4j.cuda_interp``), or the SASS check, catches that kind of bug.
+kernels (``axe4j.cuda.interp``), or the SASS check, catches that kind of bug.
 
 A fault is a few edits to the source of one product module (``FAULTS``: the module, the edits, and the functions
 that take the edited version's place). ``planted(kind)`` builds a copy of the module with the edits (each must match
@@ -20,6 +20,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from axe4j import _registry
 
 
 @dataclass(frozen=True)
@@ -52,49 +54,49 @@ _UNPEELED_WAIT = """\
 FAULTS = {
     "wrong-swizzle": Fault(
         "TMA tensor maps get the next smaller swizzle mode than the plan's",
-        "axe4j.cuda_tma_emit",
+        "axe4j.cuda.tma_emit",
         (("    mode = int(plan[\"swizzle\"])\n",
           "    mode = int(plan[\"swizzle\"])\n    if mode > 1:\n        mode -= 1\n", 1),),
         ("_tensor_map",)),
     "missing-barrier": Fault(
         "the cross-warp tree reduction leaves out the barrier between its scratch writes and reads",
-        "axe4j.cuda_emit",
+        "axe4j.cuda.emit",
         (("guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))\n"
           "                T.evaluate(T.cuda.cta_sync())\n",
           "guarded(lane == 0, lambda: T.buffer_store(scratch, acc[0], [warp]))\n", 1),),
         ("_emit_tree_reduce",)),
     "lane-off-by-one": Fault(
         "ldmatrix/stmatrix row addresses come from lane + 1",
-        "axe4j.cuda_emit",
+        "axe4j.cuda.emit",
         (("lane = tirx.floormod(request.sctx.launch_params[\"threadIdx.x\"].var, 32)",
           "lane = tirx.floormod(request.sctx.launch_params[\"threadIdx.x\"].var + 1, 32)", 1),),
         ("_emit_ldstmatrix",)),
     "ldmatrix-trans": Fault(
         "ldmatrix/stmatrix get .trans where the plan has none",
-        "axe4j.cuda_emit",
+        "axe4j.cuda.emit",
         (("matrix.sync.aligned.m8n8.x{num}.shared.b16", "matrix.sync.aligned.m8n8.x{num}.trans.shared.b16", 1),),
         ("_emit_ldstmatrix",)),
     "wgmma-descriptor-stride": Fault(
         "wgmma shared-memory descriptors get twice the plan's stride byte offset",
-        "axe4j.cuda_emit",
+        "axe4j.cuda.emit",
         (("                        int(entry[\"sbo\"]),\n", "                        int(entry[\"sbo\"]) * 2,\n", 1),),
         ("_emit_wgmma",)),
     "missing-proxy-fence": Fault(
         "wgmma/tcgen05.mma rules leave out fence.proxy.async.shared::cta before reading operands that threads "
         "stored",
-        "axe4j.cuda_emit",
+        "axe4j.cuda.emit",
         (("if plan.get(\"proxy_fence\", True):", "if False:", 2),),
         ("_emit_wgmma", "_emit_tcgen05")),
     "unpeeled-k-loop": Fault(
         "the pipelined Hopper GEMM waits for its last K tile after the loop, with no register fence (ptxas then "
         "converts an accumulator pair before the wait)",
-        "axe4j.kernels.hopper_gemm_pipelined",
+        "axe4j.cuda.kernels.hopper_gemm_pipelined",
         (("for kt in T.serial(k_tiles - 1):", "for kt in T.serial(k_tiles):", 1),
          (_PEELED_LAST_K_TILE, _UNPEELED_WAIT, 1)),
         ()),
     "early-release": Fault(
         "the pipelined Hopper GEMM releases a ring slot while the wgmma group reading it is in flight",
-        "axe4j.kernels.hopper_gemm_pipelined",
+        "axe4j.cuda.kernels.hopper_gemm_pipelined",
         (("if kt >= 1:", "if kt >= 0:", 1),
          ("release(empty, state.advance(-1), size)", "release(empty, state, size)", 1),
          ("                    if k_tiles > 1:\n                        release(empty, final.advance(-1), size)\n", "",
@@ -110,7 +112,7 @@ FAULTS = {
     "cluster-local-release": Fault(
         "the clustered Hopper GEMM releases a ring slot only in its own CTA, though its peer's multicast loads "
         "write into it too",
-        "axe4j.kernels.pipeline",
+        "axe4j.cuda.kernels.pipeline",
         (("    for rank in range(size):\n",
           "    for rank in range(size):\n"
           "        T.evaluate(T.ptx.mbarrier.arrive.shared.b64(bar, T.uint32(size)))   # own CTA only, counted as all\n"
@@ -139,7 +141,13 @@ def faulty_module(kind: str, folder: Path):
     copy = importlib.util.module_from_spec(spec)
     copy.__package__ = fault.module.rsplit(".", 1)[0]
     sys.modules[name] = copy
-    spec.loader.exec_module(copy)
+    # the copy's @emits must not register its emitters beside the real ones: they stand in only while planted
+    registering = _registry.emits
+    _registry.emits = lambda *kinds: (lambda fn: fn)
+    try:
+        spec.loader.exec_module(copy)
+    finally:
+        _registry.emits = registering
     return module, copy
 
 
@@ -150,11 +158,16 @@ def planted(kind: str):
     with tempfile.TemporaryDirectory(prefix="axe4j-fault-") as folder:
         module, copy = faulty_module(kind, Path(folder))
         saved = {name: getattr(module, name) for name in FAULTS[kind].swap}
+        # a swapped emitter also stands in for the plan kinds it is registered for (axe4j._registry)
+        registered = {k: fn for k, fn in _registry._EMITTERS.items() if fn in saved.values()}
         try:
             for name in saved:
                 setattr(module, name, getattr(copy, name))
+            for k, fn in registered.items():
+                _registry._EMITTERS[k] = getattr(copy, fn.__name__)
             yield copy
         finally:
             for name, value in saved.items():
                 setattr(module, name, value)
+            _registry._EMITTERS.update(registered)
             sys.modules.pop(copy.__name__, None)

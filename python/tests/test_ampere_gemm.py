@@ -1,4 +1,4 @@
-"""The Ampere-style FP16 GEMM example (``axe4j.kernels.ampere_gemm``) compiles through axe4j: cp.async into a 3-stage
+"""The Ampere-style FP16 GEMM example (``axe4j.cuda.kernels.ampere_gemm``) compiles through axe4j: cp.async into a 3-stage
 ring, ldmatrix into mma fragments, mma.sync m16n8k16, for sm_80, sm_90a and sm_100a. On a GPU (``-m gpu``) D is
 compared with numpy."""
 
@@ -12,7 +12,7 @@ import pytest
 import _gpu_cases
 import axe4j
 from _lowered import assert_axe4j_lowered
-from axe4j.kernels.ampere_gemm import ampere_gemm, check_shape
+from axe4j.cuda.kernels.ampere_gemm import ampere_gemm, check_shape
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
 

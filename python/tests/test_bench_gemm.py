@@ -82,7 +82,7 @@ def test_chart_text_outside_the_font_is_refused():
 
 
 def test_the_runners_epilogue_is_the_kernels():
-    from axe4j.kernels.epilogue import Epilogue
+    from axe4j.cuda.kernels.epilogue import Epilogue
 
     rng = np.random.default_rng(2)
     a, b = rng.integers(-2, 3, (16, 24)).astype("float16"), rng.integers(-2, 3, (8, 24)).astype("float16")

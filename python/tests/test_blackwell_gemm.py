@@ -1,4 +1,4 @@
-"""The Blackwell GEMM (``axe4j.kernels.blackwell_gemm``): TMA ring, tcgen05.mma from one elected lane into tensor
+"""The Blackwell GEMM (``axe4j.cuda.kernels.blackwell_gemm``): TMA ring, tcgen05.mma from one elected lane into tensor
 memory, slots released by ``tcgen05.commit`` to their mbarriers, a tcgen05.ld epilogue. Compiled for sm_100a (PTX
 and cubin checked) and run in the CPU interpreter against numpy; on a GPU (``-m gpu``, Blackwell only) D is compared
 with numpy."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import axe4j
-from axe4j import cuda_interp
-from axe4j.kernels.blackwell_gemm import blackwell_gemm, stages_for
+from axe4j.cuda import interp as cuda_interp
+from axe4j.cuda.kernels.blackwell_gemm import blackwell_gemm, stages_for
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}, host="llvm")

@@ -14,7 +14,7 @@ from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
 import axe4j
-from axe4j import cpu_target
+from axe4j.cpu import target as cpu_target
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
 

@@ -334,9 +334,9 @@ def test_an_mbarrier_load_no_tma_case_takes_fails_to_compile_naming_the_reason()
 
 
 def test_a_kernel_builder_refuses_a_kernel_whose_calls_no_axe4j_rule_lowers():
-    """``axe4j.kernels.rules.require``, which the kernel builders call: the mbarrier load of a padded tile is no TMA
+    """``axe4j.kernel_rules.require``, which the kernel builders call: the mbarrier load of a padded tile is no TMA
     box, so the kernel is refused before any code is generated, naming the call and the rules' reasons."""
-    from axe4j.kernels import rules
+    from axe4j import kernel_rules as rules
 
     with pytest.raises(ValueError) as failure:
         rules.require(_mbarrier_load(TileLayout(S[(64, 72)]), pitch=72), _target("sm_90a"), "padded_load()")

@@ -16,7 +16,7 @@ import pytest
 
 import _gpu_cases
 import axe4j
-from axe4j import cuda_choices
+from axe4j.cuda import choices as cuda_choices
 from axe4j_tools import cuda_corpus as corpus
 from axe4j_tools.cuda_corpus import build
 from axe4j_tools.cuda_corpus.source import live_text, missing

@@ -1,4 +1,4 @@
-"""The CPU interpreter of lowered CUDA kernels (``axe4j.cuda_interp``): the GEMMs run and match numpy, faults a GPU
+"""The CPU interpreter of lowered CUDA kernels (``axe4j.cuda.interp``): the GEMMs run and match numpy, faults a GPU
 would hit are errors that name the kernel, the thread and the address, and five bugs planted in the emitters are
 each caught. Every GPU test's kernel also runs interpreted: see ``test_cuda_interp_twins.py``."""
 
@@ -13,9 +13,9 @@ import pytest
 from tvm.script import tirx as T
 
 import axe4j
-from axe4j import cuda_interp
-from axe4j.kernels.ampere_gemm import ampere_gemm
-from axe4j.kernels.hopper_gemm import hopper_gemm
+from axe4j.cuda import interp as cuda_interp
+from axe4j.cuda.kernels.ampere_gemm import ampere_gemm
+from axe4j.cuda.kernels.hopper_gemm import hopper_gemm
 
 import faults
 

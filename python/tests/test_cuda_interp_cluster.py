@@ -1,4 +1,4 @@
-"""Thread-block clusters in the CPU interpreter (``axe4j.cuda_interp._cluster``): the CTAs of a cluster run
+"""Thread-block clusters in the CPU interpreter (``axe4j.cuda.interp._cluster``): the CTAs of a cluster run
 together; a multicast TMA load lands in every CTA of its mask and completes on each one's mbarrier; ``mapa`` and
 ``mbarrier.arrive.shared::cluster`` reach a peer's barrier; the cluster barrier waits for every thread of the
 cluster; cluster special registers; faults name the cluster. The clustered GEMM is in test_hopper_gemm_pipelined.py."""
@@ -11,8 +11,8 @@ from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
 import axe4j
-from axe4j import cuda_interp
-from axe4j.kernels.hopper_gemm import shared_tile
+from axe4j.cuda import interp as cuda_interp
+from axe4j.cuda.kernels.hopper_gemm import shared_tile
 
 TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 ROWS, COLS = 64, 64

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import _gpu_cases
-from axe4j import cuda_interp
+from axe4j.cuda import interp as cuda_interp
 
 CASES = _gpu_cases.all_cases()
 SMALL = [c for c in CASES if c.size == "small"]

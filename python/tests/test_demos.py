@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("demo, says", [
     ("bridge_demo.py", "installed in this TVM"),
     ("cpu_kernel_demo.py", "result check: C and its row sums match numpy"),
-    ("cuda_kernel_demo.py", "Interpreted on the CPU (axe4j.cuda_interp"),
+    ("cuda_kernel_demo.py", "Interpreted on the CPU (axe4j.cuda.interp"),
 ])
 def test_demo_runs_and_checks(demo, says):
     out = subprocess.run([sys.executable, str(ROOT / "examples" / demo)], capture_output=True, text=True, cwd=ROOT,

@@ -74,8 +74,8 @@ def test_the_interpreter_reports_a_wrong_shape_with_tvms_message_and_the_shapes_
     axe4j.install()
     executable = axe4j.compile(kernel, tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm"))
     a, b, r = np.zeros((32, 64), "float16"), np.zeros((16, 16), "float16"), np.zeros(64, "float32")
-    with pytest.raises(axe4j.cuda_interp.KernelFault) as fault:
-        axe4j.cuda_interp.run(executable, a, b, r)
+    with pytest.raises(axe4j.cuda.interp.KernelFault) as fault:
+        axe4j.cuda.interp.run(executable, a, b, r)
     message = str(fault.value)
     assert "ValueError: Invalid A.shape[0] on argument #0" in message, message
     assert "A: Tensor([64, 64], float16)" in message and "expected 64" in message, message

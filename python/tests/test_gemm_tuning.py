@@ -1,4 +1,4 @@
-"""Tile configurations of the pipelined Hopper GEMM (axe4j.kernels.gemm_tuning): the sweep, the choice from GPU
+"""Tile configurations of the pipelined Hopper GEMM (axe4j.cuda.kernels.gemm_tuning): the sweep, the choice from GPU
 timings or from the stated rule, the import of a bundle run's timings (tools/import_tuning.py), and explain showing the
 choice."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import axe4j
-from axe4j.kernels import gemm_tuning
-from axe4j.kernels.hopper_gemm_pipelined import check, stages_for
+from axe4j.cuda.kernels import gemm_tuning
+from axe4j.cuda.kernels.hopper_gemm_pipelined import check, stages_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

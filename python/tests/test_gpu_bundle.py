@@ -75,7 +75,7 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
             assert len([k for k in data.files if k.startswith("a")]) == len(entry["args"])
             assert len([k for k in data.files if k.startswith("e")]) == len(case.outputs)
     timings = manifest["timings"]
-    from axe4j.kernels import gemm_tuning
+    from axe4j.cuda.kernels import gemm_tuning
 
     sweep = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}", (m, n, k)) for (m, n, k), c in gemm_tuning.sweep_cases()]
     assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == [

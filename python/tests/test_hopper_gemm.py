@@ -1,4 +1,4 @@
-"""The Hopper FP16 GEMM example (``axe4j.kernels.hopper_gemm``) compiles through axe4j to an sm_90a cubin: TMA loads
+"""The Hopper FP16 GEMM example (``axe4j.cuda.kernels.hopper_gemm``) compiles through axe4j to an sm_90a cubin: TMA loads
 into a swizzled multi-stage ring, wgmma from shared-memory descriptors, mbarrier full/empty hand-offs between the
 producer warpgroup and two consumer warpgroups. On a GPU (``-m gpu``) D is compared with numpy."""
 
@@ -12,7 +12,7 @@ import pytest
 import _gpu_cases
 import axe4j
 from _lowered import assert_axe4j_lowered
-from axe4j.kernels.hopper_gemm import check_shape, hopper_gemm
+from axe4j.cuda.kernels.hopper_gemm import check_shape, hopper_gemm
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
 

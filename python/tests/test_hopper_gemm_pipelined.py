@@ -1,4 +1,4 @@
-"""The persistent, warp-specialised Hopper GEMM with wgmma in flight (``axe4j.kernels.hopper_gemm_pipelined``):
+"""The persistent, warp-specialised Hopper GEMM with wgmma in flight (``axe4j.cuda.kernels.hopper_gemm_pipelined``):
 its PTX keeps a wgmma group in flight inside the K loop (``wgmma.wait_group 1``), splits registers between
 producer and consumers (``setmaxnreg``) and stores through swizzled shared memory with a TMA store; run in the CPU interpreter it matches numpy for 128x256 and 256x128 tiles,
 several tiles per CTA and grouped rasterization, and releasing a ring slot too early is caught."""
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import axe4j
-from axe4j import cuda_interp
-from axe4j.kernels.epilogue import Epilogue
-from axe4j.kernels.gemm_tuning import sweep_cases
-from axe4j.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
+from axe4j.cuda import interp as cuda_interp
+from axe4j.cuda.kernels.epilogue import Epilogue
+from axe4j.cuda.kernels.gemm_tuning import sweep_cases
+from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
 
 import faults
 
@@ -33,7 +33,7 @@ CASES = {
     "128x128_cluster_1x2": ((256, 512, 192), dict(bm=128, bn=128, sms=2, group_m=1, cluster=(1, 2), stages=2)),
 }
 
-# The benchmark sweep (axe4j.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
+# The benchmark sweep (axe4j.cuda.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
 # cuBLAS by the GPU bundle; too large for the interpreter.
 LARGE = {f"{m}x{n}x{k}_{config.label}": ((m, n, k), config.options()) for (m, n, k), config in sweep_cases()}
 

@@ -1,5 +1,5 @@
-"""The kernel-writing helpers: ``axe4j.kernels.pipeline.PipelineState`` (slot index and mbarrier phase of a ring,
-checked against a brute-force walk of the ring) and ``axe4j.kernels.tiles`` (tiles by coordinate, checked against
+"""The kernel-writing helpers: ``axe4j.cuda.kernels.pipeline.PipelineState`` (slot index and mbarrier phase of a ring,
+checked against a brute-force walk of the ring) and ``axe4j.cuda.kernels.tiles`` (tiles by coordinate, checked against
 numpy's tiling of the same array)."""
 
 import itertools
@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from axe4j.kernels.pipeline import PipelineState
-from axe4j.kernels.tiles import local_tile, tile_bounds
+from axe4j.cuda.kernels.pipeline import PipelineState
+from axe4j.cuda.kernels.tiles import local_tile, tile_bounds
 
 
 def _walk(stages, steps, start_phase):

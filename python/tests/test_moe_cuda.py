@@ -189,7 +189,7 @@ def test_reading_gathered_rows_before_their_cp_async_completes_is_caught(bridge)
     """The interpreter as the check of the gather ring: without the wait for the next K tile's cp.async group, the
     next wgmma reads rows that may not have landed."""
     import faults
-    from axe4j import cuda_interp
+    from axe4j.cuda import interp as cuda_interp
 
     axe4j.use_pip_nvcc()
     with faults.planted("moe-gather-unwaited"):
@@ -315,7 +315,7 @@ def gpu_cases():
 @pytest.mark.parametrize("name", [f"{stage}_64_tokens" for stage in STAGES])
 def test_stage_matches_numpy_when_interpreted(bridge, name):
     import _gpu_cases
-    from axe4j import cuda_interp
+    from axe4j.cuda import interp as cuda_interp
 
     case = next(c for c in gpu_cases() if c.name == f"moe_cuda/{name}")
     args = case.args()
@@ -403,7 +403,7 @@ def test_the_qwen3_shapes_compile_to_an_sm90a_binary(bridge, dtype):
 def test_fused_kernel_measurement_variants_compute_the_same_and_leave_the_counters_to_the_caller(bridge, tickets):
     """experts_kernel(reset=False) (with tickets, or work by block index) gives the same H and Y; its counters stay
     raised for the caller to zero (the ticket counter counts every CTA when tickets are taken)."""
-    from axe4j import cuda_interp
+    from axe4j.cuda import interp as cuda_interp
     from axe4j.moe.cuda_kernels import experts_kernel
 
     axe4j.use_pip_nvcc()

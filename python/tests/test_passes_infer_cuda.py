@@ -206,7 +206,7 @@ def staged_tma_wgmma_gemm(m, n, bk, dtype="float16", a=None, b=None, c=None):
 
 
 def _staged(rows, bk):
-    """(2, rows, bk) stages of the 128-byte-swizzled K-major tile, as python/axe4j/kernels/hopper_gemm.py writes."""
+    """(2, rows, bk) stages of the 128-byte-swizzled K-major tile, as python/axe4j/cuda/kernels/hopper_gemm.py writes."""
     kb = bk // 64
     return ComposeLayout(3, 3, 3, TileLayout(S[(2, rows, kb, 64):(rows * bk, 64, rows * 64, 1)]))
 

@@ -15,7 +15,7 @@ import _trn_unlaid_kernels as unlaid
 import axe4j
 import axe4j.transform as at
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm, trn_mha
+from axe4j.trn.kernels import gemm as trn_gemm, mha as trn_mha
 
 TRN = tvm.target.Target(trn_gemm.TARGET)
 KERNELS = {"gemm": (unlaid.gemm, trn_gemm.gemm, 512), "attention": (unlaid.attention, trn_mha.attention, 512)}

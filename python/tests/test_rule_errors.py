@@ -62,7 +62,7 @@ def test_explain_shows_the_rule_error():
 
 
 def test_without_the_planted_error_the_same_kernel_compiles_and_runs():
-    from axe4j import cuda_interp
+    from axe4j.cuda import interp as cuda_interp
 
     axe4j.use_pip_nvcc()
     executable = axe4j.compile(_kernel(), TARGET)

@@ -1,4 +1,4 @@
-"""SBUF allocation against layout spans (axe4j.trn_allocation): TVM's trn pipeline sizes SBUF buffers by element
+"""SBUF allocation against layout spans (axe4j.trn.allocation): TVM's trn pipeline sizes SBUF buffers by element
 count; a layout that reaches further (free stride 2) would overlap the next buffer and give wrong results silently,
 and tiles over SBUF's bytes per partition would fail only at run time. Both are compile errors naming the buffers."""
 
@@ -10,9 +10,9 @@ from tvm.script import tirx as T
 from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import F, P, S, TileLayout
 
-from axe4j import trn_allocation
+from axe4j.trn import allocation as trn_allocation
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm
+from axe4j.trn.kernels import gemm as trn_gemm
 
 
 def _two_tiles(a_layout, b_layout, a_cols=128, b_cols=128):
@@ -114,7 +114,7 @@ def _two_bank_gemm(transpose_a: bool = False):
 def test_a_two_bank_gemm_result_runs_end_to_end():
     """A 128 x 1024 float32 result spans two PSUM banks. TVM's private allocator gives the transposing load of A an
     identity and an 8-bank acc_psum; axe4j's rule loads A with a strided DMA, so axe4j's pipeline drops both after
-    dispatch (axe4j.trn_pipeline) and the kernel fits: it runs in the executor and matches numpy."""
+    dispatch (axe4j.trn.pipeline) and the kernel fits: it runs in the executor and matches numpy."""
     source = trn_gemm.nki_source(_two_bank_gemm())
     assert "acc_psum" not in source and "shared_constant" not in source and "identity" not in source
     rng = np.random.default_rng(26)
@@ -138,7 +138,8 @@ def test_psum_banks_the_pipeline_reserves_count_in_the_whole_kernel_budget():
 def test_the_pipeline_is_tvms_with_the_pruning_pass_after_dispatch():
     """axe4j-trn runs TVM's Trainium passes in TVM's order (read from TVM, not copied), with the pass that remembers
     the declared buffers before TrnPrivateBufferAlloc and the pruning pass right after TilePrimitiveDispatch."""
-    from axe4j import _tvm_internals, trn_pipeline
+    from axe4j import _tvm_internals
+    from axe4j.trn import pipeline as trn_pipeline
 
     tvm_names = [p.info.name for p in _tvm_internals.trn_passes()[0]]
     assert tvm_names[:3] == ["TrnPrivateBufferAlloc", "TrnNaiveAllocator", "tirx.TilePrimitiveDispatch"]
@@ -165,7 +166,8 @@ def test_the_pipeline_is_tvms_with_the_pruning_pass_after_dispatch():
 def test_pruning_drops_only_unused_buffers_the_private_allocator_added():
     """prune() on the two-bank GEMM after dispatch: identity (used only by its own fill) and acc_psum go, the
     kernel's own buffers stay even when unused (a buffer named in ``declared`` is never removed)."""
-    from axe4j import _tvm_internals, trn_pipeline
+    from axe4j import _tvm_internals
+    from axe4j.trn import pipeline as trn_pipeline
     from axe4j.transform import run_layout_passes
 
     passes = _tvm_internals.trn_passes()[0]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm
+from axe4j.trn.kernels import gemm as trn_gemm
 
 
 def _kernel(*body):

@@ -12,7 +12,7 @@ from tvm.script.tirx import tile as Tx
 from tvm.tirx.layout import F, P, S, TileLayout
 
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm
+from axe4j.trn.kernels import gemm as trn_gemm
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
 

@@ -11,7 +11,7 @@ import tvm
 
 import axe4j
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm, trn_mha
+from axe4j.trn.kernels import gemm as trn_gemm, mha as trn_mha
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
 

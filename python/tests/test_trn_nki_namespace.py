@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from axe4j_tools import nki_executor, nki_namespace
-from axe4j.kernels import trn_gemm, trn_mha
+from axe4j.trn.kernels import gemm as trn_gemm, mha as trn_mha
 
 from test_trn_ops import _reduce_kernel
 

@@ -12,7 +12,7 @@ from tvm.script.tirx import tile as Tx
 
 import axe4j
 from axe4j_tools import nki_executor
-from axe4j.kernels import trn_gemm
+from axe4j.trn.kernels import gemm as trn_gemm
 
 
 def _explain(func):

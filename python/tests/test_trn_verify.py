@@ -9,7 +9,7 @@ from tvm.script.tirx import tile as Tx
 
 import axe4j
 import axe4j.transform as at
-from axe4j.kernels import trn_gemm, trn_mha
+from axe4j.trn.kernels import gemm as trn_gemm, mha as trn_mha
 
 TRN = tvm.target.Target(trn_gemm.TARGET)
 

@@ -351,7 +351,7 @@ def epilogue_inputs(m: int, n: int):
 
 
 def apply_epilogue(epilogue: dict, a, b, c, bias):
-    """numpy's act(alpha A B^T + beta C + bias) in float32, as fp16 (the kernels' axe4j.kernels.epilogue)."""
+    """numpy's act(alpha A B^T + beta C + bias) in float32, as fp16 (the kernels' axe4j.cuda.kernels.epilogue)."""
     import numpy as np
 
     x = np.float32(epilogue["alpha"]) * (a.astype(np.float32) @ b.astype(np.float32).T)

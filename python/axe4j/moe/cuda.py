@@ -10,7 +10,7 @@ The router
 and the schedule run on the host in numpy (``route_reference``, ``axe4j.moe.schedule`` with 64-row tiles), as the
 CPU layer's schedule does. ``MoeLayer`` answers ``layer(x)``, ``route(x)`` and ``experts(x, ids, weights)`` like
 ``axe4j.moe.cpu.MoeLayer``; ``device="interp"`` runs the kernels in axe4j's CPU interpreter of lowered CUDA kernels
-(``axe4j.cuda_interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
+(``axe4j.cuda.interp``), ``device="gpu"`` on ``tvm.cuda(0)``.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class MoeLayer:
     def launch(self, calls) -> None:
         """Runs the kernels of ``calls`` in order (in the interpreter, or queued on the GPU)."""
         if self.device == "interp":
-            from .. import cuda_interp
+            from ..cuda import interp as cuda_interp
 
             for name, args in calls:
                 cuda_interp.run(self._exe[name], *args)
@@ -159,8 +159,13 @@ class MoeLayer:
             self._exe[name](*args)
 
 
-def bench(shape: MoeShape, tokens_list, repeat: int) -> list:
-    """The GPU rows of ``make bench-moe`` (``axe4j.moe.cuda_bench``)."""
-    from .cuda_bench import bench as run
+def __getattr__(name):
+    """``bench`` moved to ``axe4j.moe.cuda_bench.bench`` (which uses this module; this one does not import it)."""
+    if name == "bench":
+        import importlib
+        import warnings
 
-    return run(shape, tokens_list, repeat)
+        warnings.warn("axe4j.moe.cuda.bench moved to axe4j.moe.cuda_bench.bench (axe4j.moe.cuda.bench goes in the "
+                      "next release)", DeprecationWarning, stacklevel=2)
+        return importlib.import_module(__package__ + ".cuda_bench").bench
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,9 +29,9 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
-from ..kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
-from ..kernels.pipeline import PipelineState
-from ..kernels.tiles import local_tile
+from ..cuda.kernels.hopper_gemm import SWIZZLE_ROW, accumulator, shared_tile
+from ..cuda.kernels.pipeline import PipelineState
+from ..cuda.kernels.tiles import local_tile
 from .config import MoeShape
 
 ROWS = 64             # rows of a tile: one m64nNk16 wgmma block, one consumer warpgroup

@@ -199,7 +199,7 @@ def _whole_warps(g, what):
 
 
 def ldstmatrix(interp, g, family, ops, tokens):
-    from ._ptx import LValue, _as_bits, shared_address
+    from ._operands import LValue, _as_bits, shared_address
 
     num = int(next(t for t in tokens if t in ("x1", "x2", "x4"))[1:])
     trans = "trans" in tokens
@@ -238,7 +238,7 @@ def ldstmatrix(interp, g, family, ops, tokens):
 # ---- mma.sync (PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point type") -----------------------------
 
 def mma_sync(interp, g, ops, tokens):
-    from ._ptx import LValue, _as_bits
+    from ._operands import LValue, _as_bits
 
     if "m16n8k16" not in tokens or tokens[-4] != "f32" or tokens[-1] != "f32":
         raise NotModelled("mma." + ".".join(tokens))
@@ -309,7 +309,7 @@ class WgmmaOp:
 
 
 def wgmma(interp, g, ops, tokens):
-    from ._ptx import _uniform
+    from ._operands import _uniform
 
     state = g.cta.async_state.setdefault("wgmma", {"committed": {}})
     head = tokens[0]
@@ -460,7 +460,7 @@ class Tcgen05Commit:
         return f"a tcgen05.commit by thread {self.issuer}"
 
     def complete(self, cta):
-        from ._ptx import complete_tx
+        from ._operands import complete_tx
 
         cta.complete(lambda op: op.kind == "tcgen05" and op.issuer == self.issuer)
         for target in self.targets or [cta]:
@@ -482,7 +482,7 @@ def _pair(g, what):
 
 
 def tcgen05(interp, g, ops, tokens):
-    from ._ptx import LValue, _as_bits, _uniform, shared_address
+    from ._operands import LValue, _as_bits, _uniform, shared_address
 
     cta = g.cta
     state = _tmem(cta)

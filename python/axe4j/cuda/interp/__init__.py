@@ -8,7 +8,7 @@ with their operands), and nothing of the C++ text's spelling is left to interpre
 Use::
 
     executable = axe4j.compile(kernel, target)          # records the lowered modules on the executable
-    axe4j.cuda_interp.run(executable, a, b, c)          # runs it on numpy arrays; writes the outputs in place
+    axe4j.cuda.interp.run(executable, a, b, c)          # runs it on numpy arrays; writes the outputs in place
 
 Errors: ``KernelFault`` (out-of-bounds or misaligned access, data race on shared memory, deadlock, operand out of
 range), each naming the kernel, the thread and the address; ``NotModelled`` for an instruction or form outside the
@@ -76,7 +76,7 @@ def _install_hooks():
     with _patch_lock:
         if _patched:
             return
-        from .. import _tvm_internals
+        from ... import _tvm_internals
 
         build = _tvm_internals.build_module()
         split, to_runtime = build.split_host_device_mods, build.tir_to_runtime

@@ -1,0 +1,194 @@
+"""What the emitters of every target share: plan entries to TIR (loop nests, flat views of the operands, affine and
+digit addresses, replicas, run-time starts) and the values of the element-wise and reduce ops.
+
+An emitter (``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ...) turns one checked plan into a PrimFunc; it imports what it
+needs from here, and registers itself for its plan kinds with ``axe4j._registry.emits``.
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+# (buffer, data var) of the worker buffers of the function being compiled (set by axe4j.compile around the dispatch)
+_worker_buffers: list = []
+
+
+def run_time_offset(entry, starts):
+    """Elements a plan entry's run-time starts add (Java's AffineAccess): ``start_d * stride`` per dim of its
+    ``start_strides``; per dim of its ``start_terms``, ``(floor(start_d / divisor) mod modulus) * stride`` for each
+    [divisor, modulus, stride] (modulus 0: no mod), the start's digits in a layout that splits the dim."""
+    offset = 0
+    for dim, stride in entry.get("start_strides", {}).items():
+        if int(stride):
+            offset = offset + starts[int(dim)] * int(stride)
+    for dim, terms in entry.get("start_terms", {}).items():
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            if stride:
+                digit = tirx.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
+                offset = offset + (tirx.floormod(digit, modulus) if modulus else digit) * stride
+    return offset
+
+
+def run_time_reach(entry, shape, extents):
+    """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
+    reach = 0
+    for dim, stride in entry.get("start_strides", {}).items():
+        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(int(stride))
+    for dim, terms in entry.get("start_terms", {}).items():
+        last = int(shape[int(dim)]) - int(extents[int(dim)])
+        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+            reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
+    return reach
+
+
+def _loop_frame(kind, extent):
+    return {"serial": T.serial, "parallel": T.parallel, "vectorized": T.vectorized,
+            "unroll": T.unroll}[kind](int(extent))
+
+
+def _nest(loops, body, counters=(), tail=0):
+    """Emits ``loops`` (outer first) around ``body(counters)``; with a ``tail``, the last two loops are
+    serial(q), vectorized(lanes) and are followed by vectorized(tail) with the serial counter at q."""
+    if not loops:
+        body(list(counters))
+        return
+    if tail and len(loops) == 2:
+        with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as outer:
+            with _loop_frame(loops[1]["kind"], loops[1]["extent"]) as inner:
+                body(list(counters) + [outer, inner])
+        with T.vectorized(int(tail)) as rest:
+            body(list(counters) + [int(loops[0]["extent"]), rest])
+        return
+    with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
+        _nest(loops[1:], body, counters + (v,), tail)
+
+
+def _span(access, loops, role, tail=0):
+    reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+    if tail:
+        reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
+            - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
+    return int(access["span_base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
+
+
+# Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
+# axe4j.compile while it dispatches such kernels itself (see compile.py, "worker layouts").
+
+
+def data_of(buffer):
+    """The data a flat view of ``buffer`` should alias: the declared data of a worker-layout view (whose own
+    declaration is dropped after dispatch), else ``buffer.data``."""
+    for declared, data in _worker_buffers:
+        if declared.same_as(buffer):
+            return data
+    return buffer.data
+
+
+def _flat_views(request, plan, loops, extra_span=None):
+    views = {}
+    for role, buffer in request.buffers.items():
+        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
+    return views
+
+
+def _address(access, loops, role, counters):
+    addr = access["base_expr"]
+    for loop, c in zip(loops, counters):
+        stride = int(loop["strides"][role])
+        if stride != 0:
+            addr = addr + c * stride
+    return addr
+
+
+def _dtype(expr) -> str:
+    return str(expr.ty)
+
+
+def _value(op, dtype, sources):
+    """The element expression of a map op from its source values (already loaded or scalar)."""
+
+    def as_dtype(v):
+        return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
+
+    if op in ("copy",):
+        return sources[0]
+    if op in ("cast",):
+        return tirx.Cast(dtype, sources[0])
+    if op == "fill":
+        return as_dtype(tirx.const(sources[0], dtype) if isinstance(sources[0], (int, float)) else sources[0])
+    if op == "zero":
+        return tirx.const(0, dtype)
+    x = [as_dtype(s if not isinstance(s, (int, float)) else tirx.const(s, dtype)) for s in sources]
+    unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
+             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
+    if op in unary:
+        return unary[op](x[0])
+    binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+              "fdiv": lambda a, b: a / b, "maximum": tirx.max, "minimum": tirx.min}
+    return binary[op](x[0], x[1])
+
+
+def _sources(request, n):
+    """Source slots in order: ('tensor', role) or ('scalar', expr)."""
+    out = []
+    for i in range(n):
+        out.append(("scalar", request.scalars[i]) if i in request.scalars else ("tensor", f"src{i}"))
+    return out
+
+
+def _source_count(op):
+    if op in ("zero",):
+        return 0
+    if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):
+        return 2
+    return 1
+
+
+def _base_last(replicas):
+    """Replica displacements with 0 last: a stored value may read the base copy (an accumulation, an in-place op),
+    so the base is overwritten only after every other copy got the value."""
+    return sorted((int(r) for r in replicas), key=lambda r: r == 0)
+
+
+def _digit_address(entry, coordinate):
+    """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
+    flat = 0
+    for c, row_stride in zip(coordinate, entry["row_strides"]):
+        flat = flat + c * int(row_stride)
+    addr = int(entry["base"])
+    for extent, stride, below in entry["iters"]:
+        if int(stride) != 0 and int(extent) != 1:
+            addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
+    return addr
+
+
+def _digit_views(request, operands):
+    views = {}
+    for role, buffer in request.buffers.items():
+        entry = operands[role]
+        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
+        span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
+    return views
+
+
+def _store_replicas(view, entry, value, addr):
+    for r in _base_last(entry["replicas"]):
+        T.buffer_store(view, value, [addr + int(r) if int(r) else addr])
+
+
+def _combine(name, a, b):
+    return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[name]()
+
+
+def _identity(name, dtype):
+    return {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[name]
+
+
+def _is_zero(expr) -> bool:
+    try:
+        return float(expr.value) == 0.0
+    except (AttributeError, TypeError, ValueError):
+        return False

@@ -1,0 +1,277 @@
+"""The ``gemm-blocked`` plan as a PrimFunc: a packed, cache-blocked GEMM around a register micro-kernel.
+
+Names follow the plan: ``v`` is the accumulator's stride-1 dim (the vector dim), ``u`` the other one; the
+operand that moves along v (B when v = n, A when v = m) is ``V``, the other ``U``. With ``mu x nv`` the
+register tile and ``kc``/``mc`` the K and u block sizes::
+
+    for each K block k0 (kc deep):
+        pack V[k0 : k0+kc, all v] into panels Vp[p][k][nv]           (parallel over panels)
+        for each u block (mc rows):                                     (parallel when parallel_over = u)
+            pack U[block, k0 : k0+kc] into panels Up[q][k][mu]         (zero past the edge)
+            for each v panel p, each u tile q:                          (p parallel when parallel_over = v)
+                acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
+                D[u, v] = alpha * acc + (first block ? beta * C : D)
+
+A run-time u extent (``plan["run_time_extent"]``, a ragged group of rows at most the region's bound) bounds the
+u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
+
+Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
+panel in L1 and a U block in L2, and the blocks of the last pass add to D, so alpha and beta apply once. The sizes
+come from the target (``GemmBlocking`` in Java: 8 x 32 fp32 on AVX-512, 6 x 16 otherwise); an AVX-512 plan also
+prefetches each D tile for writing as its K loop starts (``prefetch_d``).
+
+The row kernel (``plan["kernel"] == "rows"``: at most one tile's worth of u rows, V stride-1 along v) packs
+nothing and keeps no register tile::
+
+    parallel for each chunk of nv columns (4 KiB of a float32 D row):
+        D[u, chunk] = beta * C[u, chunk]                                   (every u)
+        for each k0 in steps of k_rows:
+            for each vector of columns j in the chunk:
+                D[u, j] += sum_{k0 <= k < k0 + k_rows} alpha * U[u, k] * V[k, j]   (every u; k in order)
+
+so all u rows use each V vector while it was just read (a float16 V is widened once for all rows).
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+from .._emit import _base_last as base_last, _is_zero as is_zero, data_of
+from .._registry import emits
+
+
+@emits("gemm-blocked")
+def emit(request, plan):
+    access = plan["access"]
+    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    dtype = str(request.buffers["D"].dtype)
+    alpha, beta = request.scalars["alpha"], request.scalars["beta"]
+    use_c = not is_zero(beta)
+    v_dim = plan["vector_dim"]
+    u_dim = "m" if v_dim == "n" else "n"
+    v_role, u_role = ("B", "A") if v_dim == "n" else ("A", "B")
+    extent = {"m": M, "n": N, "k": K}
+    EU, EV = extent[u_dim], extent[v_dim]
+    mu, nv = int(plan["tile"]["u"]), int(plan["tile"]["v"])
+    kc, mc = int(plan["blocks"]["k"]), int(plan["blocks"]["u"])
+    k_blocks = -(-K // kc)
+    u_blocks = -(-EU // mc)
+    if plan.get("run_time_extent") == u_dim:
+        # a ragged u extent (rows of one expert's group): EU (the bound) sized the views and panels; the loops and
+        # guards use the run-time value
+        (EU,) = request.run_time_extents["D"].values()
+        u_blocks = tirx.floordiv(EU + (mc - 1), mc)
+    tiles_per_block = mc // mu
+    full_panels, rest = divmod(EV, nv)
+    panels = full_panels + (1 if rest else 0)
+    over = plan.get("parallel_over", "u" if plan["parallel"] else "none")
+    outer = T.parallel if plan["parallel"] else T.serial        # V packing: whenever the plan is parallel
+    u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
+    v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
+    lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
+    prefetch_d = bool(plan.get("prefetch_d", False))
+    k_rows = int(plan.get("k_rows", 1))                          # row kernel: V rows added per pass over D
+    # row kernel: a float16 V is widened once per column vector and bound for all rows; LLVM repeated vcvtph2ps for
+    # every row otherwise (8 x 4096 x 4096: 41-75 -> 61-115 GFLOP/s, two runs). A float32 V is not bound (its loads
+    # fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows), and a bfloat16 one cannot be: TVM's bfloat16
+    # lowering miscompiles a bound widened value (an int-to-float conversion of the raw bits) and rejects a bound raw one
+    bind_widened_v = str(request.buffers[v_role].dtype) == "float16"
+
+    def cast(v):
+        return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
+
+    def const(v):
+        return tirx.const(float(v.value), dtype) if hasattr(v, "value") else cast(v)
+
+    def addr(role, **coords):
+        a = access[role]
+        out = a["base_expr"]
+        for name, value in coords.items():
+            stride = int(a[name])
+            if stride:
+                out = out + value * stride
+        return out
+
+    spans = {}
+    for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
+        spans[role] = int(access[role]["span_base"]) \
+            + sum((extent[d] - 1) * abs(int(access[role][d])) for d in dims) \
+            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
+
+    def load(views, role, k, **coord):
+        return cast(views[role][addr(role, k=k, **coord)])
+
+    def pack_v(views, panel, k0, kext):
+        """Vp[p][k][j] = V[k0 + k, p * nv + j]; the ragged last panel is zero past EV."""
+        if full_panels:
+            with outer(full_panels) as p:
+                with T.serial(kext) as k:
+                    with T.vectorized(nv) as j:
+                        T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: p * nv + j}),
+                                       [(p * kc + k) * nv + j])
+        if rest:
+            with T.serial(kext) as k:
+                with T.vectorized(rest) as j:
+                    T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: full_panels * nv + j}),
+                                   [(full_panels * kc + k) * nv + j])
+                with T.vectorized(nv - rest) as j:
+                    T.buffer_store(panel, tirx.const(0, dtype), [(full_panels * kc + k) * nv + rest + j])
+
+    def pack_u(views, panel, u_first, k0, kext):
+        """Up[q][k][i] = U[u_first + q * mu + i, k0 + k], zero past EU (if_then_else does not load there)."""
+        with T.serial(tiles_per_block) as q:
+            with T.serial(kext) as k:
+                with T.unroll(mu) as i:
+                    u = u_first + q * mu + i
+                    T.buffer_store(panel, tirx.if_then_else(u < EU, load(views, u_role, k0 + k, **{u_dim: u}),
+                                                            tirx.const(0, dtype)), [(q * kc + k) * mu + i])
+
+    def store(views, value, u, v):
+        a = addr("D", **{u_dim: u, v_dim: v})
+        for r in base_last(access["D"]["replicas"]):
+            T.buffer_store(views["D"], value, [a + r if r else a])
+
+    def write_tile(views, acc_row, u0, v0, first, i, j):
+        u, v = u0 + i, v0 + j
+        value = acc_row[j] if _is_one(alpha) else const(alpha) * acc_row[j]
+        if first:
+            if use_c:
+                value = value + const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})])
+        else:
+            value = views["D"][addr("D", **{u_dim: u, v_dim: v})] + value
+        store(views, value, u, v)
+
+    def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
+        # one stack array per tile row, unrolled here: TVM lowers a "global" buffer to a stack array (which LLVM
+        # keeps in registers) only under 1 KiB; an 8 x 32 fp32 tile is 1 KiB, became a workspace pointer, and
+        # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
+        acc = [T.decl_buffer((nv,), dtype, scope="global", layout=None) for _ in range(mu)]
+        if prefetch_d:
+            # the D tile is read and written after the K loop; its rows are a row stride apart (often a page
+            # each): ask for its cache lines now, for writing, so the loads overlap the FMAs
+            line = 64 // (int("".join(ch for ch in dtype if ch.isdigit()) or 8) // 8)
+            for i in range(mu):
+                for j in range(0, nv, line):
+                    T.evaluate(tirx.call_llvm_intrin("void", "llvm.prefetch.p0", tirx.address_of(
+                        views["D"][addr("D", **{u_dim: u0 + i, v_dim: v0 + j})]), 1, 3, 1))
+        for i in range(mu):
+            with T.vectorized(nv) as j:
+                T.buffer_store(acc[i], tirx.const(0, dtype), [j])
+        with T.serial(kext) as k:
+            for i in range(mu):
+                with T.vectorized(nv) as j:
+                    T.buffer_store(acc[i], acc[i][j] + u_panel[(q * kc + k) * mu + i]
+                                   * v_panel[(p * kc + k) * nv + j], [j])
+        with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
+            with T.Then():
+                for i in range(mu):
+                    with T.vectorized(nv) as j:
+                        write_tile(views, acc[i], u0, v0, first, i, j)
+            with T.Else():
+                for i in range(mu):
+                    with T.serial(nv) as j:
+                        with T.If(tirx.all(u0 + i < EU, v0 + j < EV)):
+                            with T.Then():
+                                write_tile(views, acc[i], u0, v0, first, i, j)
+
+    def k_block(views, kb, first):
+        k0 = kb * kc
+        kext = tirx.min(kc, K - k0) if K % kc else kc
+        v_panel = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None)
+        pack_v(views, v_panel, k0, kext)
+        with u_loop(u_blocks) as ub:
+            u_first = ub * mc
+            u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
+            pack_u(views, u_panel, u_first, k0, kext)
+            with v_loop(panels) as p:
+                with T.serial(tiles_per_block) as q:
+                    u0 = u_first + q * mu
+                    with T.If(u0 < EU):
+                        with T.Then():
+                            micro_kernel(views, u_panel, v_panel, q, p, u0, p * nv, kext, first)
+
+    def row_span(views, v0, width):
+        """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every
+        row adds alpha * U[u, k] * V[k, v0:v0+width]; V's row segment is read once and stays in L1 for the rows."""
+        groups, tail = divmod(width, lanes)
+
+        def each_column(body):
+            if groups:
+                with T.serial(groups) as g:
+                    with T.vectorized(lanes) as j:
+                        body(v0 + g * lanes + j)
+            if tail:
+                with T.serial(tail) as j:
+                    body(v0 + groups * lanes + j)
+
+        def init(u):
+            def body(v):
+                zero = tirx.const(0, dtype)
+                store(views, const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})]) if use_c else zero,
+                      u, v)
+            each_column(body)
+
+        def scale(u, k):
+            a = load(views, u_role, k, **{u_dim: u})
+            return a if _is_one(alpha) else const(alpha) * a
+
+        def add(ks):
+            """D[u, v] += scale(u, k) * V[k, v] for k in ks, in that order (as k by k), for every row u in one pass over
+            the columns: one load and store of D per row and column vector, all rows using V's vectors of ks right
+            after they are read. Rows inside the column loop ran 1.1-1.5x the rows outside it (a pass over the chunk per
+            row) at 2, 4 and 8 x 4096 x 4096 (fp32, bf16, fp16; two runs, same process)."""
+            def body(v):
+                row = [load(views, v_role, k, **{v_dim: v}) for k in ks]
+                if bind_widened_v:
+                    row = [T.bind(x) for x in row]
+                for u in range(EU):
+                    value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
+                    for k, vk in zip(ks, row):
+                        value = value + scale(u, k) * vk
+                    store(views, value, u, v)
+            each_column(body)
+
+        with T.serial(EU) as u:
+            init(u)
+        steps, rest_k = divmod(K, k_rows)
+        if steps:
+            with T.serial(steps) as kq:
+                add([kq * k_rows + t for t in range(k_rows)])
+        if rest_k:
+            with T.serial(rest_k) as kt:
+                add([steps * k_rows + kt])
+
+    def rows(views):
+        chunks, rest_width = divmod(EV, nv)
+        if chunks:
+            with v_loop(chunks) as c:
+                row_span(views, c * nv, nv)
+        if rest_width:
+            row_span(views, chunks * nv, rest_width)
+
+    def whole():
+        views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
+                                     data=data_of(request.buffers[role]), layout=None)
+                 for role in ("D", "A", "B", "C")}
+        if plan.get("kernel") == "rows":
+            rows(views)
+            return
+        k_block(views, 0, True)
+        if k_blocks > 1:
+            with T.serial(k_blocks - 1) as kb:
+                k_block(views, kb + 1, False)
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _is_one(expr) -> bool:
+    try:
+        return float(expr.value) == 1.0
+    except (AttributeError, TypeError, ValueError):
+        return False
+

@@ -1,0 +1,184 @@
+"""CUDA plans for register tiles partitioned over thread axes (``cuda-register``, ``cuda-shuffle-reduce``).
+
+Both plans come from Java (``CudaRegisterRule``, ``CudaShuffleReduceRule``); nothing is decided here. The scope's
+thread index t is read from threadIdx.x (``cuda_emit.thread_index``: lane = tx % 32, warpgroup thread = tx % 128,
+CTA thread = tx). A thread digit is ``(t / tau) % mod``; a guard ``lo <= (t / tau) % mod < lo + count`` keeps the
+threads that hold region elements; a thread term ``[tau, mod, lo, below, count, stride]`` adds
+``((((t / tau) % mod) - lo) / below) % count * stride`` to a global/shared operand's base. A register operand is
+the thread's flat array of ``slots`` elements. The slot loops are unrolled (constant register indices keep the
+array in registers); the last loop is a vector of ``vec`` elements when ``vec > 1``.
+
+``cuda-shuffle-reduce``: per output, the thread folds its own slots into a one-element buffer, then combines it
+with ``tvm_warp_shuffle_xor`` (``shfl.sync.bfly``) for every butterfly mask, then stores (``accum``: combined with
+the destination's old value after the shuffles).
+"""
+
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.script import tirx as T
+
+from .emit import thread_index
+from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value
+from .._registry import emits
+
+# every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
+FULL_WARP = 0xFFFFFFFF
+
+
+@emits("cuda-register", "cuda-shuffle-reduce")
+def emit(request, plan):
+    if plan["kind"] == "cuda-register":
+        return _emit_register(request, plan)
+    return _emit_shuffle_reduce(request, plan)
+
+
+def _digit(t, tau, mod):
+    """``(t / tau) % mod`` (no division when tau is 1)."""
+    value = t if tau == 1 else tirx.floordiv(t, tau)
+    return tirx.floormod(value, mod)
+
+
+def _term_value(t, term):
+    tau, mod, lo, below, count = (int(x) for x in term[:5])
+    value = _digit(t, tau, mod)
+    if lo:
+        value = value - lo
+    if below != 1:
+        value = tirx.floordiv(value, below)
+    if below * count < mod or lo:
+        value = tirx.floormod(value, count)
+    return value
+
+
+def _condition(t, guards, write_once):
+    cond = None
+    for tau, mod, lo, count in ([int(x) for x in g] for g in guards):
+        d = _digit(t, tau, mod)
+        part = d == lo if count == 1 else tirx.all(lo <= d, d < lo + count) if lo else d < count
+        cond = part if cond is None else tirx.all(cond, part)
+    for tau, count in ([int(x) for x in w] for w in write_once):
+        part = _digit(t, tau, count) == 0
+        cond = part if cond is None else tirx.all(cond, part)
+    return cond
+
+
+def _guarded(cond, body):
+    if cond is None:
+        body()
+        return
+    with T.If(cond):
+        with T.Then():
+            body()
+
+
+def _views(request, plan, loops):
+    """Flat views over each operand's reach from its base; a register operand covers at least its ``slots``."""
+    views = {}
+    for role, buffer in request.buffers.items():
+        entry = plan["access"][role]
+        reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+        reach += sum((int(term[4]) - 1) * abs(int(term[5])) for term in entry.get("thread_terms", []))
+        span = int(entry["span_base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        if "slots" in entry:
+            span = max(span, int(entry["slots"]))
+        views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, scope=buffer.scope(), layout=None)
+    return views
+
+
+def _unrolled(loops, body, counters=()):
+    if not loops:
+        body(list(counters))
+        return
+    kind = T.vectorized if loops[0]["kind"] == "vectorized" else T.unroll
+    with kind(int(loops[0]["extent"])) as v:
+        _unrolled(loops[1:], body, counters + (v,))
+
+
+def _emit_register(request, plan):
+    loops = plan["loops"]
+    access = plan["access"]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+    threads = int(plan["threads"])
+
+    def whole():
+        views = _views(request, plan, loops)
+        t = thread_index(request.scope, request.sctx, threads)
+        bases = {}
+        for role, entry in access.items():
+            base = entry["base_expr"]
+            for term in entry["thread_terms"]:
+                base = base + _term_value(t, term) * int(term[5])
+            bases[role] = T.bind(base) if entry["thread_terms"] else base
+
+        def address(role, counters):
+            addr = bases[role]
+            for loop, c in zip(loops, counters):
+                stride = int(loop["strides"][role])
+                if stride:
+                    addr = addr + c * stride
+            return addr
+
+        def element(counters):
+            values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
+            value = _value(request.op, str(dst.dtype), values)
+            addr = address("dst", counters)
+            for r in _base_last(access["dst"]["replicas"]):
+                T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+
+        _guarded(_condition(t, plan["guards"], plan["write_once"]), lambda: _unrolled(loops, element))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl
+
+
+def _emit_shuffle_reduce(request, plan):
+    access = plan["access"]
+    kept = [l for l in plan["loops"] if not l["reduces"]]
+    folded = [l for l in plan["loops"] if l["reduces"]]
+    combine, masks = plan["combine"], [int(m) for m in plan["masks"]]
+    dst = request.buffers["dst"]
+    dtype = str(dst.dtype)
+    threads = int(plan["threads"])
+
+    def address(role, loops, counters, base):
+        addr = base
+        for loop, c in zip(loops, counters):
+            stride = int(loop["strides"][role])
+            if stride:
+                addr = addr + c * stride
+        return addr
+
+    def whole():
+        views = _views(request, plan, plan["loops"])
+        t = thread_index(request.scope, request.sctx, threads)
+
+        def output(counters):
+            d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
+            s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+            acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
+            T.buffer_store(acc, _identity(combine, dtype), [0])
+
+            def fold(inner):
+                value = views["src0"][address("src0", folded, inner, s_base)]
+                value = value if str(value.ty) == dtype else tirx.Cast(dtype, value)
+                T.buffer_store(acc, _combine(combine, acc[0], value), [0])
+
+            _unrolled(folded, fold)
+            for mask in masks:
+                other = T.tvm_warp_shuffle_xor(tirx.const(FULL_WARP, "uint32"), acc[0], mask, 32, 32)
+                T.buffer_store(acc, _combine(combine, acc[0], other), [0])
+            result = acc[0] if plan["init"] else _combine(combine, acc[0], views["dst"][d_addr])
+            T.buffer_store(views["dst"], result, [d_addr])
+
+        _guarded(_condition(t, plan["guards"], []), lambda: _unrolled(kept, output))
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        whole()
+
+    return impl

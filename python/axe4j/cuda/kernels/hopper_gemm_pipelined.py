@@ -1,0 +1,280 @@
+"""A persistent, warp-specialised FP16/BF16 GEMM for Hopper (sm_90a) with wgmma kept in flight, written with Axe
+layouts and tile ops: D = A B^T, A (M x K) and B (N x K) row-major, FP32 accumulation, D (M x N) in the input type.
+
+Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`` shows):
+
+* **Persistent CTAs.** The grid is ``min(tiles, sms)`` CTAs; CTA c computes output tiles c, c + grid, ... in the
+  grouped order below, so the pipeline fills once per CTA rather than once per tile, and the producer prefetches the
+  next tile's operands while the consumers store the last one.
+* **Grouped rasterization** (L2 reuse): tiles are visited in groups of ``group_m`` tile rows; inside a group, down the
+  rows first, then across. Linear tile t: group g = t / (group_m * tiles_n), first row f = g * group_m, rows in the
+  group r = min(tiles_m - f, group_m), tile (f + (t mod (group_m tiles_n)) mod r, (t mod (group_m tiles_n)) / r).
+* **Warp specialisation.** Warpgroup 0 is the producer (one thread issues TMA loads into a ring of ``stages`` slots
+  with the 128-byte swizzle; it gives registers back with ``setmaxnreg.dec``); warpgroups 1 and 2 are consumers
+  (``setmaxnreg.inc``), each owning BM/2 rows of the tile.
+* **wgmma in flight.** Each K tile is one ``Tx.wg.gemm_async(..., wait=1)``: the rule commits the tile's wgmma group
+  and waits only until one group is pending, so the next K tile's MMAs issue while this one retires. The slot a group
+  read is released (its ``empty`` mbarrier) only after the next wait shows that group retired: the slot of iteration
+  i - 1 after the wait of iteration i, the last one after a ``wait_group 0``.
+* **Epilogue through shared memory.** Each consumer casts its accumulator, writes it with ``stmatrix`` into its
+  own 128-byte-swizzled staging tile and one thread stores the tile with a TMA store (``bulk_group``); before the
+  next tile overwrites the staging tile, ``cp.async.bulk.wait_group.read 0`` waits until the store has read it.
+  Named barriers (``bar.sync 1 + part, 128``) order the warpgroup's writes, the proxy fence and the store.
+* **Stages from capacity.** Unless given, stages = the most (BM + BN) x BK tiles that fit the 227 KiB of shared memory
+  of an H100 CTA next to the barriers and the BM x BN staging tile, at most 8.
+
+The shared tiles are K-major with the 128-byte swizzle (``Swizzle<3,3,3>`` on element addresses, 64-element rows, K
+blocks outermost), the TMA box and the wgmma descriptor walk of the same layout; the accumulator is a tile of the
+wgmma m64nNk16 fragment over (``wid_in_wg``, ``laneid``, registers).
+"""
+
+from __future__ import annotations
+
+from tvm.script import tirx as T
+from tvm.tirx.script import tile as Tx
+
+from tvm.tirx.layout import S, TileLayout
+
+from .epilogue import Epilogue
+from .hopper_gemm import accumulator, shared_tile, tile_problems
+from .pipeline import PipelineState, release
+from .tiles import local_tile
+
+SHARED_BYTES = 227 * 1024
+CLUSTERS = ((1, 1), (2, 1), (1, 2))   # (CTAs along M, along N) of a thread-block cluster
+MAX_STAGES = 8
+EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
+
+
+def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2) -> int:
+    """The most ring slots of (BM + BN) x BK elements (and 2 mbarriers each) that fit a CTA's shared memory beside
+    the BM x BN epilogue staging tile."""
+    per = (bm + bn) * bk * itemsize + 16
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * itemsize) // per))
+
+
+def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
+    """(tile row, tile column) of linear tile ``t`` in grouped order (see the module docstring); works on ints and
+    on TIR expressions."""
+    per_group = group_m * tiles_n
+    first = (t // per_group) * group_m
+    rows = T.min(tiles_m - first, group_m) if not isinstance(t, int) else min(tiles_m - first, group_m)
+    within = t % per_group
+    return first + within % rows, within // rows
+
+
+def tile_in_cluster(t, rank, tiles_m: int, tiles_n: int, group_m: int, cluster):
+    """(tile row, tile column) of CTA ``rank`` of a cluster on cluster tile ``t``: cluster tiles are (cm x cn)
+    blocks of tiles in grouped order; rank r is the r-th tile of its block (down M for 2x1, across N for 1x2)."""
+    cm, cn = cluster
+    block_m, block_n = tile_order(t, tiles_m // cm, tiles_n // cn, group_m)
+    if cm > 1:
+        return block_m * cm + rank, block_n
+    return block_m, block_n * cn + rank
+
+
+def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
+    problems = []
+    cm, cn = cluster
+    if (cm, cn) not in CLUSTERS:
+        problems.append(f"cluster={cluster}: one of {', '.join(map(str, CLUSTERS))} (M x N CTAs)")
+    elif cm > 1 and (m // bm) % cm:
+        problems.append(f"cluster={cluster}: {m // bm} tile rows are not a multiple of {cm}")
+    elif cn > 1 and (n // bn) % cn:
+        problems.append(f"cluster={cluster}: {n // bn} tile columns are not a multiple of {cn}")
+    elif cm * cn > 1 and sms < cm * cn:
+        problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
+    problems += tile_problems(m, n, k, bm, bn, bk, unit="elements")
+    if (bm // 2) * bn // 128 > 128:
+        problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
+                        "(at most 128 leave room for addresses)")
+    smem = stages * ((bm + bn) * bk * 2 + 16) + bm * bn * 2
+    if smem > SHARED_BYTES:
+        problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
+                        f"has {SHARED_BYTES}")
+    if group_m < 1 or sms < 1:
+        problems.append(f"group_m={group_m} and sms={sms} must be positive")
+    if dtype not in ("float16", "bfloat16"):
+        problems.append(f"dtype {dtype}: wgmma here multiplies float16 or bfloat16")
+    if problems:
+        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}): "
+                         + "; ".join(problems))
+
+
+def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int = 64, stages: int | None = None,
+                          group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None,
+                          cluster: tuple = (1, 1)):
+    """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
+    (``axe4j.cuda.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
+    that share the B / A tile through TMA multicast. Raises ValueError naming every parameter it cannot lower."""
+    stages = stages or stages_for(bm, bn, bk)
+    cluster = tuple(cluster)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster)
+    if epilogue is not None and bn % EPILOGUE_COLS:
+        raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
+    half = bm // 2
+    a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
+    acc_layout = accumulator(half, bn)
+    chunk_layout = accumulator(half, EPILOGUE_COLS)
+    k_tiles = k // bk
+    tiles_m, tiles_n = m // bm, n // bn
+    tiles = tiles_m * tiles_n
+    cm, cn = cluster
+    size = cm * cn                           # CTAs per cluster
+    units = min(tiles // size, sms // size)  # persistent units: CTAs, or clusters of `size` CTAs
+    grid = units * size
+    stage_bytes = (bm + bn) * bk * 2
+
+    @T.macro
+    def body(A, B, D, C, Bias):
+        T.device_entry()
+        if size == 1:
+            unit = T.cta_id([grid])
+        else:
+            unit = T.cluster_id([units])
+            rank = T.cta_id_in_cluster([size])
+        wg = T.warpgroup_id([3])
+        T.warp_id_in_wg([4])
+        T.warp_id([12])
+        T.lane_id([32])
+        tid_in_wg = T.thread_id_in_wg([128])
+        tid = T.thread_id([384])
+        pool = T.SMEMPool()
+        A_smem = pool.alloc((stages, 2, half, bk), dtype, layout=a_layout, align=1024)
+        B_smem = pool.alloc((stages, 1, bn, bk), dtype, layout=b_layout, align=1024)
+        D_smem = pool.alloc((2, 1, half, bn), dtype, layout=shared_tile(2, 1, half, bn), align=1024)
+        full = pool.alloc((stages,), "uint64", align=8)
+        empty = pool.alloc((stages,), "uint64", align=8)
+        pool.commit()
+        if tid == 0:
+            for s in T.unroll(stages):
+                T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
+                # released by both consumers of every CTA the slot's (multicast) loads write into
+                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(2 * size))
+        T.ptx.fence.proxy.async_.shared__cta()
+        if size == 1:
+            T.cuda.cta_sync()
+        else:
+            T.cuda.cluster_sync()   # every CTA's mbarriers exist before a peer's multicast or arrival reaches them
+        mine = (tiles // size - unit + units - 1) // units  # tiles of this unit: unit, unit + units, ...
+        if wg == 0:
+            T.ptx["setmaxnreg.dec.sync.aligned.u32"](40)
+            if tid == 0:
+                for j in T.serial(mine):
+                    if size == 1:
+                        tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                    else:
+                        tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
+                    for kt in T.serial(k_tiles):
+                        it = j * k_tiles + kt
+                        state = T.meta_var(PipelineState(stages, it, start_phase=1))
+                        s = state.index()
+                        if it >= stages:
+                            # both consumers released the slot's previous contents
+                            T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
+                        if cn == 1:
+                            for h in T.unroll(2):
+                                Tx.copy_async(A_smem[s, h, :, :], local_tile(A, (bm, bk), (tm, kt), (h * half, None),
+                                                                             (half, None)), mbar=full.ptr_to([s]))
+                        else:
+                            # the CTAs of a 1x2 cluster share the A tile: each loads one half into both
+                            Tx.copy_async(A_smem[s, rank, :, :], local_tile(A, (bm, bk), (tm, kt), (rank * half, None),
+                                                                            (half, None)),
+                                          mbar=full.ptr_to([s]), cta_mask=3)
+                        if cm == 1:
+                            Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (tn, kt)), mbar=full.ptr_to([s]))
+                        else:
+                            # the CTAs of a 2x1 cluster share the B tile: each loads half its rows into both
+                            Tx.copy_async(B_smem[s, 0, rank * (bn // 2):rank * (bn // 2) + bn // 2, :],
+                                          local_tile(B, (bn, bk), (tn, kt), (rank * (bn // 2), None), (bn // 2, None)),
+                                          mbar=full.ptr_to([s]), cta_mask=3)
+                        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
+        else:
+            T.ptx["setmaxnreg.inc.sync.aligned.u32"](232)
+            acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
+            out = T.alloc_buffer((half, bn), dtype, scope="local", layout=acc_layout)
+            part = wg - 1
+            for j in T.serial(mine):
+                if size == 1:
+                    tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                else:
+                    tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
+                Tx.wg.fill(acc[:, :], T.float32(0.0))
+                for kt in T.serial(k_tiles - 1):
+                    it = j * k_tiles + kt
+                    state = T.meta_var(PipelineState(stages, it))
+                    s = state.index()
+                    T.cuda.mbarrier_wait(full.ptr_to([s]), state.phase())
+                    Tx.wg.gemm_async(acc[:, :], A_smem[s, part, :, :], B_smem[s, 0, :, :], transA=False,
+                                     transB=False, accum=True, wait=1, proxy_fence=False)
+                    if kt >= 1:
+                        # the group of iteration it - 1 has retired: its slot may be refilled
+                        if tid_in_wg == 0:
+                            release(empty, state.advance(-1), size)
+                # the last K tile, peeled: its call waits for every group (wait_group 0) and fences the
+                # accumulator registers, so no read of them is scheduled before the wait (cuda_register_fence)
+                last = j * k_tiles + k_tiles - 1
+                final = T.meta_var(PipelineState(stages, last))
+                T.cuda.mbarrier_wait(full.ptr_to([final.index()]), final.phase())
+                Tx.wg.gemm_async(acc[:, :], A_smem[final.index(), part, :, :], B_smem[final.index(), 0, :, :],
+                                 transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
+                if tid_in_wg == 0:
+                    if k_tiles > 1:
+                        release(empty, final.advance(-1), size)
+                    release(empty, final, size)
+                row = tm * bm + part * half
+                if epilogue is not None:
+                    # act(alpha acc + beta C + bias) on the accumulator's layout, EPILOGUE_COLS columns at a time so
+                    # that the chunks of C and bias stay few registers
+                    bias_rows = T.decl_buffer((half, n), "float32", data=Bias.data,
+                                              layout=TileLayout(S[(half, n):(0, 1)]))   # row stride 0: broadcast
+                    for c in T.unroll(bn // EPILOGUE_COLS):
+                        # (no let-bound starts: the register rule reads c * EPILOGUE_COLS as a multiple of it)
+                        cols = acc[:, c * EPILOGUE_COLS:c * EPILOGUE_COLS + EPILOGUE_COLS]
+                        if epilogue.alpha != 1.0:
+                            Tx.wg.mul(cols, cols, T.float32(epilogue.alpha))
+                        if epilogue.beta != 0.0:
+                            c_in = T.alloc_buffer((half, EPILOGUE_COLS), dtype, scope="local", layout=chunk_layout)
+                            c_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
+                                                   layout=chunk_layout)
+                            Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * EPILOGUE_COLS:
+                                                     tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
+                            Tx.wg.cast(c_f32[:, :], c_in[:, :])
+                            Tx.wg.fma(cols, c_f32[:, :], T.float32(epilogue.beta), cols)
+                        if epilogue.bias:
+                            b_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
+                                                   layout=chunk_layout)
+                            Tx.wg.copy(b_f32[:, :], bias_rows[:, tn * bn + c * EPILOGUE_COLS:
+                                                              tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
+                            Tx.wg.add(cols, cols, b_f32[:, :])
+                        if epilogue.activation == "relu":
+                            Tx.wg.maximum(cols, cols, T.float32(0.0))
+                        if epilogue.activation == "silu":
+                            Tx.wg.silu(cols, cols)
+                Tx.wg.cast(out[:, :], acc[:, :])
+                # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
+                # read this warpgroup's staging tile first
+                if tid_in_wg == 0:
+                    T.ptx.cp.async_.bulk.wait_group.read(0)
+                T.cuda.warpgroup_sync(1 + part)
+                Tx.wg.copy(D_smem[part, 0, :, :], out[:, :])
+                T.ptx.fence.proxy.async_.shared__cta()
+                T.cuda.warpgroup_sync(1 + part)
+                if tid_in_wg == 0:
+                    Tx.copy_async(D[row:row + half, tn * bn:tn * bn + bn], D_smem[part, 0, :, :])
+                    T.ptx.cp.async_.bulk.commit_group()
+            if tid_in_wg == 0:
+                T.ptx.cp.async_.bulk.wait_group(0)
+        if size > 1:
+            T.cuda.cluster_sync()   # no CTA exits while a peer may still arrive on its mbarriers
+
+    if epilogue is None:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
+            body(A, B, D, None, None)
+    else:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), C: T.Buffer((m, n), dtype),
+                   Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), dtype)):
+            body(A, B, D, C, Bias)
+    return kernel

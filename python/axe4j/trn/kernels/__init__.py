@@ -1,0 +1,1 @@
+"""Trainium kernels written with Axe layouts and TIRx tile ops, compiled through ``axe4j.compile``."""
