@@ -16,4 +16,7 @@ parallel=()
 if [ "$workers" -gt 1 ]; then
   parallel=(-n "$workers" --dist loadgroup)
 fi
-exec .venv/bin/python -m pytest -p no:cacheprovider "${parallel[@]}" "$@" python/tests
+# out/test-reports/python.xml: each test's time; tools/test_durations.py turns it into python/tests/durations.json.
+mkdir -p out/test-reports
+exec .venv/bin/python -m pytest -p no:cacheprovider --junitxml=out/test-reports/python.xml "${parallel[@]}" "$@" \
+  python/tests

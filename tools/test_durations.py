@@ -1,8 +1,8 @@
 """Seconds per Python test module from a pytest JUnit report, for the order in which `make test`'s two xdist
 workers take the modules (python/tests/conftest.py: slowest group first).
 
-    .venv/bin/python -m pytest -p no:cacheprovider --junitxml=/tmp/junit.xml python/tests
-    .venv/bin/python tools/test_durations.py /tmp/junit.xml            # writes python/tests/durations.json
+    bash ci/test-python.sh          # (or make test) writes out/test-reports/python.xml
+    .venv/bin/python tools/test_durations.py                           # writes python/tests/durations.json
 
 It also prints the finish time of each of N workers (--workers, default 2) when each takes the slowest group left,
 the schedule conftest.py makes: a long module near the end of the list would leave one worker idle.
@@ -43,7 +43,8 @@ def schedule(group_seconds: dict[str, float], workers: int) -> list[float]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("report", type=Path, help="pytest --junitxml report of the whole suite")
+    parser.add_argument("report", type=Path, nargs="?", default=ROOT / "out" / "test-reports" / "python.xml",
+                        help="pytest --junitxml report of the whole suite (default: what ci/test-python.sh writes)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=TESTS / "durations.json")
     args = parser.parse_args(argv)

@@ -101,7 +101,8 @@ def pytest_xdist_make_scheduler(config, log):
     class SlowestGroupFirst(LoadGroupScheduling):
         def _assign_work_unit(self, node):
             if self.workqueue:
-                slowest = max(self.workqueue, key=lambda group: group_seconds.get(group, 0.0))
+                # "builds" first even with no durations.json: its few tests build the GPU bundles (minutes)
+                slowest = max(self.workqueue, key=lambda group: (group == "builds", group_seconds.get(group, 0.0)))
                 self.workqueue.move_to_end(slowest, last=False)
             super()._assign_work_unit(node)
 
