@@ -101,6 +101,12 @@ targets-json: build
 plan-schema: build
 	java -cp "schedules/target/classes:$$(ls schedules/target/lib/*.jar | tr '\n' ':')" \
 		org.axe4j.schedules.plan.PlanSchema > python/axe4j/plan_schema.json
+	$(MAKE) plan-types
+
+## python/axe4j/plan_types.py (typed plans) from plan_schema.json; python/tests/test_plan_types.py checks it is current.
+.PHONY: plan-types
+plan-types:
+	.venv/bin/python tools/gen_plan_types.py
 
 ## docs/divergences.md from the full differential suite against TIRx's C++ (tests never write tracked files).
 .PHONY: divergences

@@ -4,7 +4,9 @@ Every accepted decision's plan (``axe4j.schedules.decide`` / ``explain``) passes
 reads it: its ``kind`` must be one of ``plan_schema.json``'s kinds, its ``schema`` the version written there, every
 required field present with its type (recursively through lists, maps and nested records) and no field unknown.
 A mismatch is a ``PlanError`` naming the kind, the field path (``access.dst.replicas[2]``) and what is wrong, so a
-field renamed on one side fails at the boundary instead of deep in an emitter.
+field renamed on one side fails at the boundary instead of deep in an emitter. The fields are checked while the plan is
+read into its typed form (``plan_types``, generated from the schema by ``tools/gen_plan_types.py``): ``Plan.typed`` is
+what the emitters read.
 
 ``plan_schema.json`` is generated from the Java plan records (``org.axe4j.schedules.plan``, ``make plan-schema``).
 Types: ``"int"``/``"long"`` (a JSON integer), ``"float"``, ``"str"``, ``"bool"``, ``{"list": T}``, ``{"map": T}``
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import plan_types
 from ._errors import PlanError
 
 _SCHEMA = json.loads(Path(__file__).with_name("plan_schema.json").read_text())
@@ -25,8 +28,12 @@ RECORDS: dict[str, dict] = _SCHEMA["records"]     # record name -> {field: type}
 
 
 class Plan(dict):
-    """A validated plan: a read-only dict (the emitters read it; the Java rule wrote it). The objects inside stay
-    plain dicts and lists: the emitters note derived values in an operand's access entry (``base_expr``)."""
+    """A validated plan as JSON: a read-only dict (``explain`` shows it; the Java rule wrote it). The emitters read
+    ``typed``, the same plan as a frozen dataclass of ``plan_types`` (``CudaTmaPlan``, ...)."""
+
+    def __init__(self, plan: dict, typed=None):
+        super().__init__(plan)
+        self.typed = typed if typed is not None else plan_types.parse(plan)
 
     def _read_only(self, *args, **kwargs):
         raise TypeError(f"plan kind {self.get('kind')!r} is read-only")
@@ -35,7 +42,7 @@ class Plan(dict):
     __ior__ = _read_only
 
     def __reduce__(self):   # copy, deepcopy and pickle rebuild it whole instead of item by item
-        return (Plan, (dict(self),))
+        return (Plan, (dict(self), self.typed))
 
     @property
     def kind(self) -> str:
@@ -43,7 +50,8 @@ class Plan(dict):
 
 
 def validate(plan) -> Plan:
-    """``plan`` (a parsed plan JSON object) as a ``Plan`` once it matches the schema; else ``PlanError``."""
+    """``plan`` (a parsed plan JSON object) as a ``Plan`` once it matches the schema; else ``PlanError``. The fields
+    are checked by the typed plan's ``from_json`` (``plan_types``, generated from the same schema)."""
     if not isinstance(plan, dict):
         raise PlanError("?", "", f"expected a plan object, got {type(plan).__name__}")
     kind = plan.get("kind")
@@ -56,8 +64,7 @@ def validate(plan) -> Plan:
     if version != SCHEMA_VERSION or isinstance(version, bool):
         raise PlanError(kind, "schema", f"is {version!r}, expected schema version {SCHEMA_VERSION} "
                                         "(the Java plans and plan_schema.json differ: rebuild, or make plan-schema)")
-    _record({k: v for k, v in plan.items() if k not in ("kind", "schema")}, record, kind, "")
-    return Plan(plan)
+    return Plan(plan, plan_types.KIND_TYPES[kind].from_json(plan))
 
 
 def validate_decision(decision: dict) -> dict:
@@ -65,52 +72,3 @@ def validate_decision(decision: dict) -> dict:
     if decision.get("accepted"):
         decision["plan"] = validate(decision.get("plan"))
     return decision
-
-
-def _record(value: dict, name: str, kind: str, path: str) -> None:
-    fields = RECORDS[name]
-    for key in value:
-        if key not in fields:
-            raise PlanError(kind, path + key, f"unknown field (fields of {name}: {', '.join(fields)})")
-    for field, spec in fields.items():
-        optional = isinstance(spec, dict) and "optional" in spec
-        if field not in value or value[field] is None:
-            if optional:
-                continue
-            raise PlanError(kind, path + field, f"missing (required by {name})")
-        _value(value[field], spec["optional"] if optional else spec, kind, path + field)
-
-
-_SCALARS = {
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "long": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "str": lambda v: isinstance(v, str),
-    "bool": lambda v: isinstance(v, bool),
-}
-
-
-def _value(value, spec, kind: str, path: str) -> None:
-    if isinstance(spec, str):
-        if not _SCALARS[spec](value):
-            raise PlanError(kind, path, f"expected {spec}, got {_shown(value)}")
-    elif "list" in spec:
-        if not isinstance(value, list):
-            raise PlanError(kind, path, f"expected a list, got {_shown(value)}")
-        for i, item in enumerate(value):
-            _value(item, spec["list"], kind, f"{path}[{i}]")
-    elif "map" in spec:
-        if not isinstance(value, dict):
-            raise PlanError(kind, path, f"expected an object (map), got {_shown(value)}")
-        for key, item in value.items():
-            _value(item, spec["map"], kind, f"{path}.{key}")
-    else:
-        if not isinstance(value, dict):
-            raise PlanError(kind, path, f"expected an object ({spec['record']}), got "
-                                        f"{_shown(value)}")
-        _record(value, spec["record"], kind, path + ".")
-
-
-def _shown(value) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 80 else text[:77] + '...'}"
