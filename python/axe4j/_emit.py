@@ -7,6 +7,9 @@ needs from here, and registers itself for its plan kinds with ``axe4j._registry.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
 from tvm import tirx
 from tvm.script import tirx as T
 
@@ -14,16 +17,38 @@ from tvm.script import tirx as T
 _worker_buffers: list = []
 
 
+@dataclass(frozen=True)
+class OperandBase:
+    """Where an operand's accesses start once the call's run-time region starts are known (derived by the emitter,
+    never part of the plan): ``base_expr`` = base + ``run_time_offset`` (an expression when a start is read at run
+    time); ``span_base`` = base + ``run_time_reach``, the most the base can be, for the flat view's declared size."""
+
+    base_expr: object
+    span_base: int
+
+
+def operand_bases(request, plan) -> Mapping[str, OperandBase]:
+    """The ``OperandBase`` of each operand role of the plan's ``access`` (none for a plan without one)."""
+    return {role: _operand_base(request, role, entry) for role, entry in (getattr(plan, "access", None) or {}).items()}
+
+
+def _operand_base(request, role, entry) -> OperandBase:
+    starts, extents = request.regions[role]
+    shape = [int(n) for n in request.buffers[role].shape]
+    return OperandBase(base_expr=entry.base + run_time_offset(entry, starts),
+                       span_base=entry.base + run_time_reach(entry, shape, extents))
+
+
 def run_time_offset(entry, starts):
     """Elements a plan entry's run-time starts add (Java's AffineAccess): ``start_d * stride`` per dim of its
     ``start_strides``; per dim of its ``start_terms``, ``(floor(start_d / divisor) mod modulus) * stride`` for each
     [divisor, modulus, stride] (modulus 0: no mod), the start's digits in a layout that splits the dim."""
     offset = 0
-    for dim, stride in entry.get("start_strides", {}).items():
-        if int(stride):
-            offset = offset + starts[int(dim)] * int(stride)
-    for dim, terms in entry.get("start_terms", {}).items():
-        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+    for dim, stride in (getattr(entry, "start_strides", None) or {}).items():
+        if stride:
+            offset = offset + starts[int(dim)] * stride
+    for dim, terms in (getattr(entry, "start_terms", None) or {}).items():
+        for divisor, modulus, stride in terms:
             if stride:
                 digit = tirx.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
                 offset = offset + (tirx.floormod(digit, modulus) if modulus else digit) * stride
@@ -33,11 +58,11 @@ def run_time_offset(entry, starts):
 def run_time_reach(entry, shape, extents):
     """The most elements ``run_time_offset`` can add for a region of ``extents`` inside ``shape``."""
     reach = 0
-    for dim, stride in entry.get("start_strides", {}).items():
-        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(int(stride))
-    for dim, terms in entry.get("start_terms", {}).items():
+    for dim, stride in (getattr(entry, "start_strides", None) or {}).items():
+        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(stride)
+    for dim, terms in (getattr(entry, "start_terms", None) or {}).items():
         last = int(shape[int(dim)]) - int(extents[int(dim)])
-        for divisor, modulus, stride in ((int(x) for x in t) for t in terms):
+        for divisor, modulus, stride in terms:
             reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
     return reach
 
@@ -54,22 +79,28 @@ def _nest(loops, body, counters=(), tail=0):
         body(list(counters))
         return
     if tail and len(loops) == 2:
-        with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as outer:
-            with _loop_frame(loops[1]["kind"], loops[1]["extent"]) as inner:
+        with _loop_frame(loops[0].kind, loops[0].extent) as outer:
+            with _loop_frame(loops[1].kind, loops[1].extent) as inner:
                 body(list(counters) + [outer, inner])
         with T.vectorized(int(tail)) as rest:
-            body(list(counters) + [int(loops[0]["extent"]), rest])
+            body(list(counters) + [loops[0].extent, rest])
         return
-    with _loop_frame(loops[0]["kind"], loops[0]["extent"]) as v:
+    with _loop_frame(loops[0].kind, loops[0].extent) as v:
         _nest(loops[1:], body, counters + (v,), tail)
 
 
-def _span(access, loops, role, tail=0):
-    reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
+def _span(access, span_base, loops, role, tail=0):
+    """Elements a flat view of ``role`` needs: its largest base, the loops' reach and its largest replica, plus 1."""
+    reach = sum((l.extent - 1) * abs(l.strides[role]) for l in loops)
     if tail:
-        reach += abs(int(loops[-2]["strides"][role])) + (tail - 1) * abs(int(loops[-1]["strides"][role])) \
-            - (int(loops[-1]["extent"]) - 1) * abs(int(loops[-1]["strides"][role]))
-    return int(access["span_base"]) + reach + max([0] + [int(r) for r in access["replicas"]]) + 1
+        reach += abs(loops[-2].strides[role]) + (tail - 1) * abs(loops[-1].strides[role]) \
+            - (loops[-1].extent - 1) * abs(loops[-1].strides[role])
+    return span_base + reach + max([0, *access.replicas]) + 1
+
+
+def _spans(request, access, bases, loops, tail=0):
+    """``_span`` of every operand of the call (``bases``: ``operand_bases``)."""
+    return {role: _span(access[role], bases[role].span_base, loops, role, tail) for role in request.buffers}
 
 
 # Buffers whose layout has a cpu iter, with the data their declaration views: (buffer, data) pairs set by
@@ -85,18 +116,20 @@ def data_of(buffer):
     return buffer.data
 
 
-def _flat_views(request, plan, loops, extra_span=None):
+def _flat_views(request, spans):
+    """A flat view of each operand's data over ``spans[role]`` elements."""
     views = {}
     for role, buffer in request.buffers.items():
-        span = extra_span[role] if extra_span else _span(plan["access"][role], loops, role, int(plan.get("tail", 0)))
-        views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
+        views[role] = T.decl_buffer((spans[role],), buffer.dtype, data=data_of(buffer), scope=buffer.scope(),
+                                    layout=None)
     return views
 
 
-def _address(access, loops, role, counters):
-    addr = access["base_expr"]
+def _address(base, loops, role, counters):
+    """``base + sum_l counter_l * stride_l`` (base: the operand's ``OperandBase``)."""
+    addr = base.base_expr
     for loop, c in zip(loops, counters):
-        stride = int(loop["strides"][role])
+        stride = loop.strides[role]
         if stride != 0:
             addr = addr + c * stride
     return addr
@@ -149,18 +182,18 @@ def _source_count(op):
 def _base_last(replicas):
     """Replica displacements with 0 last: a stored value may read the base copy (an accumulation, an in-place op),
     so the base is overwritten only after every other copy got the value."""
-    return sorted((int(r) for r in replicas), key=lambda r: r == 0)
+    return sorted(replicas, key=lambda r: r == 0)
 
 
 def _digit_address(entry, coordinate):
     """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
     flat = 0
-    for c, row_stride in zip(coordinate, entry["row_strides"]):
-        flat = flat + c * int(row_stride)
-    addr = int(entry["base"])
-    for extent, stride, below in entry["iters"]:
-        if int(stride) != 0 and int(extent) != 1:
-            addr = addr + tirx.floormod(tirx.floordiv(flat, int(below)), int(extent)) * int(stride)
+    for c, row_stride in zip(coordinate, entry.row_strides):
+        flat = flat + c * row_stride
+    addr = entry.base
+    for extent, stride, below in entry.iters:
+        if stride != 0 and extent != 1:
+            addr = addr + tirx.floormod(tirx.floordiv(flat, below), extent) * stride
     return addr
 
 
@@ -168,15 +201,15 @@ def _digit_views(request, operands):
     views = {}
     for role, buffer in request.buffers.items():
         entry = operands[role]
-        reach = sum((int(e) - 1) * abs(int(st)) for e, st, _ in entry["iters"])
-        span = int(entry["base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
+        reach = sum((e - 1) * abs(st) for e, st, _ in entry.iters)
+        span = entry.base + reach + max([0, *entry.replicas]) + 1
         views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(), layout=None)
     return views
 
 
 def _store_replicas(view, entry, value, addr):
-    for r in _base_last(entry["replicas"]):
-        T.buffer_store(view, value, [addr + int(r) if int(r) else addr])
+    for r in _base_last(entry.replicas):
+        T.buffer_store(view, value, [addr + r if r else addr])
 
 
 def _combine(name, a, b):

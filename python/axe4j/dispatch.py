@@ -10,10 +10,11 @@ upstream cases and their priorities stay as they are. Each case:
    from the layouts and answers a loop plan or a reason to decline;
 3. declines with that reason (``DispatchFail``), or turns the plan into a PrimFunc whose body replaces
    the call (``emit``); the plan is checked against ``plan_schema.json`` first (``axe4j.plans``), so the
-   emitter reads a plan whose fields are known. The emitter is the one registered for the plan's kind
-   (``axe4j._registry``: ``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ``axe4j.trn.emit``, ...); this module imports none.
-   The emitter makes no decision of its own: loop order,
-   loop kinds, strides, bases and replica displacements all come from the plan.
+   emitter reads a typed plan (``axe4j.plan_types``) whose fields are known. The emitter is the one registered for
+   the plan's kind (``axe4j._registry``: ``axe4j.cpu.emit``, ``axe4j.cuda.emit``, ``axe4j.trn.emit``, ...); this
+   module imports none. The emitter makes no decision of its own: loop order, loop kinds, strides, bases and replica
+   displacements all come from the plan; what it derives (an operand's base with the run-time starts,
+   ``axe4j._emit.OperandBase``) stays out of the plan.
 
 A forced variant works as upstream: ``Tx.copy(dst, src, dispatch="axe4j-cpu-scalar")``.
 """
@@ -174,7 +175,7 @@ def _case(variant: str):
         if not decision["accepted"]:
             raise DispatchFail(decision["reason"])
         try:
-            body = emit(request, decision["plan"])
+            body = emit(request, decision["plan"].typed)
         except DispatchFail:
             raise
         except Exception as error:  # an accepted plan the emitter cannot lower: a bug, not a decline
@@ -426,20 +427,11 @@ def _extents(region, buffer):
 
 # ---- emission: plan -> PrimFunc ----------------------------------------------------------------
 
-def emit(request: Described, plan: dict):
-    """The PrimFunc of a checked plan, by the emitter registered for its kind (``axe4j._registry``)."""
-    for role, entry in plan.get("access", {}).items():
-        _bind_run_time_starts(request, role, entry)
-    return _registry.emitter(plan["kind"])(request, plan)
-
-
-def _bind_run_time_starts(request, role, entry):
-    """Adds what the run-time starts add to the operand's base (``base_expr``, see ``run_time_offset``); ``span_base``
-    bounds the base over every start the dim allows, for the flat view's declared size."""
-    starts, extents = request.regions[role]
-    shape = [int(n) for n in request.buffers[role].shape]
-    entry["base_expr"] = int(entry["base"]) + run_time_offset(entry, starts)
-    entry["span_base"] = int(entry["base"]) + run_time_reach(entry, shape, extents)
+def emit(request: Described, plan):
+    """The PrimFunc of a checked plan (typed: a ``plan_types`` class, ``Plan.typed``), by the emitter registered for
+    its kind (``axe4j._registry``). An emitter derives what the call adds to the plan (an operand's base with the
+    run-time starts: ``axe4j._emit.operand_bases``) without writing it into the plan."""
+    return _registry.emitter(plan.kind)(request, plan)
 
 
 

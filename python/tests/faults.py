@@ -55,8 +55,7 @@ FAULTS = {
     "wrong-swizzle": Fault(
         "TMA tensor maps get the next smaller swizzle mode than the plan's",
         "axe4j.cuda.tma_emit",
-        (("    mode = int(plan[\"swizzle\"])\n",
-          "    mode = int(plan[\"swizzle\"])\n    if mode > 1:\n        mode -= 1\n", 1),),
+        (("    mode = plan.swizzle\n", "    mode = plan.swizzle\n    if mode > 1:\n        mode -= 1\n", 1),),
         ("_tensor_map",)),
     "missing-barrier": Fault(
         "the cross-warp tree reduction leaves out the barrier between its scratch writes and reads",
@@ -79,13 +78,13 @@ FAULTS = {
     "wgmma-descriptor-stride": Fault(
         "wgmma shared-memory descriptors get twice the plan's stride byte offset",
         "axe4j.cuda.emit",
-        (("                        int(entry[\"sbo\"]),\n", "                        int(entry[\"sbo\"]) * 2,\n", 1),),
+        (("                        entry.sbo,\n", "                        entry.sbo * 2,\n", 1),),
         ("_emit_wgmma",)),
     "missing-proxy-fence": Fault(
         "wgmma/tcgen05.mma rules leave out fence.proxy.async.shared::cta before reading operands that threads "
         "stored",
         "axe4j.cuda.emit",
-        (("if plan.get(\"proxy_fence\", True):", "if False:", 2),),
+        (("if plan.proxy_fence:", "if False:", 2),),
         ("_emit_wgmma", "_emit_tcgen05")),
     "unpeeled-k-loop": Fault(
         "the pipelined Hopper GEMM waits for its last K tile after the loop, with no register fence (ptxas then "

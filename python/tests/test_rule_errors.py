@@ -79,7 +79,7 @@ def test_an_emitter_that_raises_on_an_accepted_plan_fails_the_compile(monkeypatc
     real = dispatch.emit
 
     def broken(request, plan):
-        if plan.get("kind") == "cuda-register":
+        if plan.kind == "cuda-register":
             raise KeyError("planted emitter error")
         return real(request, plan)
 

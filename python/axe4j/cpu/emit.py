@@ -3,18 +3,21 @@ loops, strides, bases and replicas written out as TIR, no decision of the emitte
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tvm import tirx
 from tvm.script import tirx as T
 
 from .._emit import (_address, _base_last, _combine, _digit_address, _digit_views, _dtype, _flat_views, _identity,
-                     _is_zero, _nest, _source_count, _sources, _store_replicas, _value)
+                     _is_zero, _nest, _source_count, _sources, _spans, _store_replicas, _value, operand_bases)
 from .._registry import emits
 
 
 @emits("affine")
 def _emit_affine(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    loops = plan.loops
+    access = plan.access
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
 
@@ -24,15 +27,15 @@ def _emit_affine(request, plan):
             if kind == "scalar":
                 values.append(what)
             else:
-                values.append(views[what][_address(access[what], loops, what, counters)])
+                values.append(views[what][_address(bases[what], loops, what, counters)])
         value = _value(request.op, str(dst.dtype), values)
-        addr = _address(access["dst"], loops, "dst", counters)
-        for r in _base_last(access["dst"]["replicas"]):
-            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+        addr = _address(bases["dst"], loops, "dst", counters)
+        for r in _base_last(access["dst"].replicas):
+            T.buffer_store(views["dst"], value, [addr + r if r else addr])
 
     def whole():
-        views = _flat_views(request, plan, loops)
-        _nest(loops, lambda c: body(c, views), tail=int(plan.get("tail", 0)))
+        views = _flat_views(request, _spans(request, access, bases, loops, plan.tail))
+        _nest(loops, lambda c: body(c, views), tail=plan.tail)
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -43,7 +46,7 @@ def _emit_affine(request, plan):
 
 @emits("logical")
 def _emit_logical(request, plan):
-    loops = plan["loops"]
+    loops = plan.loops
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
 
@@ -51,7 +54,7 @@ def _emit_logical(request, plan):
         start, _ = request.regions[role]
         idx = list(start)
         for loop, c in zip(loops, counters):
-            d = int(loop["dims"][role])
+            d = loop.dims[role]
             idx[d] = idx[d] + c
         return idx
 
@@ -69,8 +72,8 @@ def _emit_logical(request, plan):
 
 @emits("digits")
 def _emit_digits(request, plan):
-    loops = plan["loops"]
-    operands = plan["operands"]
+    loops = plan.loops
+    operands = plan.operands
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
 
@@ -78,7 +81,7 @@ def _emit_digits(request, plan):
         start, _ = request.regions[role]
         idx = list(start)
         for loop, c in zip(loops, counters):
-            d = int(loop["dims"][role])
+            d = loop.dims[role]
             idx[d] = idx[d] + c
         return idx
 
@@ -89,8 +92,8 @@ def _emit_digits(request, plan):
         values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
         value = _value(request.op, str(dst.dtype), values)
         addr = address("dst", counters)
-        for r in _base_last(operands["dst"]["replicas"]):
-            T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+        for r in _base_last(operands["dst"].replicas):
+            T.buffer_store(views["dst"], value, [addr + r if r else addr])
 
     def whole():
         views = _digit_views(request, operands)
@@ -105,25 +108,26 @@ def _emit_digits(request, plan):
 
 @emits("reduce")
 def _emit_reduce(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    loops = plan.loops
+    access = plan.access
     dtype = str(request.buffers["dst"].dtype)
-    combine = plan["combine"]
-    spatial = [l for l in loops if not l["reduces"]]
+    combine = plan.combine
+    spatial = [l for l in loops if not l.reduces]
     identity = {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[combine]
 
     def init(counters, views):
-        T.buffer_store(views["dst"], identity, [_address(access["dst"], spatial, "dst", counters)])
+        T.buffer_store(views["dst"], identity, [_address(bases["dst"], spatial, "dst", counters)])
 
     def op(a, b):
         return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[combine]()
 
     def load_src(counters, views):
-        x = views["src0"][_address(access["src0"], loops, "src0", counters)]
+        x = views["src0"][_address(bases["src0"], loops, "src0", counters)]
         return x if _dtype(x) == dtype else tirx.Cast(dtype, x)
 
     def body(counters, views):
-        addr = _address(access["dst"], loops, "dst", counters)
+        addr = _address(bases["dst"], loops, "dst", counters)
         T.buffer_store(views["dst"], op(views["dst"][addr], load_src(counters, views)), [addr])
 
     def lanes_tree(acc, lo, hi):
@@ -144,19 +148,19 @@ def _emit_reduce(request, plan):
             T.buffer_store(acc, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)), [lane])
 
         _nest(reduced, accumulate, tail=tail)
-        addr = _address(access["dst"], spatial, "dst", spatial_counters)
+        addr = _address(bases["dst"], spatial, "dst", spatial_counters)
         T.buffer_store(views["dst"], op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
 
     def whole():
-        views = _flat_views(request, plan, loops)
-        tail = int(plan.get("tail", 0))
-        if plan.get("vector_reduce"):
+        tail = plan.tail
+        views = _flat_views(request, _spans(request, access, bases, loops, tail))
+        if plan.vector_reduce:
             reduced = loops[len(spatial):]
-            if plan["init"]:
+            if plan.init:
                 _nest(spatial, lambda c: init(c, views))
-            _nest(spatial, lambda c: vector_body(c, views, reduced, int(reduced[-1]["extent"]), tail))
+            _nest(spatial, lambda c: vector_body(c, views, reduced, reduced[-1].extent, tail))
             return
-        if plan["init"]:
+        if plan.init:
             _nest(spatial, lambda c: init(c, views), tail=tail)
         _nest(loops, lambda c: body(c, views), tail=tail)
 
@@ -167,37 +171,45 @@ def _emit_reduce(request, plan):
     return impl
 
 
+@dataclass(frozen=True)
+class _Serial:
+    """A serial loop of ``extent`` for ``_nest`` (a plan's dim loop carries no loop kind)."""
+
+    extent: int
+    kind: str = "serial"
+
+
 @emits("reduce-digits")
 def _emit_reduce_digits(request, plan):
-    operands = plan["operands"]
+    operands = plan.operands
     dtype = str(request.buffers["dst"].dtype)
-    combine = plan["combine"]
+    combine = plan.combine
 
     def coordinate(role, loops, counters, base=None):
         idx = list(base) if base is not None else list(request.regions[role][0])
         for loop, c in zip(loops, counters):
-            if role in loop["dims"]:
-                d = int(loop["dims"][role])
+            if role in loop.dims:
+                d = loop.dims[role]
                 idx[d] = idx[d] + c
         return idx
 
     def kept(spatial_counters, views):
-        dst_addr = _digit_address(operands["dst"], coordinate("dst", plan["spatial"], spatial_counters))
-        src_base = coordinate("src0", plan["spatial"], spatial_counters)
-        if plan["init"]:
+        dst_addr = _digit_address(operands["dst"], coordinate("dst", plan.spatial, spatial_counters))
+        src_base = coordinate("src0", plan.spatial, spatial_counters)
+        if plan.init:
             _store_replicas(views["dst"], operands["dst"], _identity(combine, dtype), dst_addr)
 
         def reduce(counters):
-            x = views["src0"][_digit_address(operands["src0"], coordinate("src0", plan["reduced"], counters,
+            x = views["src0"][_digit_address(operands["src0"], coordinate("src0", plan.reduced, counters,
                                                                           src_base))]
             x = x if _dtype(x) == dtype else tirx.Cast(dtype, x)
             _store_replicas(views["dst"], operands["dst"], _combine(combine, views["dst"][dst_addr], x), dst_addr)
 
-        _nest([dict(l, kind="serial") for l in plan["reduced"]], reduce)
+        _nest([_Serial(l.extent) for l in plan.reduced], reduce)
 
     def whole():
         views = _digit_views(request, operands)
-        _nest([dict(l, kind="serial") for l in plan["spatial"]], lambda c: kept(c, views))
+        _nest([_Serial(l.extent) for l in plan.spatial], lambda c: kept(c, views))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -208,8 +220,8 @@ def _emit_reduce_digits(request, plan):
 
 @emits("gemm-naive")
 def _emit_gemm_naive(request, plan):
-    operands = plan["operands"]
-    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    operands = plan.operands
+    M, N, K = plan.M, plan.N, plan.K
     dtype = str(request.buffers["D"].dtype)
     alpha, beta = request.scalars["alpha"], request.scalars["beta"]
 
@@ -223,7 +235,7 @@ def _emit_gemm_naive(request, plan):
         entry = operands[role]
         coord = list(request.regions[role][0])
         for name, value in index.items():
-            d = int(entry["dims"][name])
+            d = entry.dims[name]
             coord[d] = coord[d] + value
         return _digit_address(entry, coord)
 

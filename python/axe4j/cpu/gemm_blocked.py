@@ -12,7 +12,7 @@ register tile and ``kc``/``mc`` the K and u block sizes::
                 acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
                 D[u, v] = alpha * acc + (first block ? beta * C : D)
 
-A run-time u extent (``plan["run_time_extent"]``, a ragged group of rows at most the region's bound) bounds the
+A run-time u extent (``plan.run_time_extent``, a ragged group of rows at most the region's bound) bounds the
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
 
 Packing makes every micro-kernel read contiguous (whatever the operands' strides), the K block keeps a V
@@ -20,7 +20,7 @@ panel in L1 and a U block in L2, and the blocks of the last pass add to D, so al
 come from the target (``GemmBlocking`` in Java: 8 x 32 fp32 on AVX-512, 6 x 16 otherwise); an AVX-512 plan also
 prefetches each D tile for writing as its K loop starts (``prefetch_d``).
 
-The row kernel (``plan["kernel"] == "rows"``: at most one tile's worth of u rows, V stride-1 along v) packs
+The row kernel (``plan.kernel == "rows"``: at most one tile's worth of u rows, V stride-1 along v) packs
 nothing and keeps no register tile::
 
     parallel for each chunk of nv columns (4 KiB of a float32 D row):
@@ -37,27 +37,29 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
-from .._emit import _base_last as base_last, _is_zero as is_zero, data_of
+from .._emit import _base_last as base_last, _is_zero as is_zero, data_of, operand_bases
 from .._registry import emits
 
 
 @emits("gemm-blocked")
 def emit(request, plan):
-    access = plan["access"]
-    M, N, K = int(plan["M"]), int(plan["N"]), int(plan["K"])
+    """The PrimFunc of a typed ``gemm-blocked`` plan (``axe4j.plan_types``)."""
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    access = plan.access
+    M, N, K = plan.M, plan.N, plan.K
     dtype = str(request.buffers["D"].dtype)
     alpha, beta = request.scalars["alpha"], request.scalars["beta"]
     use_c = not is_zero(beta)
-    v_dim = plan["vector_dim"]
+    v_dim = plan.vector_dim
     u_dim = "m" if v_dim == "n" else "n"
     v_role, u_role = ("B", "A") if v_dim == "n" else ("A", "B")
     extent = {"m": M, "n": N, "k": K}
     EU, EV = extent[u_dim], extent[v_dim]
-    mu, nv = int(plan["tile"]["u"]), int(plan["tile"]["v"])
-    kc, mc = int(plan["blocks"]["k"]), int(plan["blocks"]["u"])
+    mu, nv = plan.tile.u, plan.tile.v
+    kc, mc = plan.blocks.k, plan.blocks.u
     k_blocks = -(-K // kc)
     u_blocks = -(-EU // mc)
-    if plan.get("run_time_extent") == u_dim:
+    if plan.run_time_extent == u_dim:
         # a ragged u extent (rows of one expert's group): EU (the bound) sized the views and panels; the loops and
         # guards use the run-time value
         (EU,) = request.run_time_extents["D"].values()
@@ -65,13 +67,13 @@ def emit(request, plan):
     tiles_per_block = mc // mu
     full_panels, rest = divmod(EV, nv)
     panels = full_panels + (1 if rest else 0)
-    over = plan.get("parallel_over", "u" if plan["parallel"] else "none")
-    outer = T.parallel if plan["parallel"] else T.serial        # V packing: whenever the plan is parallel
+    over = plan.parallel_over
+    outer = T.parallel if plan.parallel else T.serial           # V packing: whenever the plan is parallel
     u_loop = T.parallel if over == "u" else T.serial            # u blocks (each packs its own U panels)
     v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
-    lanes = int(plan.get("lanes", 16))                           # the row kernel's vector width
-    prefetch_d = bool(plan.get("prefetch_d", False))
-    k_rows = int(plan.get("k_rows", 1))                          # row kernel: V rows added per pass over D
+    lanes = plan.lanes                                           # the row kernel's vector width
+    prefetch_d = plan.prefetch_d
+    k_rows = plan.k_rows if plan.k_rows is not None else 1      # row kernel: V rows added per pass over D
     # row kernel: a float16 V is widened once per column vector and bound for all rows; LLVM repeated vcvtph2ps for
     # every row otherwise (8 x 4096 x 4096: 41-75 -> 61-115 GFLOP/s, two runs). A float32 V is not bound (its loads
     # fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows), and a bfloat16 one cannot be: TVM's bfloat16
@@ -86,18 +88,18 @@ def emit(request, plan):
 
     def addr(role, **coords):
         a = access[role]
-        out = a["base_expr"]
+        out = bases[role].base_expr
         for name, value in coords.items():
-            stride = int(a[name])
+            stride = int(getattr(a, name))   # the operand's stride along m, n or k
             if stride:
                 out = out + value * stride
         return out
 
     spans = {}
     for role, dims in (("D", ("m", "n")), ("A", ("m", "k")), ("B", ("k", "n")), ("C", ("m", "n"))):
-        spans[role] = int(access[role]["span_base"]) \
-            + sum((extent[d] - 1) * abs(int(access[role][d])) for d in dims) \
-            + max([0] + [int(r) for r in access[role]["replicas"]]) + 1
+        spans[role] = bases[role].span_base \
+            + sum((extent[d] - 1) * abs(getattr(access[role], d)) for d in dims) \
+            + max([0, *access[role].replicas]) + 1
 
     def load(views, role, k, **coord):
         return cast(views[role][addr(role, k=k, **coord)])
@@ -129,7 +131,7 @@ def emit(request, plan):
 
     def store(views, value, u, v):
         a = addr("D", **{u_dim: u, v_dim: v})
-        for r in base_last(access["D"]["replicas"]):
+        for r in base_last(access["D"].replicas):
             T.buffer_store(views["D"], value, [a + r if r else a])
 
     def write_tile(views, acc_row, u0, v0, first, i, j):
@@ -254,7 +256,7 @@ def emit(request, plan):
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=data_of(request.buffers[role]), layout=None)
                  for role in ("D", "A", "B", "C")}
-        if plan.get("kernel") == "rows":
+        if plan.kernel == "rows":
             rows(views)
             return
         k_block(views, 0, True)

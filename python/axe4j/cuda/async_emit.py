@@ -12,43 +12,46 @@ from __future__ import annotations
 from tvm.script import tirx as T
 
 from .emit import _counters, _swizzle, _swizzled_span, thread_index
-from .._emit import _base_last, _flat_views, _span
+from .._emit import _base_last, _flat_views, _span, operand_bases
 from .._registry import emits
 
 
 @emits("cuda-cp-async")
 def emit(request, plan):
+    """The PrimFunc of a typed ``cuda-cp-async`` plan (``axe4j.plan_types``)."""
     return _emit_cp_async(request, plan)
 
 
-def _offset(entry, loops, role, counters):
-    addr = entry["base_expr"]
+def _offset(base, loops, role, counters):
+    """``base + sum_l counter_l * stride_l`` (base: the operand's ``OperandBase``)."""
+    addr = base.base_expr
     for loop, c in zip(loops, counters):
-        stride = int(loop["strides"][role])
+        stride = loop.strides[role]
         if stride:
             addr = addr + c * stride
     return addr
 
 
 def _emit_cp_async(request, plan):
-    loops, access = plan["loops"], plan["access"]
-    threads, vec, chunks, rounds, size = (int(plan[k]) for k in ("threads", "vec", "chunks", "rounds", "bytes"))
-    instruction = plan["instruction"]
-    swizzle = access["dst"].get("swizzle")
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    loops, access = plan.loops, plan.access
+    threads, vec, chunks, rounds, size = plan.threads, plan.vec, plan.chunks, plan.rounds, plan.bytes
+    instruction = plan.instruction
+    swizzle = access["dst"].swizzle
 
     def chunk(views, c):
         counters = _counters(c * vec, loops) if loops else []
-        src = views["src0"].ptr_to([_offset(access["src0"], loops, "src0", counters)])
-        dst = _offset(access["dst"], loops, "dst", counters)
-        for r in _base_last(access["dst"]["replicas"]):
+        src = views["src0"].ptr_to([_offset(bases["src0"], loops, "src0", counters)])
+        dst = _offset(bases["dst"], loops, "dst", counters)
+        for r in _base_last(access["dst"].replicas):
             # the plan keeps chunks within one swizzle unit of 2^M elements: the chunk lands whole at swz(start)
             at = _swizzle(dst + r if r else dst, swizzle)
             T.evaluate(T.ptx[instruction](views["dst"].ptr_to([at]), src, size))
 
     def whole():
-        spans = {role: _swizzled_span(_span(access[role], loops, role), access[role].get("swizzle"))
+        spans = {role: _swizzled_span(_span(access[role], bases[role].span_base, loops, role), access[role].swizzle)
                  for role in request.buffers}
-        views = _flat_views(request, plan, loops, spans)
+        views = _flat_views(request, spans)
         tid = thread_index(request.scope, request.sctx, threads)
         with T.serial(rounds) as f:
             c = f * threads + tid

@@ -20,7 +20,7 @@ from tvm.script import tirx as T
 
 from . import register_fence
 from .._emit import (_base_last, _combine, _digit_address, _digit_views, _flat_views, _identity, _source_count, _sources,
-                     _span, _store_replicas, _value)
+                     _span, _spans, _store_replicas, _value, operand_bases)
 from .._registry import emits
 
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
@@ -40,19 +40,20 @@ def thread_index(scope: str, sctx, threads: int):
 @emits("cuda-affine", "cuda-digits", "cuda-reduce", "cuda-tree-reduce", "cuda-ldstmatrix", "cuda-mma", "cuda-wgmma",
        "cuda-tcgen05")
 def emit(request, plan):
-    if plan["kind"] == "cuda-affine":
+    """The PrimFunc of a typed CUDA plan (``axe4j.plan_types``)."""
+    if plan.kind == "cuda-affine":
         return _emit_affine(request, plan)
-    if plan["kind"] == "cuda-reduce":
+    if plan.kind == "cuda-reduce":
         return _emit_reduce(request, plan)
-    if plan["kind"] == "cuda-tree-reduce":
+    if plan.kind == "cuda-tree-reduce":
         return _emit_tree_reduce(request, plan)
-    if plan["kind"] == "cuda-ldstmatrix":
+    if plan.kind == "cuda-ldstmatrix":
         return _emit_ldstmatrix(request, plan)
-    if plan["kind"] == "cuda-mma":
+    if plan.kind == "cuda-mma":
         return _emit_mma(request, plan)
-    if plan["kind"] == "cuda-wgmma":
+    if plan.kind == "cuda-wgmma":
         return _emit_wgmma(request, plan)
-    if plan["kind"] == "cuda-tcgen05":
+    if plan.kind == "cuda-tcgen05":
         return _emit_tcgen05(request, plan)
     return _emit_digits(request, plan)
 
@@ -62,7 +63,7 @@ def _counters(flat, loops):
     out = []
     below = 1
     for loop in reversed(loops):
-        extent = int(loop["extent"])
+        extent = loop.extent
         out.append(tirx.floormod(tirx.floordiv(flat, below), extent) if below > 1 else tirx.floormod(flat, extent))
         below *= extent
     return list(reversed(out))
@@ -89,18 +90,19 @@ def _swizzled_span(span, swizzle):
 
 
 def _emit_affine(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
-    threads, vec, chunks, rounds = (int(plan[k]) for k in ("threads", "vec", "chunks", "rounds"))
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    loops = plan.loops
+    access = plan.access
+    threads, vec, chunks, rounds = plan.threads, plan.vec, plan.chunks, plan.rounds
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
     scope = request.scope
     inner = loops[-1] if loops else None
 
     def address(role, counters):
-        addr = access[role]["base_expr"]
+        addr = bases[role].base_expr
         for loop, c in zip(loops, counters):
-            stride = int(loop["strides"][role])
+            stride = loop.strides[role]
             if stride:
                 addr = addr + c * stride
         return addr
@@ -113,32 +115,32 @@ def _emit_affine(request, plan):
         starts = {}
         for kind, what in slots:
             if kind == "tensor" and what not in starts:
-                start = _swizzle(address(what, counters), access[what].get("swizzle"))
-                if vec > 1 and access[what].get("swizzle") and int(inner["strides"][what]) == 1:
+                start = _swizzle(address(what, counters), access[what].swizzle)
+                if vec > 1 and access[what].swizzle and inner.strides[what] == 1:
                     # the plan keeps swizzled chunks vec-aligned; written as (x // vec) * vec, the alignment is
                     # visible to TVM's code generator, which otherwise splits the load into element loads
                     start = tirx.floordiv(start, vec) * vec
                 starts[what] = T.bind(start)
         addr = address("dst", counters)
-        swz = access["dst"].get("swizzle")
+        swz = access["dst"].swizzle
         targets = [T.bind(_swizzle(addr + r if r else addr, swz)) if (swz or r) else addr
-                   for r in _base_last(access["dst"]["replicas"])]
+                   for r in _base_last(access["dst"].replicas)]
         with T.vectorized(vec) as j:
             values = []
             for kind, what in slots:
                 if kind == "scalar":
                     values.append(what)
                 else:
-                    step = int(inner["strides"][what]) if inner is not None else 0
+                    step = inner.strides[what] if inner is not None else 0
                     values.append(views[what][starts[what] + j * step])
             value = _value(request.op, str(dst.dtype), values)
             for target in targets:
                 T.buffer_store(views["dst"], value, [target + j])
 
     def whole():
-        spans = {role: _swizzled_span(_span(access[role], loops, role), access[role].get("swizzle"))
+        spans = {role: _swizzled_span(_span(access[role], bases[role].span_base, loops, role), access[role].swizzle)
                  for role in request.buffers}
-        views = _flat_views(request, plan, loops, spans)
+        views = _flat_views(request, spans)
         tid = thread_index(scope, request.sctx, threads)
         with T.serial(rounds) as f:
             c = f * threads + tid
@@ -157,9 +159,9 @@ def _emit_affine(request, plan):
 
 
 def _emit_digits(request, plan):
-    operands = plan["operands"]
-    extents = [int(e) for e in plan["extents"]]
-    threads, rounds = int(plan["threads"]), int(plan["rounds"])
+    operands = plan.operands
+    extents = list(plan.extents)
+    threads, rounds = plan.threads, plan.rounds
     elements = 1
     for e in extents:
         elements *= e
@@ -170,8 +172,8 @@ def _emit_digits(request, plan):
         start, _ = request.regions[role]
         coord = list(start)
         below = 1
-        for dim, extent in reversed(list(zip(operands[role]["dims"], extents))):
-            coord[int(dim)] = coord[int(dim)] + tirx.floormod(tirx.floordiv(flat, below), extent)
+        for dim, extent in reversed(list(zip(operands[role].dims, extents))):
+            coord[dim] = coord[dim] + tirx.floormod(tirx.floordiv(flat, below), extent)
             below *= extent
         return coord
 
@@ -201,31 +203,32 @@ def _emit_digits(request, plan):
 
 
 def _emit_reduce(request, plan):
-    kept, folded, access = plan["kept"], plan["folded"], plan["access"]
-    threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
-    combine = plan["combine"]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    kept, folded, access = list(plan.kept), list(plan.folded), plan.access
+    threads, outputs, rounds = plan.threads, plan.outputs, plan.rounds
+    combine = plan.combine
     dst = request.buffers["dst"]
     dtype = str(dst.dtype)
 
     def address(role, loops, counters, base):
         addr = base
         for loop, c in zip(loops, counters):
-            stride = int(loop["strides"][role])
+            stride = loop.strides[role]
             if stride:
                 addr = addr + c * stride
         return addr
 
     def output(views, o):
         counters = _counters(o, kept) if kept else []
-        d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
-        s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+        d_addr = address("dst", kept, counters, bases["dst"].base_expr)
+        s_base = address("src0", kept, counters, bases["src0"].base_expr)
         acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
-        start = _identity(combine, dtype) if plan["init"] else views["dst"][d_addr]
+        start = _identity(combine, dtype) if plan.init else views["dst"][d_addr]
         T.buffer_store(acc, start, [0])
 
         def fold(loops, counters):
             if loops:
-                with T.serial(int(loops[0]["extent"])) as i:
+                with T.serial(loops[0].extent) as i:
                     fold(loops[1:], counters + [i])
                 return
             value = views["src0"][address("src0", folded, counters, s_base)]
@@ -237,7 +240,7 @@ def _emit_reduce(request, plan):
 
     def whole():
         loops = kept + folded
-        views = _flat_views(request, {"access": access, "tail": 0}, loops)
+        views = _flat_views(request, _spans(request, access, bases, loops))
         tid = thread_index(request.scope, request.sctx, threads)
         with T.serial(rounds) as f:
             o = f * threads + tid
@@ -256,18 +259,19 @@ def _emit_reduce(request, plan):
 
 
 def _emit_tree_reduce(request, plan):
-    kept, folded, access = plan["kept"], plan["folded"], plan["access"]
-    threads, outputs, rounds = int(plan["threads"]), int(plan["outputs"]), int(plan["rounds"])
-    group, terms = int(plan["group"]), int(plan["terms"])
-    warps_per_group = int(plan.get("warps_per_group", 1))
-    combine = plan["combine"]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    kept, folded, access = list(plan.kept), list(plan.folded), plan.access
+    threads, outputs, rounds = plan.threads, plan.outputs, plan.rounds
+    group, terms = plan.group, plan.terms
+    warps_per_group = plan.warps_per_group
+    combine = plan.combine
     dtype = str(request.buffers["dst"].dtype)
     per_round, per_thread = threads // group, -(-terms // group)
 
     def address(role, loops, counters, base):
         addr = base
         for loop, c in zip(loops, counters):
-            stride = int(loop["strides"][role])
+            stride = loop.strides[role]
             if stride:
                 addr = addr + c * stride
         return addr
@@ -293,7 +297,7 @@ def _emit_tree_reduce(request, plan):
             step *= 2
 
     def whole():
-        views = _flat_views(request, {"access": access, "tail": 0}, kept + folded)
+        views = _flat_views(request, _spans(request, access, bases, kept + folded))
         tid = thread_index(request.scope, request.sctx, threads)
         part, slot = tirx.floormod(tid, group), tirx.floordiv(tid, group)
         acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
@@ -303,8 +307,8 @@ def _emit_tree_reduce(request, plan):
             o = f * per_round + slot
             has_output = None if outputs % per_round == 0 else o < outputs
             counters = _counters(o, kept) if kept else []
-            d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
-            s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+            d_addr = address("dst", kept, counters, bases["dst"].base_expr)
+            s_base = address("src0", kept, counters, bases["src0"].base_expr)
             T.buffer_store(acc, _identity(combine, dtype), [0])
             with T.serial(per_thread) as i:
                 k = i * group + part
@@ -328,7 +332,7 @@ def _emit_tree_reduce(request, plan):
                 butterfly(acc, warps_per_group)
 
                 def store_first_warp():
-                    value = acc[0] if plan["init"] else _combine(combine, views["dst"][d_addr], acc[0])
+                    value = acc[0] if plan.init else _combine(combine, views["dst"][d_addr], acc[0])
                     T.buffer_store(views["dst"], value, [d_addr])
 
                 guarded(both(both(first_warp, lane == 0), has_output), store_first_warp)
@@ -336,7 +340,7 @@ def _emit_tree_reduce(request, plan):
                 return
 
             def store():
-                value = acc[0] if plan["init"] else _combine(combine, views["dst"][d_addr], acc[0])
+                value = acc[0] if plan.init else _combine(combine, views["dst"][d_addr], acc[0])
                 T.buffer_store(views["dst"], value, [d_addr])
 
             guarded(both(part == 0, has_output), store)
@@ -353,21 +357,21 @@ def _emit_ldstmatrix(request, plan):
     registers are the lane's 32-bit words of its fragment (two 16-bit elements each)."""
     from tvm.tirx.layout import S, TileLayout
 
-    reg, smem = request.buffers[plan["register"]], request.buffers[plan["shared"]]
-    num, row_stride, registers = int(plan["num"]), int(plan["row_stride"]), int(plan["registers"])
-    groups = plan["groups"]
-    chain = f"{plan['direction']}matrix.sync.aligned.m8n8.x{num}.shared.b16"
-    span = max(int(b) for g in groups for b in g["bases"]) + 7 * row_stride + 8
+    reg, smem = request.buffers[plan.register], request.buffers[plan.shared]
+    num, row_stride, registers = plan.num, plan.row_stride, plan.registers
+    groups = plan.groups
+    chain = f"{plan.direction}matrix.sync.aligned.m8n8.x{num}.shared.b16"
+    span = max(b for g in groups for b in g.bases) + 7 * row_stride + 8
 
     def block_base(bases, k):
-        out = tirx.const(int(bases[-1]), "int32")
+        out = tirx.const(bases[-1], "int32")
         for i in range(len(bases) - 2, -1, -1):
-            out = tirx.Select(k == i, tirx.const(int(bases[i]), "int32"), out)
+            out = tirx.Select(k == i, tirx.const(bases[i], "int32"), out)
         return out
 
     from .._emit import run_time_offset, run_time_reach
 
-    starts, extents = request.regions[plan["shared"]]   # run-time starts (a warp's rows, a stage)
+    starts, extents = request.regions[plan.shared]   # run-time starts (a warp's rows, a stage)
     offset = run_time_offset(plan, starts)
     span += run_time_reach(plan, [int(n) for n in smem.shape], extents)
 
@@ -377,10 +381,10 @@ def _emit_ldstmatrix(request, plan):
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
-            addr = offset + block_base(group["bases"], k) + tirx.floormod(lane, 8) * row_stride
+            addr = offset + block_base(group.bases, k) + tirx.floormod(lane, 8) * row_stride
             ptr = view.ptr_to([addr])
-            regs = [words[int(w)] for w in group["words"]]
-            if plan["direction"] == "ld":
+            regs = [words[w] for w in group.words]
+            if plan.direction == "ld":
                 T.evaluate(T.ptx[chain](*regs, ptr))
             else:
                 T.evaluate(T.ptx[chain](ptr, *regs))
@@ -398,7 +402,7 @@ def _emit_mma(request, plan):
     elements each), D and C as f32 registers, all at the slots the plan names."""
     from tvm.tirx.layout import S, TileLayout
 
-    counts = {role: int(n) for role, n in plan["registers"].items()}
+    counts = {role: getattr(plan.registers, role) for role in plan.registers.FIELDS}   # D, A, B, C
     same_c = request.buffers["C"].same_as(request.buffers["D"])
 
     def whole():
@@ -406,16 +410,16 @@ def _emit_mma(request, plan):
         d = flat["D"]
         c = d if same_c else flat["C"]
         a, b = flat["A"].view("uint32"), flat["B"].view("uint32")
-        for tile in plan["tiles"]:
-            for ds, cs in zip(tile["d"], tile["c"]):
-                if plan["init"] == "zero":
-                    T.buffer_store(d, tirx.const(0.0, "float32"), [int(ds)])
-                elif not (same_c and int(ds) == int(cs)):
-                    T.buffer_store(d, c[int(cs)], [int(ds)])
-            regs = [d[int(x)] for x in tile["d"]]
-            for step in tile["steps"]:
-                T.evaluate(T.ptx[plan["instruction"]](*regs, *[a[int(w)] for w in step["a"]],
-                                                      *[b[int(w)] for w in step["b"]], *regs))
+        for tile in plan.tiles:
+            for ds, cs in zip(tile.d, tile.c):
+                if plan.init == "zero":
+                    T.buffer_store(d, tirx.const(0.0, "float32"), [ds])
+                elif not (same_c and ds == cs):
+                    T.buffer_store(d, c[cs], [ds])
+            regs = [d[x] for x in tile.d]
+            for step in tile.steps:
+                T.evaluate(T.ptx[plan.instruction](*regs, *[a[w] for w in step.a],
+                                                   *[b[w] for w in step.b], *regs))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -429,44 +433,43 @@ def _emit_wgmma(request, plan):
     descriptors (encoded from the plan's start, LBO, SBO and swizzle mode); commit the group and wait for it."""
     from tvm.tirx.layout import S, TileLayout
 
-    count = int(plan["registers"])
+    count = plan.registers
     c_buf = request.buffers["C"]
 
     def descriptor_views(entry):
-        buf = request.buffers[entry["role"]]
+        buf = request.buffers[entry.role]
         return T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
 
     def run_time_offset(entry):
         """Elements added by the region's run-time starts (a pipeline stage, a warpgroup's rows)."""
         from .._emit import run_time_offset
 
-        return run_time_offset(entry, request.regions[entry["role"]][0])
+        return run_time_offset(entry, request.regions[entry.role][0])
 
     def whole():
         acc = c_buf.local(count, layout=TileLayout(S[(count,)]))
-        views = {"A": descriptor_views(plan["A"]), "B": descriptor_views(plan["B"])}
-        offsets = {role: run_time_offset(plan[role]) for role in ("A", "B")}
+        views = {"A": descriptor_views(plan.A), "B": descriptor_views(plan.B)}
+        offsets = {"A": run_time_offset(plan.A), "B": run_time_offset(plan.B)}
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
-        if plan.get("proxy_fence", True):
+        if plan.proxy_fence:
             # wgmma reads shared memory through the async proxy: order the threads' generic stores before it
             T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
         T.evaluate(T.ptx["wgmma.fence.sync.aligned"]())
-        for tile in plan["tiles"]:
-            regs = [acc[int(x)] for x in tile["d"]]
-            for kk, step in enumerate(tile["steps"]):
-                for slot, role in enumerate(("A", "B")):
-                    entry = plan[role]
+        for tile in plan.tiles:
+            regs = [acc[x] for x in tile.d]
+            for kk, step in enumerate(tile.steps):
+                for slot, (role, entry, start) in enumerate((("A", plan.A, step.a), ("B", plan.B, step.b))):
                     T.evaluate(T.cuda.wgmma.encode_matrix_descriptor(
-                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
-                        int(entry["lbo"]),
-                        int(entry["sbo"]),
-                        int(entry["swizzle"])))
-                scale_d = 1 if (plan["accum"] or kk > 0) else 0
-                T.evaluate(T.ptx[plan["instruction"]](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
-                                                      1, 1, 0, 0))
+                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + start]),
+                        entry.lbo,
+                        entry.sbo,
+                        entry.swizzle))
+                scale_d = 1 if (plan.accum or kk > 0) else 0
+                T.evaluate(T.ptx[plan.instruction](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
+                                                   1, 1, 0, 0))
         T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
-        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](int(plan.get("wait", 0))))
-        if int(plan.get("wait", 0)) == 0:
+        T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](plan.wait))
+        if plan.wait == 0:
             # the accumulators are final: keep the compiler from reading them before the wait
             for x in range(count):
                 T.evaluate(register_fence.fence(acc[x]))
@@ -482,13 +485,12 @@ def _shared_views_and_offsets(request, plan):
     """A 1-element view of A's and B's data (pointers for the descriptors) and the elements their regions' run-time
     starts add (a pipeline stage, a warpgroup's rows)."""
     views, offsets = {}, {}
-    for role in ("A", "B"):
-        entry = plan[role]
-        buf = request.buffers[entry["role"]]
+    for role, entry in (("A", plan.A), ("B", plan.B)):
+        buf = request.buffers[entry.role]
         views[role] = T.decl_buffer((1,), buf.dtype, data=buf.data, scope=buf.scope(), layout=None, elem_offset=0)
         from .._emit import run_time_offset
 
-        offsets[role] = run_time_offset(entry, request.regions[entry["role"]][0])
+        offsets[role] = run_time_offset(entry, request.regions[entry.role][0])
     return views, offsets
 
 
@@ -503,29 +505,28 @@ def _emit_tcgen05(request, plan):
         raise ValueError(f"gemm_async: tensor-memory buffer {c_buf.name} has no allocated address "
                          "(allocate it with TMEMPool or decl_buffer(..., allocated_addr=...))")
     base = c_buf.allocated_addr[0]
-    idesc = tirx.const(int(plan["idesc"]), "uint32")
+    idesc = tirx.const(plan.idesc, "uint32")
 
     def issue():
         views, offsets = _shared_views_and_offsets(request, plan)
         desc = T.decl_buffer((2,), "uint64", scope="local", layout=None)
-        if plan.get("proxy_fence", True):
+        if plan.proxy_fence:
             # tcgen05.mma reads shared memory through the async proxy: order generic stores before it
             T.evaluate(T.ptx.fence.proxy.async_.shared__cta())
-        for tile in plan["tiles"]:
-            d_addr = T.cast(base + int(tile["column"]), "uint32")
-            for kk, step in enumerate(tile["steps"]):
-                for slot, role in enumerate(("A", "B")):
-                    entry = plan[role]
+        for tile in plan.tiles:
+            d_addr = T.cast(base + tile.column, "uint32")
+            for kk, step in enumerate(tile.steps):
+                for slot, (role, entry, start) in enumerate((("A", plan.A, step.a), ("B", plan.B, step.b))):
                     T.evaluate(T.cuda.tcgen05.encode_matrix_descriptor(
-                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + int(step[role.lower()])]),
-                        int(entry["lbo"]), int(entry["sbo"]), int(entry["swizzle"])))
-                accumulate = tirx.const(1 if (plan["accum"] or kk > 0) else 0, "int32") != 0
+                        T.address_of(desc[slot]), views[role].ptr_to([offsets[role] + start]),
+                        entry.lbo, entry.sbo, entry.swizzle))
+                accumulate = tirx.const(1 if (plan.accum or kk > 0) else 0, "int32") != 0
                 # disable-output-lane: 4 x 32-bit lanes for cta_group::1, 8 for cta_group::2 (PTX ISA)
-                lanes = [0] * (4 * int(plan["cta_group"]))
-                T.evaluate(T.ptx[plan["instruction"]](d_addr, desc[0], desc[1], idesc, *lanes, accumulate))
+                lanes = [0] * (4 * plan.cta_group)
+                T.evaluate(T.ptx[plan.instruction](d_addr, desc[0], desc[1], idesc, *lanes, accumulate))
 
     def whole():
-        if plan["elect"]:
+        if plan.elect:
             with T.If(T.cuda.elect_sync() != T.uint32(0)):
                 with T.Then():
                     issue()

@@ -19,7 +19,7 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 from .emit import thread_index
-from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value
+from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value, operand_bases
 from .._registry import emits
 
 # every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
@@ -28,7 +28,8 @@ FULL_WARP = 0xFFFFFFFF
 
 @emits("cuda-register", "cuda-shuffle-reduce")
 def emit(request, plan):
-    if plan["kind"] == "cuda-register":
+    """The PrimFunc of a typed register plan (``axe4j.plan_types``)."""
+    if plan.kind == "cuda-register":
         return _emit_register(request, plan)
     return _emit_shuffle_reduce(request, plan)
 
@@ -72,16 +73,16 @@ def _guarded(cond, body):
             body()
 
 
-def _views(request, plan, loops):
+def _views(request, plan, bases, loops):
     """Flat views over each operand's reach from its base; a register operand covers at least its ``slots``."""
     views = {}
     for role, buffer in request.buffers.items():
-        entry = plan["access"][role]
-        reach = sum((int(l["extent"]) - 1) * abs(int(l["strides"][role])) for l in loops)
-        reach += sum((int(term[4]) - 1) * abs(int(term[5])) for term in entry.get("thread_terms", []))
-        span = int(entry["span_base"]) + reach + max([0] + [int(r) for r in entry["replicas"]]) + 1
-        if "slots" in entry:
-            span = max(span, int(entry["slots"]))
+        entry = plan.access[role]
+        reach = sum((l.extent - 1) * abs(l.strides[role]) for l in loops)
+        reach += sum((term[4] - 1) * abs(term[5]) for term in getattr(entry, "thread_terms", ()))
+        span = bases[role].span_base + reach + max([0, *entry.replicas]) + 1
+        if entry.slots is not None:
+            span = max(span, entry.slots)
         views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, scope=buffer.scope(), layout=None)
     return views
 
@@ -90,32 +91,33 @@ def _unrolled(loops, body, counters=()):
     if not loops:
         body(list(counters))
         return
-    kind = T.vectorized if loops[0]["kind"] == "vectorized" else T.unroll
-    with kind(int(loops[0]["extent"])) as v:
+    kind = T.vectorized if loops[0].kind == "vectorized" else T.unroll
+    with kind(loops[0].extent) as v:
         _unrolled(loops[1:], body, counters + (v,))
 
 
 def _emit_register(request, plan):
-    loops = plan["loops"]
-    access = plan["access"]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    loops = plan.loops
+    access = plan.access
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
-    threads = int(plan["threads"])
+    threads = plan.threads
 
     def whole():
-        views = _views(request, plan, loops)
+        views = _views(request, plan, bases, loops)
         t = thread_index(request.scope, request.sctx, threads)
-        bases = {}
+        thread_bases = {}
         for role, entry in access.items():
-            base = entry["base_expr"]
-            for term in entry["thread_terms"]:
-                base = base + _term_value(t, term) * int(term[5])
-            bases[role] = T.bind(base) if entry["thread_terms"] else base
+            base = bases[role].base_expr
+            for term in entry.thread_terms:
+                base = base + _term_value(t, term) * term[5]
+            thread_bases[role] = T.bind(base) if entry.thread_terms else base
 
         def address(role, counters):
-            addr = bases[role]
+            addr = thread_bases[role]
             for loop, c in zip(loops, counters):
-                stride = int(loop["strides"][role])
+                stride = loop.strides[role]
                 if stride:
                     addr = addr + c * stride
             return addr
@@ -124,10 +126,10 @@ def _emit_register(request, plan):
             values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
             value = _value(request.op, str(dst.dtype), values)
             addr = address("dst", counters)
-            for r in _base_last(access["dst"]["replicas"]):
-                T.buffer_store(views["dst"], value, [addr + int(r) if int(r) else addr])
+            for r in _base_last(access["dst"].replicas):
+                T.buffer_store(views["dst"], value, [addr + r if r else addr])
 
-        _guarded(_condition(t, plan["guards"], plan["write_once"]), lambda: _unrolled(loops, element))
+        _guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -137,29 +139,29 @@ def _emit_register(request, plan):
 
 
 def _emit_shuffle_reduce(request, plan):
-    access = plan["access"]
-    kept = [l for l in plan["loops"] if not l["reduces"]]
-    folded = [l for l in plan["loops"] if l["reduces"]]
-    combine, masks = plan["combine"], [int(m) for m in plan["masks"]]
+    bases = operand_bases(request, plan)   # run-time starts added to each operand's base
+    kept = [l for l in plan.loops if not l.reduces]
+    folded = [l for l in plan.loops if l.reduces]
+    combine, masks = plan.combine, list(plan.masks)
     dst = request.buffers["dst"]
     dtype = str(dst.dtype)
-    threads = int(plan["threads"])
+    threads = plan.threads
 
     def address(role, loops, counters, base):
         addr = base
         for loop, c in zip(loops, counters):
-            stride = int(loop["strides"][role])
+            stride = loop.strides[role]
             if stride:
                 addr = addr + c * stride
         return addr
 
     def whole():
-        views = _views(request, plan, plan["loops"])
+        views = _views(request, plan, bases, plan.loops)
         t = thread_index(request.scope, request.sctx, threads)
 
         def output(counters):
-            d_addr = address("dst", kept, counters, access["dst"]["base_expr"])
-            s_base = address("src0", kept, counters, access["src0"]["base_expr"])
+            d_addr = address("dst", kept, counters, bases["dst"].base_expr)
+            s_base = address("src0", kept, counters, bases["src0"].base_expr)
             acc = T.decl_buffer((1,), dtype, scope="local", layout=None)
             T.buffer_store(acc, _identity(combine, dtype), [0])
 
@@ -172,10 +174,10 @@ def _emit_shuffle_reduce(request, plan):
             for mask in masks:
                 other = T.tvm_warp_shuffle_xor(tirx.const(FULL_WARP, "uint32"), acc[0], mask, 32, 32)
                 T.buffer_store(acc, _combine(combine, acc[0], other), [0])
-            result = acc[0] if plan["init"] else _combine(combine, acc[0], views["dst"][d_addr])
+            result = acc[0] if plan.init else _combine(combine, acc[0], views["dst"][d_addr])
             T.buffer_store(views["dst"], result, [d_addr])
 
-        _guarded(_condition(t, plan["guards"], []), lambda: _unrolled(kept, output))
+        _guarded(_condition(t, plan.guards, []), lambda: _unrolled(kept, output))
 
     @T.prim_func(check_well_formed=False)
     def impl():

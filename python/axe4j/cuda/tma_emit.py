@@ -19,6 +19,7 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 from .emit import _swizzled_span
+from .._emit import operand_bases
 from .._registry import emits
 
 # TMA's L2 promotion of 128 bytes, as TVM's own TMA case sets by default
@@ -27,26 +28,26 @@ L2_PROMOTION_128B = 2
 
 @emits("cuda-tma")
 def emit(request, plan):
-    g = request.buffers[plan["global"]]
-    s = request.buffers[plan["shared"]]
-    dims = plan["dims"]
+    """The PrimFunc of a typed ``cuda-tma`` plan (``axe4j.plan_types``)."""
+    g = request.buffers[plan.global_]
+    s = request.buffers[plan.shared]
+    dims = plan.dims
     nbytes = tvm.DataType(str(g.dtype)).bits // 8
     tensor_map = _tensor_map(request.sctx, plan, g, nbytes)
-    g_starts = request.regions[plan["global"]][0]
-    starts = [int(d["start"]) if int(d["start"]) >= 0 else _run_time_coordinate(g_starts[int(d["dim"])], int(d["step"]))
-              for d in dims]
-    entry = plan["access"][plan["shared"]]
-    load = plan["direction"] == "g2s"
+    g_starts = request.regions[plan.global_][0]
+    starts = [d.start if d.start >= 0 else _run_time_coordinate(g_starts[d.dim], d.step) for d in dims]
+    shared_base = operand_bases(request, plan)[plan.shared]
+    load = plan.direction == "g2s"
     mbar = request.call.config.get("mbar") if load else None
     cta_mask = request.call.config.get("cta_mask") if load else None
     box_elements = 1
     for d in dims:
-        box_elements *= int(d["box"])
-    span = int(entry["span_base"]) + max(int(i["shared"]) for i in plan["issues"]) + box_elements
+        box_elements *= d.box
+    span = shared_base.span_base + max(i.shared for i in plan.issues) + box_elements
     # Swizzle<B,M,3> with 2^M elements = 16 bytes: the hardware permutes addresses within blocks of 2^(M+3+B)
     unit = (16 // nbytes).bit_length() - 1
-    span = _swizzled_span(span, [int(plan["swizzle"]), unit, 3] if int(plan["swizzle"]) else None)
-    chain = plan["instruction"]
+    span = _swizzled_span(span, [plan.swizzle, unit, 3] if plan.swizzle else None)
+    chain = plan.instruction
     if load and int(request.call.config.get("cta_group", 1)) == 2:   # the mbarrier may be the pair's other CTA's
         chain += ".cta_group::2"
 
@@ -56,10 +57,10 @@ def emit(request, plan):
 
     def whole():
         view = T.decl_buffer((span,), s.dtype, data=s.data, scope=s.scope(), layout=None)
-        for issue in plan["issues"]:
-            ptr = view.ptr_to([entry["base_expr"] + int(issue["shared"])])
-            coords = [coordinate(start, inc) for start, inc in zip(starts, issue["coords"])]
-            if load and plan.get("multicast"):   # .multicast::cluster takes the 16-bit CTA mask last
+        for issue in plan.issues:
+            ptr = view.ptr_to([shared_base.base_expr + issue.shared])
+            coords = [coordinate(start, inc) for start, inc in zip(starts, issue.coords)]
+            if load and plan.multicast:   # .multicast::cluster takes the 16-bit CTA mask last
                 T.evaluate(T.ptx[chain](ptr, T.address_of(tensor_map), *coords, mbar, T.cast(cta_mask, "uint16")))
             elif load:
                 T.evaluate(T.ptx[chain](ptr, T.address_of(tensor_map), *coords, mbar))
@@ -80,12 +81,12 @@ def _run_time_coordinate(start, step):
 
 def _tensor_map(sctx, plan, g, nbytes):
     """The host-side tensor map of ``g`` for the plan's dims, shared by every call that needs the same one."""
-    dims = plan["dims"]
-    extents = [int(d["extent"]) for d in dims]
-    strides = [int(d["stride"]) * nbytes for d in dims[1:]]
-    boxes = [int(d["box"]) for d in dims]
-    mode = int(plan["swizzle"])
-    base_bytes = int(plan["global_base"]) * nbytes
+    dims = plan.dims
+    extents = [d.extent for d in dims]
+    strides = [d.stride * nbytes for d in dims[1:]]
+    boxes = [d.box for d in dims]
+    mode = plan.swizzle
+    base_bytes = plan.global_base * nbytes
     key = f"axe4j-tma:{hash(g.data)}:{base_bytes}:{extents}:{strides}:{boxes}:{mode}:{g.dtype}"
     cached = sctx.cache_get(key)
     if cached is not None:

@@ -22,8 +22,8 @@ def _index(request, role, dims, counters):
     start, _ = request.regions[role]
     idx = list(start)
     for dim, c in zip(dims, counters):
-        for d, stride in dim["index"].get(role, {}).items():
-            idx[int(d)] = idx[int(d)] + c * int(stride)
+        for d, stride in dim.index.get(role, {}).items():
+            idx[int(d)] = idx[int(d)] + c * stride
     return tuple(idx)
 
 
@@ -31,7 +31,7 @@ def _serial(dims, body, counters=()):
     if not dims:
         body(list(counters))
         return
-    with T.serial(int(dims[0]["extent"])) as v:
+    with T.serial(dims[0].extent) as v:
         _serial(dims[1:], body, counters + (v,))
 
 
@@ -42,7 +42,7 @@ def _instruction(inst, body):
         if not dims:
             body(list(counters))
             return
-        with T.serial(0, int(dims[0]["extent"]), annotations={"nki_dim": dims[0]["name"]}) as v:
+        with T.serial(0, dims[0].extent, annotations={"nki_dim": dims[0].name}) as v:
             nest(dims[1:], counters + (v,))
 
     with T.attr(0, "tensorized_nki_instruction", 1):
@@ -55,8 +55,8 @@ def _at(request, role, dims, counters):
 
 def _map_body(request, plan):
     op = request.op
-    instruction = plan["instruction"]
-    loops, inst = plan["loops"], plan["inst"]
+    instruction = plan.instruction
+    loops, inst = list(plan.loops), list(plan.inst)
 
     def body(outer, inner):
         dims, counters = loops + inst, list(outer) + list(inner)
@@ -86,7 +86,7 @@ def _map_body(request, plan):
             other = at("src1") if "src1" in request.buffers else request.scalars[1]
             T.evaluate(T.nki.tensorscalar(dst, at("src0"), other, _BINARY[op], False))
         elif instruction == "tensor_reduce":
-            T.evaluate(T.nki.tensorreduce(dst, at("src0"), _REDUCE[plan["combine"]], False, -1))
+            T.evaluate(T.nki.tensorreduce(dst, at("src0"), _REDUCE[plan.combine], False, -1))
         else:
             raise ValueError(f"unknown trn instruction {instruction}")
 
@@ -99,8 +99,8 @@ def _map_body(request, plan):
 def _matmul_body(request, plan):
     """Per output tile: memset (beta = 0), the K loop of nc_matmul += into ``out`` (D, or a PSUM workspace), then
     the tensor_copy of ``copy`` (PSUM workspace -> SBUF destination) when the plan has one."""
-    loops, k_loop, inst, memset = plan["loops"], plan["k_loop"], plan["inst"], plan["memset"]
-    st, mv, out, copy = plan["stationary"], plan["moving"], plan.get("out", "D"), plan.get("copy", [])
+    loops, k_loop, inst, memset = list(plan.loops), plan.k_loop, list(plan.inst), list(plan.memset or ())
+    st, mv, out, copy = plan.stationary, plan.moving, plan.out or "D", list(plan.copy or ())
 
     def tile(outer):
         if memset:
@@ -108,7 +108,7 @@ def _matmul_body(request, plan):
                 T.evaluate(T.nki.memset(_at(request, out, loops + memset, list(outer) + inner), 0.0))
 
             _instruction(memset, zero)
-        with T.serial(int(k_loop["extent"])) as k:
+        with T.serial(k_loop.extent) as k:
             def mac(inner):
                 dims, counters = loops + [k_loop] + inst, list(outer) + [k] + inner
                 T.evaluate(T.nki.matmul(_at(request, out, dims, counters), _at(request, st, dims, counters),
@@ -130,7 +130,8 @@ def _matmul_body(request, plan):
 
 
 def _transpose_body(request, plan):
-    loops, memset, inst, copy, out = plan["loops"], plan["memset"], plan["inst"], plan["copy"], plan["out"]
+    loops, memset, inst, copy, out = (list(plan.loops), list(plan.memset or ()), list(plan.inst),
+                                      list(plan.copy or ()), plan.out)
 
     def tile(outer):
         def at(role, dims, inner):
@@ -151,8 +152,9 @@ def _transpose_body(request, plan):
 
 @emits("trn")
 def emit(request, plan):
+    """The PrimFunc of a typed ``trn`` plan."""
     bodies = {"matmul": _matmul_body, "transpose": _transpose_body}
-    whole = bodies.get(plan["instruction"], _map_body)(request, plan)
+    whole = bodies.get(plan.instruction, _map_body)(request, plan)
 
     @T.prim_func(check_well_formed=False)
     def impl():
