@@ -7,10 +7,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 bash ci/setup-python.sh
+# Open MPI, mpi4py and NCCL's headers (the distributed-tensor tests, test_mesh_*.py) and JAX on CPU
+# (test_mesh_hlo_bytes.py) install while Maven builds and tests: downloads and unpacking against a CPU-bound build.
+mkdir -p out
+extras_log=out/setup-extras.log
+( bash ci/setup-mpi.sh && bash ci/setup-jax.sh ) > "$extras_log" 2>&1 &
+extras=$!
 mvn -B --no-transfer-progress install
 bash ci/test-serve.sh
-bash ci/setup-mpi.sh  # Open MPI, mpi4py, NCCL headers for the distributed-tensor tests (test_mesh_*.py)
-bash ci/setup-jax.sh  # JAX on CPU: test_mesh_hlo_bytes.py compiles one module for 8 host devices
+if ! wait "$extras"; then
+  cat "$extras_log" >&2
+  echo "[test] setting up MPI, NCCL or JAX failed (log above)" >&2
+  exit 1
+fi
+cat "$extras_log" >&2
 if [ -f ci/test-python.sh ]; then
   bash ci/test-python.sh -q
 fi

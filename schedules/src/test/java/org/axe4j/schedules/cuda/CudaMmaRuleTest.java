@@ -22,54 +22,67 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The mma plan, executed lane by lane with the instruction's semantics taken from the PTX ISA fragment tables
- * (not from the layouts), computes D = op(A) op(B) + beta C for random tile shapes, orientations and outer
+ * (not from the layouts), computes D = op(A) op(B) + beta C for every tile shape and orientation, with random outer
  * (register-block) layouts; integer-valued inputs make the check exact.
  */
 class CudaMmaRuleTest {
     private static final Axis LANE = Axis.of("laneid");
 
+    /**
+     * Every tile shape (m in {16, 32, 48}, n in {8, ..., 32}, k in {16, 32}), orientation of A and B, beta in
+     * {0, 1} and C either aliasing D or laid out on its own: 384 cases, each with random register-block orders
+     * and random integer inputs from its own seed (from BASE_SEED and the case index); a failure names its case.
+     */
     @Test
-    void planComputesTheProductForRandomFragmentTiles() {
-        int[] accepted = {0};
-        Property.forAll("mma plan = A B + C", 2000, r -> {
-            long m = 16L * (1 + r.nextInt(3));
-            long n = 8L * (1 + r.nextInt(4));
-            long k = 16L * (1 + r.nextInt(2));
-            boolean ta = r.nextBoolean();
-            boolean tb = r.nextBoolean();
-            boolean beta = r.nextBoolean();
-            long[] aShape = ta ? new long[] {k, m} : new long[] {m, k};
-            long[] bShape = tb ? new long[] {n, k} : new long[] {k, n};
-            Layout aL = tiled(r, aShape, ta ? MatrixFragments.MMA_A_T : MatrixFragments.MMA_A, 16, 16);
-            Layout bL = tiled(r, bShape, tb ? MatrixFragments.MMA_B_T : MatrixFragments.MMA_B, tb ? 8 : 16, tb ? 16 : 8);
-            Layout dL = tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
-            Layout cL = r.nextBoolean() ? dL : tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
-            Request call = request("float16", aShape, aL, bShape, bL, new long[] {m, n}, dL, cL, ta, tb, 1.0,
-                    beta ? 1.0 : 0.0);
-            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-mma", call);
-            assertTrue(d.accepted(), d.reason());
-            accepted[0]++;
-            long[][] a = random(r, m, k);
-            long[][] b = random(r, k, n);
-            long[][] c = random(r, m, n);
-            double[][] aReg = distribute(ta ? transpose(a) : a, aShape, aL);
-            double[][] bReg = distribute(tb ? transpose(b) : b, bShape, bL);
-            double[][] cReg = distribute(c, new long[] {m, n}, cL);
-            double[][] dReg = new double[32][(int) dL.spanOn(Axis.M)];
-            run(d.planJson(), aReg, bReg, cReg, dReg);
-            for (long i = 0; i < m; i++) {
-                for (long j = 0; j < n; j++) {
-                    long want = beta ? c[(int) i][(int) j] : 0;
-                    for (long kk = 0; kk < k; kk++) {
-                        want += a[(int) i][(int) kk] * b[(int) kk][(int) j];
+    void planComputesTheProductForEveryFragmentTileShape() {
+        int cases = 0;
+        for (long m = 16; m <= 48; m += 16) {
+            for (long n = 8; n <= 32; n += 8) {
+                for (long k = 16; k <= 32; k += 16) {
+                    for (int flags = 0; flags < 16; flags++) {
+                        checkProduct(m, n, k, (flags & 1) != 0, (flags & 2) != 0, (flags & 4) != 0, (flags & 8) != 0,
+                                new Random((Property.BASE_SEED + cases) * 0x9E3779B97F4A7C15L));
+                        cases++;
                     }
-                    Point p = dL.apply(Shape.of(m, n), i, j).get(0);
-                    assertEquals((double) want, dReg[(int) p.get(LANE)][(int) p.get(Axis.M)],
-                            "D(" + i + "," + j + ") " + d.planJson().get("notes"));
                 }
             }
-        });
-        assertEquals(2000, accepted[0]);
+        }
+        assertEquals(3 * 4 * 2 * 16, cases);
+    }
+
+    private static void checkProduct(long m, long n, long k, boolean ta, boolean tb, boolean beta, boolean cIsD,
+            Random r) {
+        String label = "m=" + m + " n=" + n + " k=" + k + " trans_a=" + ta + " trans_b=" + tb + " beta=" + beta
+                + " C is D=" + cIsD + ": ";
+        long[] aShape = ta ? new long[] {k, m} : new long[] {m, k};
+        long[] bShape = tb ? new long[] {n, k} : new long[] {k, n};
+        Layout aL = tiled(r, aShape, ta ? MatrixFragments.MMA_A_T : MatrixFragments.MMA_A, 16, 16);
+        Layout bL = tiled(r, bShape, tb ? MatrixFragments.MMA_B_T : MatrixFragments.MMA_B, tb ? 8 : 16, tb ? 16 : 8);
+        Layout dL = tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
+        Layout cL = cIsD ? dL : tiled(r, new long[] {m, n}, MatrixFragments.MMA_C, 16, 8);
+        Request call = request("float16", aShape, aL, bShape, bL, new long[] {m, n}, dL, cL, ta, tb, 1.0,
+                beta ? 1.0 : 0.0);
+        Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-mma", call);
+        assertTrue(d.accepted(), label + d.reason());
+        long[][] a = random(r, m, k);
+        long[][] b = random(r, k, n);
+        long[][] c = random(r, m, n);
+        double[][] aReg = distribute(ta ? transpose(a) : a, aShape, aL);
+        double[][] bReg = distribute(tb ? transpose(b) : b, bShape, bL);
+        double[][] cReg = distribute(c, new long[] {m, n}, cL);
+        double[][] dReg = new double[32][(int) dL.spanOn(Axis.M)];
+        run(d.planJson(), aReg, bReg, cReg, dReg);
+        for (long i = 0; i < m; i++) {
+            for (long j = 0; j < n; j++) {
+                long want = beta ? c[(int) i][(int) j] : 0;
+                for (long kk = 0; kk < k; kk++) {
+                    want += a[(int) i][(int) kk] * b[(int) kk][(int) j];
+                }
+                Point p = dL.apply(Shape.of(m, n), i, j).get(0);
+                assertEquals((double) want, dReg[(int) p.get(LANE)][(int) p.get(Axis.M)],
+                        label + "D(" + i + "," + j + ") " + d.planJson().get("notes"));
+            }
+        }
     }
 
     @Test
