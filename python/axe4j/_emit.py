@@ -158,6 +158,8 @@ def _value(op, dtype, sources):
              "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
     if op in unary:
         return unary[op](x[0])
+    if op == "fma":   # dst = src * scale + bias
+        return x[0] * x[1] + x[2]
     binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
               "fdiv": lambda a, b: a / b, "maximum": tirx.max, "minimum": tirx.min}
     return binary[op](x[0], x[1])
@@ -176,6 +178,8 @@ def _source_count(op):
         return 0
     if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):
         return 2
+    if op == "fma":
+        return 3
     return 1
 
 

@@ -38,8 +38,9 @@ _lock = threading.Lock()
 _registered: list[tuple[str, str, int]] = []
 
 _MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
-            "add", "sub", "mul", "fdiv", "maximum", "minimum"}
+            "add", "sub", "mul", "fdiv", "maximum", "minimum", "fma"}
 _BINARY_OPS = {"add", "sub", "mul", "fdiv", "maximum", "minimum"}
+_TERNARY_OPS = {"fma"}  # fma(dst, src, scale, bias): dst = src * scale + bias
 _UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale); bias/scale are trn-only
 _REDUCE_OPS = {"sum", "max", "min"}
 
@@ -315,7 +316,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
     scalars: dict[int, object] = {}
     params: dict[str, object] = {}
     if op in _MAP_OPS:
-        srcs = args[1:3] if op in _BINARY_OPS else args[1:2]
+        srcs = args[1:4] if op in _TERNARY_OPS else args[1:3] if op in _BINARY_OPS else args[1:2]
         if op in _UNARY_WITH_BIAS_SCALE:
             params["bias_scale"] = any(a is not None for a in args[2:4])
         roles.append(("dst", args[0]))

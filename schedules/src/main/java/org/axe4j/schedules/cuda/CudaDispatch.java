@@ -24,7 +24,7 @@ public final class CudaDispatch {
     static {
         Map<String, List<Rule>> table = new LinkedHashMap<>();
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
-                "add", "sub", "mul", "fdiv", "maximum", "minimum")) {
+                "add", "sub", "mul", "fdiv", "maximum", "minimum", "fma")) {
             table.put(op, op.equals("copy")
                     ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
                     : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
