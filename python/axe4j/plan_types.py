@@ -1519,9 +1519,10 @@ class RegisterAccess:
     thread_terms: tuple[tuple[int, ...], ...]
     slots: Optional[int] = None
     layout: str
+    swizzle: Optional[tuple[int, ...]] = None
 
     RECORD: ClassVar[str] = 'PlanParts.RegisterAccess'
-    FIELDS: ClassVar[tuple[str, ...]] = ('register', 'base', 'start_strides', 'start_terms', 'replicas', 'thread_terms', 'slots', 'layout')
+    FIELDS: ClassVar[tuple[str, ...]] = ('register', 'base', 'start_strides', 'start_terms', 'replicas', 'thread_terms', 'slots', 'layout', 'swizzle')
 
     @classmethod
     def from_json(cls, obj, path: str = "", kind: str = "?") -> RegisterAccess:
@@ -1539,6 +1540,7 @@ class RegisterAccess:
             thread_terms=_field(obj, 'thread_terms', _list_of(_list_of(_long)), cls.RECORD, kind, prefix, False),
             slots=_field(obj, 'slots', _long, cls.RECORD, kind, prefix, True),
             layout=_field(obj, 'layout', _str, cls.RECORD, kind, prefix, False),
+            swizzle=_field(obj, 'swizzle', _list_of(_long), cls.RECORD, kind, prefix, True),
         )
 
     def to_json(self) -> dict:
@@ -1554,6 +1556,8 @@ class RegisterAccess:
         if self.slots is not None:
             out['slots'] = _json(self.slots)
         out['layout'] = _json(self.layout)
+        if self.swizzle is not None:
+            out['swizzle'] = _json(self.swizzle)
         return out
 
     def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON
@@ -1624,9 +1628,10 @@ class SlotAccess:
     start_strides: Mapping[str, int]
     replicas: tuple[int, ...]
     layout: str
+    start_terms: Optional[Mapping[str, tuple[tuple[int, ...], ...]]] = None
 
     RECORD: ClassVar[str] = 'PlanParts.SlotAccess'
-    FIELDS: ClassVar[tuple[str, ...]] = ('base', 'slots', 'start_strides', 'replicas', 'layout')
+    FIELDS: ClassVar[tuple[str, ...]] = ('base', 'slots', 'start_strides', 'replicas', 'layout', 'start_terms')
 
     @classmethod
     def from_json(cls, obj, path: str = "", kind: str = "?") -> SlotAccess:
@@ -1641,6 +1646,7 @@ class SlotAccess:
             start_strides=_field(obj, 'start_strides', _map_of(_long), cls.RECORD, kind, prefix, False),
             replicas=_field(obj, 'replicas', _list_of(_long), cls.RECORD, kind, prefix, False),
             layout=_field(obj, 'layout', _str, cls.RECORD, kind, prefix, False),
+            start_terms=_field(obj, 'start_terms', _map_of(_list_of(_list_of(_long))), cls.RECORD, kind, prefix, True),
         )
 
     def to_json(self) -> dict:
@@ -1651,6 +1657,8 @@ class SlotAccess:
         out['start_strides'] = _json(self.start_strides)
         out['replicas'] = _json(self.replicas)
         out['layout'] = _json(self.layout)
+        if self.start_terms is not None:
+            out['start_terms'] = _json(self.start_terms)
         return out
 
     def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON

@@ -6,7 +6,8 @@ CTA thread = tx). A thread digit is ``(t / tau) % mod``; a guard ``lo <= (t / ta
 threads that hold region elements; a thread term ``[tau, mod, lo, below, count, stride]`` adds
 ``((((t / tau) % mod) - lo) / below) % count * stride`` to a global/shared operand's base. A register operand is
 the thread's flat array of ``slots`` elements. The slot loops are unrolled (constant register indices keep the
-array in registers); the last loop is a vector of ``vec`` elements when ``vec > 1``.
+array in registers); the last loop is a vector of ``vec`` elements when ``vec > 1``. A swizzled memory operand
+(``swizzle`` [bits, base, shift]) is read or written at ``swz(address)`` per access.
 
 ``cuda-shuffle-reduce``: per output, the thread folds its own slots into a one-element buffer, then combines it
 with ``tvm_warp_shuffle_xor`` (``shfl.sync.bfly``) for every butterfly mask, then stores (``accum``: combined with
@@ -18,7 +19,7 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
-from .emit import thread_index
+from .emit import _swizzle, _swizzled_span, thread_index
 from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value, operand_bases
 from .._registry import emits
 
@@ -83,6 +84,7 @@ def _views(request, plan, bases, loops):
         span = bases[role].span_base + reach + max([0, *entry.replicas]) + 1
         if entry.slots is not None:
             span = max(span, entry.slots)
+        span = _swizzled_span(span, entry.swizzle)
         views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, scope=buffer.scope(), layout=None)
     return views
 
@@ -114,20 +116,27 @@ def _emit_register(request, plan):
                 base = base + _term_value(t, term) * term[5]
             thread_bases[role] = T.bind(base) if entry.thread_terms else base
 
-        def address(role, counters):
-            addr = thread_bases[role]
-            for loop, c in zip(loops, counters):
+        def address(role, counters, replica=0):
+            """base + sum counter * stride (+ a replica); a swizzled operand at swz(access start) + lane, as the
+            plan keeps each vector access aligned inside one 2^M-element unit of the swizzle."""
+            swizzle = access[role].swizzle
+            lane = len(loops) - 1 if swizzle and loops and loops[-1].kind == "vectorized" else None
+            addr = thread_bases[role] + replica if replica else thread_bases[role]
+            for l, (loop, c) in enumerate(zip(loops, counters)):
                 stride = loop.strides[role]
-                if stride:
+                if stride and l != lane:
                     addr = addr + c * stride
-            return addr
+            if not swizzle:
+                return addr
+            addr = _swizzle(addr, swizzle)
+            stride = loops[lane].strides[role] if lane is not None else 0
+            return addr + counters[lane] * stride if stride else addr
 
         def element(counters):
             values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
             value = _value(request.op, str(dst.dtype), values)
-            addr = address("dst", counters)
             for r in _base_last(access["dst"].replicas):
-                T.buffer_store(views["dst"], value, [addr + r if r else addr])
+                T.buffer_store(views["dst"], value, [address("dst", counters, r)])
 
         _guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
 

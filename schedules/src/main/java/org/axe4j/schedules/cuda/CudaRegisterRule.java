@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.axe4j.layout.Swizzle;
 import org.axe4j.schedules.AffineAccess;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.ElementwiseLoops;
@@ -35,7 +36,8 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * partition's replica digits with digit 0. The loop where the destination moves by 1 and every operand by 0 or 1
  * goes last; {@code vec} is the widest power of two (at most 16 bytes) dividing its extent and, for every operand
  * that moves there, the base, thread-term strides, other loop strides and run-time start strides: one aligned
- * vector access ({@code ld.global.v4}, {@code st.shared.v4}, ...) per chunk.
+ * vector access ({@code ld.global.v4}, {@code st.shared.v4}, ...) per chunk. A memory operand swizzled by
+ * {@code Swizzle<B,M,S>} is addressed as swz(affine address) per access, with chunks of at most 2^M elements.
  */
 final class CudaRegisterRule implements Rule {
     public static final CudaRegisterRule INSTANCE = new CudaRegisterRule();
@@ -46,6 +48,15 @@ final class CudaRegisterRule implements Rule {
 
     public int priority() {
         return 11;
+    }
+
+    /**
+     * A swizzled memory operand {@code Swizzle<B,M,S>} is addressed as swz(affine address), per access: its vector
+     * accesses are at most 2^M elements and aligned, so each stays inside one 2^M-element unit, which the XOR moves
+     * whole ({@link #vectorWidth}).
+     */
+    public boolean acceptsSwizzle() {
+        return true;
     }
 
     public SchedulePlan plan(Request call) {
@@ -64,6 +75,7 @@ final class CudaRegisterRule implements Rule {
         for (int o = 0; o < n; o++) {
             Operand op = ops.get(o);
             String scope = storage.has(op.role()) ? storage.get(op.role()).getAsString() : "global";
+            requireSwizzleAddressable(call, op, scope);
             if (scope.equals("local")) {
                 tiles[o] = RegisterTile.of(call, op, threads);
                 tiles[o].requireCovered(call);
@@ -102,7 +114,7 @@ final class CudaRegisterRule implements Rule {
             }
         }
         loops = CudaRules.order(LoopNest.coalesce(loops));
-        long vec = vectorWidth(ops, tiles, access, loops, terms);
+        long vec = vectorWidth(call, ops, tiles, access, loops, terms);
         if (vec > 1) {
             LoopNest.Loop inner = loops.remove(loops.size() - 1);
             long[] outer = inner.strides().clone();
@@ -115,6 +127,26 @@ final class CudaRegisterRule implements Rule {
             loops.add(new LoopNest.Loop(vec, "vectorized", false, inner.strides()));
         }
         return describe(call, ops, tiles, access, part, loops, terms, vec, threads);
+    }
+
+    /**
+     * A swizzled operand is a memory tile whose view starts a whole number of swizzle periods into its data (the
+     * swizzle applies to addresses counted from the data's start); a register tile has no swizzle.
+     */
+    private static void requireSwizzleAddressable(Request call, Operand op, String scope) {
+        Swizzle z = call.swizzle(op.role());
+        if (z.isIdentity()) {
+            return;
+        }
+        if (scope.equals("local")) {
+            throw Declined.of("%s: the register tile %s has a swizzled layout (%s); registers are addressed by the "
+                    + "layout's slots only", call.op(), op, z);
+        }
+        if (op.elemOffset() % z.period() != 0) {
+            throw Declined.of("%s: %s is a swizzled view %d elements into its data, not a multiple of the swizzle's "
+                    + "period %d (the swizzle applies to addresses from the start of the data)", call.op(), op,
+                    op.elemOffset(), z.period());
+        }
     }
 
     /** Same thread for every element: equal guards, replicas, and (checked in {@link #refine}) thread pieces. */
@@ -213,9 +245,13 @@ final class CudaRegisterRule implements Rule {
                 + "needs shuffles or shared memory", call.op(), ops.get(o), ops.get(partition), k);
     }
 
-    /** See the class comment; 1 when the last loop does not move the destination by 1 and the rest by 0 or 1. */
-    static long vectorWidth(List<Operand> ops, RegisterTile[] tiles, AffineAccess[] access, List<LoopNest.Loop> loops,
-            List<long[]> terms) {
+    /**
+     * See the class comment; 1 when the last loop does not move the destination by 1 and the rest by 0 or 1. A
+     * swizzled operand that moves in the last loop caps the width at its 2^M elements: then for an aligned affine
+     * address a and j < vec, swz(a + j) = swz(a) + j.
+     */
+    static long vectorWidth(Request call, List<Operand> ops, RegisterTile[] tiles, AffineAccess[] access,
+            List<LoopNest.Loop> loops, List<long[]> terms) {
         if (loops.isEmpty()) {
             return 1;
         }
@@ -228,7 +264,14 @@ final class CudaRegisterRule implements Rule {
                 return 1;
             }
         }
-        for (long vec = CudaRules.VECTOR_BYTES / CudaRules.maxBytes(ops); vec > 1; vec /= 2) {
+        long widest = CudaRules.VECTOR_BYTES / CudaRules.maxBytes(ops);
+        for (int o = 0; o < ops.size(); o++) {
+            Swizzle z = call.swizzle(ops.get(o).role());
+            if (!z.isIdentity() && inner.strides()[o] != 0) {
+                widest = Math.min(widest, 1L << z.base());
+            }
+        }
+        for (long vec = widest; vec > 1; vec /= 2) {
             if (aligned(vec, ops, tiles, access, loops, terms)) {
                 return vec;
             }
@@ -271,10 +314,11 @@ final class CudaRegisterRule implements Rule {
             AffineAccess[] access, RegisterTile part, List<LoopNest.Loop> loops, List<long[]> terms, long vec,
             long threads) {
         Map<String, PlanParts.RegisterAccess> accessMap = new LinkedHashMap<>();
+        Map<String, List<Long>> swizzles = CudaRules.swizzles(call, ops);
         for (int o = 0; o < ops.size(); o++) {
             Operand op = ops.get(o);
             RunTimeStarts starts = access[o] != null ? RunTimeStarts.of(access[o])
-                    : new RunTimeStarts(startStrides(tiles[o]), null);
+                    : new RunTimeStarts(startStrides(tiles[o]), startTerms(tiles[o]));
             List<List<Long>> mine = new ArrayList<>();
             for (long[] t : terms) {
                 if (t[5] == o && t[6] != 0) {
@@ -284,7 +328,8 @@ final class CudaRegisterRule implements Rule {
             accessMap.put(op.role(), new PlanParts.RegisterAccess(tiles[o] != null,
                     tiles[o] != null ? tiles[o].slotBase : access[o].base(), starts.strides(), starts.terms(),
                     access[o] != null ? access[o].replicas() : List.of(0L), mine,
-                    tiles[o] != null ? (Long) tiles[o].slots() : null, op.layout().toString()));
+                    tiles[o] != null ? (Long) tiles[o].slots() : null, op.layout().toString(),
+                    swizzles.get(op.role())));
         }
         List<List<Long>> guards = new ArrayList<>();
         for (RegisterTile.Guard g : part.guards) {
@@ -320,6 +365,20 @@ final class CudaRegisterRule implements Rule {
     static Map<String, Long> startStrides(RegisterTile tile) {
         Map<String, Long> out = new LinkedHashMap<>();
         tile.startStrides.forEach((d, s) -> out.put(Integer.toString(d), s));
+        return out;
+    }
+
+    /**
+     * Run-time start terms of a register operand, [divisor, modulus, stride] per dim keyed as text; null when no
+     * dim has any (the plan then leaves them out).
+     */
+    static Map<String, List<List<Long>>> startTerms(RegisterTile tile) {
+        if (tile.startTerms.isEmpty()) {
+            return null;
+        }
+        Map<String, List<List<Long>>> out = new LinkedHashMap<>();
+        tile.startTerms.forEach((d, terms) -> out.put(Integer.toString(d), terms.stream()
+                .map(t -> List.of(t.divisor(), t.modulus(), t.stride())).toList()));
         return out;
     }
 }

@@ -194,7 +194,7 @@ final class CudaShuffleReduceRule implements Rule {
         Map<String, PlanParts.SlotAccess> access = new LinkedHashMap<>();
         for (RegisterTile t : List.of(dt, st)) {
             access.put(t.op.role(), new PlanParts.SlotAccess(t.slotBase, t.slots(), CudaRegisterRule.startStrides(t),
-                    List.of(0L), t.op.layout().toString()));
+                    List.of(0L), t.op.layout().toString(), CudaRegisterRule.startTerms(t)));
         }
         List<List<Long>> guards = new ArrayList<>();
         for (RegisterTile.Guard g : st.guards) {

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
@@ -12,6 +13,7 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.schedules.AffineAccess.StartTerm;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.Modular;
 import org.axe4j.schedules.Operand;
@@ -34,7 +36,9 @@ import org.axe4j.schedules.Request;
  * divisible, neighbours fused); for the region [b, b + e) of a dim each digit is either whole, or restricted to
  * {@code [lo, lo + count)} with the digits above it fixed (a run-time start is declined). A restricted thread digit
  * is a {@link #guards guard}: only threads with {@code lo <= (t / tau) mod mod < lo + count} take part. A dim
- * may start at a run-time index only when it lies on registers with one stride ({@link #startStrides}).
+ * may start at a run-time index when it lies on registers with one stride ({@link #startStrides}), or when the
+ * region covers whole digits below one digit and the digits that move with the start are on registers
+ * ({@link #startTerms}, {@link #runTimeDim}).
  */
 final class RegisterTile {
     /** {@code value = ((((t / tau) mod mod) - lo) / below) mod count} (count kept by the {@link Piece}). */
@@ -85,10 +89,16 @@ final class RegisterTile {
     /** Digit ranges of t no iter names. */
     final List<Digit> missing;
     /** Register stride of each dim that starts at a run-time index: the slot moves by start * stride. */
-    final java.util.SortedMap<Integer, Long> startStrides;
+    final SortedMap<Integer, Long> startStrides;
+    /**
+     * Dims that start at a run-time index s over several register digits: the slot moves by
+     * {@code (floor(s / divisor) mod modulus) * stride} per term (modulus 0: none), see {@link #symbolicDim}.
+     */
+    final SortedMap<Integer, List<StartTerm>> startTerms;
 
     private RegisterTile(Operand op, long threads, List<List<Piece>> dims, long slotBase, List<Guard> guards,
-            List<Digit> replicas, List<Digit> missing, java.util.SortedMap<Integer, Long> startStrides) {
+            List<Digit> replicas, List<Digit> missing, SortedMap<Integer, Long> startStrides,
+            SortedMap<Integer, List<StartTerm>> startTerms) {
         this.op = op;
         this.threads = threads;
         this.dims = dims;
@@ -97,15 +107,43 @@ final class RegisterTile {
         this.replicas = replicas;
         this.missing = missing;
         this.startStrides = startStrides;
+        this.startTerms = startTerms;
     }
 
-    /** Every value the slot base takes over the run-time starts: slotBase + sum_d s_d * startStrides_d. */
+    /**
+     * Every value the slot base takes over the run-time starts: slotBase + sum_d s_d * startStrides_d + the values
+     * of each start term ({@link #digitValues}).
+     */
     Modular slotValues() {
         Modular out = Modular.constant(slotBase);
         for (Map.Entry<Integer, Long> e : startStrides.entrySet()) {
             out = out.plus(op.runTimeStarts()[e.getKey()].times(e.getValue()));
         }
+        for (Map.Entry<Integer, List<StartTerm>> e : startTerms.entrySet()) {
+            for (StartTerm t : e.getValue()) {
+                out = out.plus(digitValues(op.startValues(e.getKey()), t.divisor(), t.modulus()).times(t.stride()));
+            }
+        }
         return out;
+    }
+
+    /**
+     * The values of {@code floor(s / c) mod a} (a 0: no mod) for s in {@code q n + r}: when c divides q it is
+     * {@code (q / c) n + floor(r / c)}, and its residue mod a moves in steps of gcd(q / c, a); else any value.
+     */
+    static Modular digitValues(Modular s, long c, long a) {
+        if (s.coeff() % c != 0) {
+            return Modular.ANY;
+        }
+        Modular x = new Modular(s.coeff() / c, Math.floorDiv(s.residue(), c));
+        if (x.isConstant() && a != 0) {
+            return Modular.constant(Math.floorMod(x.residue(), a));
+        }
+        return a == 0 ? x : new Modular(gcd(x.coeff(), a), Math.floorMod(x.residue(), a));
+    }
+
+    private static long gcd(long a, long b) {
+        return b == 0 ? Math.abs(a) : gcd(b, a % b);
     }
 
     /** Registers each thread allocates: the span of the layout on m. */
@@ -280,17 +318,30 @@ final class RegisterTile {
         long slotBase = o.elemOffset() + o.layout().offsetOn(Axis.M);
         List<Guard> guards = new ArrayList<>();
         List<List<Piece>> dims = new ArrayList<>();
-        java.util.SortedMap<Integer, Long> startStrides = new TreeMap<>();
+        SortedMap<Integer, Long> startStrides = new TreeMap<>();
+        SortedMap<Integer, List<StartTerm>> startTerms = new TreeMap<>();
         for (int d = o.shape().length - 1; d >= 0; d--) {
             // per iter, innermost first: {extent, register stride, tau (0 for a register iter)}
             List<long[]> digits = new ArrayList<>();
             for (Iter it : grouped.block(d)) {
                 Position pos = positions.get(it.axis());
-                digits.add(0, pos == null ? new long[] {it.extent(), it.stride(), 0}
-                        : new long[] {it.extent(), 0, pos.div() * it.stride()});
+                if (it.extent() > 1 || !o.symbolic()[d]) {
+                    digits.add(0, pos == null ? new long[] {it.extent(), it.stride(), 0}
+                            : new long[] {it.extent(), 0, pos.div() * it.stride()});
+                }
+            }
+            if (o.symbolic()[d] && digits.size() <= 1 && digits.stream().allMatch(x -> x[2] == 0)) {
+                dims.add(0, oneStrideDim(o, d, digits, startStrides));
+                continue;
             }
             if (o.symbolic()[d]) {
-                dims.add(0, symbolicDim(o, d, digits, startStrides, what));
+                RunTimeDim rt = runTimeDim(o, d, digits, what);
+                dims.add(0, rt.pieces());
+                slotBase += rt.slotOffset();
+                guards.addAll(rt.guards());
+                if (!rt.terms().isEmpty()) {
+                    startTerms.put(d, rt.terms());
+                }
                 continue;
             }
             List<Piece> pieces = new ArrayList<>();
@@ -329,23 +380,142 @@ final class RegisterTile {
             }
             dims.add(0, pieces);
         }
-        return new RegisterTile(o, threads, dims, slotBase, guards, replicas, missing, startStrides);
+        return new RegisterTile(o, threads, dims, slotBase, guards, replicas, missing, startStrides, startTerms);
     }
 
     /**
-     * A dim whose start s is a run-time value (a loop variable): it must lie on registers, walked by one stride p
-     * (one fused iter); s then adds {@code s * p} to the slot ({@code startStrides}). A dim on threads is declined:
-     * which threads hold the region would change at run time.
+     * A dim whose start s is a run-time value on one register stride p (one fused iter): s adds {@code s * p} to
+     * the slot ({@code startStrides}).
      */
-    private static List<Piece> symbolicDim(Operand o, int d, List<long[]> digits,
-            java.util.SortedMap<Integer, Long> startStrides, String what) {
-        if (digits.size() > 1 || digits.stream().anyMatch(x -> x[2] != 0)) {
-            throw Declined.of("%s: dim %d starts at a run-time index but is not one register stride of the layout "
-                    + "(thread digits or several register digits); its holders would depend on the index", what, d);
-        }
+    private static List<Piece> oneStrideDim(Operand o, int d, List<long[]> digits,
+            SortedMap<Integer, Long> startStrides) {
         long stride = digits.isEmpty() ? 0 : digits.get(0)[1];
         startStrides.put(d, stride);
         return o.extent()[d] == 1 ? List.of() : List.of(new Piece(o.extent()[d], stride, null));
+    }
+
+    /** What a run-time start makes of a dim: its pieces, a constant slot offset, guards and start terms. */
+    record RunTimeDim(List<Piece> pieces, long slotOffset, List<Guard> guards, List<StartTerm> terms) {}
+
+    /**
+     * A dim whose start s (values {@code q n + r}, {@link Operand#startValues}) is a run-time value, over several
+     * digits {@code (a_k, p_k)} (innermost first; c_k = a_0 ... a_{k-1}). The region [s, s + E) is E = c_i * m
+     * elements for the highest digit i with c_i | E and m = E / c_i <= a_i: digits below i are covered whole
+     * (thread or register, as for a constant full range) when c_i | s; digit i runs over m values from
+     * {@code x_i = floor(s / c_i) mod a_i}, which take the values {@code g k + r_i}, g = gcd(q / c_i, a_i), so the
+     * slice never carries when {@code r_i + m <= g}. Each digit k >= i is then either fixed (c_{k+1} | q: the digit
+     * of r, as for a constant start) or moves with s: on registers it adds {@code x_k * p_k} to the slot (a start
+     * term [c_k, a_k, p_k], modulus 0 for the outermost), on threads it is declined (the holders would depend on s).
+     * So the accumulator's columns {@code c * 32 : c * 32 + 32} over (2 registers, 4 lanes, 32 registers of stride 4)
+     * are digits 0 and 1 whole and 4 values of digit 2 from {@code (floor(s / 8) mod 32) * 4}.
+     */
+    private static RunTimeDim runTimeDim(Operand o, int d, List<long[]> digits, String what) {
+        Modular s = o.startValues(d);
+        long extent = o.extent()[d];
+        int i = chunkDigit(digits, extent);
+        if (i < 0) {
+            throw Declined.of("%s: dim %d starts at a run-time index (%s) and its region of %d elements is no "
+                    + "run of whole digits of %s: it crosses a digit part way for some start", what, d, valuesText(s),
+                    extent, describeDigits(digits));
+        }
+        long below = span(digits, i);
+        long m = extent / below;
+        long a = digits.get(i)[0];
+        Modular x = digitValues(s, below, a);
+        if (!s.divisibleBy(below) || (m > 1 && x.coeff() != 0 && x.residue() + m > x.coeff())
+                || (m > 1 && x.coeff() == 0 && x.residue() + m > a)) {
+            throw Declined.of("%s: dim %d starts at a run-time index (%s); its region of %d elements spans %d "
+                    + "value(s) of digit %d of %s, which carry into the next digit for some start: it needs a start "
+                    + "that is a multiple of %d", what, d, valuesText(s), extent, m, i, describeDigits(digits),
+                    below * smallestDivisorAtLeast(a, m));
+        }
+        List<Piece> pieces = new ArrayList<>();
+        for (long[] digit : digits.subList(0, i)) {
+            pieces.add(digit[2] != 0 ? new Piece(digit[0], 0, new ThreadPart(digit[2], digit[0], 0, 1))
+                    : new Piece(digit[0], digit[1], null));
+        }
+        long slotOffset = 0;
+        List<Guard> guards = new ArrayList<>();
+        List<StartTerm> terms = new ArrayList<>();
+        long c = below;
+        for (int k = i; k < digits.size(); k++) {
+            long[] digit = digits.get(k);
+            long ak = digit[0];
+            long take = k == i ? m : 1;
+            boolean thread = digit[2] != 0;
+            boolean outermost = k == digits.size() - 1;
+            if (s.coeff() % (c * ak) == 0) { // fixed: the digit of r
+                long low = Math.floorMod(Math.floorDiv(s.residue(), c), ak);
+                if (thread) {
+                    if (take < ak) {
+                        guards.add(new Guard(digit[2], ak, low, take));
+                    }
+                    if (take > 1) {
+                        pieces.add(new Piece(take, 0, new ThreadPart(digit[2], ak, low, 1)));
+                    }
+                } else {
+                    slotOffset += low * digit[1];
+                    if (take > 1) {
+                        pieces.add(new Piece(take, digit[1], null));
+                    }
+                }
+            } else if (thread) {
+                throw Declined.of("%s: dim %d starts at a run-time index (%s) and its thread digit %d "
+                        + "((t / %d) mod %d, of %s) moves with it: the threads holding the region would depend on "
+                        + "the start; a start that is a multiple of %d keeps it fixed", what, d, valuesText(s), k,
+                        digit[2], ak, describeDigits(digits), c * ak);
+            } else {
+                terms.add(new StartTerm(c, outermost ? 0 : ak, digit[1]));
+                if (take > 1) {
+                    pieces.add(new Piece(take, digit[1], null));
+                }
+            }
+            c *= ak;
+        }
+        return new RunTimeDim(pieces, slotOffset, guards, terms);
+    }
+
+    /** The highest digit i with c_i | E and E / c_i <= a_i (see {@link #runTimeDim}); -1 when none. */
+    private static int chunkDigit(List<long[]> digits, long extent) {
+        int found = -1;
+        long c = 1;
+        for (int k = 0; k < digits.size(); k++) {
+            if (extent % c == 0 && extent / c <= digits.get(k)[0]) {
+                found = k;
+            }
+            c *= digits.get(k)[0];
+        }
+        return found;
+    }
+
+    /** c_i: the product of the extents of the digits below i. */
+    private static long span(List<long[]> digits, int i) {
+        long c = 1;
+        for (long[] digit : digits.subList(0, i)) {
+            c *= digit[0];
+        }
+        return c;
+    }
+
+    /** The smallest divisor of a that is at least m: the step of digit values that keeps m of them together. */
+    private static long smallestDivisorAtLeast(long a, long m) {
+        for (long g = Math.max(1, m); g < a; g++) {
+            if (a % g == 0) {
+                return g;
+            }
+        }
+        return a;
+    }
+
+    /** What is known of a run-time start, for a decline: "any value" or "values 32n + 0". */
+    private static String valuesText(Modular s) {
+        return s.equals(Modular.ANY) ? "any value" : "values " + s;
+    }
+
+    /** Digits innermost first as (extent, register stride) or (extent, thread (t / tau) mod extent). */
+    private static String describeDigits(List<long[]> digits) {
+        return digits.stream().map(x -> x[2] != 0 ? "(" + x[0] + ", thread t/" + x[2] + ")"
+                : "(" + x[0] + ", register stride " + x[1] + ")").toList().toString();
     }
 
     /** Every thread of the scope is named by an iter (shard or replica), as element-wise work needs. */

@@ -42,15 +42,18 @@ public final class PlanParts {
 
     /**
      * An operand of a register-tiled CUDA plan: in registers or memory, its thread terms
-     * ([divisor, modulus, stride] of the thread index) and, in registers, the slots per thread.
+     * ([divisor, modulus, stride] of the thread index) and, in registers, the slots per thread; run-time starts as
+     * in {@link Access} (a register operand's slot moves by them); {@code swizzle} [bits, base, shift] when a memory
+     * operand's layout is swizzled (each access at swz(address)).
      */
     public record RegisterAccess(boolean register, long base, Map<String, Long> startStrides,
                                  @MayBeAbsent Map<String, List<List<Long>>> startTerms, List<Long> replicas,
-                                 List<List<Long>> threadTerms, @MayBeAbsent Long slots, String layout) {}
+                                 List<List<Long>> threadTerms, @MayBeAbsent Long slots, String layout,
+                                 @MayBeAbsent List<Long> swizzle) {}
 
-    /** An operand of a warp-shuffle reduction: its register slots per thread. */
+    /** An operand of a warp-shuffle reduction: its register slots per thread, moved by run-time starts. */
     public record SlotAccess(long base, long slots, Map<String, Long> startStrides, List<Long> replicas,
-                             String layout) {}
+                             String layout, @MayBeAbsent Map<String, List<List<Long>>> startTerms) {}
 
     /**
      * An operand addressed from its layout's digits: row-major {@code row_strides} of the buffer, and per shard
