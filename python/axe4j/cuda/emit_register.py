@@ -84,7 +84,7 @@ def _views(request, plan, bases, loops):
         span = bases[role].span_base + reach + max([0, *entry.replicas]) + 1
         if entry.slots is not None:
             span = max(span, entry.slots)
-        span = _swizzled_span(span, entry.swizzle)
+        span = _swizzled_span(span, getattr(entry, "swizzle", None))   # a shuffle reduce's slots have none
         views[role] = T.decl_buffer((span,), buffer.dtype, data=buffer.data, scope=buffer.scope(), layout=None)
     return views
 
