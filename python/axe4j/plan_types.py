@@ -11,7 +11,7 @@ from typing import ClassVar, Mapping, Optional, Union
 
 from ._errors import PlanError
 
-SCHEMA_VERSION: int = 1
+SCHEMA_VERSION: int = 2
 
 def _shown(value) -> str:
     text = repr(value)
@@ -1088,13 +1088,16 @@ class CudaLdStMatrixPlan:
     register: str
     shared: str
     groups: tuple[CudaMatrixGroup, ...]
+    warps: int
+    warp_stride: int
+    swizzle: Optional[tuple[int, ...]] = None
     start_strides: Optional[Mapping[str, int]] = None
     start_terms: Optional[Mapping[str, tuple[tuple[int, ...], ...]]] = None
     notes: tuple[str, ...]
 
     RECORD: ClassVar[str] = 'CudaPlans.LdStMatrix'
     KIND: ClassVar[str] = 'cuda-ldstmatrix'
-    FIELDS: ClassVar[tuple[str, ...]] = ('direction', 'num', 'row_stride', 'registers', 'register', 'shared', 'groups', 'start_strides', 'start_terms', 'notes')
+    FIELDS: ClassVar[tuple[str, ...]] = ('direction', 'num', 'row_stride', 'registers', 'register', 'shared', 'groups', 'warps', 'warp_stride', 'swizzle', 'start_strides', 'start_terms', 'notes')
 
     @property
     def kind(self) -> str:
@@ -1114,6 +1117,9 @@ class CudaLdStMatrixPlan:
             register=_field(obj, 'register', _str, cls.RECORD, kind, prefix, False),
             shared=_field(obj, 'shared', _str, cls.RECORD, kind, prefix, False),
             groups=_field(obj, 'groups', _list_of(_record_of('CudaMatrixGroup')), cls.RECORD, kind, prefix, False),
+            warps=_field(obj, 'warps', _long, cls.RECORD, kind, prefix, False),
+            warp_stride=_field(obj, 'warp_stride', _long, cls.RECORD, kind, prefix, False),
+            swizzle=_field(obj, 'swizzle', _list_of(_long), cls.RECORD, kind, prefix, True),
             start_strides=_field(obj, 'start_strides', _map_of(_long), cls.RECORD, kind, prefix, True),
             start_terms=_field(obj, 'start_terms', _map_of(_list_of(_list_of(_long))), cls.RECORD, kind, prefix, True),
             notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
@@ -1129,6 +1135,10 @@ class CudaLdStMatrixPlan:
         out['register'] = _json(self.register)
         out['shared'] = _json(self.shared)
         out['groups'] = _json(self.groups)
+        out['warps'] = _json(self.warps)
+        out['warp_stride'] = _json(self.warp_stride)
+        if self.swizzle is not None:
+            out['swizzle'] = _json(self.swizzle)
         if self.start_strides is not None:
             out['start_strides'] = _json(self.start_strides)
         if self.start_terms is not None:

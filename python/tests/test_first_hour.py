@@ -83,8 +83,8 @@ def test_the_interpreter_reports_a_wrong_shape_with_tvms_message_and_the_shapes_
 
 
 def _swizzled_register_copy():
-    """A warp copy from a 128-byte-swizzled shared tile into a register fragment: axe4j's register and ldmatrix rules
-    address unswizzled layouts only, so one of TVM's own cases lowers it."""
+    """A warp copy from a 128-byte-swizzled shared tile into an ldmatrix register fragment (once one of TVM's own cases
+    took it: axe4j's ldmatrix rule addressed unswizzled tiles only)."""
     swizzled = ComposeLayout(3, 3, 3, TileLayout(S[8, 64])).tile_to((64, 64), (8, 64))
     fragment = TileLayout(S[(2, 8, 2, 4, 2):(2, 4 @ laneid, 4, 1 @ laneid, 1)])
 
@@ -101,30 +101,76 @@ def _swizzled_register_copy():
         R = T.alloc_buffer((16, 16), "float16", scope="local", layout=fragment)
         Tx.warp.copy(A_smem[:, :], A[:, :])
         T.cuda.cta_sync()
-        Tx.warp.copy(R[:, :], A_smem[0:16, 0:16])
+        Tx.warp.copy(R[:, :], A_smem[16:32, 48:64])
         Tx.warp.copy(B[:, :], R[:, :])
 
     return kernel
 
 
-def test_a_fallback_is_marked_by_explain_and_refused_in_strict_mode(monkeypatch):
+def _tensor_memory_read():
+    """A warpgroup reads a Blackwell tensor-memory tile into registers (tcgen05.ld): no axe4j rule takes it yet, so
+    TVM's own case (``tmem<->local``) lowers it."""
+    from axe4j.cuda.kernels.blackwell_gemm import wg_local_layout
+
+    @T.prim_func
+    def kernel(D_ptr: T.handle) -> None:
+        D = T.match_buffer(D_ptr, (128, 32), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id_in_wg([128])
+        T.thread_id([128])
+        pool = T.SMEMPool()
+        tmem = T.TMEMPool(pool, total_cols=32)
+        C_tmem = tmem.alloc((128, 32), "float32")
+        pool.commit()
+        tmem.commit()
+        C_reg = T.alloc_buffer((128, 32), "float32", scope="local", layout=wg_local_layout(32))
+        Tx.wg.copy_async(C_reg[:, :], C_tmem[:, :])
+        T.ptx["tcgen05.wait::ld.sync.aligned"]()
+        Tx.wg.copy(D[:, :], C_reg[:, :])
+        T.cuda.cta_sync()
+        tmem.dealloc()
+
+    return kernel
+
+
+SM100 = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}, host="llvm")
+
+
+def test_a_swizzled_register_load_is_ldmatrix_through_the_swizzle_and_matches_numpy():
     axe4j.install()
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
-    kernel = _swizzled_register_copy()
-    report = axe4j.explain(kernel, target, file=open(os.devnull, "w"))
+    executable = axe4j.compile(_swizzled_register_copy(), target, strict=True)
+    assert [row.variant for row in executable.lowered][1] == "axe4j-cuda-ldstmatrix"
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in executable.mod.imports[0].inspect_source("cuda")
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64).astype(np.float16)
+    b = np.zeros((16, 16), np.float16)
+    axe4j.cuda.interp.run(executable, a, b)
+    np.testing.assert_array_equal(b, a[16:32, 48:64])
+
+
+def test_a_fallback_is_marked_by_explain_and_refused_in_strict_mode(monkeypatch):
+    axe4j.install()
+    kernel = _tensor_memory_read()
+    report = axe4j.explain(kernel, SM100, file=open(os.devnull, "w"))
     lines = report.splitlines()
     fallback = [i for i, line in enumerate(lines) if line.startswith("  FALLBACK: no axe4j rule accepts this call")]
     assert len(fallback) == 1, report
     call = next(line for line in reversed(lines[:fallback[0]]) if not line.startswith(" "))
-    assert "R_1[0:16, 0:16], A_smem[0:16, 0:16]" in call or "R[0:16, 0:16], A_smem[0:16, 0:16]" in call, report
-    executable = axe4j.compile(kernel, target)                      # the default: the fallback compiles
-    assert any(not row.by_axe4j for row in executable.lowered)
+    assert "C_reg[0:128, 0:32], C_tmem[0:128, 0:32]" in call, report
+    executable = axe4j.compile(kernel, SM100)                       # the default: the fallback compiles
+    assert [(row.variant, row.by_axe4j) for row in executable.lowered] == [("tmem<->local", False),
+                                                                         ("axe4j-cuda-register", True)]
     with pytest.raises(axe4j.StrictError, match=r"strict mode: 1 tile call\(s\) lowered by TVM's own dispatch cases"):
-        axe4j.compile(kernel, target, strict=True)
+        axe4j.compile(kernel, SM100, strict=True)
     monkeypatch.setenv("AXE4J_STRICT", "1")
-    with pytest.raises(axe4j.StrictError, match="A_smem"):
-        axe4j.compile(kernel, target)
-    axe4j.compile(kernel, target, strict=False)                      # an explicit False wins over the variable
+    with pytest.raises(axe4j.StrictError, match="C_tmem"):
+        axe4j.compile(kernel, SM100)
+    axe4j.compile(kernel, SM100, strict=False)                      # an explicit False wins over the variable
 
 
 def test_an_unknown_layout_axis_is_named_with_the_axes_tvm_knows():

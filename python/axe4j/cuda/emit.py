@@ -353,15 +353,16 @@ def _emit_tree_reduce(request, plan):
 
 
 def _emit_ldstmatrix(request, plan):
-    """One ldmatrix/stmatrix per group of blocks: lane l points at row l % 8 of the group's block l // 8; the
-    registers are the lane's 32-bit words of its fragment (two 16-bit elements each)."""
+    """One ldmatrix/stmatrix per group of blocks: lane l points at row l % 8 of the group's block l // 8 (in warp w of
+    a warpgroup, ``w * warp_stride`` further; swizzled: at swz(address)); the registers are the lane's 32-bit words of
+    its fragment (two 16-bit elements each)."""
     from tvm.tirx.layout import S, TileLayout
 
     reg, smem = request.buffers[plan.register], request.buffers[plan.shared]
     num, row_stride, registers = plan.num, plan.row_stride, plan.registers
     groups = plan.groups
     chain = f"{plan.direction}matrix.sync.aligned.m8n8.x{num}.shared.b16"
-    span = max(b for g in groups for b in g.bases) + 7 * row_stride + 8
+    span = max(b for g in groups for b in g.bases) + 7 * row_stride + 8 + (plan.warps - 1) * plan.warp_stride
 
     def block_base(bases, k):
         out = tirx.const(bases[-1], "int32")
@@ -373,16 +374,21 @@ def _emit_ldstmatrix(request, plan):
 
     starts, extents = request.regions[plan.shared]   # run-time starts (a warp's rows, a stage)
     offset = run_time_offset(plan, starts)
-    span += run_time_reach(plan, [int(n) for n in smem.shape], extents)
+    span = _swizzled_span(span + run_time_reach(plan, [int(n) for n in smem.shape], extents), plan.swizzle)
 
     def whole():
         view = T.decl_buffer((span,), smem.dtype, data=smem.data, scope=smem.scope(), layout=None)
         lane = tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 32)
         words = reg.local(registers, layout=TileLayout(S[(registers,)])).view("uint32")
+        if plan.warps > 1:   # the warp of the warpgroup: (tx % 128) / 32
+            warp = tirx.floordiv(tirx.floormod(request.sctx.launch_params["threadIdx.x"].var, 128), 32)
+            offset_of_warp = offset + warp * plan.warp_stride
+        else:
+            offset_of_warp = offset
         for group in groups:
             k = tirx.floormod(tirx.floordiv(lane, 8), num)
-            addr = offset + block_base(group.bases, k) + tirx.floormod(lane, 8) * row_stride
-            ptr = view.ptr_to([addr])
+            addr = offset_of_warp + block_base(group.bases, k) + tirx.floormod(lane, 8) * row_stride
+            ptr = view.ptr_to([_swizzle(addr, plan.swizzle)])
             regs = [words[w] for w in group.words]
             if plan.direction == "ld":
                 T.evaluate(T.ptx[chain](*regs, ptr))

@@ -33,12 +33,15 @@ public final class CudaPlans {
             implements SchedulePlan {}
 
     /**
-     * ldmatrix/stmatrix: per group of {@code num} matrices, the register words and the shared row bases; a shared
-     * tile at run-time starts has what they add (see {@link PlanParts.Access}).
+     * ldmatrix/stmatrix: per group of {@code num} matrices, the register words and the shared row bases (warp 0's;
+     * warp w of {@code warps} adds {@code w * warpStride}); a swizzled shared tile ({@code swizzle} [B, M, S]) is
+     * addressed at swz(row address); a shared tile at run-time starts has what they add (see
+     * {@link PlanParts.Access}).
      */
     @PlanKind("cuda-ldstmatrix")
     public record LdStMatrix(String direction, long num, long rowStride, long registers, String register,
-                             String shared, List<MatrixGroup> groups, @MayBeAbsent Map<String, Long> startStrides,
+                             String shared, List<MatrixGroup> groups, long warps, long warpStride,
+                             @MayBeAbsent List<Long> swizzle, @MayBeAbsent Map<String, Long> startStrides,
                              @MayBeAbsent Map<String, List<List<Long>>> startTerms, List<String> notes)
             implements SchedulePlan {}
 

@@ -17,7 +17,7 @@ import java.util.Map;
  */
 public final class PlanSchema {
     /** Written into every plan as {@code "schema"}; raise it when a record changes its fields. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     private static final Map<String, Class<?>> KINDS = kinds();
     private static final Map<String, Object> SCHEMA = build();
