@@ -1850,6 +1850,64 @@ class OperandStep:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CudaTmemCopyPlan:
+    """Plan kind 'cuda-tcgen05-ldst': Java record CudaPlans.TmemCopy."""
+
+    direction: str
+    register: str
+    tmem: str
+    num: int
+    count: int
+    column: int
+    slot: int
+    registers: int
+    notes: tuple[str, ...]
+
+    RECORD: ClassVar[str] = 'CudaPlans.TmemCopy'
+    KIND: ClassVar[str] = 'cuda-tcgen05-ldst'
+    FIELDS: ClassVar[tuple[str, ...]] = ('direction', 'register', 'tmem', 'num', 'count', 'column', 'slot', 'registers', 'notes')
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    @classmethod
+    def from_json(cls, obj, path: str = "", kind: str | None = None) -> CudaTmemCopyPlan:
+        """``obj`` (a parsed plan JSON object of this kind) checked against the schema; else PlanError."""
+        kind = _plan_header(obj, cls.KIND)
+        prefix = ""
+        _fields_known(obj, cls.RECORD, cls.FIELDS, kind, prefix, skipped=("kind", "schema"))
+        return cls(
+            direction=_field(obj, 'direction', _str, cls.RECORD, kind, prefix, False),
+            register=_field(obj, 'register', _str, cls.RECORD, kind, prefix, False),
+            tmem=_field(obj, 'tmem', _str, cls.RECORD, kind, prefix, False),
+            num=_field(obj, 'num', _long, cls.RECORD, kind, prefix, False),
+            count=_field(obj, 'count', _long, cls.RECORD, kind, prefix, False),
+            column=_field(obj, 'column', _long, cls.RECORD, kind, prefix, False),
+            slot=_field(obj, 'slot', _long, cls.RECORD, kind, prefix, False),
+            registers=_field(obj, 'registers', _long, cls.RECORD, kind, prefix, False),
+            notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
+        )
+
+    def to_json(self) -> dict:
+        """The JSON object this was read from (optional fields left out when None)."""
+        out = {"kind": self.KIND, "schema": SCHEMA_VERSION}
+        out['direction'] = _json(self.direction)
+        out['register'] = _json(self.register)
+        out['tmem'] = _json(self.tmem)
+        out['num'] = _json(self.num)
+        out['count'] = _json(self.count)
+        out['column'] = _json(self.column)
+        out['slot'] = _json(self.slot)
+        out['registers'] = _json(self.registers)
+        out['notes'] = _json(self.notes)
+        return out
+
+    def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON
+        return (_rebuilt, (type(self), self.to_json()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CudaTmaPlan:
     """Plan kind 'cuda-tma': Java record CudaPlans.Tma."""
 
@@ -2260,6 +2318,7 @@ KIND_TYPES: dict[str, type] = {
     'cuda-register': CudaRegisterPlan,
     'cuda-shuffle-reduce': CudaShuffleReducePlan,
     'cuda-tcgen05': CudaTcgen05Plan,
+    'cuda-tcgen05-ldst': CudaTmemCopyPlan,
     'cuda-tma': CudaTmaPlan,
     'cuda-wgmma': CudaWgmmaPlan,
     'trn': TrnPlan,
@@ -2283,6 +2342,7 @@ AnyPlan = Union[
     CudaRegisterPlan,
     CudaShuffleReducePlan,
     CudaTcgen05Plan,
+    CudaTmemCopyPlan,
     CudaTmaPlan,
     CudaWgmmaPlan,
     TrnPlan,

@@ -107,44 +107,35 @@ def _swizzled_register_copy():
     return kernel
 
 
-def _tensor_memory_read():
-    """A warpgroup reads a Blackwell tensor-memory tile into registers (tcgen05.ld): no axe4j rule takes it yet, so
-    TVM's own case (``tmem<->local``) lowers it."""
-    from axe4j.cuda.kernels.blackwell_gemm import wg_local_layout
+def _prefetched_copy():
+    """A CTA's cp.async load with an L2 prefetch hint (``prefetch_size=128``): axe4j's cp.async rule does not implement
+    the hint, so TVM's own case (``ldgsts``) lowers it."""
 
     @T.prim_func
-    def kernel(D_ptr: T.handle) -> None:
-        D = T.match_buffer(D_ptr, (128, 32), "float32")
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (64, 64), "float16")
+        B = T.match_buffer(B_ptr, (64, 64), "float16")
         T.device_entry()
         T.cta_id([1])
-        T.warpgroup_id([1])
-        T.warp_id_in_wg([4])
         T.warp_id([4])
         T.lane_id([32])
-        T.thread_id_in_wg([128])
         T.thread_id([128])
-        pool = T.SMEMPool()
-        tmem = T.TMEMPool(pool, total_cols=32)
-        C_tmem = tmem.alloc((128, 32), "float32")
-        pool.commit()
-        tmem.commit()
-        C_reg = T.alloc_buffer((128, 32), "float32", scope="local", layout=wg_local_layout(32))
-        Tx.wg.copy_async(C_reg[:, :], C_tmem[:, :])
-        T.ptx["tcgen05.wait::ld.sync.aligned"]()
-        Tx.wg.copy(D[:, :], C_reg[:, :])
+        tile = T.alloc_buffer((64, 64), "float16", scope="shared", layout=TileLayout(S[64, 64]))
+        Tx.cta.copy_async(tile[:, :], A[:, :], prefetch_size=128)
+        T.ptx["cp.async.commit_group"]()
+        T.ptx["cp.async.wait_group"](0)
         T.cuda.cta_sync()
-        tmem.dealloc()
+        Tx.cta.copy(B[:, :], tile[:, :])
 
     return kernel
 
 
-SM100 = tvm.target.Target({"kind": "cuda", "arch": "sm_100a"}, host="llvm")
+SM90 = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 
 
 def test_a_swizzled_register_load_is_ldmatrix_through_the_swizzle_and_matches_numpy():
     axe4j.install()
-    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
-    executable = axe4j.compile(_swizzled_register_copy(), target, strict=True)
+    executable = axe4j.compile(_swizzled_register_copy(), SM90, strict=True)
     assert [row.variant for row in executable.lowered][1] == "axe4j-cuda-ldstmatrix"
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in executable.mod.imports[0].inspect_source("cuda")
     a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64).astype(np.float16)
@@ -155,22 +146,27 @@ def test_a_swizzled_register_load_is_ldmatrix_through_the_swizzle_and_matches_nu
 
 def test_a_fallback_is_marked_by_explain_and_refused_in_strict_mode(monkeypatch):
     axe4j.install()
-    kernel = _tensor_memory_read()
-    report = axe4j.explain(kernel, SM100, file=open(os.devnull, "w"))
+    kernel = _prefetched_copy()
+    report = axe4j.explain(kernel, SM90, file=open(os.devnull, "w"))
     lines = report.splitlines()
     fallback = [i for i, line in enumerate(lines) if line.startswith("  FALLBACK: no axe4j rule accepts this call")]
     assert len(fallback) == 1, report
     call = next(line for line in reversed(lines[:fallback[0]]) if not line.startswith(" "))
-    assert "C_reg[0:128, 0:32], C_tmem[0:128, 0:32]" in call, report
-    executable = axe4j.compile(kernel, SM100)                       # the default: the fallback compiles
-    assert [(row.variant, row.by_axe4j) for row in executable.lowered] == [("tmem<->local", False),
-                                                                         ("axe4j-cuda-register", True)]
+    assert "tile[0:64, 0:64], A[0:64, 0:64], prefetch_size=128" in call, report
+    assert 'cp.async does not implement the config ["prefetch_size"]' in report
+    executable = axe4j.compile(kernel, SM90)                        # the default: the fallback compiles
+    assert [(row.variant, row.by_axe4j) for row in executable.lowered] == [("ldgsts", False),
+                                                                         ("axe4j-cuda-vector", True)]
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64).astype(np.float16)
+    b = np.zeros_like(a)
+    axe4j.cuda.interp.run(executable, a, b)
+    np.testing.assert_array_equal(b, a)
     with pytest.raises(axe4j.StrictError, match=r"strict mode: 1 tile call\(s\) lowered by TVM's own dispatch cases"):
-        axe4j.compile(kernel, SM100, strict=True)
+        axe4j.compile(kernel, SM90, strict=True)
     monkeypatch.setenv("AXE4J_STRICT", "1")
-    with pytest.raises(axe4j.StrictError, match="C_tmem"):
-        axe4j.compile(kernel, SM100)
-    axe4j.compile(kernel, SM100, strict=False)                      # an explicit False wins over the variable
+    with pytest.raises(axe4j.StrictError, match="prefetch_size"):
+        axe4j.compile(kernel, SM90)
+    axe4j.compile(kernel, SM90, strict=False)                       # an explicit False wins over the variable
 
 
 def test_an_unknown_layout_axis_is_named_with_the_axes_tvm_knows():

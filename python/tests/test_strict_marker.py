@@ -9,7 +9,7 @@ import os
 import pytest
 
 import axe4j
-from test_first_hour import SM100, _tensor_memory_read
+from test_first_hour import SM90, _prefetched_copy
 
 pytestmark = pytest.mark.strict
 
@@ -18,10 +18,10 @@ def test_a_marked_module_compiles_in_strict_mode():
     axe4j.install()
     assert os.environ.get("AXE4J_STRICT") == "1"
     with pytest.raises(axe4j.StrictError, match="lowered by TVM's own dispatch cases"):
-        axe4j.compile(_tensor_memory_read(), SM100)
+        axe4j.compile(_prefetched_copy(), SM90)
 
 
 def test_the_mark_is_what_sets_it(pytestconfig):
     marked = [m for m in pytestconfig.getini("markers") if m.startswith("strict:")]
     assert marked, "conftest.py registers the strict mark"
-    assert axe4j.compile(_tensor_memory_read(), SM100, strict=False).lowered   # strict=False still wins
+    assert axe4j.compile(_prefetched_copy(), SM90, strict=False).lowered   # strict=False still wins

@@ -4,4 +4,4 @@
 
 # The modules whose emitters register their plan kinds; axe4j._registry imports them the first time a plan of
 # this target is emitted (importing the package alone stays light).
-EMITTER_MODULES = ("emit", "async_emit", "tma_emit", "emit_register")
+EMITTER_MODULES = ("emit", "async_emit", "tma_emit", "emit_register", "tmem_emit")

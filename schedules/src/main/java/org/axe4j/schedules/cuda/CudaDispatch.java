@@ -12,7 +12,8 @@ import org.axe4j.schedules.Rule;
  * The CUDA dispatch table (target kind {@code cuda}), highest priority first per op: element-wise ops on register
  * tiles ({@link CudaRegisterRule}), {@code ldmatrix}/{@code stmatrix} copies ({@link CudaMatrixRules}), then over
  * the scope's threads ({@link CudaRules}); {@code copy_async} as TMA ({@link CudaTmaRule}) or {@code cp.async}
- * ({@link CudaAsyncRules}); reductions by warp shuffles ({@link CudaShuffleReduceRule}), shuffle trees or one thread
+ * ({@link CudaAsyncRules}) or, between tensor memory and registers, {@code tcgen05.ld}/{@code st}
+ * ({@link CudaTmemRule}); reductions by warp shuffles ({@link CudaShuffleReduceRule}), shuffle trees or one thread
  * per output ({@link CudaReduceRule}); {@code gemm} as {@code mma.sync} ({@link CudaMmaRule}); {@code gemm_async}
  * as {@code wgmma} ({@link CudaWgmmaRule}) or {@code tcgen05.mma} ({@link CudaTcgen05Rule}).
  */
@@ -29,7 +30,7 @@ public final class CudaDispatch {
                     ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
                     : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
         }
-        table.put("copy_async", List.of(CudaTmaRule.TMA, CudaAsyncRules.CP_ASYNC));
+        table.put("copy_async", List.of(CudaTmaRule.TMA, CudaAsyncRules.CP_ASYNC, CudaTmemRule.INSTANCE));
         for (String op : List.of("sum", "max", "min")) {
             table.put(op, List.of(CudaShuffleReduceRule.INSTANCE, CudaReduceRule.TREE, CudaReduceRule.INSTANCE));
         }

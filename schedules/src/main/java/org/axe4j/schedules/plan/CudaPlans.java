@@ -92,6 +92,15 @@ public final class CudaPlans {
                           boolean proxyFence, SharedOperand A, SharedOperand B, List<Tcgen05Tile> tiles,
                           List<String> notes) implements SchedulePlan {}
 
+    /**
+     * {@code tcgen05.ld} / {@code tcgen05.st} ({@code .32x32b}): {@code count} instructions of {@code num} columns,
+     * instruction i moving tensor-memory columns {@code column + i num ..} of lane t to registers {@code slot + i num ..}
+     * of warpgroup thread t; {@code registers}: the register tile's slots per thread.
+     */
+    @PlanKind("cuda-tcgen05-ldst")
+    public record TmemCopy(String direction, String register, String tmem, long num, long count, long column,
+                           long slot, long registers, List<String> notes) implements SchedulePlan {}
+
     /** One tcgen05 output tile: its TMEM column and its K steps. */
     public record Tcgen05Tile(long column, List<OperandStep> steps) {}
 

@@ -50,7 +50,7 @@ class PlanSchemaTest {
 
     @Test
     void everyKindIsOneRecordAndEveryComponentHasAType() {
-        assertEquals(20, PlanSchema.kindClasses().size());
+        assertEquals(21, PlanSchema.kindClasses().size());
         assertEquals("cuda-wgmma", PlanSchema.kindOf(CudaPlans.Wgmma.class));
         assertEquals(Map.of("list", Map.of("record", "PlanParts.NestLoop")), fields("CpuPlans.Affine").get("loops"));
         assertEquals(Map.of("optional", "str"), fields("CpuPlans.GemmBlocked").get("kernel"));
