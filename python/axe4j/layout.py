@@ -27,7 +27,9 @@ has without enumerating them and ``iter_points`` yields them page by page in con
 Argument orders follow TIRx's methods: ``tile(inner, outer, ...)`` is ``inner.tile(outer, ...)``,
 ``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. Two differences from TIRx, both
 deliberate: ``span`` does not count the offset (it is the extent of the image, max - min + 1), and
-``apply`` returns every point of the set-valued map (all replicas), not only the base point.
+``apply`` returns every point of the set-valued map (all replicas), not only the base point. ``apply`` takes
+TIRx's arguments (``apply(L, i, j, shape=[4, 8])``), and layout text reads TIRx's shorthands (``S[2,3,4]``,
+``64 + S[8:1]``).
 """
 
 from __future__ import annotations
@@ -134,16 +136,48 @@ def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - 
     return _call("slice", layout, _ints(shape), _region(region))
 
 
-def apply(layout, x, shape: Sequence[int] | None = None) -> list[dict]:
-    """Every point of L(x) (all replicas), each ``{axis name: coordinate}``.
+def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
+    """Every point of L(x) (all replicas), each ``{axis name: coordinate}``, with TIRx's conventions:
+    ``apply(L, 5)`` (a flat index), ``apply(L, 2, 3, shape=[4, 8])`` (a coordinate of ``shape``). The older
+    ``apply(L, [2, 3], [4, 8])`` (coordinate, shape) still works.
 
-    ``x`` is a flat index, or a coordinate of ``shape`` when ``shape`` is given.
+    Indices are integers; a symbolic one (a TIR expression) is refused with a ``ValueError`` that says so.
     """
+    if len(coord) == 2 and shape is None and all(isinstance(c, (list, tuple)) for c in coord):
+        coord, shape = tuple(coord[0]), coord[1]            # apply(L, coordinate, shape)
+    elif len(coord) == 1 and isinstance(coord[0], (list, tuple)):
+        coord = tuple(coord[0])                             # apply(L, [i, j], shape=...)
+    if not coord:
+        raise ValueError("axe4j.layout.apply: no index given (a flat index, or a coordinate with shape=)")
+    index = [_index(c, "apply") for c in coord]
     if shape is None:
-        points = _call("apply", layout, int(x))
+        if len(index) != 1:
+            raise ValueError(f"axe4j.layout.apply: a coordinate of {len(index)} indices needs shape= (the "
+                             "tensor's shape it is a coordinate of)")
+        points = _call("apply", layout, index[0])
     else:
-        points = _call("apply", layout, _ints(x), _ints(shape))
+        points = _call("apply", layout, index, _ints(shape))
     return [{str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()} for p in points]
+
+
+def _index(value: Any, function: str) -> int:
+    """An integer index; a TIR expression (``tvm.tirx.Var``, ``n * 4``) or other non-integer is named."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        try:
+            import tvm
+
+            if isinstance(value, tvm.tirx.IntImm):
+                return int(value.value)
+            if tvm.ir.is_prim_expr(value):
+                raise ValueError(f"axe4j.layout.{function}: the index {value} is symbolic; axe4j.layout takes "
+                                 "integer indices (bind the variable first, or use TIRx's Layout.apply for a "
+                                 "symbolic result)")
+        except ImportError:
+            pass
+        raise ValueError(f"axe4j.layout.{function}: index {value!r} ({type(value).__name__}) is not an integer")
+    return int(value)
 
 
 def count(layout, x, shape: Sequence[int] | None = None) -> int:

@@ -5,7 +5,7 @@ import random
 
 import pytest
 import tvm
-from tvm.tirx.layout import Axis, ComposeLayout, Iter, S, TileLayout
+from tvm.tirx.layout import Axis, ComposeLayout, Iter, R, S, TileLayout, laneid
 
 import axe4j
 
@@ -159,3 +159,31 @@ def test_errors_name_the_function_and_the_layout(bridge):
         axe4j.layout.tile("Swizzle<1,0,1> o S[4:1]", "S[2:1]", [2], [4])
     with pytest.raises(ValueError, match=r"role must be \"inner\" or \"outer\""):
         axe4j.layout.tile_of("S[4:1]", "S[8:1]", [8], [4], "middle")
+
+
+def test_apply_takes_tirx_arguments_and_names_a_symbolic_index(bridge):
+    L = TileLayout(S[(4, 8):(8, 1)])
+    for i in range(4):
+        for j in range(8):
+            want = [{"m": int(L.apply(i, j, shape=[4, 8])["m"])}]
+            assert axe4j.layout.apply(L, i, j, shape=[4, 8]) == want         # TIRx: L.apply(*coord, shape=)
+            assert axe4j.layout.apply(L, [i, j], shape=(4, 8)) == want
+            assert axe4j.layout.apply(L, [i, j], [4, 8]) == want               # the older (coordinate, shape)
+    assert axe4j.layout.apply(L, tvm.tirx.IntImm("int32", 9)) == [{"m": 9}]
+    n = tvm.tirx.Var("n", "int32")
+    with pytest.raises(ValueError, match=r"axe4j.layout.apply: the index n is symbolic"):
+        axe4j.layout.apply(L, n)
+    with pytest.raises(ValueError, match=r"a coordinate of 2 indices needs shape="):
+        axe4j.layout.apply(L, 1, 2)
+    with pytest.raises(ValueError, match=r"index 1.5 \(float\) is not an integer"):
+        axe4j.layout.apply(L, 1.5)
+
+
+def test_extents_only_and_leading_offsets_read_as_tirx_writes_them(bridge):
+    for text, tirx in [("S[2,3,4]", TileLayout(S[2, 3, 4])), ("S[8]", TileLayout(S[8])),
+                       ("S[(4,6)] + R[2:1@laneid]", TileLayout(S[(4, 6):(6, 1)] + R[2:1 @ laneid]))]:
+        assert axe4j.layout.equivalent(axe4j.layout.parse(text), tirx), text
+    led = axe4j.layout.parse("64 + S[2,3,4]")
+    assert axe4j.layout.to_text(led) == "S[(2,3,4):(12,4,1)] + 64"
+    for x in range(24):
+        assert axe4j.layout.apply(led, x) == [{"m": 64 + x}]

@@ -9,9 +9,12 @@ import java.util.TreeMap;
  * The text syntax of layouts, read and written:
  *
  * <pre>
- *   layout  := 'S' '[' iters ']' ( ('+' | '-') term )*
- *   term    := 'R' '[' iters ']' | INT ( '@' AXIS )?
+ *   layout  := ( offset '+' )* 'S' '[' shard ']' ( ('+' | '-') term )*
+ *   term    := 'R' '[' iters ']' | offset
+ *   offset  := INT ( '@' AXIS )?
+ *   shard   := iters | extents
  *   iters   := '(' INT (',' INT)* ')' ':' '(' stride (',' stride)* ')'  |  INT ':' stride
+ *   extents := INT (',' INT)*  |  '(' INT (',' INT)* ')'      strides row-major and compact on axis m
  *   stride  := INT ( '@' AXIS )?          a bare stride or offset means axis m
  *   INT     := ( '+' | '-' )? [0-9]+      a 64-bit integer
  *   AXIS    := [A-Za-z_] [A-Za-z0-9_.]*
@@ -21,7 +24,9 @@ import java.util.TreeMap;
  * as an Arabic-Indic or full-width digit or an em space, is a parse error that names its code point. A
  * layout whose span plus offset on some axis does not fit in 64 bits is INVALID ({@link Layout}).
  *
- * {@code S[1:1]} (no parentheses) is the empty shard; {@code S[(1):(1)]} is one iter of extent 1.
+ * {@code S[1:1]} (no parentheses) is the empty shard; {@code S[(1):(1)]} is one iter of extent 1. As in TIRx,
+ * {@code S[2,3,4]} is {@code S[(2,3,4):(12,4,1)]}, and an offset may also lead: {@code 64 + S[8:1]} is
+ * {@code S[8:1] + 64}.
  * Example: {@code S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid}.
  * Errors name the column and show a caret under the offending character.
  */
@@ -91,12 +96,26 @@ public final class LayoutText {
         }
 
         Layout layout() {
+            TreeMap<Axis, Long> offset = new TreeMap<>();
+            c.skip();
+            while (c.peek() == '-' || c.peek() == '+' || TextCursor.isDigit(c.peek())) {   // leading offsets
+                int at = c.position();
+                addOffset(offset, c.integer("expected an integer"), optionalAxis(), at);
+                c.skip();
+                if (c.peek() != '+') {
+                    throw c.error("expected '+' after a leading offset");
+                }
+                c.advance();
+                c.skip();
+            }
+            if (c.peek() != 'S') {
+                throw c.error(offset.isEmpty() ? "expected 'S' (or a leading offset)" : "expected 'S'");
+            }
             c.expect('S');
             c.expect('[');
             List<Iter> shard = iters(true);
             c.expect(']');
             List<Iter> replica = new ArrayList<>();
-            TreeMap<Axis, Long> offset = new TreeMap<>();
             while (!c.atEnd()) {
                 char op = c.peek();
                 if (op != '+' && op != '-') {
@@ -123,14 +142,7 @@ public final class LayoutText {
                         }
                         v = -v;
                     }
-                    Axis axis = optionalAxis();
-                    long prev = offset.getOrDefault(axis, 0L);
-                    try {
-                        offset.put(axis, Math.addExact(prev, v));
-                    } catch (ArithmeticException e) {
-                        c.moveTo(at);
-                        throw c.error("offsets on axis " + axis + " overflow 64 bits");
-                    }
+                    addOffset(offset, v, optionalAxis(), at);
                 }
             }
             try {
@@ -140,7 +152,20 @@ public final class LayoutText {
             }
         }
 
-        /** {@code (e,...):(s,...)} or {@code e:s}; in a shard the bare {@code 1:1} is the empty shard. */
+        private void addOffset(TreeMap<Axis, Long> offset, long v, Axis axis, int at) {
+            long prev = offset.getOrDefault(axis, 0L);
+            try {
+                offset.put(axis, Math.addExact(prev, v));
+            } catch (ArithmeticException e) {
+                c.moveTo(at);
+                throw c.error("offsets on axis " + axis + " overflow 64 bits");
+            }
+        }
+
+        /**
+         * {@code (e,...):(s,...)} or {@code e:s}; in a shard the bare {@code 1:1} is the empty shard, and extents alone
+         * ({@code e,...} or {@code (e,...)}) take row-major compact strides on axis m.
+         */
         private List<Iter> iters(boolean shard) {
             List<Long> extents = new ArrayList<>();
             List<Integer> extentPos = new ArrayList<>();
@@ -153,6 +178,10 @@ public final class LayoutText {
                     extents.add(c.integer("expected an integer"));
                 } while (c.accept(','));
                 c.expect(')');
+                c.skip();
+                if (shard && c.peek() != ':') {
+                    return compact(extents, extentPos);
+                }
                 c.expect(':');
                 c.expect('(');
                 do {
@@ -170,6 +199,15 @@ public final class LayoutText {
                 c.skip();
                 extentPos.add(c.position());
                 extents.add(c.integer("expected an integer"));
+                c.skip();
+                if (shard && (c.peek() == ',' || c.peek() == ']')) {
+                    while (c.accept(',')) {
+                        c.skip();
+                        extentPos.add(c.position());
+                        extents.add(c.integer("expected an integer"));
+                    }
+                    return compact(extents, extentPos);
+                }
                 c.expect(':');
                 strides.add(c.integer("expected an integer"));
                 axes.add(optionalAxis());
@@ -187,6 +225,22 @@ public final class LayoutText {
                 }
             }
             return out;
+        }
+
+        /** Iters of {@code extents} with row-major compact strides on axis m (the last extent varies fastest). */
+        private List<Iter> compact(List<Long> extents, List<Integer> extentPos) {
+            Iter[] out = new Iter[extents.size()];
+            long stride = 1;
+            for (int i = extents.size() - 1; i >= 0; i--) {
+                try {
+                    out[i] = new Iter(extents.get(i), stride, Axis.M);
+                    stride = Checks.mul(() -> "compact strides of " + extents, stride, extents.get(i));
+                } catch (AxeException e) {
+                    c.moveTo(extentPos.get(i));
+                    throw new AxeException(AxeException.Kind.INVALID, e.getMessage() + c.where());
+                }
+            }
+            return List.of(out);
         }
 
         private Axis optionalAxis() {

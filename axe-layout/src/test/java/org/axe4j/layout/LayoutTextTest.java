@@ -41,6 +41,11 @@ class LayoutTextTest {
         "S[4:1] + 3 - 3                  | S[4:1]",
         "S[(2,3):(-1@m,0@tx)]            | S[(2,3):(-1,0@tx)]",
         "S[4:1] + R[2:1@a] + R[3:2@b]    | S[4:1] + R[(2,3):(1@a,2@b)]",
+        "S[2,3,4]                        | S[(2,3,4):(12,4,1)]",
+        "S[ (2, 3, 4) ] + 1              | S[(2,3,4):(12,4,1)] + 1",
+        "S[8]                            | S[8:1]",
+        "64 + S[8:1]                     | S[8:1] + 64",
+        "-4 + 3@laneid + S[8] + 4        | S[8:1] + 3@laneid",
     })
     void equivalentSpellingsPrintCanonically(String text, String printed) {
         assertEquals(printed, Layout.parse(text).toString());
@@ -57,6 +62,10 @@ class LayoutTextTest {
         "S[8:1] - R[2:1]      | a replica term cannot be subtracted     | 10",
         "S[99999999999999999999:1] | integer does not fit in 64 bits    | 3",
         "''                   | expected 'S'                            | 1",
+        "64 S[8:1]            | expected '+' after a leading offset     | 4",
+        "64 + R[2:1]          | expected 'S'                            | 6",
+        "S[2,x]               | expected an integer                     | 5",
+        "S[2,3:(1,1)]         | expected ']'                            | 6",
     })
     void malformedTextNamesTheColumn(String text, String what, int column) {
         AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text));
