@@ -47,13 +47,17 @@ __all__ = [
     "is_tile_outer",
     "iter_points",
     "limits",
+    "pack",
     "parse",
     "size",
     "slice",
     "span",
+    "storage",
     "tile",
     "tile_of",
+    "tile_to",
     "to_text",
+    "unpack",
 ]
 
 
@@ -134,6 +138,28 @@ def direct_sum(right, left, left_shape: Sequence[int], right_shape: Sequence[int
 def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - TIRx's name
     """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None."""
     return _call("slice", layout, _ints(shape), _region(region))
+
+
+def storage(layout):
+    """``layout`` without its iters and offsets on thread axes: where the elements live (TIRx's ``storage()``)."""
+    return _call("storage", layout)
+
+
+def unpack(layout, num: int):
+    """Each element as ``num`` contiguous elements (TIRx's ``unpack``): memory strides, replicas and the offset on m
+    times ``num``, then an inner ``(num):(1)`` on m; thread axes unchanged (TIRx also scales thread strides)."""
+    return _call("unpack", layout, int(num))
+
+
+def pack(layout, num: int):
+    """``num`` contiguous elements as one (TIRx's ``pack``), the inverse of ``unpack``: the innermost iter stride 1
+    on m with an extent ``num`` divides, every other memory stride and the offset on m multiples of ``num``."""
+    return _call("pack", layout, int(num))
+
+
+def tile_to(layout, to_shape: Sequence[int], current_shape: Sequence[int]):
+    """``layout`` (over ``current_shape``) repeated row-major over ``to_shape`` (TIRx's ``tile_to``)."""
+    return _call("tile_to", layout, _ints(to_shape), _ints(current_shape))
 
 
 def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:

@@ -187,3 +187,56 @@ def test_extents_only_and_leading_offsets_read_as_tirx_writes_them(bridge):
     assert axe4j.layout.to_text(led) == "S[(2,3,4):(12,4,1)] + 64"
     for x in range(24):
         assert axe4j.layout.apply(led, x) == [{"m": 64 + x}]
+
+
+def _memory_layout(rng):
+    """1-3 shard iters on m with positive strides (what TIRx's pack/unpack are defined on)."""
+    n = rng.randint(1, 3)
+    extents = [rng.choice([1, 2, 3, 4, 8]) for _ in range(n)]
+    strides = [rng.choice([1, 2, 4, 8, 16, 32]) for _ in range(n)]
+    return TileLayout(S[tuple(extents):tuple(strides)]), extents
+
+
+def _same_map(a, b, size):
+    """axe4j layout ``a`` and TIRx layout ``b`` map every x < size to the same point (zero coordinates dropped:
+    axe4j names only the axes a point moves on)."""
+    def nonzero(point):
+        return {str(k): int(v) for k, v in point.items() if int(v) != 0}
+    return all([nonzero(p) for p in axe4j.layout.apply(a, x)] == [nonzero(b.apply(x))] for x in range(size))
+
+
+def test_unpack_pack_storage_and_tile_to_agree_with_tirx(bridge):
+    rng = random.Random(20261128)
+    for _ in range(60):
+        layout, extents = _memory_layout(rng)
+        size = 1
+        for e in extents:
+            size *= e
+        num = rng.choice([1, 2, 4])
+        unpacked = axe4j.layout.unpack(layout, num)
+        assert _same_map(unpacked, layout.unpack(num), size * num), (layout, num)
+        assert axe4j.layout.equivalent(axe4j.layout.pack(unpacked, num), layout)          # pack undoes unpack
+        tirx_packed = layout.unpack(num).pack(num)
+        assert _same_map(axe4j.layout.pack(unpacked, num), tirx_packed, size)
+        shape = extents
+        to = [e * rng.choice([1, 2, 3]) for e in shape]
+        tiled = axe4j.layout.tile_to(layout, to, shape)
+        total = 1
+        for t in to:
+            total *= t
+        assert _same_map(tiled, layout.tile_to(to, shape), total), (layout, to, shape)
+    threads = TileLayout(S[(2, 8, 4, 2):(1 @ laneid, 4, 8 @ laneid, 1)])
+    assert axe4j.layout.to_text(axe4j.layout.storage(threads)) == "S[(8,2):(4,1)]"
+    assert axe4j.layout.equivalent(axe4j.layout.storage(threads), threads.storage())
+
+
+def test_packing_names_what_stops_it(bridge):
+    with pytest.raises(ValueError, match=r"axe4j.layout.pack: .*innermost iter .* must be stride 1 on m"):
+        axe4j.layout.pack("S[(4,8):(1,4)]", 2)
+    with pytest.raises(ValueError, match=r"the stride of .* is not a multiple of 4"):
+        axe4j.layout.pack("S[(3,8):(6,1)]", 4)
+    with pytest.raises(ValueError, match=r"dim 1 of \(8,12\) is not a multiple of 8"):
+        axe4j.layout.tile_to("S[(4,8):(8,1)]", [8, 12], [4, 8])
+    # unpack keeps thread strides (TIRx would scale them): a lane stays a lane
+    assert axe4j.layout.to_text(axe4j.layout.unpack("S[(4,8):(1@laneid,1)] + 3", 2)) == \
+        "S[(4,8,2):(1@laneid,2,1)] + 6"

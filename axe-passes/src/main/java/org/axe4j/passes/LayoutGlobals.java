@@ -15,6 +15,7 @@ import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Packing;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
@@ -120,6 +121,16 @@ public final class LayoutGlobals implements GlobalsProvider {
             Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
+        def("storage", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return TirxLayouts.write(l.withLayout(Packing.storage(l.layout())));
+        });
+        def("pack", 2, 2, a -> TirxLayouts.toTvm(Packing.pack(plain(a[0], "layout", "pack"),
+                TirxLayouts.integer(a[1], null, "num"))));
+        def("unpack", 2, 2, a -> TirxLayouts.toTvm(Packing.unpack(plain(a[0], "layout", "unpack"),
+                TirxLayouts.integer(a[1], null, "num"))));
+        def("tile_to", 3, 3, a -> TirxLayouts.toTvm(Packing.tileTo(plain(a[0], "layout", "tile_to"),
+                shape(a[1], "to_shape"), shape(a[2], "current_shape"))));
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");

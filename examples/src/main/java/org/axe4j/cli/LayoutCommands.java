@@ -45,6 +45,10 @@ final class LayoutCommands {
             "                                         the Kronecker product: tiles of the inner layout placed by the outer",
             "  slice LAYOUT --shape S --region R      the layout of the box R, e.g. 0:4,8:16 (ends excluded)",
             "  equiv A B                              whether two layouts induce the same map (quote each)",
+            "  storage LAYOUT                         the layout without its thread axes (where elements live)",
+            "  pack LAYOUT --num N                    N contiguous elements as one (TIRx's pack)",
+            "  unpack LAYOUT --num N                  each element as N contiguous ones (TIRx's unpack)",
+            "  tile-to LAYOUT --shape S --to T        the layout over S repeated row-major over T (TIRx's tile_to)",
             "  batch                                  JSON Lines requests on stdin, one answer line each",
             "",
             "A LAYOUT is text such as 'S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid'",
@@ -62,6 +66,9 @@ final class LayoutCommands {
             "  {\"op\":\"tile\",\"inner\":L1,\"outer\":L2,\"inner_shape\":[..],\"outer_shape\":[..]} -> {\"layout\":L3,\"shape\":[..]}",
             "  {\"op\":\"slice\",\"layout\":L,\"shape\":[..],\"region\":[[begin,end],..]} -> {\"layout\":L2,\"shape\":[..]}",
             "  {\"op\":\"equiv\",\"a\":L1,\"b\":L2}                        -> {\"equivalent\":true|false}",
+            "  {\"op\":\"storage\",\"layout\":L}                          -> {\"layout\":L2}",
+            "  {\"op\":\"pack\" or \"unpack\",\"layout\":L,\"num\":N}        -> {\"layout\":L2}",
+            "  {\"op\":\"tile_to\",\"layout\":L,\"shape\":[..],\"to_shape\":[..]} -> {\"layout\":L2,\"shape\":[..]}",
             "  a failure            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable|too_large|internal\"}",
             "",
             "caps (every command; also from AXE4J_MAX_POINTS, AXE4J_MAX_ANSWER_BYTES, AXE4J_MAX_REQUEST_BYTES,",
@@ -156,9 +163,25 @@ final class LayoutCommands {
                 req.addProperty("layout", a.joinedLayout());
                 req.add("shape", CliText.integers("shape", a.required("shape")));
             }
-            case "canon" -> {
+            case "canon", "storage" -> {
                 a = new Args(command, rest, withCaps(NONE), JSON);
                 req.addProperty("layout", a.joinedLayout());
+            }
+            case "pack", "unpack" -> {
+                a = new Args(command, rest, withCaps(Set.of("num")), JSON);
+                req.addProperty("layout", a.joinedLayout());
+                JsonArray num = CliText.integers("num", a.required("num"));
+                if (num.size() != 1) {
+                    throw a.usage("--num takes one integer, got " + num.size());
+                }
+                req.add("num", num.get(0));
+            }
+            case "tile-to" -> {
+                a = new Args(command, rest, withCaps(Set.of("shape", "to")), JSON);
+                req.addProperty("op", "tile_to");
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("to_shape", CliText.integers("shape", a.required("to")));
             }
             case "equiv" -> {
                 a = new Args(command, rest, withCaps(NONE), JSON);
@@ -254,8 +277,8 @@ final class LayoutCommands {
             }
             case "group" -> sb.append(answer.get("layout").getAsString()).append("\nseps ")
                     .append(answer.get("seps"));
-            case "canon" -> sb.append(answer.get("layout").getAsString());
-            case "tile", "slice" -> sb.append(answer.get("layout").getAsString()).append("\nshape ")
+            case "canon", "storage", "pack", "unpack" -> sb.append(answer.get("layout").getAsString());
+            case "tile", "slice", "tile-to" -> sb.append(answer.get("layout").getAsString()).append("\nshape ")
                     .append(tuple(answer.getAsJsonArray("shape")));
             case "equiv" -> sb.append(answer.get("equivalent").getAsBoolean() ? "equivalent" : "not equivalent");
             default -> sb.append(Json.write(answer));

@@ -37,7 +37,7 @@ public final class Main {
             "",
             "usage:",
             "  axe layout <command> ...   layout operations: show, apply, inverse, iters, canon, group, tile,",
-            "                             slice, equiv, batch",
+            "                             slice, equiv, storage, pack, unpack, tile-to, batch",
             "                             (axe layout --help lists them with their arguments)",
             "  axe demo [--out DIR]       the paper's worked examples with their mapped coordinates;",
             "                             writes SVG pictures of their tiles into DIR (default out/demo)",

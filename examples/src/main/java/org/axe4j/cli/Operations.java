@@ -16,6 +16,7 @@ import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
+import org.axe4j.layout.Packing;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Shape;
@@ -38,6 +39,10 @@ import org.axe4j.layout.Tile;
  *   equiv   {a, b}                                       -> {equivalent: true|false}
  *   tile    {outer, outer_shape, inner, inner_shape}     -> {layout, shape}   (shape = T_A ⊙ T_B)
  *   slice   {layout, shape, region: [[b, e], ..]}        -> {layout, shape}   (shape = e - b)
+ *   storage {layout}                                     -> {layout}          (thread axes removed)
+ *   pack    {layout, num}                                -> {layout}          (num contiguous elements as one)
+ *   unpack  {layout, num}                                -> {layout}          (each element as num)
+ *   tile_to {layout, shape, to_shape}                    -> {layout, shape}   (shape = to_shape)
  * </pre>
  *
  * Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
@@ -45,7 +50,8 @@ import org.axe4j.layout.Tile;
  */
 final class Operations {
     /** The operations this build answers, in the order help lists them. */
-    static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv");
+    static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
+            "storage", "pack", "unpack", "tile_to");
 
     /** Points per answer line of a streamed apply. */
     static final int STREAM_CHUNK = 1024;
@@ -79,6 +85,10 @@ final class Operations {
             case "equiv" -> equiv(r);
             case "tile" -> tile(r);
             case "slice" -> slice(r);
+            case "storage" -> layoutAnswer(r, () -> Packing.storage(r.layout("layout")));
+            case "pack" -> layoutAnswer(r, () -> Packing.pack(r.layout("layout"), r.integer("num")));
+            case "unpack" -> layoutAnswer(r, () -> Packing.unpack(r.layout("layout"), r.integer("num")));
+            case "tile_to" -> tileTo(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
                     + String.join(", ", OPS) + ") in request " + Json.abbreviate(json));
         };
@@ -200,6 +210,22 @@ final class Operations {
         JsonObject out = new JsonObject();
         out.addProperty("layout", t.toString());
         out.add("shape", Json.longs(run(r, () -> Tile.tiledShape(outerShape, innerShape)).dims()));
+        return out;
+    }
+
+    private static JsonObject layoutAnswer(Request r, Supplier<Layout> body) {
+        Layout l = run(r, body);
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", l.toString());
+        return out;
+    }
+
+    static JsonObject tileTo(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        Shape to = r.shape("to_shape");
+        JsonObject out = layoutAnswer(r, () -> Packing.tileTo(l, to, s));
+        out.add("shape", Json.longs(to.dims()));
         return out;
     }
 

@@ -93,6 +93,16 @@ final class Request {
         return out;
     }
 
+    /** One 64-bit integer. */
+    long integer(String name) {
+        JsonElement e = field(name);
+        OptionalLong v = Json.integer(e);
+        if (v.isEmpty()) {
+            throw invalid("field '" + name + "' must be a 64-bit integer, got " + Json.abbreviate(e));
+        }
+        return v.getAsLong();
+    }
+
     Shape shape(String name) {
         long[] dims = longs(name);
         try {

@@ -48,7 +48,7 @@ class SingleCommandsTest {
         Tool.Result layout = Tool.run("layout", "--help");
         assertEquals(0, layout.code());
         for (String c : new String[] {"show", "apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
-                "batch",
+                "storage", "pack", "unpack", "tile-to", "batch",
                 "exit codes"}) {
             assertTrue(layout.out().contains(c), c);
         }
@@ -243,5 +243,22 @@ class SingleCommandsTest {
                 DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(f.toFile());
             }
         }
+    }
+
+    @Test
+    void storagePackUnpackAndTileToAnswerAsTirxDoes() {
+        assertEquals("S[(8,2):(4,1)]\n", Tool.run("layout", "storage", "S[(2,8,4,2):(1@laneid,4,8@laneid,1)]").out());
+        assertEquals("S[(4,8,2):(16,2,1)]\n", Tool.run("layout", "unpack", "S[(4,8):(8,1)]", "--num", "2").out());
+        assertEquals("S[(4,4):(4,1)]\n", Tool.run("layout", "pack", "S[(4,8):(8,1)]", "--num", "2").out());
+        Tool.Result bad = Tool.run("layout", "pack", "S[(4,8):(1,4)]", "--num", "2");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("innermost iter") && bad.err().contains("must be stride 1 on m"), bad.err());
+        assertEquals("S[(2,4,3,8):(96,8,32,1)]\nshape (8,24)\n",
+                Tool.run("layout", "tile-to", "S[(4,8):(8,1)]", "--shape", "4,8", "--to", "8,24").out());
+        String requests = "{\"op\":\"unpack\",\"layout\":\"S[8:1]\",\"num\":4}\n{\"op\":\"pack\",\"layout\":\"S[8:1]\"}\n";
+        String batch = Tool.run(new java.io.ByteArrayInputStream(requests.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                "layout", "batch").out();
+        assertTrue(batch.startsWith("{\"layout\":\"S[(8,4):(4,1)]\"}\n"), batch);
+        assertTrue(batch.contains("field 'num'"), batch);
     }
 }
