@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cuda;
 
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import java.util.List;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Point;
@@ -48,10 +47,8 @@ final class CudaTmemRule implements Rule {
         long threads = CudaRules.requireCudaScope(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
-        String ds = storage.has("dst") ? storage.get("dst").getAsString() : "global";
-        String ss = storage.has("src0") ? storage.get("src0").getAsString() : "global";
+        String ds = CudaAsyncRules.storage(call, "dst");
+        String ss = CudaAsyncRules.storage(call, "src0");
         boolean load = ss.equals("tmem") && ds.equals("local");
         if (!load && !(ss.equals("local") && ds.equals("tmem"))) {
             throw Declined.of("copy_async: %s -> %s is not tensor memory <-> registers", ss, ds);
