@@ -16,6 +16,7 @@ from axe4j.cuda.kernels import gemm_tuning
 from axe4j.cuda.kernels.hopper_gemm_pipelined import check, stages_for
 
 ROOT = Path(__file__).resolve().parents[2]
+TARGET = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
 
 
 def test_every_swept_configuration_is_one_the_builder_accepts_and_no_other():
@@ -25,7 +26,7 @@ def test_every_swept_configuration_is_one_the_builder_accepts_and_no_other():
             try:
                 check(m, n, k, bm, bn, gemm_tuning.BK, stages_for(bm, bn, gemm_tuning.BK), 8, 132, "float16",
                       cluster)
-                accepted = True
+                accepted = bm <= -(-m // 128) * 128
             except ValueError:
                 accepted = False
             label = f"{bm}x{bn}" + ("" if cluster == (1, 1) else f"_c{cluster[0]}x{cluster[1]}")
@@ -44,6 +45,10 @@ def test_clustered_configurations_need_whole_clusters_of_tiles():
 
 def test_the_committed_cache_has_an_applicable_choice_for_every_swept_shape():
     entries = gemm_tuning.load()
+    for (m, n, k) in gemm_tuning.SERVED:   # not measured yet: the rule decides, and says so
+        assert (gemm_tuning.key("sm_90a", m, n, k, "float16") in entries) != ((m, n, k) in gemm_tuning.UNMEASURED)
+        if (m, n, k) in gemm_tuning.UNMEASURED:
+            assert gemm_tuning.choose(m, n, k).reason.startswith("rule (no measurement")
     for (m, n, k) in gemm_tuning.SWEEP:
         entry = entries[gemm_tuning.key("sm_90a", m, n, k, "float16")]
         assert entry["choice"] in {c.label for c in gemm_tuning.applicable(m, n, k)}
@@ -62,9 +67,35 @@ def test_without_a_measurement_the_rule_fills_the_sms_first(tmp_path):
     assert gemm_tuning.choose(256, 384, 128, path=empty).config.label == "128x128"   # 384 is no multiple of 256
 
 
-def test_a_shape_no_configuration_divides_is_refused_by_name():
-    with pytest.raises(ValueError, match="M=100, N=4096, K=4096"):
-        gemm_tuning.choose(100, 4096, 4096)
+def test_any_m_n_k_is_tiled_and_rows_tma_cannot_address_are_padded():
+    empty = Path("/nonexistent/gemm_tuning.json")
+    assert gemm_tuning.choose(100, 4096, 4096, path=empty).config.label == "128x128"   # 32 tiles, one ragged row
+    decode = gemm_tuning.choose(1, 4096, 4096, path=empty)   # every BM gives 32 tiles: the least computed past M
+    assert decode.config.label == "128x128" and "the least past the edges" in decode.reason
+    assert gemm_tuning.tiles(1000, 4000, gemm_tuning.Config(128, 256)) == 8 * 16
+    with pytest.raises(ValueError, match=r"runs M=100, N=4096, K=4090: .*pad K to 4096"):
+        gemm_tuning.choose(100, 4096, 4090)
+    padded = gemm_tuning.padded_gemm(100, 4090, 4090)
+    assert (padded.n_padded, padded.k_padded) == (4096, 4096)
+    assert 'B: T.Buffer((4096, 4096), "float16")' in padded.kernel.script()
+
+
+def test_the_padded_fallback_runs_and_matches_numpy_when_interpreted():
+    """N = 36 and K = 20 are no multiples of 8: the kernel of (M, 40, 24) on zero-padded copies gives the exact D."""
+    import numpy as np
+    from axe4j.cuda import interp as cuda_interp
+
+    padded = gemm_tuning.padded_gemm(100, 36, 20)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (100, 20)).astype(np.float16)
+    b = rng.integers(-3, 4, (36, 20)).astype(np.float16)
+    a2, b2, d2 = padded.pad(a, b)
+    assert a2.shape == (100, 24) and b2.shape == (40, 24) and not a2[:, 20:].any() and not b2[36:].any()
+    axe4j.use_pip_nvcc()
+    cuda_interp.run(axe4j.compile(padded.kernel, TARGET), a2, b2, d2)
+    d = padded.unpad(d2)
+    assert d.shape == (100, 36)
+    np.testing.assert_array_equal(d.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T)
 
 
 def _summary(tmp_path, timings):

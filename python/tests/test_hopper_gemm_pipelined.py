@@ -1,7 +1,8 @@
 """The persistent, warp-specialised Hopper GEMM with wgmma in flight (``axe4j.cuda.kernels.hopper_gemm_pipelined``):
 its PTX keeps a wgmma group in flight inside the K loop (``wgmma.wait_group 1``), splits registers between
-producer and consumers (``setmaxnreg``) and stores through swizzled shared memory with a TMA store; run in the CPU interpreter it matches numpy for 128x256 and 256x128 tiles,
-several tiles per CTA and grouped rasterization, and releasing a ring slot too early is caught."""
+producer and consumers (``setmaxnreg``) and stores through swizzled shared memory with a TMA store; run in the CPU
+interpreter it matches numpy for 128x256 and 256x128 tiles, several tiles per CTA, grouped rasterization and ragged
+M, N and K (down to M = 1), and releasing a ring slot too early is caught."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -33,6 +34,13 @@ CASES = {
     # several cluster tiles, so the ring phases and the cluster-wide slot releases carry across tiles
     "128x256_cluster_2x1": ((512, 512, 256), dict(bm=128, bn=256, sms=2, group_m=2, cluster=(2, 1))),
     "128x128_cluster_1x2": ((256, 512, 192), dict(bm=128, bn=128, sms=2, group_m=1, cluster=(1, 2), stages=2)),
+    # ragged shapes: edge tiles whose TMA loads read zeros past M, N or K and whose TMA stores clip there, down to a
+    # single row (M = 1 inside one 64-row wgmma block); multicast clusters over a ragged grid
+    "ragged_200x136x72_128x128": ((200, 136, 72), dict(bm=128, bn=128, sms=3, group_m=2)),
+    "ragged_1x264x72_128x256": ((1, 264, 72), dict(bm=128, bn=256, sms=2)),
+    "ragged_17x264x200_256x128": ((17, 264, 200), dict(bm=256, bn=128, sms=2)),
+    "ragged_63x200x136_cluster_1x2": ((63, 200, 136), dict(bm=128, bn=128, sms=2, cluster=(1, 2))),
+    "ragged_200x136x72_cluster_2x1": ((200, 136, 72), dict(bm=128, bn=128, sms=2, cluster=(2, 1), stages=2)),
 }
 
 # The benchmark sweep (axe4j.cuda.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
@@ -133,6 +141,20 @@ def test_fused_epilogue_matches_numpy_when_interpreted(name):
     cuda_interp.run(_build(name), *args)
     np.testing.assert_allclose(args[4].astype("float32"),
                                epilogue.reference(*args[:4], "float16").astype("float32"), rtol=1e-2, atol=1e-2)
+
+
+def test_ragged_edges_are_tma_boxes_past_the_end_and_unaligned_rows_are_named():
+    """The edge tiles are the same TMA boxes as inner ones (the tensor map has the real M, N, K; TMA clips), and
+    what TMA cannot address is refused with the shape to pad to; a fused epilogue needs whole tiles."""
+    plans = axe4j.explain(hopper_gemm_pipelined(1, 264, 72, bm=128, bn=256, sms=2), TARGET)
+    assert "tensor map dims [72, 1]" in plans and "tensor map dims [72, 264]" in plans   # A and B: real dims
+    assert "tensor map dims [264, 1]" in plans   # D: 1 row, the 64-row store box clipped
+    with pytest.raises(ValueError, match=r"K=100: TMA needs A's and B's rows of a multiple of 16 bytes .* pad K to 104"):
+        hopper_gemm_pipelined(128, 256, 100)
+    with pytest.raises(ValueError, match=r"N=250: TMA needs D's rows .* pad N to 256"):
+        hopper_gemm_pipelined(128, 250, 128)
+    with pytest.raises(ValueError, match="the fused epilogue reads C and the bias with register loads"):
+        hopper_gemm_pipelined(200, 256, 128, bm=128, bn=256, epilogue=Epilogue(1.0, 1.0, False, None))
 
 
 def test_fused_kernels_take_c_and_bias_and_refuse_what_they_cannot_chunk():

@@ -5,7 +5,8 @@ The space is small and documented (docs/cuda-gemm.md, "Autotuning"): CTA tiles 1
 consumer warpgroups of BM/2 rows), each alone; 128x256 also in 2x1 and 1x2 thread-block clusters and 128x128 in 2x1
 clusters (TMA multicast of the shared B / A tile); BK = 64, stages from shared-memory capacity (``stages_for``),
 grouped rasterization with ``group_m`` = 8, the grid = 132 SMs. A configuration applies to a shape when the builder accepts
-it (M, N, K multiples of the tile). The GPU bundle times every applicable configuration of every shape of ``SWEEP``
+it (any M, N, K whose rows TMA can address: K and N multiples of 8; for a cluster whole pairs of tiles) and its BM is
+no taller than M rounded up to 128 rows. The GPU bundle times every applicable configuration of every shape of ``SWEEP``
 against cuBLAS (``tools/gpu_bundle.py``); ``tools/import_tuning.py`` reads its ``summary.json`` into ``TUNING_FILE``,
 which ``choose`` consults. Without a measurement for the shape, ``choose`` takes the first applicable configuration
 in ``CONFIGS`` order whose tile count fills the SMs at least once (else the one with the most tiles), and says so.
@@ -31,11 +32,22 @@ CONFIGS = ((128, 256, (1, 1)), (256, 128, (1, 1)), (128, 128, (1, 1)),
 
 # Square sizes, and LLM projections (Llama-3-8B: QKV 6144x4096, O 4096x4096, gate+up 28672x4096, down 4096x14336) at
 # 128 and 4096 tokens (O at 4096 tokens is the 4096 square), as (M, N, K) with D = A B^T, A (M x K), B (N x K); and
-# 8192x4096x4096. M in {1, 16} is not offered: the kernel needs M to be a multiple of its 128-row tile.
+# 8192x4096x4096. Every configuration that applies is timed.
 SWEEP = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
          (128, 6144, 4096), (128, 4096, 4096), (128, 28672, 4096), (128, 4096, 14336),
          (4096, 6144, 4096), (4096, 28672, 4096), (4096, 4096, 14336),
          (8192, 4096, 4096))
+
+# The projections a served model runs at every token count: Llama-3-8B (above) and Qwen3-8B (gate+up 24576x4096, down
+# 4096x12288; its QKV and O are Llama's), at decode and prefill M in {1, 16, 64, 512} (128 and 4096 are in SWEEP), and
+# three ragged shapes. The edge tiles of these run through TMA's clipping; the configurations without clusters are
+# timed (a cluster needs whole pairs of tiles).
+PROJECTIONS = ((6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (24576, 4096), (4096, 12288))
+SERVED = tuple((m, n, k) for m in (1, 16, 64, 512) for n, k in PROJECTIONS) + (
+    (128, 24576, 4096), (128, 4096, 12288), (4096, 24576, 4096), (4096, 4096, 12288),
+    (1000, 4000, 3000), (333, 2056, 1000), (4097, 4104, 4096))
+# No GPU timings of SERVED on record yet: ``choose`` applies the rule to them.
+UNMEASURED = frozenset(SERVED)
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,8 @@ def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
     """The configurations the builder accepts for this shape, in ``CONFIGS`` order."""
     found = []
     for bm, bn, cluster in CONFIGS:
+        if bm > -(-m // 128) * 128:
+            continue   # a taller tile than M rounded up to 128 rows only computes rows past the end
         try:
             check(m, n, k, bm, bn, BK, stages_for(bm, bn, BK), GROUP_M, SMS, dtype, cluster)
         except ValueError:
@@ -79,8 +93,15 @@ def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
 
 
 def sweep_cases() -> list[tuple[tuple[int, int, int], Config]]:
-    """Every (shape, configuration) the bundle times: each shape of ``SWEEP`` with each applicable configuration."""
-    return [(shape, c) for shape in SWEEP for c in applicable(*shape)]
+    """Every (shape, configuration) the bundle times: each shape of ``SWEEP`` with each applicable configuration,
+    each shape of ``SERVED`` with each applicable one without a cluster."""
+    return [(shape, c) for shape in SWEEP for c in applicable(*shape)] + [
+        (shape, c) for shape in SERVED for c in applicable(*shape) if c.cluster == (1, 1)]
+
+
+def tiles(m: int, n: int, config: Config) -> int:
+    """Output tiles of the grid: ceil(M / BM) x ceil(N / BN) (edge tiles count whole)."""
+    return -(-m // config.bm) * -(-n // config.bn)
 
 
 def load(path: Path = TUNING_FILE) -> dict:
@@ -95,8 +116,11 @@ def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a",
     ValueError naming the shape when no configuration applies."""
     options = applicable(m, n, k, dtype)
     if not options:
-        raise ValueError(f"hopper_gemm_pipelined: no tile configuration of {[f'{a}x{b}' for a, b, _ in CONFIGS]} "
-                         f"divides M={m}, N={n}, K={k} (BK={BK})")
+        try:
+            check(m, n, k, *CONFIGS[0][:2], BK, stages_for(*CONFIGS[0][:2], BK), GROUP_M, SMS, dtype)
+        except ValueError as error:
+            raise ValueError(f"hopper_gemm_pipelined: no tile configuration of {[Config(*c).label for c in CONFIGS]} "
+                             f"runs M={m}, N={n}, K={k}: {error}") from None
     entry = load(path).get(key(arch, m, n, k, dtype))
     if entry:
         by_label = {c.label: c for c in options}
@@ -105,14 +129,15 @@ def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a",
             return Choice(by_label[entry["choice"]],
                           f"measured on {entry['device']} ({entry['date']}): {timed} TFLOP/s; cuBLAS "
                           f"{entry['cublas_tflops']:.0f}")
-    filling = [c for c in options if (m // c.bm) * (n // c.bn) >= SMS]
+    filling = [c for c in options if tiles(m, n, c) >= SMS]
     if filling:
         return Choice(filling[0], f"rule (no measurement for {key(arch, m, n, k, dtype)}): the first of "
-                                  f"{[c.label for c in options]} whose {(m // filling[0].bm) * (n // filling[0].bn)} "
+                                  f"{[c.label for c in options]} whose {tiles(m, n, filling[0])} "
                                   f"tiles fill the {SMS} SMs")
-    most = max(options, key=lambda c: (m // c.bm) * (n // c.bn))
+    # ties (M = 1: every BM gives one tile row) go to the tile that computes the fewest rows and columns past the end
+    most = max(options, key=lambda c: (tiles(m, n, c), -tiles(m, n, c) * c.bm * c.bn))
     return Choice(most, f"rule (no measurement for {key(arch, m, n, k, dtype)}): no configuration fills the {SMS} SMs;"
-                        f" the one with the most tiles ({(m // most.bm) * (n // most.bn)})")
+                        f" the one with the most tiles ({tiles(m, n, most)}), the least past the edges")
 
 
 def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a"):
@@ -124,3 +149,38 @@ def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str 
     where = "" if config.cluster == (1, 1) else f" in {config.cluster[0]}x{config.cluster[1]} clusters"
     return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined tiles {config.bm}x{config.bn}{where}: "
                                             f"{choice.reason}")
+
+
+@dataclass(frozen=True)
+class PaddedGemm:
+    """A GEMM whose K or N TMA cannot address (rows not a multiple of 16 bytes) run on zero-padded copies: A (M x K)
+    and B (N x K) padded with zero columns to K' and B with zero rows to N', the tuned kernel of (M, N', K'), and D
+    the first N columns of its (M x N') result. Zeros add nothing to a dot product, so D is exact."""
+    m: int
+    n: int
+    k: int
+    n_padded: int
+    k_padded: int
+    kernel: object   # the PrimFunc of (M, N', K')
+
+    def pad(self, a, b):
+        """(A', B', D') numpy arrays for the padded kernel: A and B copied into zeros, D' zeros."""
+        import numpy as np
+
+        a2 = np.zeros((self.m, self.k_padded), a.dtype)
+        a2[:, :self.k] = a
+        b2 = np.zeros((self.n_padded, self.k_padded), b.dtype)
+        b2[:self.n, :self.k] = b
+        return a2, b2, np.zeros((self.m, self.n_padded), a.dtype)
+
+    def unpad(self, d_padded):
+        """D: the first N columns of the padded result."""
+        return d_padded[:, :self.n]
+
+
+def padded_gemm(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a") -> PaddedGemm:
+    """The fallback for a K or N that is no multiple of 8 (``hopper_gemm_pipelined`` names the rule); shapes TMA
+    addresses get no padding (``n_padded == n``, ``k_padded == k``)."""
+    per = 8
+    n2, k2 = -(-n // per) * per, -(-k // per) * per
+    return PaddedGemm(m, n, k, n2, k2, hopper_gemm_tuned(m, n2, k2, dtype, arch))

@@ -28,6 +28,7 @@ from .pipeline import PipelineState, release
 from .tiles import local_tile
 
 SWIZZLE_ROW = 64  # elements of one 128-byte swizzle row (FP16)
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 def shared_tile(stages: int, parts: int, rows: int, bk: int):
@@ -48,13 +49,14 @@ def accumulator(rows: int, n: int):
                         (per * bn, 1 @ wid_in_wg, 2, 4 @ laneid, per, 4, 1 @ laneid, 1)])
 
 
-def tile_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int, unit: str = "FP16") -> list[str]:
-    """What keeps (BM, BN, BK) from tiling an M x N x K GEMM of two consumer warpgroups with wgmma on swizzled
-    shared tiles (``unit`` names the elements of a swizzle row in the message)."""
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16") -> list[str]:
+    """What keeps (BM, BN, BK) from being a tile of two consumer warpgroups with wgmma on swizzled shared tiles
+    (``unit`` names the elements of a swizzle row in the message)."""
     problems = []
-    for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)):
-        if value % tile:
-            problems.append(f"{name}={value} is not a multiple of the tile {tile}")
     if bm % 128:
         problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
     if bk % SWIZZLE_ROW:
@@ -64,8 +66,26 @@ def tile_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int, unit: str =
     return problems
 
 
+def divisibility_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int) -> list[str]:
+    """The teaching kernel walks whole tiles only: M, N and K multiples of the tile."""
+    return [f"{name}={value} is not a multiple of the tile {tile}"
+            for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)) if value % tile]
+
+
+def alignment_problems(m: int, n: int, k: int, dtype: str = "float16") -> list[str]:
+    """TMA's rules for a row-major global tensor (cuTensorMapEncodeTiled): every dim at least 1 and every row
+    stride a multiple of 16 bytes, so K (rows of A and B) and N (rows of D) must be multiples of 16 / itemsize."""
+    per = 16 // ITEMSIZE.get(dtype, 2)
+    problems = [f"{name}={value} must be at least 1" for name, value in (("M", m), ("N", n), ("K", k)) if value < 1]
+    problems += [f"{name}={value}: TMA needs {what} rows of a multiple of 16 bytes ({name} a multiple of {per} "
+                 f"{dtype} elements); pad {name} to {ceil_div(value, per) * per} (axe4j.cuda.kernels.gemm_tuning."
+                 f"padded_gemm does)" for name, value, what in (("K", k, "A's and B's"), ("N", n, "D's"))
+                 if value >= 1 and value % per]
+    return problems
+
+
 def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
-    problems = tile_problems(m, n, k, bm, bn, bk)
+    problems = divisibility_problems(m, n, k, bm, bn, bk) + tile_problems(bm, bn, bk)
     smem = stages * (bm + bn) * bk * 2
     if smem > 227 * 1024:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} FP16 need {smem} bytes of shared memory; "

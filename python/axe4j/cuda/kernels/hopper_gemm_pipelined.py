@@ -20,6 +20,10 @@ Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`
   own 128-byte-swizzled staging tile and one thread stores the tile with a TMA store (``bulk_group``); before the
   next tile overwrites the staging tile, ``cp.async.bulk.wait_group.read 0`` waits until the store has read it.
   Named barriers (``bar.sync 1 + part, 128``) order the warpgroup's writes, the proxy fence and the store.
+* **Any M, N, K.** The tile grid is ceil(M / BM) x ceil(N / BN) and the K loop ceil(K / BK) steps. An edge tile's
+  TMA loads read zeros past the tensor's end (also for M smaller than one 64-row block, down to M = 1) and its TMA
+  store writes nothing there, so no code path differs at the edge. TMA's one rule is that rows are a multiple of
+  16 bytes: K and N multiples of 8 (FP16/BF16); ``gemm_tuning.padded_gemm`` runs other shapes on zero-padded copies.
 * **Stages from capacity.** Unless given, stages = the most (BM + BN) x BK tiles that fit the 227 KiB of shared memory
   of an H100 CTA next to the barriers and the BM x BN staging tile, at most 8.
 
@@ -36,7 +40,7 @@ from tvm.tirx.script import tile as Tx
 from tvm.tirx.layout import S, TileLayout
 
 from .epilogue import Epilogue
-from .hopper_gemm import accumulator, shared_tile, tile_problems
+from .hopper_gemm import accumulator, alignment_problems, ceil_div, shared_tile, tile_problems
 from .pipeline import PipelineState, release
 from .tiles import local_tile
 
@@ -78,13 +82,14 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
     cm, cn = cluster
     if (cm, cn) not in CLUSTERS:
         problems.append(f"cluster={cluster}: one of {', '.join(map(str, CLUSTERS))} (M x N CTAs)")
-    elif cm > 1 and (m // bm) % cm:
-        problems.append(f"cluster={cluster}: {m // bm} tile rows are not a multiple of {cm}")
-    elif cn > 1 and (n // bn) % cn:
-        problems.append(f"cluster={cluster}: {n // bn} tile columns are not a multiple of {cn}")
+    elif cm > 1 and ceil_div(m, bm) % cm:
+        problems.append(f"cluster={cluster}: {ceil_div(m, bm)} tile rows are not a multiple of {cm}")
+    elif cn > 1 and ceil_div(n, bn) % cn:
+        problems.append(f"cluster={cluster}: {ceil_div(n, bn)} tile columns are not a multiple of {cn}")
     elif cm * cn > 1 and sms < cm * cn:
         problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
-    problems += tile_problems(m, n, k, bm, bn, bk, unit="elements")
+    problems += tile_problems(bm, bn, bk, unit="elements")
+    problems += alignment_problems(m, n, k, dtype)
     if (bm // 2) * bn // 128 > 128:
         problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
                         "(at most 128 leave room for addresses)")
@@ -112,12 +117,16 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster)
     if epilogue is not None and bn % EPILOGUE_COLS:
         raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
+    if epilogue is not None and (m % bm or n % bn):
+        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}): the fused epilogue reads C and the bias with register "
+                         f"loads that do not clip at the edge, so M and N must be multiples of the {bm}x{bn} tile; "
+                         "without an epilogue any M and N run (TMA clips the edge tiles)")
     half = bm // 2
     a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
     acc_layout = accumulator(half, bn)
     chunk_layout = accumulator(half, EPILOGUE_COLS)
-    k_tiles = k // bk
-    tiles_m, tiles_n = m // bm, n // bn
+    k_tiles = ceil_div(k, bk)   # the last K tile reads past K: TMA fills it with zeros
+    tiles_m, tiles_n = ceil_div(m, bm), ceil_div(n, bn)   # edge tiles: zero-filled loads, clipped TMA stores
     tiles = tiles_m * tiles_n
     cm, cn = cluster
     size = cm * cn                           # CTAs per cluster

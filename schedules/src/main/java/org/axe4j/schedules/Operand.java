@@ -74,7 +74,9 @@ public record Operand(String role, String name, String dtype, long[] shape, long
                     extent.length, shape.length);
         }
         for (int d = 0; d < shape.length; d++) {
-            if (symbolic[d] && (start[d] != 0 || extent[d] < 1 || extent[d] > shape[d])) {
+            // a run-time start may be an edge tile whose region runs past the end, even a region wider than the dim
+            // (a 64-row TMA box over a 16-row tensor): only rules that clip there take it (Rule#acceptsPastEnd)
+            if (symbolic[d] && (start[d] != 0 || extent[d] < 1)) {
                 throw Declined.of("%s (%s): region of extent %d in dim %d of size %d", role, name, extent[d], d,
                         shape[d]);
             }
@@ -83,6 +85,16 @@ public record Operand(String role, String name, String dtype, long[] shape, long
                         start[d] + extent[d], d, shape[d]);
             }
         }
+    }
+
+    /** The first dim whose region is wider than the buffer's dim (so it runs past the end wherever it starts). */
+    public java.util.OptionalInt firstDimPastEnd() {
+        for (int d = 0; d < shape.length; d++) {
+            if (extent[d] > shape[d]) {
+                return java.util.OptionalInt.of(d);
+            }
+        }
+        return java.util.OptionalInt.empty();
     }
 
     /** The dims whose region extent is not 1, in order: the dims a loop runs over. */

@@ -33,7 +33,25 @@ public interface Rule {
         return false;
     }
 
+    /**
+     * Whether {@link #plan} takes a region wider than its buffer's dim at a run-time start ({@link
+     * Operand#firstDimPastEnd}): an edge tile that reads zeros and writes nothing past the end, as a TMA copy does.
+     */
+    default boolean acceptsPastEnd() {
+        return false;
+    }
+
     default Decision decide(Request call) {
+        if (!acceptsPastEnd()) {
+            for (Operand o : call.operands()) {
+                var d = o.firstDimPastEnd();
+                if (d.isPresent()) {
+                    return Decision.decline(this, call.op() + ": the region of " + o + " is " + o.extent()[d.getAsInt()]
+                            + " wide in dim " + d.getAsInt() + " of size " + o.shape()[d.getAsInt()] + ", so it runs "
+                            + "past the end; " + variant() + " does not clip there (a TMA copy does)");
+                }
+            }
+        }
         if (!acceptsRunTimeExtents() && call.firstRunTimeExtent().isPresent()) {
             var first = call.firstRunTimeExtent().get();
             return Decision.decline(this, call.op() + ": the region of " + first.getKey() + " has a run-time extent"

@@ -94,6 +94,11 @@ final class CudaTmaRule {
             return true;
         }
 
+        @Override
+        public boolean acceptsPastEnd() {
+            return true;   // TMA fills what lies past the tensor's end with zeros and does not store there
+        }
+
         public SchedulePlan plan(Request call) {
             return tmaPlan(call);
         }
@@ -154,16 +159,25 @@ final class CudaTmaRule {
         CudaPlans.Tma plan() {
             int mode = swizzleMode();
             AffineAccess sa = AffineAccess.of(shared);
-            AffineAccess ga = AffineAccess.of(global);
+            AffineAccess ga = AffineAccess.of(widened());
             if (!ga.replicas().equals(List.of(0L)) || !sa.replicas().equals(List.of(0L))) {
                 throw Declined.of("%s: %s / %s has replicas; a TMA box reads and writes each element once", op,
                         shared, global);
             }
-            BoxLoops loops = chooseBox(loops(sa, ga), mode);
+            List<List<Digit>> digits = globalDigits();
+            List<CopyLoop> copyLoops = loops(sa, ga);
+            BoxLoops loops = chooseBox(copyLoops, mode, MAX_RANK);
+            List<MapDim> dims;
+            try {
+                dims = mapDims(digits, loops.box());
+            } catch (Declined cut) {
+                // a box dim that cuts a global dim it does not divide (a 128-column region of a 136-column tensor
+                // in two 64-column swizzle rows): keep the global dim whole and issue one box per piece instead
+                loops = fewerBoxDims(copyLoops, mode, loops.box().size(), digits, cut);
+                dims = mapDims(digits, loops.box());
+            }
             List<CopyLoop> box = loops.box();
             List<CopyLoop> issue = loops.issue();
-            List<List<Digit>> digits = globalDigits();
-            List<MapDim> dims = mapDims(digits, box);
             long[] start = startCoordinates(dims, issue);
             List<CudaPlans.TmaIssue> issues = issues(box, issue, dims, sa, mode);
             long boxElements = box.stream().mapToLong(CopyLoop::extent).reduce(1, (a, b) -> a * b);
@@ -297,8 +311,25 @@ final class CudaTmaRule {
             return out;
         }
 
-        /** Box loops in shared order (see the class comment); the others are issue loops. */
-        BoxLoops chooseBox(List<CopyLoop> loops, int mode) {
+        /**
+         * The widest box of fewer than {@code rank} dims whose tensor map cuts no global dim unevenly; rethrows
+         * {@code cut} when even a one-dim box does.
+         */
+        BoxLoops fewerBoxDims(List<CopyLoop> loops, int mode, int rank, List<List<Digit>> digits, Declined cut) {
+            for (int r = rank - 1; r >= 1; r--) {
+                BoxLoops fewer = chooseBox(loops, mode, r);
+                try {
+                    mapDims(digits, fewer.box());
+                    return fewer;
+                } catch (Declined again) {
+                    // try a narrower box
+                }
+            }
+            throw cut;
+        }
+
+        /** Box loops in shared order (see the class comment), at most {@code maxRank}; the others are issue loops. */
+        BoxLoops chooseBox(List<CopyLoop> loops, int mode, int maxRank) {
             List<CopyLoop> box = new ArrayList<>();
             List<CopyLoop> issue = new ArrayList<>(loops);
             List<CopyLoop> byShared = new ArrayList<>(loops);
@@ -315,7 +346,7 @@ final class CudaTmaRule {
             }
             long expected = 1;
             for (CopyLoop l : byShared) {
-                if (l.shared() != expected || box.size() == MAX_RANK) {
+                if (l.shared() != expected || box.size() == maxRank) {
                     break;
                 }
                 long limit = MAX_BOX;
@@ -366,9 +397,59 @@ final class CudaTmaRule {
                     digits.add(new Digit(it.extent(), it.stride(), q));
                     q *= it.extent();
                 }
+                if (digits.isEmpty() && global.extent()[d] > 1) {
+                    digits.add(new Digit(1, sizeOneStride(), 1));   // a size-1 dim a wider box walks (M = 1)
+                }
                 out.add(digits);
             }
             return out;
+        }
+
+        /**
+         * The stride a dim of size 1 gets in the tensor map when a box walks past it: any stride reaches only
+         * coordinate 0 inside the tensor, so the layout's span rounded up to TMA's 16-byte stride alignment.
+         */
+        long sizeOneStride() {
+            long perAlign = Math.max(1, GLOBAL_ALIGN_BYTES / bytes);
+            long span = Math.max(1, global.layout().spanOn(Axis.M));
+            return (span + perAlign - 1) / perAlign * perAlign;
+        }
+
+        /**
+         * The global operand as if every dim its region runs past were long enough ({@link
+         * Operand#firstDimPastEnd}): the dim's outermost digit extended, so the region's loops and their global
+         * steps read as inside the tensor. The tensor map keeps the real dims, and TMA clips there.
+         */
+        Operand widened() {
+            if (global.firstDimPastEnd().isEmpty()) {
+                return global;
+            }
+            Shape shape = Shape.of(global.shape());
+            Grouped g = Group.tryGroup(global.layout(), shape).orElseThrow(reason -> Declined.of(
+                    "%s: global layout %s cannot be grouped by its buffer shape %s", op, global.layout(), shape));
+            long[] wide = global.shape().clone();
+            List<Iter> shard = new ArrayList<>();
+            for (int d = 0; d < wide.length; d++) {
+                List<Iter> block = new ArrayList<>(g.block(d));
+                if (global.extent()[d] > wide[d]) {
+                    long inner = 1;
+                    for (int k = 1; k < block.size(); k++) {
+                        inner *= block.get(k).extent();
+                    }
+                    Iter outer = block.isEmpty() ? null : block.get(0);
+                    long stride = outer != null && outer.extent() > 1 ? outer.stride() : sizeOneStride();
+                    long extent = (global.extent()[d] + inner - 1) / inner;
+                    if (block.isEmpty()) {
+                        block.add(Iter.of(extent, stride, "m"));
+                    } else {
+                        block.set(0, Iter.of(extent, stride, "m"));
+                    }
+                    wide[d] = extent * inner;
+                }
+                shard.addAll(block);
+            }
+            return new Operand(global.role(), global.name(), global.dtype(), wide, global.start(), global.extent(),
+                    global.layout().withShard(shard), global.elemOffset(), global.runTimeStarts());
         }
 
         /** Digits cut at the box loops' steps; box dims first (in box order), then the rest inner to outer. */
@@ -417,8 +498,8 @@ final class CudaTmaRule {
             for (int i = 0; i < box.size(); i++) {
                 int boxLoop = i;
                 dims.add(cutDims.stream().filter(c -> c.boxLoop() == boxLoop).reduce((x, y) -> y).map(Cut::dim)
-                        .orElseThrow(() -> new IllegalStateException(op + ": box loop " + box.get(boxLoop)
-                                + " is in no tensor-map dim of " + global)));
+                        .orElseThrow(() -> Declined.of("%s: box loop %s is in no tensor-map dim of %s", op,
+                                box.get(boxLoop), global)));
             }
             cutDims.stream().filter(c -> c.boxLoop() < 0).map(Cut::dim).forEach(dims::add);
             if (dims.size() > MAX_RANK) {
@@ -564,7 +645,10 @@ final class CudaTmaRule {
         int dimOf(List<MapDim> dims, CopyLoop l) {
             for (int j = 0; j < dims.size(); j++) {
                 MapDim m = dims.get(j);
-                if (m.dim() == l.globalDim() && l.step() >= m.step() && l.step() < m.step() * m.extent()) {
+                // the outermost map dim of a global dim also takes steps past its end (an edge tile: TMA clips)
+                boolean outermost = m.step() * m.extent() >= global.shape()[m.dim()];
+                if (m.dim() == l.globalDim() && l.step() >= m.step()
+                        && (l.step() < m.step() * m.extent() || outermost)) {
                     if (l.step() % m.step() != 0) {
                         throw Declined.of("%s: loop at step %d of global dim %d is not a multiple of the map dim's "
                                 + "step %d", op, l.step(), m.dim(), m.step());
