@@ -71,9 +71,9 @@ public record Request(String op, String target, String scope, List<Operand> oper
                 // null: a run-time start (a CTA index, a loop variable); params.start_modulus says what is known of it
                 runTime[d] = starts.get(d).isJsonNull() ? startModulus(params, role, d) : null;
                 Long only = runTime[d] == null || d >= shape.length ? null
-                        : onlyStartInside(runTime[d], shape[d], extent[d]);
+                        : onlyValueInside(runTime[d], shape[d] - extent[d]);
                 if (only != null) {
-                    runTime[d] = null;  // the one start inside the buffer, and the region fits there
+                    runTime[d] = null;  // the one start that keeps the region inside the buffer
                     start[d] = only;
                 } else {
                     start[d] = runTime[d] != null ? 0 : starts.get(d).getAsLong();
@@ -95,18 +95,33 @@ public record Request(String op, String target, String scope, List<Operand> oper
     }
 
     /**
-     * The start value when exactly one of {@code m}'s values lies inside the buffer's dim ({@code [0, size)}) and
-     * the region fits there ({@code start + extent <= size}): a region of a 64-column tensor at {@code bx * 64} can
-     * only start at 0. Null otherwise; in particular when several starts lie inside, the region may be an edge tile
-     * that runs past the end ({@code kt * 64} over 72 columns starts at 0 or 64), which a TMA copy clips.
+     * The start value when exactly one of {@code m}'s values lies in [0, room] (a region of a 64-column tensor at
+     * {@code bx * 64} can only start at 0); null otherwise.
      */
-    static Long onlyStartInside(Modular m, long size, long extent) {
-        long room = size - extent;
+    static Long onlyValueInside(Modular m, long room) {
         if (m.isConstant()) {
             return m.residue() >= 0 && m.residue() <= room ? m.residue() : null;
         }
         long first = m.residue(); // normalized: 0 <= residue < coeff
-        return first <= room && first + m.coeff() >= size ? first : null;
+        return first <= room && first + m.coeff() > room ? first : null;
+    }
+
+    /**
+     * The run-time start of {@code role}'s dim {@code dim} as the call wrote it ({@code params.start_modulus}), where
+     * parsing fixed it to the one value that keeps the region inside the buffer; empty for a constant start. A rule
+     * that clips at the buffer's end (TMA) reads it back: {@code kt * 64} over 72 columns also starts at 64, an edge
+     * tile that runs past the end.
+     */
+    public Optional<Modular> writtenRunTimeStart(String role, int dim) {
+        JsonElement all = params.get("start_modulus");
+        if (all == null || !all.isJsonObject() || !all.getAsJsonObject().has(role)) {
+            return Optional.empty();
+        }
+        JsonArray dims = all.getAsJsonObject().getAsJsonArray(role);
+        if (dim >= dims.size() || !dims.get(dim).isJsonArray()) {
+            return Optional.empty();
+        }
+        return Optional.of(startModulus(params, role, dim));
     }
 
     /**

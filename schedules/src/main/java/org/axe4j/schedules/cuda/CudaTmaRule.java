@@ -227,7 +227,7 @@ final class CudaTmaRule {
                 throw Declined.of("%s: TMA copies global <-> shared; %s is in %s, %s is in %s", op, dst, ds, src, ss);
             }
             Operand shared = load ? dst : src;
-            Operand global = load ? src : dst;
+            Operand global = edgeStarts(call, load ? src : dst);
             if (!dst.dtype().equals(src.dtype())) {
                 throw Declined.of("%s: dtypes %s -> %s differ; an async copy does not convert", op, src.dtype(),
                         dst.dtype());
@@ -326,6 +326,26 @@ final class CudaTmaRule {
                 }
             }
             throw cut;
+        }
+
+        /**
+         * The global operand with the run-time starts that parsing fixed to their one in-bounds value restored where
+         * another value also starts inside the tensor: such a region may be an edge tile past the end, which TMA
+         * clips, so the start stays a run-time coordinate.
+         */
+        static Operand edgeStarts(Request call, Operand global) {
+            Operand out = global;
+            for (int d = 0; d < global.shape().length; d++) {
+                if (global.runTimeStarts()[d] != null) {
+                    continue;
+                }
+                var written = call.writtenRunTimeStart(global.role(), d);
+                if (written.isPresent() && !written.get().isConstant()
+                        && written.get().residue() + written.get().coeff() < global.shape()[d]) {
+                    out = out.withRunTimeStart(d, written.get());
+                }
+            }
+            return out;
         }
 
         /** Box loops in shared order (see the class comment), at most {@code maxRank}; the others are issue loops. */
