@@ -4,9 +4,12 @@
 // repeats is reported. With --flush-l2 BYTES, a buffer of that size is overwritten (cudaMemsetAsync) before each
 // repeat, outside the timed events, so each repeat starts with a cold L2 (use --number 1). Inputs follow a closed
 // formula (exact in FP16) that the Python side regenerates to compare results:
-// A[i][k] = ((7 i + 13 k + seed) mod 9 - 4) / 8, B[j][k] = ((11 j + 5 k + 2 seed) mod 9 - 4) / 8.
+// A[i][k] = ((7 i + 13 k + seed) mod 9 - 4) / 8, B[j][k] = ((11 j + 5 k + 2 seed) mod 9 - 4) / 8;
+// or, with --inputs A_PATH B_PATH, are read from raw row-major FP16 files (M x K and N x K: users' data, such as
+// seeded random-normal values, on which power-limited GPUs run slower than on the formula's few distinct values).
 //
 // usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] [--flush-l2 BYTES]
+//                          [--inputs A_PATH B_PATH]
 // prints one JSON line: {"m":..,"n":..,"k":..,"ms":..,"tflops":..,"device":"..","flush_l2":..};
 // exit 3 when there is no GPU.
 #include <cublas_v2.h>
@@ -30,7 +33,7 @@ struct Options {
   long m = 0, n = 0, k = 0;
   int number = 10, repeat = 5, warmup = 3, seed = 0;
   long flush = 0;
-  std::string save;
+  std::string save, input_a, input_b;
 };
 
 [[noreturn]] void fail(int code, const std::string& message) {
@@ -56,7 +59,7 @@ long positive(const char* text, const char* name) {
 Options parse(int argc, char** argv) {
   if (argc < 4)
     fail(kUsage, "usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] "
-                 "[--flush-l2 BYTES]");
+                 "[--flush-l2 BYTES] [--inputs A_PATH B_PATH]");
   Options o;
   o.m = positive(argv[1], "M");
   o.n = positive(argv[2], "N");
@@ -64,6 +67,13 @@ Options parse(int argc, char** argv) {
   for (int i = 4; i < argc; i += 2) {
     std::string flag = argv[i];
     if (i + 1 >= argc) fail(kUsage, flag + " needs a value");
+    if (flag == "--inputs") {
+      if (i + 2 >= argc) fail(kUsage, "--inputs needs two files: A (M x K) and B (N x K), raw FP16");
+      o.input_a = argv[i + 1];
+      o.input_b = argv[i + 2];
+      ++i;
+      continue;
+    }
     if (flag == "--number") o.number = static_cast<int>(positive(argv[i + 1], "--number"));
     else if (flag == "--repeat") o.repeat = static_cast<int>(positive(argv[i + 1], "--repeat"));
     else if (flag == "--warmup") o.warmup = static_cast<int>(positive(argv[i + 1], "--warmup"));
@@ -82,6 +92,20 @@ __global__ void fill(__half* x, long rows, long cols, long a, long b, long c) {
   x[idx] = __float2half(static_cast<float>((a * r + b * k + c) % 9 - 4) / 8.0f);
 }
 
+// Reads `count` FP16 values from `path` into device memory `dst`; the file must hold exactly that many.
+void load(__half* dst, long count, const std::string& path, const char* what) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) fail(kUsage, std::string("cannot open ") + what + " file " + path);
+  std::vector<__half> host(static_cast<size_t>(count));
+  size_t got = std::fread(host.data(), sizeof(__half), host.size(), f);
+  bool extra = std::fgetc(f) != EOF;
+  std::fclose(f);
+  if (got != host.size() || extra)
+    fail(kUsage, std::string(what) + " file " + path + " must hold exactly " + std::to_string(count) +
+                     " FP16 values (" + std::to_string(count * 2) + " bytes)");
+  check(cudaMemcpy(dst, host.data(), sizeof(__half) * host.size(), cudaMemcpyHostToDevice), "cudaMemcpy inputs");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,9 +120,14 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&b, sizeof(__half) * o.n * o.k), "cudaMalloc B");
   check(cudaMalloc(&d, sizeof(__half) * o.m * o.n), "cudaMalloc D");
   const int threads = 256;
-  fill<<<(o.m * o.k + threads - 1) / threads, threads>>>(a, o.m, o.k, 7, 13, o.seed);
-  fill<<<(o.n * o.k + threads - 1) / threads, threads>>>(b, o.n, o.k, 11, 5, 2L * o.seed);
-  check(cudaGetLastError(), "fill");
+  if (!o.input_a.empty()) {
+    load(a, o.m * o.k, o.input_a, "A");
+    load(b, o.n * o.k, o.input_b, "B");
+  } else {
+    fill<<<(o.m * o.k + threads - 1) / threads, threads>>>(a, o.m, o.k, 7, 13, o.seed);
+    fill<<<(o.n * o.k + threads - 1) / threads, threads>>>(b, o.n, o.k, 11, 5, 2L * o.seed);
+    check(cudaGetLastError(), "fill");
+  }
 
   cublasHandle_t handle;
   check(cublasCreate(&handle), "cublasCreate");
@@ -143,8 +172,9 @@ int main(int argc, char** argv) {
       fail(kFailure, "cannot write " + o.save);
     std::fclose(f);
   }
-  std::printf("{\"m\":%ld,\"n\":%ld,\"k\":%ld,\"ms\":%.6f,\"tflops\":%.3f,\"device\":\"%s\",\"flush_l2\":%ld}\n", o.m,
-              o.n, o.k, median, tflops, prop.name, o.flush);
+  std::printf("{\"m\":%ld,\"n\":%ld,\"k\":%ld,\"ms\":%.6f,\"tflops\":%.3f,\"device\":\"%s\",\"flush_l2\":%ld,"
+              "\"inputs\":\"%s\"}\n", o.m, o.n, o.k, median, tflops, prop.name, o.flush,
+              o.input_a.empty() ? "formula" : "files");
   cublasDestroy(handle);
   cudaFree(a);
   cudaFree(b);

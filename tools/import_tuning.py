@@ -2,8 +2,9 @@
 ``python/axe4j/cuda/kernels/gemm_tuning.json`` and prints the sweep as a Markdown table (docs/cuda-gemm.md).
 
 For each shape of the sweep, the configuration with the most TFLOP/s among those that ran and matched numpy is the
-choice for (the run's arch, float16, shape); every configuration's figure and cuBLAS's are kept with it, with the
-device and the date. Entries of other shapes already in the cache stay.
+choice for (the run's arch, float16, shape); every configuration's figure and cuBLAS's (and torch's, when timed) are
+kept with it, with the device, the date and the kind of input they were measured on (the run's top-level figures:
+random-normal unless the run was told otherwise). Entries of other shapes already in the cache stay.
 
 usage: python tools/import_tuning.py SUMMARY_JSON [--markdown FILE] [--plot FILE.png]
 """
@@ -36,9 +37,13 @@ def entries_of(summary: dict) -> dict:
     for (m, n, k), runs in shapes.items():
         best_label, _ = max(runs, key=lambda r: r[1]["tflops"])
         cublas = runs[0][1].get("cublas", {})
+        torch = runs[0][1].get("torch", {})
         entries[gemm_tuning.key(summary["arch"], m, n, k, "float16")] = {
             "choice": best_label, "device": summary["device"].split(",")[0], "date": summary.get("date", "unknown"),
+            # the kind of input the figures are on (runs before 2026-11-28 timed the harness's formula only)
+            "inputs": runs[0][1].get("inputs", "structured"),
             "cublas_tflops": cublas.get("tflops", 0.0),
+            **({"torch_tflops": round(torch["tflops"], 1)} if "tflops" in torch else {}),
             "measured": [{"config": label, "tflops": round(t["tflops"], 1), "median_ms": round(t["median_ms"], 4)}
                          for label, t in runs]}
     return entries

@@ -1,9 +1,10 @@
-"""make bench-gemm's parts that run without a GPU: the no-GPU exit (through the GPU bundle's runner), the runner's
-inputs against the cuBLAS harness's formula, and the PNG chart writer. Reading the timings is tested in
-test_gemm_tuning.py."""
+"""make bench-gemm's parts that run without a GPU: the no-GPU exit with the recorded figures, the runner's input
+kinds (random-normal, and the cuBLAS harness's formula), its per-kind summary and what the import keeps of it, and
+the PNG chart writer. Reading the timings into choices is tested in test_gemm_tuning.py."""
 
 import tvm  # noqa: F401  (before the JVM)
 
+import json
 import struct
 import subprocess
 import sys
@@ -28,10 +29,64 @@ def _gpu() -> bool:
 
 
 @pytest.mark.skipif(_gpu(), reason="a GPU is present: the benchmark would run")
-def test_without_a_gpu_it_says_so_and_exits_0():
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gemm.py")], capture_output=True, text=True)
+def test_without_a_gpu_it_prints_the_recorded_figures_and_builds_nothing():
+    from axe4j.cuda.kernels import gemm_tuning
+
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gemm.py")], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert "no GPU:" in out.stdout and not (ROOT / "out" / "bench-gemm" / "summary.json").exists()
+    rows = {line.split("|")[1].strip(): line.split("|") for line in out.stdout.splitlines()
+            if line.startswith("| ") and "x" in line.split("|")[1]}
+    for key, entry in gemm_tuning.load().items():   # every recorded shape, with its device, date and input kind
+        row = rows[key.split("/")[-1]]
+        assert row[2].strip() == entry["choice"] and row[7].strip() == entry["device"]
+        assert row[8].strip() == entry["date"] and row[9].strip() == entry.get("inputs", "structured")
+        best = max(r["tflops"] for r in entry["measured"])
+        assert row[5].strip() == f"{best / entry['cublas_tflops']:.3f}"
+    assert "No GPU figures yet for" in out.stdout and "1x4096x4096" in out.stdout
+
+
+def test_random_and_structured_inputs_are_what_they_say():
+    a, b = bundle_runner.gemm_inputs("randn", 64, 48, 256)
+    a2, _ = bundle_runner.gemm_inputs("randn", 64, 48, 256)
+    assert a.dtype == b.dtype == np.float16 and a.shape == (64, 256) and b.shape == (48, 256)
+    assert np.array_equal(a, a2)   # seeded: the cuBLAS harness and torch get the same values from files
+    values = a.astype(np.float64).ravel()
+    assert abs(values.mean()) < 0.05 and abs(values.std() - 1.0) < 0.05 and len(np.unique(values)) > 1000
+    s, _ = bundle_runner.gemm_inputs("structured", 64, 48, 256)
+    assert len(np.unique(s)) == 9   # the formula's nine values: low entropy
+    with pytest.raises(ValueError, match="input kind 'ones': one of randn, structured"):
+        bundle_runner.gemm_inputs("ones", 4, 4, 4)
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu-bundle" / "run.py"), "--inputs", "randn,ones"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "a comma-separated list of randn, structured" in out.stdout
+
+
+def _timing(kind, tflops, cublas, torch):
+    return {"m": 256, "n": 512, "k": 128, "inputs": kind, "runs": 30, "warmup": 5, "flush_bytes": 512 << 20,
+            "median_ms": 0.01, "min_ms": 0.01, "max_ms": 0.02, "tflops": tflops, "matches_numpy": True,
+            "check": {"mismatches": 0}, "cublas": {"ms": 0.01, "tflops": cublas}, "ratio_to_cublas": tflops / cublas,
+            "torch": {"ms": 0.01, "tflops": torch}, "ratio_to_torch": tflops / torch}
+
+
+def test_the_summary_gives_ratios_per_input_kind_and_the_import_keeps_the_kind(tmp_path):
+    """summary.md has one row per kind with each peer's figure and ratio; import_tuning takes the top-level (randn)
+    figures and records the kind and torch's figure with them."""
+    by = {"randn": _timing("randn", 700.0, 760.0, 750.0), "structured": _timing("structured", 800.0, 870.0, 860.0)}
+    timing = {"name": "hopper_gemm_pipelined/256x512x128_128x256", "by_inputs": by, **by["randn"]}
+    out = tmp_path / "run"
+    bundle_runner.summarize({}, {}, [timing], "NVIDIA X, compute capability 9.0", "sm_90a", out, 0.0)
+    text = (out / "summary.md").read_text()
+    assert "| randn | 0.0100 | 700.0 | 760.0 | 0.921 | 750.0 | 0.933 |" in text
+    assert "| structured | 0.0100 | 800.0 | 870.0 | 0.920 | 860.0 | 0.930 |" in text
+    cache = tmp_path / "cache.json"
+    imported = subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(out / "summary.json"),
+                               "--cache", str(cache)], capture_output=True, text=True)
+    assert imported.returncode == 0, imported.stderr
+    entry = json.loads(cache.read_text())["entries"]["sm_90a/float16/256x512x128"]
+    assert entry["inputs"] == "randn" and entry["cublas_tflops"] == 760.0 and entry["torch_tflops"] == 750.0
+    assert entry["measured"][0]["tflops"] == 700.0
 
 
 def test_the_runner_times_on_the_harness_inputs():

@@ -35,6 +35,8 @@ def test_usage_errors_name_the_argument(harness):
     assert out.returncode == 2 and "unknown option --bogus" in out.stderr
     out = _run(harness, 64, 64, 64, "--flush-l2", "0")
     assert out.returncode == 2 and "--flush-l2 must be a positive integer, not '0'" in out.stderr
+    out = _run(harness, 64, 64, 64, "--inputs", "a.bin")
+    assert out.returncode == 2 and "--inputs needs two files: A (M x K) and B (N x K), raw FP16" in out.stderr
 
 
 def test_binary_holds_code_for_ampere_hopper_and_blackwell(harness):
@@ -75,3 +77,21 @@ def test_result_is_a_times_b_transposed(harness, tmp_path):
     d = np.fromfile(tmp_path / "d.bin", dtype=np.float16).reshape(m, n).astype(np.float64)
     a, b = inputs(m, n, k, seed=3)
     np.testing.assert_allclose(d, a @ b.T, rtol=2e-3, atol=2e-2)
+
+
+@pytest.mark.gpu
+def test_inputs_from_files_are_multiplied(harness, tmp_path):
+    m, n, k = 128, 200, 96
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    a.tofile(tmp_path / "a.bin")
+    b.tofile(tmp_path / "b.bin")
+    out = _run(harness, m, n, k, "--inputs", tmp_path / "a.bin", tmp_path / "b.bin", "--save", tmp_path / "d.bin",
+               "--number", 1, "--repeat", 2)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["inputs"] == "files"
+    d = np.fromfile(tmp_path / "d.bin", dtype=np.float16).reshape(m, n).astype(np.float64)
+    np.testing.assert_allclose(d, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-2, atol=1e-2)
+    out = _run(harness, m, n, k, "--inputs", tmp_path / "b.bin", tmp_path / "a.bin")   # A's file holds N x K
+    assert out.returncode == 2 and f"A file {tmp_path / 'b.bin'} must hold exactly {m * k} FP16 values" in out.stderr

@@ -9,13 +9,18 @@ the libraries in ``kernels/``, loaded through the tvm-ffi C ABI (``tvm_ffi_ctype
 For every case of ``manifest.json`` compiled for this GPU's arch: the arguments from its npz go to device memory,
 the kernel runs, the outputs come back and are compared element for element with the expected ones (the case's
 rtol/atol, or exactly). Cases run in a worker process; one that crashes the worker (or hangs past ``--timeout``)
-fails alone and a new worker goes on with the next. Then the GEMM 8192x4096x4096: inputs from the cuBLAS harness's
-formula, D checked against numpy and against cuBLAS's D, each timed as the median of ``--runs`` launches, each
-after a warm-up and with the L2 flushed before it. Writes ``summary.json`` and ``summary.md`` to ``--out``.
+fails alone and a new worker goes on with the next. Then the timed GEMMs, on each kind of input of ``--inputs``:
+``randn`` (seeded random-normal FP16, users' data) and ``structured`` (the cuBLAS harness's formula, nine distinct
+values; power-limited GPUs run faster on such low-entropy data). Per kind, D is checked against an FP32 numpy
+reference (randn: |D - ref| <= 0.01 + 0.01 |ref|) and against cuBLAS's D on the same inputs; each is timed as the
+median of ``--runs`` launches after a warm-up, with the L2 flushed before each; cuBLAS (its harness) and, where
+torch is installed, ``torch.nn.functional.linear`` are timed the same way on the same inputs, and the ratios are
+taken per kind. Writes ``summary.json`` and ``summary.md`` to ``--out``.
 
 Without a GPU it says so and exits 0. Exit status otherwise: 0 when every case of this arch passed, 1 when not.
 
-usage: python3 run.py [--out DIR] [--only TEXT] [--no-timing] [--runs N] [--timeout S] [--list]
+usage: python3 run.py [--out DIR] [--only TEXT] [--no-timing] [--inputs randn,structured] [--runs N] [--timeout S]
+                      [--list]
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FLUSH_BYTES = 512 << 20  # overwritten before each timed launch: several times the L2 of an H100/H200/B200
+INPUT_KINDS = ("randn", "structured")   # users' data first: the top-level figures of a timing are its randn ones
+RANDN_RTOL, RANDN_ATOL = 1e-2, 1e-2      # |D - FP32 reference| <= atol + rtol |reference| on random-normal inputs
 H2D, D2H = 1, 2
 
 
@@ -281,24 +288,25 @@ class Worker:
         return {"name": case["name"], "status": "pass" if passed else "fail", "outputs": outputs,
                 "max_abs_error": max(o["max_abs_error"] for o in outputs), "seconds": round(time.time() - started, 3)}
 
-    def problem(self, m: int, n: int, k: int):
-        """The harness's inputs and numpy's D for this shape, kept for the next GEMM of the same shape."""
+    def problem(self, m: int, n: int, k: int, kind: str = "structured"):
+        """The inputs of this kind and numpy's D for this shape, kept for the next GEMM of the same shape and kind."""
         import numpy as np
 
-        if (getattr(self, "_problem", None) or (None,))[0] != (m, n, k):
+        if (getattr(self, "_problem", None) or (None,))[0] != (m, n, k, kind):
             self._problem = None  # free the last shape's arrays first
-            a, b = harness_inputs(m, n, k)
+            a, b = gemm_inputs(kind, m, n, k)
             reference = (a.astype(np.float32) @ b.astype(np.float32).T).astype(np.float16)
-            self._problem = ((m, n, k), a, b, reference)
+            self._problem = ((m, n, k, kind), a, b, reference)
         return self._problem[1:]
 
-    def time_gemm(self, timing: dict, runs: int, warmup: int, d_path: str | None = None) -> dict:
-        """The GEMM on the harness's inputs: checked against numpy, timed with the L2 flushed before each launch;
-        D (raw fp16) written to ``d_path`` when given."""
+    def time_gemm(self, timing: dict, runs: int, warmup: int, d_path: str | None = None,
+                  kind: str = "structured") -> dict:
+        """The GEMM on inputs of ``kind`` (``gemm_inputs``): checked against numpy, timed with the L2 flushed before
+        each launch; D (raw fp16) written to ``d_path`` when given."""
         import numpy as np
 
         m, n, k = timing["m"], timing["n"], timing["k"]
-        a, b, reference = self.problem(m, n, k)
+        a, b, reference = self.problem(m, n, k, kind)
         d = np.zeros((m, n), np.float16)
         function = self.function(timing["library"], timing["symbol"])
         epilogue = timing.get("epilogue")
@@ -330,12 +338,13 @@ class Worker:
         finally:
             for p in pointers + [flush]:
                 self.cuda.free(p)
-        check = compare(d, reference, "float16", timing["rtol"], timing["atol"], False)
+        rtol, atol = (timing["rtol"], timing["atol"]) if kind == "structured" else (RANDN_RTOL, RANDN_ATOL)
+        check = compare(d, reference, "float16", rtol, atol, False)
         times.sort()
         median = times[len(times) // 2]
         if d_path and not epilogue:   # a fused epilogue's D is not cuBLAS's GEMM
             d.tofile(d_path)
-        return {"m": m, "n": n, "k": k, "runs": runs, "warmup": warmup, "flush_bytes": FLUSH_BYTES,
+        return {"m": m, "n": n, "k": k, "inputs": kind, "runs": runs, "warmup": warmup, "flush_bytes": FLUSH_BYTES,
                 "median_ms": median, "min_ms": times[0], "max_ms": times[-1],
                 "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "matches_numpy": check["mismatches"] == 0,
                 "check": check}
@@ -366,6 +375,25 @@ def apply_epilogue(epilogue: dict, a, b, c, bias):
     return x.astype(np.float16)
 
 
+def random_inputs(m: int, n: int, k: int, seed: int = 0):
+    """Seeded random-normal A (M x K) and B (N x K) in FP16: data without the formula's structure."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k), dtype=np.float32).astype(np.float16)
+    b = rng.standard_normal((n, k), dtype=np.float32).astype(np.float16)
+    return a, b
+
+
+def gemm_inputs(kind: str, m: int, n: int, k: int):
+    """A and B of one input kind: ``randn`` (``random_inputs``) or ``structured`` (``harness_inputs``)."""
+    if kind == "randn":
+        return random_inputs(m, n, k)
+    if kind == "structured":
+        return harness_inputs(m, n, k)
+    raise ValueError(f"input kind {kind!r}: one of {', '.join(INPUT_KINDS)}")
+
+
 def harness_inputs(m: int, n: int, k: int, seed: int = 0):
     """The cuBLAS harness's inputs (native/README.md), exact in fp16."""
     import numpy as np
@@ -394,10 +422,11 @@ def worker_main(args) -> int:
     for name in names:
         if name.startswith("@timing:"):
             emit({"start": name})
-            index = int(name.split(":")[1])
+            _, index, kind = name.split(":")
+            index = int(index)
             try:
                 emit({"timing": worker.time_gemm(manifest["timings"][index], args.runs, args.warmup,
-                                                 f"{args.gemm_d}.{index}")})
+                                                 f"{args.gemm_d}.{index}.{kind}", kind)})
             except Exception as error:  # noqa: BLE001
                 emit({"timing": {"error": f"{type(error).__name__}: {error}"}})
                 os._exit(3)
@@ -475,9 +504,10 @@ def run_workers(names: list[str], args, on_record) -> None:
         pending = [n for n in pending if n not in finished]
 
 
-def run_harness(timing: dict, args, ours: list[Path]) -> dict:
-    """The cuBLAS harness on the same problem, timed the same way; its D compared with each of ours (raw fp16
-    files ``ours``): ``max_rel_diff_to_axe4j`` lists the differences in that order (None where a file is missing)."""
+def run_harness(timing: dict, args, ours: list[Path], kind: str = "structured") -> dict:
+    """The cuBLAS harness on the same problem and inputs, timed the same way; its D compared with each of ours (raw
+    fp16 files ``ours``): ``max_rel_diff_to_axe4j`` lists the differences in that order (None where a file is
+    missing). Inputs other than the harness's own formula go to it as files (``--inputs``)."""
     import numpy as np
 
     binary = HERE / "bin" / "cublas_gemm_bench"
@@ -487,6 +517,12 @@ def run_harness(timing: dict, args, ours: list[Path]) -> dict:
     saved = Path(args.scratch) / "cublas_d.bin"
     command = [str(binary), str(timing["m"]), str(timing["n"]), str(timing["k"]), "--number", "1", "--repeat",
                str(args.runs), "--warmup", str(args.warmup), "--flush-l2", str(FLUSH_BYTES), "--save", str(saved)]
+    if kind != "structured":
+        a, b = gemm_inputs(kind, timing["m"], timing["n"], timing["k"])
+        paths = [Path(args.scratch) / "cublas_a.bin", Path(args.scratch) / "cublas_b.bin"]
+        a.tofile(paths[0])
+        b.tofile(paths[1])
+        command += ["--inputs", str(paths[0]), str(paths[1])]
     out = subprocess.run(command, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"error": f"exit {out.returncode}: {out.stderr.strip()}", "library_folders": folders}
@@ -503,6 +539,52 @@ def run_harness(timing: dict, args, ours: list[Path]) -> dict:
     return report
 
 
+def run_torch(timing: dict, args, ours: list[Path], kind: str) -> dict:
+    """``torch.nn.functional.linear(A, B)`` (D = A B^T, what a served model calls) on the same inputs, timed as the
+    kernels are (CUDA events, the L2 flushed before each launch, median); its D compared with each of ours. An
+    ``error`` record where torch is not installed or has no CUDA."""
+    import numpy as np
+
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as error:
+        return {"error": f"torch not installed ({error})"}
+    if not torch.cuda.is_available():
+        return {"error": "torch has no CUDA device"}
+    m, n, k = timing["m"], timing["n"], timing["k"]
+    a_host, b_host = gemm_inputs(kind, m, n, k)
+    a = torch.from_numpy(a_host).cuda()
+    b = torch.from_numpy(b_host).cuda()
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    for _ in range(args.warmup):
+        d = F.linear(a, b)
+    torch.cuda.synchronize()
+    times = []
+    for r in range(args.runs):
+        flush.fill_(r & 0xFF)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        d = F.linear(a, b)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    median = times[len(times) // 2]
+    theirs = d.float().cpu().numpy()
+    diffs = []
+    for path in ours:
+        if path.is_file():
+            mine = np.fromfile(path, dtype=np.float16).astype(np.float32).reshape(m, n)
+            diffs.append(float(np.max(np.abs(mine - theirs) / (np.abs(theirs) + 1.0))))
+        else:
+            diffs.append(None)
+    del a, b, d, flush
+    torch.cuda.empty_cache()
+    return {"ms": median, "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "version": torch.__version__,
+            "max_rel_diff_to_axe4j": diffs}
+
+
 def summarize(manifest, results, timings, device, arch, out: Path, started: float) -> int:
     """``timings``: one record per timed GEMM (manifest order), each with ``name`` and ``cublas`` (the harness on
     its shape) or ``error``."""
@@ -511,7 +593,8 @@ def summarize(manifest, results, timings, device, arch, out: Path, started: floa
         counts[result["status"]] = counts.get(result["status"], 0) + 1
     ok = all(r["status"] in ("pass", "skipped") for r in results.values())
     for timing in timings:
-        ok = ok and "error" not in timing and timing.get("matches_numpy", False)
+        for per in timing.get("by_inputs", {"-": timing}).values():
+            ok = ok and "error" not in per and per.get("matches_numpy", False)
     summary = {"device": device, "arch": arch, "date": time.strftime("%Y-%m-%d", time.gmtime()), "counts": counts,
                "passed": ok,
                "seconds": round(time.time() - started, 1), "cases": list(results.values()), "timings": timings,
@@ -521,34 +604,34 @@ def summarize(manifest, results, timings, device, arch, out: Path, started: floa
     lines = [f"# GPU bundle results: {device} ({arch})", "",
              " ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; {summary['seconds']} s", ""]
     if timings:
-        lines += ["## GEMM timing", "", "| kernel | shape | median ms | TFLOP/s | ratio to cuBLAS | check |",
-                  "|---|---|---|---|---|---|"]
-        shown = set()
+        lines += ["## GEMM timing", "", "Ratios per input kind, every peer timed on the same inputs in this run.", "",
+                  "| kernel | shape | inputs | median ms | TFLOP/s | cuBLAS TFLOP/s | ratio | torch TFLOP/s | ratio "
+                  "to torch | check |", "|---|---|---|---|---|---|---|---|---|---|"]
+        runs = None
         for timing in timings:
             name = timing["name"]
-            if "error" in timing:
-                lines.append(f"| axe4j {name} | - | - | - | - | error: {timing['error']} |")
-                continue
-            shape = f"{timing['m']}x{timing['n']}x{timing['k']}"
-            ratio = f"{timing['ratio_to_cublas']:.3f}" if "ratio_to_cublas" in timing else "-"
-            lines.append(f"| axe4j {name} | {shape} | {timing['median_ms']:.4f} | {timing['tflops']:.1f} | "
-                         f"{ratio} | numpy: {'pass' if timing['matches_numpy'] else 'FAIL'}; cuBLAS D max rel diff "
-                         f"{timing.get('max_rel_diff_to_cublas', '-')} |")
-        for timing in timings:
-            cublas = timing.get("cublas", {})
-            shape = f"{timing.get('m')}x{timing.get('n')}x{timing.get('k')}"
-            if not cublas or shape in shown:
-                continue
-            shown.add(shape)
-            if "error" in cublas:
-                lines.append(f"| cuBLAS | {shape} | - | - | - | {cublas['error']} |")
-            else:
-                lines.append(f"| cuBLAS | {shape} | {cublas['ms']:.4f} | {cublas['tflops']:.1f} | 1 | |")
-        done = [t for t in timings if "runs" in t]
-        if done:
-            lines += ["", f"Median of {done[0]['runs']} launches after {done[0]['warmup']} warm-up launches, "
-                          f"{done[0]['flush_bytes'] >> 20} MiB overwritten before each (cold L2); CUDA events; "
-                          "cuBLAS timed the same way in its harness, once per shape.", ""]
+            for kind, per in timing.get("by_inputs", {"structured": timing}).items():
+                if "error" in per:
+                    lines.append(f"| axe4j {name} | - | {kind} | - | - | - | - | - | - | error: {per['error']} |")
+                    continue
+                runs = runs or per
+                shape = f"{per['m']}x{per['n']}x{per['k']}"
+                peers = []
+                for peer in ("cublas", "torch"):
+                    report = per.get(peer, {})
+                    figure = f"{report['tflops']:.1f}" if "tflops" in report else report.get("error", "-")
+                    ratio = f"{per[f'ratio_to_{peer}']:.3f}" if f"ratio_to_{peer}" in per else "-"
+                    peers += [str(figure).replace("|", "/")[:60], ratio]
+                lines.append(f"| axe4j {name} | {shape} | {kind} | {per['median_ms']:.4f} | {per['tflops']:.1f} | "
+                             + " | ".join(peers) + f" | numpy: {'pass' if per['matches_numpy'] else 'FAIL'}; cuBLAS "
+                             f"D max rel diff {per.get('max_rel_diff_to_cublas', '-')} |")
+        if runs:
+            lines += ["", f"Median of {runs['runs']} launches after {runs['warmup']} warm-up launches, "
+                          f"{runs['flush_bytes'] >> 20} MiB overwritten before each (cold L2); CUDA events; "
+                          "cuBLAS timed the same way in its harness and torch.nn.functional.linear in this process, "
+                          "once per shape and input kind. randn: seeded random-normal FP16, checked with "
+                          f"|D - ref| <= {RANDN_ATOL} + {RANDN_RTOL} |ref| (ref: FP32 numpy); structured: the "
+                          "harness's formula ((7i + 13k) mod 9 - 4) / 8, exact.", ""]
         else:
             lines.append("")
     lines += ["## Cases", "", "| case | status | max abs error | mismatches | note |", "|---|---|---|---|---|"]
@@ -574,6 +657,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results", help="folder for summary.json and summary.md")
     parser.add_argument("--only", default="", help="run the cases whose name contains this text")
     parser.add_argument("--no-timing", action="store_true", help="skip the GEMM timing against cuBLAS")
+    parser.add_argument("--inputs", default=",".join(INPUT_KINDS),
+                        help="input kinds the GEMMs are timed on, comma-separated (the first gives the top-level "
+                             "figures): randn (seeded random-normal), structured (the cuBLAS harness's formula)")
+    parser.add_argument("--no-torch", action="store_true", help="skip torch.nn.functional.linear as a second peer")
     parser.add_argument("--runs", type=int, default=30, help="timed launches of each GEMM (the median is reported)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a case may take before it is killed")
@@ -587,6 +674,10 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE))
     if args.worker_cases is not None:
         return worker_main(args)
+    args.kinds = [kind for kind in args.inputs.split(",") if kind]
+    if not args.kinds or any(kind not in INPUT_KINDS for kind in args.kinds):
+        print(f"--inputs {args.inputs!r}: a comma-separated list of {', '.join(INPUT_KINDS)}")
+        return 2
 
     manifest = json.loads((HERE / "manifest.json").read_text())
     cases = [c for c in manifest["cases"] if args.only in c["name"]]
@@ -618,13 +709,15 @@ def main(argv=None) -> int:
     timed = [] if args.no_timing else [
         i for i, t in enumerate(manifest.get("timings", []))
         if t["arch"] == arch and t["library"] and args.only in t["name"]]
-    timings = {i: {"name": manifest["timings"][i]["name"]} for i in timed}
+    kinds = args.kinds
+    timings = {i: {"name": manifest["timings"][i]["name"], "by_inputs": {}} for i in timed}
 
     def record(name, result):
         if name.startswith("@timing:"):
             if "tflops" not in result and "error" not in result:  # the worker crashed or hung while timing
                 result = {"error": f"{result['status']}: {result.get('message', '')}"}
-            timings[int(name.split(":")[1])].update(result)
+            _, index, kind = name.split(":")
+            timings[int(index)]["by_inputs"][kind] = result
             return
         results[name] = result
         done = sum(1 for r in results.values() if r["status"] != "skipped")
@@ -635,23 +728,31 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         args.scratch = scratch
-        run_workers(todo + [f"@timing:{i}" for i in timed], args, record)
+        run_workers(todo + [f"@timing:{i}:{kind}" for i in timed for kind in kinds], args, record)
         sys.stderr.write("\n")
         shapes: dict = {}   # (m, n, k) -> the timings of that shape, in order
         for i in timed:
             entry = manifest["timings"][i]
             shapes.setdefault((entry["m"], entry["n"], entry["k"]), []).append(i)
-        for indices in shapes.values():
-            cublas = run_harness(manifest["timings"][indices[0]], args,
-                                 [Path(f"{Path(args.scratch) / 'axe4j_d.bin'}.{i}") for i in indices])
-            diffs = cublas.pop("max_rel_diff_to_axe4j", [None] * len(indices))
-            for i, diff in zip(indices, diffs):
-                timing = timings[i]
-                timing["cublas"] = cublas
-                if "tflops" in cublas and "tflops" in timing:
-                    timing["ratio_to_cublas"] = timing["tflops"] / cublas["tflops"]
-                    timing["max_rel_diff_to_cublas"] = (
-                        "n/a (fused epilogue)" if manifest["timings"][i].get("epilogue") else diff)
+        for (m, n, k), indices in shapes.items():
+            for kind in kinds:
+                sys.stderr.write(f"\rpeers on {m}x{n}x{k} ({kind})".ljust(60))
+                ours = [Path(f"{Path(args.scratch) / 'axe4j_d.bin'}.{i}.{kind}") for i in indices]
+                peers = {"cublas": run_harness(manifest["timings"][indices[0]], args, ours, kind)}
+                if not args.no_torch:
+                    peers["torch"] = run_torch(manifest["timings"][indices[0]], args, ours, kind)
+                for peer, report in peers.items():
+                    diffs = report.pop("max_rel_diff_to_axe4j", [None] * len(indices))
+                    for i, diff in zip(indices, diffs):
+                        timing = timings[i]["by_inputs"].setdefault(kind, {"error": "not timed"})
+                        timing[peer] = report
+                        if "tflops" in report and "tflops" in timing:
+                            timing[f"ratio_to_{peer}"] = timing["tflops"] / report["tflops"]
+                            timing[f"max_rel_diff_to_{peer}"] = (
+                                "n/a (fused epilogue)" if manifest["timings"][i].get("epilogue") else diff)
+        sys.stderr.write("\n")
+        for i in timed:   # the top-level figures: the first kind of --inputs (randn unless told)
+            timings[i].update(timings[i]["by_inputs"].get(kinds[0], {"error": "not timed"}))
     return summarize(manifest, {c["name"]: results[c["name"]] for c in cases if c["name"] in results},
                      [timings[i] for i in timed], device, arch, args.out, started)
 
