@@ -5,9 +5,11 @@ Each constructor starts the JVM (``axe4j.install()``) and returns a ``tvm.transf
 
     seq = tvm.transform.Sequential([axe4j.transform.VerifyLayouts("llvm"),
                                     axe4j.transform.InferLayouts("llvm"),
-                                    axe4j.transform.CanonicalizeLayouts()])
+                                    axe4j.transform.CanonicalizeLayouts(),
+                                    axe4j.transform.AllocateBySpan()])
     mod = seq(mod)
 
+``AllocateBySpan()`` then sizes on-chip allocations by their layouts' spans.
 ``pipeline(target)`` is that list followed by TVM's TIRx lowering (which uses axe4j's dispatch rules once installed);
 ``axe4j.compile`` runs the layout part before ``tvm.compile``. See docs/passes.md.
 """
@@ -42,6 +44,18 @@ def CanonicalizeLayouts():  # noqa: N802
     return _global("CanonicalizeLayouts")()
 
 
+def AllocateBySpan():  # noqa: N802
+    """Sizes every on-chip allocation (shared, local, Trainium) whose layout reaches past its shape's elements by the
+    layout's span: the allocation becomes a flat storage of ``highest element + 1`` elements, declared as the buffer
+    with its layout (the bank-conflict padding ``S[(16,48):(56,1)]`` gets 888 elements, not 768)."""
+    return _global("AllocateBySpan")()
+
+
+def allocate_by_span(func):
+    """``func`` (a PrimFunc) with its on-chip allocations sized by their layouts' spans (as ``AllocateBySpan``)."""
+    return _global("allocate_by_span")(func)
+
+
 def InferLayouts(target=None):  # noqa: N802
     """Gives layouts to buffers allocated without one; explanations go to the ``axe4j.layout_choices`` attribute."""
     return _global("InferLayouts")(_target_arg(target))
@@ -65,8 +79,10 @@ def infer(func, target=None):
 
 
 def layout_passes(target=None, verify=True):
-    """verify -> infer -> canonicalize: the axe4j part of the pipeline (``verify=False`` leaves out the first)."""
-    return ([VerifyLayouts(target)] if verify else []) + [InferLayouts(target), CanonicalizeLayouts()]
+    """verify -> infer -> canonicalize -> allocate by span: the axe4j part of the pipeline (``verify=False`` leaves
+    out the first)."""
+    return ([VerifyLayouts(target)] if verify else []) + [InferLayouts(target), CanonicalizeLayouts(),
+                                                          AllocateBySpan()]
 
 
 def pipeline(target="llvm"):
@@ -88,7 +104,7 @@ def pipeline(target="llvm"):
 
 
 def run_layout_passes(mod, target=None, late=None):
-    """verify -> infer -> canonicalize on ``mod`` (a PrimFunc or IRModule); returns an IRModule.
+    """verify -> infer -> canonicalize -> allocate by span on ``mod`` (a PrimFunc or IRModule); returns an IRModule.
 
     Violations raise one ``ValueError`` listing all of them (as the VerifyLayouts pass does). ``late``, if given, is
     the compilation that would follow (a callable); it is tried on the unchanged module only to append the error it

@@ -65,11 +65,12 @@ def padded_argument():
     return k
 
 
-def padded_allocation():
-    """A shared (8, 32) tile with rows 40 apart: TVM allocates 256 elements, the layout reaches element 311."""
+def padded_allocation(scope="global"):
+    """A (8, 32) tile with rows 40 apart: the layout reaches element 311. In global memory TVM allocates the shape's
+    256 elements (refused); on-chip (shared, local) axe4j allocates the layout's span, 312 elements (fine)."""
     @T.prim_func
     def k(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8, 32), "float32")):
-        X = T.alloc_buffer((8, 32), "float32", scope="shared", layout=TileLayout(S[(8, 32):(40, 1)]))
+        X = T.alloc_buffer((8, 32), "float32", scope=scope, layout=TileLayout(S[(8, 32):(40, 1)]))
         Tx.copy(X[:, :], A[:, :])
         Tx.copy(B[:, :], X[:, :])
     return k
@@ -347,10 +348,15 @@ CASES = {
                                                    "elements of Sf's memory")]),
     "padded_argument": (padded_argument, None, [("memory-span", "buffer A (16, 30) float32 global: the layout reaches "
                                                               "element 509 (shard 509 + replicas 0 + offset 0), past "
-                                                              "the 480 elements TVM gives the argument of shape (16, 30)")]),
-    "padded_allocation": (padded_allocation, None, [("memory-span", "buffer X (8, 32) float32 shared: the layout "
+                                                              "the 480 elements of the argument of shape (16, 30); the "
+                                                              "caller's memory must hold 510 elements: declare the "
+                                                              "parameter with shape (16, 32) and use its region "
+                                                              "[0:16, 0:30]")]),
+    "padded_allocation": (padded_allocation, None, [("memory-span", "buffer X (8, 32) float32 global: the layout "
                                                                   "reaches element 311 (shard 311 + replicas 0 + offset "
-                                                                  "0), past the 256 elements TVM gives the allocation")]),
+                                                                  "0), past the 256 elements TVM allocates of shape "
+                                                                  "(8, 32); it needs 312 elements: declare the buffer "
+                                                                  "with shape (8, 40) and use its region [0:8, 0:32]")]),
     "negative_address": (negative_address, None, [("memory-span", "reaches address -7, before the start")]),
     "offset_past_memory": (offset_past_memory, None, [("offset-range", "reaches element 41 (shard 31 + replicas 0 + "
                                                        "offset 10), past the 40 float32 elements of Sf's memory")]),
@@ -486,7 +492,8 @@ def correct_cuda():
 
 
 @pytest.mark.parametrize("make,target", [(correct_cpu, "llvm"), (correct_cpu, None), (correct_cuda, SM90),
-                                         (gemm_async_fine, SM90)])
+                                         (gemm_async_fine, SM90), (lambda: padded_allocation("shared"), SM90),
+                                         (lambda: padded_allocation("local"), None)])
 def test_a_correct_kernel_produces_no_diagnostic(make, target):
     assert at.verify(make(), _target(target)) == []
     mod = tvm.IRModule({"k": make()})

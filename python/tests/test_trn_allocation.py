@@ -48,6 +48,34 @@ def test_dense_tiles_compile_and_copy_right():
     np.testing.assert_array_equal(c, a)
 
 
+def test_a_padded_tile_whose_span_overlaps_nothing_runs_end_to_end():
+    """Free stride 2 (every other column of the partition, reaching 255) after a dense tile: VerifyLayouts lets it
+    through (Trainium layouts have no memory axis m), the SBUF check finds its bytes [256, 766) clear of the dense
+    tile's, and the copy through it matches numpy in the NKI executor."""
+    from axe4j import transform
+
+    strided = TileLayout(S[(128, 128):(1 @ P, 2 @ F)])
+    dense = TileLayout(S[(128, 128):(1 @ P, 1 @ F)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer((128, 128), "float16"), B: T.Buffer((128, 128), "float16"),
+               C: T.Buffer((128, 128), "float16")):
+        T.func_attr({"num_inputs": 2, "global_symbol": "k"})
+        T.device_entry()
+        d = T.alloc_buffer((128, 128), "float16", scope="trn.sbuf", layout=dense)
+        p = T.alloc_buffer((128, 128), "float16", scope="trn.sbuf", layout=strided)
+        Tx.copy(d, B)
+        Tx.copy(p, A)
+        Tx.copy(C, p)
+
+    assert transform.verify(kernel, "trn") == []
+    source = trn_gemm.nki_source(kernel)
+    a = (np.arange(128 * 128).reshape(128, 128) % 89).astype(np.float16)
+    c = np.zeros_like(a)
+    nki_executor.run(source, a, np.full_like(a, 3), c)
+    np.testing.assert_array_equal(c, a)
+
+
 def test_tiles_over_the_sbuf_budget_fail_at_compile_time_with_the_figures():
     cols = 50_000   # 100,000 bytes per partition each: together past 192 KiB
     with pytest.raises(ValueError, match=r"b \(bytes \[100000, 200000\) per partition.*\) ends past SBUF's 196608 "

@@ -20,10 +20,11 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code CanonicalizeLayouts()}: every layout in canonical form</li>
  *   <li>{@code InferLayouts(target)}: layouts for buffers allocated without one; the explanations are stored in
  *       the function attribute {@code axe4j.layout_choices}</li>
+ *   <li>{@code AllocateBySpan()}: on-chip allocations sized by their layout's span ({@link AllocateBySpan})</li>
  * </ul>
  * {@code target} is a TVM Target, a kind name, or None; None uses the function's {@code target} attribute when
  * present. Without passes: {@code verify(func, target)} returns the diagnostic texts, {@code infer(func, target)}
- * returns {@code [func, notes]}, {@code canonicalize(func)} returns the function.
+ * returns {@code [func, notes]}, {@code canonicalize(func)} and {@code allocate_by_span(func)} return the function.
  */
 public final class PassGlobals implements GlobalsProvider {
     public static final String PREFIX = "axe4j.passes.";
@@ -49,6 +50,8 @@ public final class PassGlobals implements GlobalsProvider {
             return List.of(r.func(), texts(r.notes()));
         });
         def("canonicalize", a -> CanonicalizeLayouts.run((TvmObject) a[0]));
+        def("AllocateBySpan", a -> pass("axe4j.AllocateBySpan", null, (func, name) -> AllocateBySpan.run(func)));
+        def("allocate_by_span", a -> AllocateBySpan.run((TvmObject) a[0]));
     }
 
     /** The text VerifyLayouts raises: a count, then one diagnostic per line. */

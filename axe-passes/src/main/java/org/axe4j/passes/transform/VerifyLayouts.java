@@ -25,7 +25,9 @@ import org.axe4j.passes.transform.TirFunction.Region;
  * <ul>
  *   <li>{@code layout-shape}: the layout's size is the buffer's element count and it groups by the shape</li>
  *   <li>{@code memory-span}: addresses {@code offset + sum (e-1)*s} stay in {@code [0, elements of the data)}: a
- *       view's data is the buffer it aliases, a parameter's or an allocation's its own shape's elements</li>
+ *       view's data is the buffer it aliases, a parameter's (the caller's memory) or a global allocation's its own
+ *       shape's elements; the message names the shape to declare. On-chip allocations are sized by their layout's
+ *       span ({@link AllocateBySpan}) and not reported</li>
  *   <li>{@code thread-extent}: per thread axis, the largest coordinate is below the launched extent
  *       ({@code laneid < 32}, {@code warpid <} warps per CTA from {@code T.warp_id}, ...)</li>
  *   <li>{@code replica-range}, {@code offset-range}: the same bounds, broken only once replicas, or the offset,
@@ -180,13 +182,17 @@ public final class VerifyLayouts {
             report("memory-span", subject(b), text, "the layout reaches address " + r.lowest()
                     + ", before the start of the buffer's memory");
         }
-        if (sized && b.origin() != TirFunction.Origin.DECL && b.elements() > 0 && r.highest() >= b.elements()) {
-            // TVM gives a parameter or an allocation exactly the elements of its shape, whatever its layout
+        if (sized && b.origin() != TirFunction.Origin.DECL && b.elements() > 0 && r.highest() >= b.elements()
+                && AllocateBySpan.storageElements(b) == null) {
+            // an on-chip allocation is sized by its layout's span (AllocateBySpan); a parameter, or an allocation in
+            // global memory, gets exactly the elements of its shape
+            boolean param = b.origin() == TirFunction.Origin.PARAM;
             report(culprit(r, b.elements(), "memory-span"), subject(b), text, "the layout reaches element "
                     + r.highest() + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
-                    + "), past the " + b.elements() + " elements TVM gives " + (b.origin() == TirFunction.Origin.PARAM
-                    ? "the argument" : "the allocation") + " of shape " + b.shapeText()
-                    + "; declare the buffer with the layout's span");
+                    + "), past the " + b.elements() + " elements " + (param ? "of the argument" : "TVM allocates")
+                    + " of shape " + b.shapeText() + "; " + (param ? "the caller's memory must hold " : "it needs ")
+                    + (r.highest() + 1) + " elements: declare the " + (param ? "parameter" : "buffer")
+                    + " with shape " + storageShape(b, r) + " and use its region " + region(b));
             return;
         }
         Buffer data = b.aliasOf();
@@ -199,6 +205,58 @@ public final class VerifyLayouts {
                     + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
                     + "), past the " + capacity + " " + b.dtype() + " elements of " + data.name() + "'s memory");
         }
+    }
+
+    /**
+     * A shape whose row-major elements hold a padded layout: the pitched shape (extents {@code s[k-1] / s[k]} from the
+     * strides) when the layout has one positive iter per dimension, strides dividing one another, the last 1, and no
+     * offset; else the flat {@code (highest + 1,)}.
+     */
+    static String storageShape(Buffer b, Reach r) {
+        long needed = r.highest() + 1;
+        String flat = "(" + needed + ",)";
+        TirxLayout tl = layoutOf(b);
+        if (tl == null || r.offset() != 0 || r.replica() != 0) {
+            return flat;
+        }
+        List<Iter> dims = CanonicalizeLayouts.canonicalFor(tl.layout(), b.shape()).shard();
+        if (dims.size() != b.shape().length) {
+            return flat;
+        }
+        long[] out = new long[dims.size()];
+        out[0] = b.shape()[0];
+        for (int k = 0; k < dims.size(); k++) {
+            Iter it = dims.get(k);
+            if (!it.axis().equals(Axis.M) || it.stride() <= 0 || it.extent() != b.shape()[k]) {
+                return flat;
+            }
+            if (k > 0) {
+                long outer = dims.get(k - 1).stride();
+                if (outer % it.stride() != 0 || outer / it.stride() < it.extent()) {
+                    return flat;
+                }
+                out[k] = outer / it.stride();
+            }
+        }
+        if (dims.get(dims.size() - 1).stride() != 1) {
+            return flat;
+        }
+        List<String> parts = new ArrayList<>();
+        long total = 1;
+        for (long d : out) {
+            parts.add(Long.toString(d));
+            total *= d;
+        }
+        return total < needed ? flat : "(" + String.join(", ", parts) + (parts.size() == 1 ? ",)" : ")");
+    }
+
+    /** The whole of {@code b} as a region, e.g. {@code [0:16, 0:30]}. */
+    private static String region(Buffer b) {
+        List<String> parts = new ArrayList<>();
+        for (Long d : b.shape()) {
+            parts.add("0:" + d);
+        }
+        return "[" + String.join(", ", parts) + "]";
     }
 
     static boolean isThreadAxis(Axis axis) {

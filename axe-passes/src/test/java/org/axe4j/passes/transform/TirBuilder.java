@@ -35,6 +35,13 @@ final class TirBuilder {
         return b;
     }
 
+    /** A parameter buffer with {@code layout} (axe4j text). */
+    TvmObject param(String name, long[] shape, String layout) {
+        TvmObject b = buffer(name, shape, layout, "global");
+        params.add(b);
+        return b;
+    }
+
     private static String rowMajor(long[] shape) {
         List<String> e = new ArrayList<>();
         List<String> s = new ArrayList<>();
