@@ -728,12 +728,14 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as scratch:
         args.scratch = scratch
-        run_workers(todo + [f"@timing:{i}:{kind}" for i in timed for kind in kinds], args, record)
-        sys.stderr.write("\n")
         shapes: dict = {}   # (m, n, k) -> the timings of that shape, in order
         for i in timed:
             entry = manifest["timings"][i]
             shapes.setdefault((entry["m"], entry["n"], entry["k"]), []).append(i)
+        # shape by shape, kind by kind: a worker makes each shape's inputs and reference once per kind
+        run_workers(todo + [f"@timing:{i}:{kind}" for indices in shapes.values() for kind in kinds
+                            for i in indices], args, record)
+        sys.stderr.write("\n")
         for (m, n, k), indices in shapes.items():
             for kind in kinds:
                 sys.stderr.write(f"\rpeers on {m}x{n}x{k} ({kind})".ljust(60))
