@@ -38,14 +38,17 @@ def recorded() -> str:
     from axe4j.cuda.kernels import gemm_tuning
 
     entries = gemm_tuning.load()
-    lines = ["Recorded figures (python/axe4j/cuda/kernels/gemm_tuning.json; FP16, cold L2, medians of 30):", "",
+    lines = ["Recorded figures (python/axe4j/cuda/kernels/gemm_tuning.json; FP16 unless named, cold L2, medians of "
+             "30):", "",
              "| shape (M x N x K) | tiles | TFLOP/s | cuBLAS TFLOP/s | ratio | torch TFLOP/s | device | date | inputs |",
              "|---|---|---:|---:|---:|---:|---|---|---|"]
-    for key, e in sorted(entries.items(), key=lambda item: [int(x) for x in item[0].split("/")[-1].split("x")]):
+    for key, e in sorted(entries.items(), key=lambda item: ([int(x) for x in item[0].split("/")[-1].split("x")],
+                                                            item[0])):
         best = max(r["tflops"] for r in e["measured"])
         ratio = f"{best / e['cublas_tflops']:.3f}" if e.get("cublas_tflops") else "-"
         inputs = e.get("inputs", "structured")
-        lines.append(f"| {key.split('/')[-1]} | {e['choice']} | {best:.1f} | {e.get('cublas_tflops', 0.0):.1f} | "
+        shape = key.split("/")[-1] + ("" if "/float16/" in key else f" {key.split('/')[1]}")
+        lines.append(f"| {shape} | {e['choice']} | {best:.1f} | {e.get('cublas_tflops', 0.0):.1f} | "
                      f"{ratio} | {e.get('torch_tflops', '-')} | {e['device']} | {e['date']} | {inputs} |")
     lines += ["", "inputs: structured = the cuBLAS harness's formula ((7i + 13k) mod 9 - 4) / 8 (nine distinct values; "
                   "power-limited GPUs run faster on it); randn = seeded random-normal FP16."]

@@ -1,5 +1,5 @@
-// cuBLAS FP16 GEMM baseline: D = A B^T with A (M x K) and B (N x K) row-major FP16, FP32 accumulation, D (M x N)
-// row-major FP16 -- the "TN" problem the axe4j GEMM kernels solve. Timing as TVM's time evaluator does it:
+// cuBLAS FP16 (or, with --dtype bf16, BF16) GEMM baseline: D = A B^T with A (M x K) and B (N x K) row-major, FP32
+// accumulation, D (M x N) row-major in the input type -- the "TN" problem the axe4j GEMM kernels solve. Timing as TVM's time evaluator does it:
 // `number` back-to-back launches between two CUDA events, that mean per launch, `repeat` times; the median of the
 // repeats is reported. With --flush-l2 BYTES, a buffer of that size is overwritten (cudaMemsetAsync) before each
 // repeat, outside the timed events, so each repeat starts with a cold L2 (use --number 1). Inputs follow a closed
@@ -9,10 +9,11 @@
 // seeded random-normal values, on which power-limited GPUs run slower than on the formula's few distinct values).
 //
 // usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] [--flush-l2 BYTES]
-//                          [--inputs A_PATH B_PATH]
+//                          [--inputs A_PATH B_PATH] [--dtype f16|bf16]
 // prints one JSON line: {"m":..,"n":..,"k":..,"ms":..,"tflops":..,"device":"..","flush_l2":..};
 // exit 3 when there is no GPU.
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -34,6 +35,7 @@ struct Options {
   int number = 10, repeat = 5, warmup = 3, seed = 0;
   long flush = 0;
   std::string save, input_a, input_b;
+  bool bf16 = false;   // --dtype bf16: BF16 inputs and output (16-bit storage either way)
 };
 
 [[noreturn]] void fail(int code, const std::string& message) {
@@ -59,7 +61,7 @@ long positive(const char* text, const char* name) {
 Options parse(int argc, char** argv) {
   if (argc < 4)
     fail(kUsage, "usage: cublas_gemm_bench M N K [--number N] [--repeat R] [--warmup W] [--seed S] [--save PATH] "
-                 "[--flush-l2 BYTES] [--inputs A_PATH B_PATH]");
+                 "[--flush-l2 BYTES] [--inputs A_PATH B_PATH] [--dtype f16|bf16]");
   Options o;
   o.m = positive(argv[1], "M");
   o.n = positive(argv[2], "N");
@@ -80,16 +82,26 @@ Options parse(int argc, char** argv) {
     else if (flag == "--seed") o.seed = static_cast<int>(std::strtol(argv[i + 1], nullptr, 10));
     else if (flag == "--save") o.save = argv[i + 1];
     else if (flag == "--flush-l2") o.flush = positive(argv[i + 1], "--flush-l2");
+    else if (flag == "--dtype") {
+      std::string d = argv[i + 1];
+      if (d != "f16" && d != "bf16") fail(kUsage, "--dtype must be f16 or bf16, not '" + d + "'");
+      o.bf16 = d == "bf16";
+    }
     else fail(kUsage, "unknown option " + flag);
   }
   return o;
 }
 
-__global__ void fill(__half* x, long rows, long cols, long a, long b, long c) {
+__global__ void fill(__half* x, long rows, long cols, long a, long b, long c, bool bf16) {
   long idx = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (idx >= rows * cols) return;
   long r = idx / cols, k = idx % cols;
-  x[idx] = __float2half(static_cast<float>((a * r + b * k + c) % 9 - 4) / 8.0f);
+  float v = static_cast<float>((a * r + b * k + c) % 9 - 4) / 8.0f;   // exact in FP16 and BF16
+  if (bf16) {
+    reinterpret_cast<__nv_bfloat16*>(x)[idx] = __float2bfloat16(v);
+  } else {
+    x[idx] = __float2half(v);
+  }
 }
 
 // Reads `count` FP16 values from `path` into device memory `dst`; the file must hold exactly that many.
@@ -124,8 +136,8 @@ int main(int argc, char** argv) {
     load(a, o.m * o.k, o.input_a, "A");
     load(b, o.n * o.k, o.input_b, "B");
   } else {
-    fill<<<(o.m * o.k + threads - 1) / threads, threads>>>(a, o.m, o.k, 7, 13, o.seed);
-    fill<<<(o.n * o.k + threads - 1) / threads, threads>>>(b, o.n, o.k, 11, 5, 2L * o.seed);
+    fill<<<(o.m * o.k + threads - 1) / threads, threads>>>(a, o.m, o.k, 7, 13, o.seed, o.bf16);
+    fill<<<(o.n * o.k + threads - 1) / threads, threads>>>(b, o.n, o.k, 11, 5, 2L * o.seed, o.bf16);
     check(cudaGetLastError(), "fill");
   }
 
@@ -135,9 +147,10 @@ int main(int argc, char** argv) {
   // Row-major D (M x N) is column-major D^T (N x M) = B (N x K) . A^T: B is the column-major K x N matrix
   // transposed, A the column-major K x M matrix as is.
   auto gemm = [&] {
+    const cudaDataType_t type = o.bf16 ? CUDA_R_16BF : CUDA_R_16F;
     check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(o.n), static_cast<int>(o.m),
-                       static_cast<int>(o.k), &alpha, b, CUDA_R_16F, static_cast<int>(o.k), a, CUDA_R_16F,
-                       static_cast<int>(o.k), &beta, d, CUDA_R_16F, static_cast<int>(o.n), CUBLAS_COMPUTE_32F,
+                       static_cast<int>(o.k), &alpha, b, type, static_cast<int>(o.k), a, type,
+                       static_cast<int>(o.k), &beta, d, type, static_cast<int>(o.n), CUBLAS_COMPUTE_32F,
                        CUBLAS_GEMM_DEFAULT),
           "cublasGemmEx");
   };
@@ -173,8 +186,8 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   std::printf("{\"m\":%ld,\"n\":%ld,\"k\":%ld,\"ms\":%.6f,\"tflops\":%.3f,\"device\":\"%s\",\"flush_l2\":%ld,"
-              "\"inputs\":\"%s\"}\n", o.m, o.n, o.k, median, tflops, prop.name, o.flush,
-              o.input_a.empty() ? "formula" : "files");
+              "\"inputs\":\"%s\",\"dtype\":\"%s\"}\n", o.m, o.n, o.k, median, tflops, prop.name, o.flush,
+              o.input_a.empty() ? "formula" : "files", o.bf16 ? "bf16" : "f16");
   cublasDestroy(handle);
   cudaFree(a);
   cudaFree(b);

@@ -2,7 +2,7 @@
 ``python/axe4j/cuda/kernels/gemm_tuning.json`` and prints the sweep as a Markdown table (docs/cuda-gemm.md).
 
 For each shape of the sweep, the configuration with the most TFLOP/s among those that ran and matched numpy is the
-choice for (the run's arch, float16, shape); every configuration's figure and cuBLAS's (and torch's, when timed) are
+choice for (the run's arch, dtype, shape); every configuration's figure and cuBLAS's (and torch's, when timed) are
 kept with it, with the device, the date and the kind of input they were measured on (the run's top-level figures:
 random-normal unless the run was told otherwise). Entries of other shapes already in the cache stay.
 
@@ -32,13 +32,16 @@ def entries_of(summary: dict) -> dict:
         if t.get("epilogue") or t["name"].endswith("_fused"):   # a fused epilogue is not a tile configuration
             continue
         label = t["name"][len(PREFIX):].split("_", 1)[1]
-        shapes.setdefault((t["m"], t["n"], t["k"]), []).append((label, t))
+        dtype = t.get("dtype", "float16")
+        if dtype == "bfloat16":
+            label = label.removesuffix("_bf16")
+        shapes.setdefault((t["m"], t["n"], t["k"], dtype), []).append((label, t))
     entries = {}
-    for (m, n, k), runs in shapes.items():
+    for (m, n, k, dtype), runs in shapes.items():
         best_label, _ = max(runs, key=lambda r: r[1]["tflops"])
         cublas = runs[0][1].get("cublas", {})
         torch = runs[0][1].get("torch", {})
-        entries[gemm_tuning.key(summary["arch"], m, n, k, "float16")] = {
+        entries[gemm_tuning.key(summary["arch"], m, n, k, dtype)] = {
             "choice": best_label, "device": summary["device"].split(",")[0], "date": summary.get("date", "unknown"),
             # the kind of input the figures are on (runs before 2026-11-28 timed the harness's formula only)
             "inputs": runs[0][1].get("inputs", "structured"),
@@ -56,7 +59,8 @@ def markdown(entries: dict) -> str:
         best = max(r["tflops"] for r in e["measured"])
         ratio = f"{best / e['cublas_tflops']:.3f}" if e["cublas_tflops"] else "-"
         figures = ", ".join(f"{r['config']}: {r['tflops']:.1f}" for r in e["measured"])
-        lines.append(f"| {key.split('/')[-1]} | {figures} | {e['choice']} | {e['cublas_tflops']:.1f} | {ratio} |")
+        shape = key.split("/")[-1] + ("" if "/float16/" in key else f" {key.split('/')[1]}")
+        lines.append(f"| {shape} | {figures} | {e['choice']} | {e['cublas_tflops']:.1f} | {ratio} |")
     return "\n".join(lines) + "\n"
 
 

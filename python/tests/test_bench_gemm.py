@@ -56,6 +56,12 @@ def test_random_and_structured_inputs_are_what_they_say():
     assert abs(values.mean()) < 0.05 and abs(values.std() - 1.0) < 0.05 and len(np.unique(values)) > 1000
     s, _ = bundle_runner.gemm_inputs("structured", 64, 48, 256)
     assert len(np.unique(s)) == 9   # the formula's nine values: low entropy
+    import ml_dtypes   # BF16 as the runner holds it (bits in uint16), against ml_dtypes' rounding
+
+    a16, _ = bundle_runner.gemm_inputs("randn", 64, 48, 256, "bfloat16")
+    a32 = np.random.default_rng(0).standard_normal((64, 256), dtype=np.float32)
+    assert a16.dtype == np.uint16 and np.array_equal(a16, a32.astype(ml_dtypes.bfloat16).view(np.uint16))
+    assert np.array_equal(bundle_runner.as_float64(a16, "bfloat16"), a32.astype(ml_dtypes.bfloat16).astype(np.float64))
     with pytest.raises(ValueError, match="input kind 'ones': one of randn, structured"):
         bundle_runner.gemm_inputs("ones", 4, 4, 4)
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu-bundle" / "run.py"), "--inputs", "randn,ones"],
@@ -87,6 +93,15 @@ def test_the_summary_gives_ratios_per_input_kind_and_the_import_keeps_the_kind(t
     entry = json.loads(cache.read_text())["entries"]["sm_90a/float16/256x512x128"]
     assert entry["inputs"] == "randn" and entry["cublas_tflops"] == 760.0 and entry["torch_tflops"] == 750.0
     assert entry["measured"][0]["tflops"] == 700.0
+    bf16 = {**_timing("randn", 650.0, 700.0, 690.0), "dtype": "bfloat16"}
+    timing = {"name": "hopper_gemm_pipelined/256x512x128_128x256_bf16", "by_inputs": {"randn": bf16}, **bf16}
+    bundle_runner.summarize({}, {}, [timing], "NVIDIA X, compute capability 9.0", "sm_90a", out, 0.0)
+    assert "| 256x512x128 bf16 | randn | 0.0100 | 650.0 |" in (out / "summary.md").read_text()
+    subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(out / "summary.json"), "--cache",
+                    str(cache)], capture_output=True, text=True, check=True)
+    entries = json.loads(cache.read_text())["entries"]
+    assert entries["sm_90a/bfloat16/256x512x128"]["choice"] == "128x256"   # the _bf16 suffix is not the label
+    assert entries["sm_90a/float16/256x512x128"]["cublas_tflops"] == 760.0   # the FP16 entry stays
 
 
 def test_the_runner_times_on_the_harness_inputs():

@@ -15,7 +15,7 @@ import pytest
 import axe4j
 from axe4j.cuda import interp as cuda_interp
 from axe4j.cuda.kernels.epilogue import Epilogue
-from axe4j.cuda.kernels.gemm_tuning import sweep_cases
+from axe4j.cuda.kernels.gemm_tuning import sweep_cases, sweep_cases_bf16
 from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
 
 import faults
@@ -46,6 +46,8 @@ CASES = {
 # The benchmark sweep (axe4j.cuda.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
 # cuBLAS by the GPU bundle; too large for the interpreter.
 LARGE = {f"{m}x{n}x{k}_{config.label}": ((m, n, k), config.options()) for (m, n, k), config in sweep_cases()}
+LARGE.update({f"{m}x{n}x{k}_{config.label}_bf16": ((m, n, k), {**config.options(), "dtype": "bfloat16"})
+              for (m, n, k), config in sweep_cases_bf16()})
 
 # The fused epilogue D = act(alpha A B^T + beta C + bias): small cases run in the interpreter, the large one is timed.
 FUSED = {
@@ -118,11 +120,13 @@ def gpu_cases():
             epilogue={"alpha": epilogue.alpha, "beta": epilogue.beta, "bias": epilogue.bias,
                       "activation": epilogue.activation}))
     for name, (shape, options) in sorted(LARGE.items()):
+        dtype = options.get("dtype", "float16")
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda shape=shape, options=options: hopper_gemm_pipelined(*shape, **options), target=TARGET,
-            args=lambda shape=shape: _gpu_cases.fp16_gemm_operands(*shape), outputs=(2,),
-            expected=_gpu_cases.fp16_product, rtol=2e-3, atol=1e-2, size="large"))
+            args=lambda shape=shape, dtype=dtype: list(_operands(shape, dtype)[:3]), outputs=(2,),
+            expected=lambda args: [(args[0].astype("float32") @ args[1].astype("float32").T).astype(args[2].dtype)],
+            rtol=2e-3, atol=1e-2, size="large"))
     return cases
 
 

@@ -288,15 +288,16 @@ class Worker:
         return {"name": case["name"], "status": "pass" if passed else "fail", "outputs": outputs,
                 "max_abs_error": max(o["max_abs_error"] for o in outputs), "seconds": round(time.time() - started, 3)}
 
-    def problem(self, m: int, n: int, k: int, kind: str = "structured"):
-        """The inputs of this kind and numpy's D for this shape, kept for the next GEMM of the same shape and kind."""
+    def problem(self, m: int, n: int, k: int, kind: str = "structured", dtype: str = "float16"):
+        """The inputs of this kind and dtype and numpy's D for this shape, kept for the next GEMM of the same shape,
+        kind and dtype (bfloat16 arrays hold the bits, as uint16)."""
         import numpy as np
 
-        if (getattr(self, "_problem", None) or (None,))[0] != (m, n, k, kind):
+        if (getattr(self, "_problem", None) or (None,))[0] != (m, n, k, kind, dtype):
             self._problem = None  # free the last shape's arrays first
-            a, b = gemm_inputs(kind, m, n, k)
-            reference = (a.astype(np.float32) @ b.astype(np.float32).T).astype(np.float16)
-            self._problem = ((m, n, k, kind), a, b, reference)
+            a, b = gemm_inputs(kind, m, n, k, dtype)
+            product = as_float64(a, dtype).astype(np.float32) @ as_float64(b, dtype).astype(np.float32).T
+            self._problem = ((m, n, k, kind, dtype), a, b, to_dtype(product, dtype))
         return self._problem[1:]
 
     def time_gemm(self, timing: dict, runs: int, warmup: int, d_path: str | None = None,
@@ -306,8 +307,9 @@ class Worker:
         import numpy as np
 
         m, n, k = timing["m"], timing["n"], timing["k"]
-        a, b, reference = self.problem(m, n, k, kind)
-        d = np.zeros((m, n), np.float16)
+        dtype = timing.get("dtype", "float16")
+        a, b, reference = self.problem(m, n, k, kind, dtype)
+        d = np.zeros((m, n), reference.dtype)
         function = self.function(timing["library"], timing["symbol"])
         epilogue = timing.get("epilogue")
         if epilogue:
@@ -316,7 +318,7 @@ class Worker:
             pointers, views = self.tensors([a, b, c, bias, d], ["float16", "float16", "float16", "float32",
                                                                 "float16"])
         else:
-            pointers, views = self.tensors([a, b, d], ["float16"] * 3)
+            pointers, views = self.tensors([a, b, d], [dtype] * 3)
         flush = self.cuda.malloc(FLUSH_BYTES)
         start, stop = self.cuda.event(), self.cuda.event()
         lib = self.cuda.lib
@@ -339,12 +341,12 @@ class Worker:
             for p in pointers + [flush]:
                 self.cuda.free(p)
         rtol, atol = (timing["rtol"], timing["atol"]) if kind == "structured" else (RANDN_RTOL, RANDN_ATOL)
-        check = compare(d, reference, "float16", rtol, atol, False)
+        check = compare(d, reference, dtype, rtol, atol, False)
         times.sort()
         median = times[len(times) // 2]
         if d_path and not epilogue:   # a fused epilogue's D is not cuBLAS's GEMM
             d.tofile(d_path)
-        return {"m": m, "n": n, "k": k, "inputs": kind, "runs": runs, "warmup": warmup, "flush_bytes": FLUSH_BYTES,
+        return {"m": m, "n": n, "k": k, "dtype": dtype, "inputs": kind, "runs": runs, "warmup": warmup, "flush_bytes": FLUSH_BYTES,
                 "median_ms": median, "min_ms": times[0], "max_ms": times[-1],
                 "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "matches_numpy": check["mismatches"] == 0,
                 "check": check}
@@ -375,22 +377,35 @@ def apply_epilogue(epilogue: dict, a, b, c, bias):
     return x.astype(np.float16)
 
 
-def random_inputs(m: int, n: int, k: int, seed: int = 0):
-    """Seeded random-normal A (M x K) and B (N x K) in FP16: data without the formula's structure."""
+def to_dtype(values, dtype: str):
+    """float values in a 16-bit GEMM dtype: float16, or bfloat16 as its bits in uint16 (round to nearest even)."""
+    import numpy as np
+
+    if dtype == "float16":
+        return values.astype(np.float16)
+    if dtype == "bfloat16":
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    raise ValueError(f"GEMM dtype {dtype!r}: float16 or bfloat16")
+
+
+def random_inputs(m: int, n: int, k: int, seed: int = 0, dtype: str = "float16"):
+    """Seeded random-normal A (M x K) and B (N x K) in ``dtype``: data without the formula's structure."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((m, k), dtype=np.float32).astype(np.float16)
-    b = rng.standard_normal((n, k), dtype=np.float32).astype(np.float16)
-    return a, b
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    b = rng.standard_normal((n, k), dtype=np.float32)
+    return to_dtype(a, dtype), to_dtype(b, dtype)
 
 
-def gemm_inputs(kind: str, m: int, n: int, k: int):
+def gemm_inputs(kind: str, m: int, n: int, k: int, dtype: str = "float16"):
     """A and B of one input kind: ``randn`` (``random_inputs``) or ``structured`` (``harness_inputs``)."""
     if kind == "randn":
-        return random_inputs(m, n, k)
+        return random_inputs(m, n, k, dtype=dtype)
     if kind == "structured":
-        return harness_inputs(m, n, k)
+        a, b = harness_inputs(m, n, k)
+        return to_dtype(a.astype("float32"), dtype), to_dtype(b.astype("float32"), dtype)
     raise ValueError(f"input kind {kind!r}: one of {', '.join(INPUT_KINDS)}")
 
 
@@ -515,10 +530,13 @@ def run_harness(timing: dict, args, ours: list[Path], kind: str = "structured") 
     folders = [f for f in library_folders() if any(glob.glob(os.path.join(f, p)) for p in wanted)]
     env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(folders + [os.environ.get("LD_LIBRARY_PATH", "")]))
     saved = Path(args.scratch) / "cublas_d.bin"
+    dtype = timing.get("dtype", "float16")
     command = [str(binary), str(timing["m"]), str(timing["n"]), str(timing["k"]), "--number", "1", "--repeat",
                str(args.runs), "--warmup", str(args.warmup), "--flush-l2", str(FLUSH_BYTES), "--save", str(saved)]
+    if dtype == "bfloat16":
+        command += ["--dtype", "bf16"]
     if kind != "structured":
-        a, b = gemm_inputs(kind, timing["m"], timing["n"], timing["k"])
+        a, b = gemm_inputs(kind, timing["m"], timing["n"], timing["k"], dtype)
         paths = [Path(args.scratch) / "cublas_a.bin", Path(args.scratch) / "cublas_b.bin"]
         a.tofile(paths[0])
         b.tofile(paths[1])
@@ -527,11 +545,12 @@ def run_harness(timing: dict, args, ours: list[Path], kind: str = "structured") 
     if out.returncode != 0:
         return {"error": f"exit {out.returncode}: {out.stderr.strip()}", "library_folders": folders}
     report = json.loads(out.stdout)
-    theirs = np.fromfile(saved, dtype=np.float16).astype(np.float32)
+    storage = np.uint16 if dtype == "bfloat16" else np.float16
+    theirs = as_float64(np.fromfile(saved, dtype=storage), dtype)
     diffs = []
     for path in ours:
         if path.is_file():
-            d = np.fromfile(path, dtype=np.float16).astype(np.float32)
+            d = as_float64(np.fromfile(path, dtype=storage), dtype)
             diffs.append(float(np.max(np.abs(d - theirs) / (np.abs(theirs) + 1.0))))
         else:
             diffs.append(None)
@@ -553,9 +572,14 @@ def run_torch(timing: dict, args, ours: list[Path], kind: str) -> dict:
     if not torch.cuda.is_available():
         return {"error": "torch has no CUDA device"}
     m, n, k = timing["m"], timing["n"], timing["k"]
-    a_host, b_host = gemm_inputs(kind, m, n, k)
-    a = torch.from_numpy(a_host).cuda()
-    b = torch.from_numpy(b_host).cuda()
+    dtype = timing.get("dtype", "float16")
+    a_host, b_host = gemm_inputs(kind, m, n, k, dtype)
+    if dtype == "bfloat16":   # the bits, as int16, then viewed as bfloat16
+        a = torch.from_numpy(a_host.view(np.int16)).cuda().view(torch.bfloat16)
+        b = torch.from_numpy(b_host.view(np.int16)).cuda().view(torch.bfloat16)
+    else:
+        a = torch.from_numpy(a_host).cuda()
+        b = torch.from_numpy(b_host).cuda()
     flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     for _ in range(args.warmup):
         d = F.linear(a, b)
@@ -575,7 +599,8 @@ def run_torch(timing: dict, args, ours: list[Path], kind: str) -> dict:
     diffs = []
     for path in ours:
         if path.is_file():
-            mine = np.fromfile(path, dtype=np.float16).astype(np.float32).reshape(m, n)
+            storage = np.uint16 if dtype == "bfloat16" else np.float16
+            mine = as_float64(np.fromfile(path, dtype=storage), dtype).reshape(m, n)
             diffs.append(float(np.max(np.abs(mine - theirs) / (np.abs(theirs) + 1.0))))
         else:
             diffs.append(None)
@@ -615,7 +640,7 @@ def summarize(manifest, results, timings, device, arch, out: Path, started: floa
                     lines.append(f"| axe4j {name} | - | {kind} | - | - | - | - | - | - | error: {per['error']} |")
                     continue
                 runs = runs or per
-                shape = f"{per['m']}x{per['n']}x{per['k']}"
+                shape = f"{per['m']}x{per['n']}x{per['k']}" + (" bf16" if per.get("dtype") == "bfloat16" else "")
                 peers = []
                 for peer in ("cublas", "torch"):
                     report = per.get(peer, {})

@@ -99,6 +99,12 @@ def sweep_cases() -> list[tuple[tuple[int, int, int], Config]]:
         (shape, c) for shape in SERVED for c in applicable(*shape) if c.cluster == (1, 1)]
 
 
+def sweep_cases_bf16() -> list[tuple[tuple[int, int, int], Config]]:
+    """The BF16 part of the sweep: each shape of ``SWEEP`` with each applicable configuration without a cluster
+    (the bundle names them ``..._bf16`` and times them against cuBLAS in BF16)."""
+    return [(shape, c) for shape in SWEEP for c in applicable(*shape, "bfloat16") if c.cluster == (1, 1)]
+
+
 def tiles(m: int, n: int, config: Config) -> int:
     """Output tiles of the grid: ceil(M / BM) x ceil(N / BN) (edge tiles count whole)."""
     return -(-m // config.bm) * -(-n // config.bn)
