@@ -225,12 +225,14 @@ def fatbin(source: str, arch: str) -> bytes:
 # ---- arrays ----------------------------------------------------------------------------------------------------------
 
 def storable(array):
-    """(array numpy can save without ml_dtypes, dtype name): bfloat16 as its uint16 bit patterns."""
+    """(array numpy can save without ml_dtypes, dtype name): bfloat16 as its uint16 bit patterns, FP8 as uint8."""
     import numpy as np
 
     dtype = str(array.dtype)
     if dtype == "bfloat16":
         return np.ascontiguousarray(array).view(np.uint16), dtype
+    if dtype in ("float8_e4m3fn", "float8_e5m2"):
+        return np.ascontiguousarray(array).view(np.uint8), dtype
     return np.ascontiguousarray(array), dtype
 
 

@@ -69,6 +69,19 @@ def test_random_and_structured_inputs_are_what_they_say():
     assert out.returncode == 2 and "a comma-separated list of randn, structured" in out.stdout
 
 
+def test_the_runner_reads_fp8_bits_as_ml_dtypes_does():
+    """The bundle runner has numpy only: FP8 arguments and outputs travel as bits (uint8) and are decoded by its own
+    OCP FP8 formula, checked here on all 256 patterns of each format against ml_dtypes."""
+    import ml_dtypes
+
+    bits = np.arange(256, dtype=np.uint8)
+    for name in ("float8_e4m3fn", "float8_e5m2"):
+        want = bits.view(getattr(ml_dtypes, name)).astype(np.float64)
+        got = bundle_runner.as_float64(bits, name)
+        assert np.array_equal(np.isnan(want), np.isnan(got)), name
+        assert np.array_equal(want[~np.isnan(want)], got[~np.isnan(got)]), name
+
+
 def _timing(kind, tflops, cublas, torch):
     return {"m": 256, "n": 512, "k": 128, "inputs": kind, "runs": 30, "warmup": 5, "flush_bytes": 512 << 20,
             "median_ms": 0.01, "min_ms": 0.01, "max_ms": 0.02, "tflops": tflops, "matches_numpy": True,

@@ -59,6 +59,33 @@ FUSED_LARGE = {"8192x4096x4096_128x256_fused": ((8192, 4096, 4096), dict(bm=128,
                                                 Epilogue(0.5, 0.25, True, "silu"))}
 
 
+# FP8 (wgmma k32): e4m3 and e5m2 operands, per-tensor scales (D = Scale[0] Scale[1] A B^T), BF16 or FP16 out, ragged
+FP8 = {
+    "fp8_e4m3_256x256x256": ((256, 256, 256), dict(bm=128, bn=128, sms=2, dtype="float8_e4m3fn")),
+    "fp8_e4m3_e5m2_200x136x160_scaled_fp16": ((200, 136, 160), dict(bm=128, bn=128, sms=2, dtype="float8_e4m3fn",
+                                                                    dtype_b="float8_e5m2", scale=True,
+                                                                    out_dtype="float16")),
+    "fp8_e5m2_1x264x256_scaled": ((1, 264, 256), dict(bm=128, bn=256, sms=2, dtype="float8_e5m2", scale=True)),
+}
+
+
+def _fp8_operands(shape, options, seed=0):
+    """A, B (integers in [-3, 3], exact in FP8), [Scale (0.5, 0.25)], D zeros; and D's exact value: the FP32 product
+    (exact: small integers), scaled by 1/8 (exact), rounded once to D's type."""
+    m, n, k = shape
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, (m, k)).astype("float32")
+    b = rng.integers(-3, 4, (n, k)).astype("float32")
+    out = ml_dtypes.bfloat16 if options.get("out_dtype", "bfloat16") == "bfloat16" else np.float16
+    args = [a.astype(getattr(ml_dtypes, options["dtype"])),
+            b.astype(getattr(ml_dtypes, options.get("dtype_b", options["dtype"])))]
+    product = a @ b.T
+    if options.get("scale"):
+        args.append(np.array([0.5, 0.25], np.float32))
+        product = product * np.float32(0.125)
+    return args + [np.zeros((m, n), out)], product.astype(out)
+
+
 def _operands(shape, dtype, seed=0):
     m, n, k = shape
     rng = np.random.default_rng(seed)
@@ -72,6 +99,9 @@ _built: dict = {}
 
 
 def _kernel(name):
+    if name in FP8:
+        shape, options = FP8[name]
+        return hopper_gemm_pipelined(*shape, **options)
     if name in FUSED or name in FUSED_LARGE:
         shape, options, epilogue = {**FUSED, **FUSED_LARGE}[name]
         return hopper_gemm_pipelined(*shape, epilogue=epilogue, **options)
@@ -119,6 +149,14 @@ def gpu_cases():
             rtol=1e-2, atol=1e-2, size="large" if name in FUSED_LARGE else "small",
             epilogue={"alpha": epilogue.alpha, "beta": epilogue.beta, "bias": epilogue.bias,
                       "activation": epilogue.activation}))
+    for name, (shape, options) in sorted(FP8.items()):
+        cases.append(_gpu_cases.GpuCase(
+            name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
+            kernel=lambda name=name: _kernel(name), target=TARGET,
+            args=lambda shape=shape, options=options: _fp8_operands(shape, options)[0],
+            outputs=(3 if options.get("scale") else 2,),
+            expected=lambda args, shape=shape, options=options: [_fp8_operands(shape, options)[1]],
+            rtol=0.0, atol=0.0, check_exact=True))
     for name, (shape, options) in sorted(LARGE.items()):
         dtype = options.get("dtype", "float16")
         cases.append(_gpu_cases.GpuCase(
@@ -136,6 +174,36 @@ def test_interpreted_results_match_numpy(name):
     a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
     cuda_interp.run(_build(name), a, b, d)
     np.testing.assert_array_equal(d.astype("float32"), expected)
+
+
+@pytest.mark.parametrize("name", sorted(FP8))
+def test_fp8_results_match_numpy_when_interpreted(name):
+    shape, options = FP8[name]
+    args, expected = _fp8_operands(shape, options)
+    cuda_interp.run(_build(name), *args)
+    np.testing.assert_array_equal(args[-1].astype("float32"), expected.astype("float32"))
+
+
+def test_fp8_runs_k32_wgmma_from_128_byte_rows_and_bad_types_are_named():
+    from tvm.support import nvcc
+
+    plans = axe4j.explain(_kernel("fp8_e4m3_e5m2_200x136x160_scaled_fp16"), TARGET)
+    assert "m64n128k32 e4m3xe5m2" in plans and "TMA load of 16384 bytes: 1 x 2-d box [128, 128]" in plans
+    axe4j.use_pip_nvcc()
+    source = _build("fp8_e4m3_256x256x256").mod.imports[0].inspect_source("cuda")
+    with TARGET:
+        ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+    assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" in ptx
+    with pytest.raises(ValueError, match=r"BK=64 is not a multiple of the 128-byte swizzle row \(128 elements\)"):
+        hopper_gemm_pipelined(256, 256, 256, bm=128, bn=128, bk=64, dtype="float8_e4m3fn")
+    with pytest.raises(ValueError, match="dtype float8_e4m3fn x float16: wgmma here multiplies"):
+        hopper_gemm_pipelined(256, 256, 256, dtype="float8_e4m3fn", dtype_b="float16")
+    with pytest.raises(ValueError, match="out_dtype float8_e4m3fn: D is float16 or bfloat16"):
+        hopper_gemm_pipelined(256, 256, 256, dtype="float8_e4m3fn", out_dtype="float8_e4m3fn")
+    with pytest.raises(ValueError, match=r"K=200: .* a multiple of 16 float8_e4m3fn elements"):
+        hopper_gemm_pipelined(256, 256, 200, dtype="float8_e4m3fn")
+    with pytest.raises(ValueError, match="scale=True and a fused epilogue together"):
+        hopper_gemm_pipelined(256, 256, 256, dtype="float8_e4m3fn", scale=True, epilogue=Epilogue())
 
 
 @pytest.mark.parametrize("name", sorted(FUSED))
@@ -172,7 +240,7 @@ def test_fused_kernels_take_c_and_bias_and_refuse_what_they_cannot_chunk():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE) + sorted(FUSED) + sorted(FUSED_LARGE))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE) + sorted(FUSED) + sorted(FUSED_LARGE) + sorted(FP8))
 def test_results_on_a_gpu(name):
     import _gpu_cases
 

@@ -178,11 +178,37 @@ def arch_of(major: int, minor: int) -> str | None:
 # ---- comparing ------------------------------------------------------------------------------------------------------
 
 def as_float64(array, dtype: str):
+    """Values of ``array`` as float64; bfloat16 and FP8 arrive as their bits (uint16, uint8)."""
     import numpy as np
 
     if dtype == "bfloat16":
         return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if dtype in FP8_FORMATS:
+        return fp8_values(array, *FP8_FORMATS[dtype])
     return array.astype(np.float64)
+
+
+FP8_FORMATS = {"float8_e4m3fn": (4, 3, 7, True), "float8_e5m2": (5, 2, 15, False)}   # exponent, mantissa bits, bias,
+# "fn" (no infinities: only S.1111.111 is NaN)
+
+
+def fp8_values(bits, exponent_bits: int, mantissa_bits: int, bias: int, finite: bool):
+    """FP8 bit patterns (uint8) as float64 (OCP FP8: subnormals at exponent 0; e5m2 has inf and NaN at exponent 31,
+    e4m3fn only NaN at S.1111.111)."""
+    import numpy as np
+
+    b = bits.astype(np.int64)
+    sign = np.where(b >> 7, -1.0, 1.0)
+    e = (b >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    m = b & ((1 << mantissa_bits) - 1)
+    top = (1 << exponent_bits) - 1
+    value = np.where(e == 0, m / (1 << mantissa_bits) * 2.0 ** (1 - bias),
+                     (1 + m / (1 << mantissa_bits)) * 2.0 ** (e - bias))
+    if finite:
+        value = np.where((e == top) & (m == (1 << mantissa_bits) - 1), np.nan, value)
+    else:
+        value = np.where(e == top, np.where(m == 0, np.inf, np.nan), value)
+    return sign * value
 
 
 def compare(got, want, dtype: str, rtol: float, atol: float, exact: bool) -> dict:

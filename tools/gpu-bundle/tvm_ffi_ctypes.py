@@ -35,10 +35,11 @@ OBJECT_BEGIN = 64
 HEADER = 24  # bytes of TVMFFIObject before an object's own fields
 
 CPU, CUDA = 1, 2  # DLDeviceType
-DTYPES = {  # numpy-style name -> (DLDataTypeCode, bits): int 0, uint 1, float 2, bfloat 4, bool 6
+DTYPES = {  # numpy-style name -> (DLDataTypeCode, bits): int 0, uint 1, float 2, bfloat 4, bool 6, float8 10/12
     "int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
     "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
     "float16": (2, 16), "float32": (2, 32), "float64": (2, 64), "bfloat16": (4, 16), "bool": (6, 8),
+    "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8),
 }
 
 

@@ -471,8 +471,10 @@ def _emit_wgmma(request, plan):
                         entry.sbo,
                         entry.swizzle))
                 scale_d = 1 if (plan.accum or kk > 0) else 0
+                # scale-a, scale-b 1; the transpose immediates (0: K-major) exist for 16-bit types only
+                immediates = (1, 1) if ".e4m3" in plan.instruction or ".e5m2" in plan.instruction else (1, 1, 0, 0)
                 T.evaluate(T.ptx[plan.instruction](*regs, desc[0], desc[1], tirx.const(scale_d, "int32") != 0,
-                                                   1, 1, 0, 0))
+                                                   *immediates))
         T.evaluate(T.ptx["wgmma.commit_group.sync.aligned"]())
         T.evaluate(T.ptx["wgmma.wait_group.sync.aligned"](plan.wait))
         if plan.wait == 0:

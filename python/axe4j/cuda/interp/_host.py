@@ -19,6 +19,8 @@ from ._tensor import TensorMap
 # DLTensor fields as TVM's tvm_struct_get numbers them (kArrData = 1, kArrShape, kArrStrides, kArrNDim,
 # kArrTypeCode, kArrTypeBits, kArrTypeLanes, kArrByteOffset, kArrDeviceId, kArrDeviceType)
 _DL_CODES = {"int": 0, "uint": 1, "float": 2, "bfloat": 4}
+# DLPack's codes of the types named whole (dlpack.h DLDataTypeCode: kDLBfloat 4, kDLFloat8_e4m3fn 10, _e5m2 12)
+_DL_EXACT = {"bfloat16": 4, "float8_e4m3fn": 10, "float8_e5m2": 12}
 
 
 class Args:
@@ -94,8 +96,11 @@ class HostInstructions:
                 return TensorArg(index, self.arrays[index], self.spaces[index])
         if isinstance(handle, TensorArg):
             arr = handle.array
-            base, lanes = V.split(str(arr.dtype) if arr.dtype.name != "bfloat16" else "bfloat16")
-            code = next(v for k, v in sorted(_DL_CODES.items(), key=lambda kv: -len(kv[0])) if base.startswith(k))
+            name = arr.dtype.name
+            base, lanes = V.split(str(arr.dtype) if name not in _DL_EXACT else name)
+            code = _DL_EXACT.get(name, None)
+            if code is None:
+                code = next(v for k, v in sorted(_DL_CODES.items(), key=lambda kv: -len(kv[0])) if base.startswith(k))
             value = {1: Pointer(handle.space, np.zeros(1, np.int64)), 2: Shape(list(arr.shape)), 3: None,
                      4: arr.ndim, 5: code, 6: arr.dtype.itemsize * 8, 7: 1, 8: 0, 9: 0, 10: 2}.get(field)
             if field in (1, 2, 3):

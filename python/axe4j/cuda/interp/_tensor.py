@@ -279,15 +279,20 @@ def mma_sync(interp, g, ops, tokens):
 
 
 # ---- wgmma (PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate": wgmma.mma_async, register
-# fragment D of m64nNk16 with .f32 accumulators, descriptors, wgmma.commit_group / wait_group) -------------------
+# fragment D of m64nNk16 (.f16/.bf16) or m64nNk32 (.e4m3/.e5m2, each operand its own) with .f32 accumulators,
+# descriptors, wgmma.commit_group / wait_group) -------------------------------------------------------------------
+
+WGMMA_TYPES = {"f16": "float16", "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+
 
 class WgmmaOp:
-    def __init__(self, wg, regs, desc_a, desc_b, scale_d, n, dtype, group):
+    def __init__(self, wg, regs, desc_a, desc_b, scale_d, n, dtype, group, dtype_b=None, k=16):
         self.wg, self.regs, self.desc_a, self.desc_b, self.scale_d = wg, regs, desc_a, desc_b, scale_d
         self.n, self.dtype, self.group, self.kind = n, dtype, group, "wgmma"
+        self.dtype_b, self.k = dtype_b if dtype_b is not None else dtype, k
         self.async_proxy = True   # wgmma reads its shared operands through the async proxy
-        self.shared_reads = np.concatenate([operand_bytes(desc_a, "wgmma", 64, 16, dtype),
-                                            operand_bytes(desc_b, "wgmma", n, 16, dtype)])
+        self.shared_reads = np.concatenate([operand_bytes(desc_a, "wgmma", 64, k, dtype),
+                                            operand_bytes(desc_b, "wgmma", n, k, self.dtype_b)])
 
     def describe(self):
         return f"a wgmma.mma_async of warpgroup {self.wg} (reading A and B from shared memory)"
@@ -302,8 +307,8 @@ class WgmmaOp:
         cols = 8 * (i // 4) + 2 * (lane[:, None] % 4) + i % 2
         D = np.zeros((64, self.n), np.float32)
         D[rows, cols] = acc
-        A = read_operand(cta, self.desc_a, "wgmma", 64, 16, self.dtype)
-        B = read_operand(cta, self.desc_b, "wgmma", self.n, 16, self.dtype)
+        A = read_operand(cta, self.desc_a, "wgmma", 64, self.k, self.dtype)
+        B = read_operand(cta, self.desc_b, "wgmma", self.n, self.k, self.dtype_b)
         D = A @ B.T + (D if self.scale_d else 0)
         cta.access.store(space, tids, addr, D[rows, cols], np.float32)
 
@@ -336,17 +341,27 @@ def wgmma(interp, g, ops, tokens):
     if head != "mma_async":
         raise NotModelled("wgmma." + ".".join(tokens))
     shape = next(t for t in tokens if t.startswith("m64n"))
-    n = int(shape[4:shape.index("k")])
+    n, k = int(shape[4:shape.index("k")]), int(shape[shape.index("k") + 1:])
     if tokens[tokens.index(shape) + 1] != "f32":
         raise NotModelled(f"wgmma accumulator {tokens[tokens.index(shape) + 1]}")
-    dtype = V.numpy_dtype({"f16": "float16", "bf16": "bfloat16"}[tokens[tokens.index(shape) + 2]])
+    type_a, type_b = tokens[tokens.index(shape) + 2], tokens[tokens.index(shape) + 3]
+    if type_a not in WGMMA_TYPES or type_b not in WGMMA_TYPES:
+        raise NotModelled(f"wgmma operand types .{type_a}.{type_b}")
+    eight = ("e4m3", "e5m2")
+    if not ((type_a in ("f16", "bf16") and type_b == type_a and k == 16)
+            or (type_a in eight and type_b in eight and k == 32)):
+        raise KernelFault(f"kernel '{g.cta.kernel}': wgmma {shape}.f32.{type_a}.{type_b} is not a PTX shape/type "
+                          "combination (k16 for f16/bf16 pairs, k32 for e4m3/e5m2)")
+    dtype = V.numpy_dtype(WGMMA_TYPES[type_a])
+    dtype_b = V.numpy_dtype(WGMMA_TYPES[type_b])
     regs = ops[:n // 2]
     desc_a, desc_b = interp.eval(g, ops[n // 2]), interp.eval(g, ops[n // 2 + 1])
     scale_d = np.asarray(interp.eval(g, ops[n // 2 + 2]), dtype=bool)
+    # scale-a, scale-b, and for 16-bit types the transpose flags (8-bit operands are K-major, without them)
     rest = [int(_uniform(g, interp.eval(g, o), "wgmma's immediates")) for o in ops[n // 2 + 3:n // 2 + 7]]
     if rest[0] != 1 or rest[1] != 1:
         raise NotModelled(f"wgmma with scale-a/scale-b {rest[0]}, {rest[1]}")
-    if rest[2] or rest[3]:
+    if any(rest[2:]):
         raise NotModelled("wgmma with transposed (MN-major) operands")
     addrs = []
     space = None
@@ -360,7 +375,7 @@ def wgmma(interp, g, ops, tokens):
         da = int(_uniform(g.subset(g.tids // 128 == wg), desc_a[sel], "wgmma's A descriptor"))
         db = int(_uniform(g.subset(g.tids // 128 == wg), desc_b[sel], "wgmma's B descriptor"))
         g.cta.issue(WgmmaOp(int(wg), (space, addrs[sel], g.tids[sel]), da, db, bool(scale_d[sel][0]), n, dtype,
-                            None))
+                            None, dtype_b, k))
     return None
 
 

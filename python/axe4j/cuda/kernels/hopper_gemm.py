@@ -31,14 +31,16 @@ SWIZZLE_ROW = 64  # elements of one 128-byte swizzle row (FP16)
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
-def shared_tile(stages: int, parts: int, rows: int, bk: int):
-    """(stages, parts, rows, bk) FP16: per stage ``parts`` row blocks (one per consumer warpgroup), K-major rows of
-    64 elements under the 128-byte swizzle, K blocks outermost per block; every block is a whole number of
-    1024-byte swizzle atoms, so a run-time stage or block index keeps the swizzle pattern."""
-    kb = bk // SWIZZLE_ROW
+def shared_tile(stages: int, parts: int, rows: int, bk: int, itemsize: int = 2):
+    """(stages, parts, rows, bk) elements of ``itemsize`` bytes: per stage ``parts`` row blocks (one per consumer
+    warpgroup), K-major rows of 128 bytes (64 FP16, 128 FP8 elements) under the 128-byte swizzle (16-byte units:
+    ``Swizzle<3, log2(16 / itemsize), 3>`` on element addresses), K blocks outermost per block; every block is a
+    whole number of 1024-byte swizzle atoms, so a run-time stage or block index keeps the swizzle pattern."""
+    row = 128 // itemsize
+    kb = bk // row
     block = rows * bk
-    return ComposeLayout(3, 3, 3, TileLayout(S[(stages, parts, rows, kb, SWIZZLE_ROW):
-                                               (parts * block, block, SWIZZLE_ROW, rows * SWIZZLE_ROW, 1)]))
+    return ComposeLayout((16 // itemsize).bit_length() - 1, 3, 3,
+                         TileLayout(S[(stages, parts, rows, kb, row): (parts * block, block, row, rows * row, 1)]))
 
 
 def accumulator(rows: int, n: int):
@@ -53,14 +55,15 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16") -> list[str]:
+def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16", itemsize: int = 2) -> list[str]:
     """What keeps (BM, BN, BK) from being a tile of two consumer warpgroups with wgmma on swizzled shared tiles
     (``unit`` names the elements of a swizzle row in the message)."""
     problems = []
+    row = 128 // itemsize
     if bm % 128:
         problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
-    if bk % SWIZZLE_ROW:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} {unit})")
+    if bk % row:
+        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({row} {unit})")
     if bn > 256 or bn % 8:
         problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
     return problems
@@ -72,15 +75,17 @@ def divisibility_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int) -> 
             for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)) if value % tile]
 
 
-def alignment_problems(m: int, n: int, k: int, dtype: str = "float16") -> list[str]:
+def alignment_problems(m: int, n: int, k: int, dtype: str = "float16", out_dtype: str | None = None) -> list[str]:
     """TMA's rules for a row-major global tensor (cuTensorMapEncodeTiled): every dim at least 1 and every row
-    stride a multiple of 16 bytes, so K (rows of A and B) and N (rows of D) must be multiples of 16 / itemsize."""
-    per = 16 // ITEMSIZE.get(dtype, 2)
+    stride a multiple of 16 bytes, so K (rows of A and B, ``dtype``) and N (rows of D, ``out_dtype``) must be
+    multiples of 16 / itemsize."""
     problems = [f"{name}={value} must be at least 1" for name, value in (("M", m), ("N", n), ("K", k)) if value < 1]
-    problems += [f"{name}={value}: TMA needs {what} rows of a multiple of 16 bytes ({name} a multiple of {per} "
-                 f"{dtype} elements); pad {name} to {ceil_div(value, per) * per} (axe4j.cuda.kernels.gemm_tuning."
-                 f"padded_gemm does)" for name, value, what in (("K", k, "A's and B's"), ("N", n, "D's"))
-                 if value >= 1 and value % per]
+    for name, value, what, of in (("K", k, "A's and B's", dtype), ("N", n, "D's", out_dtype or dtype)):
+        per = 16 // ITEMSIZE.get(of, 2)
+        if value >= 1 and value % per:
+            problems.append(f"{name}={value}: TMA needs {what} rows of a multiple of 16 bytes ({name} a multiple of "
+                            f"{per} {of} elements); pad {name} to {ceil_div(value, per) * per} "
+                            f"(axe4j.cuda.kernels.gemm_tuning.padded_gemm does)")
     return problems
 
 

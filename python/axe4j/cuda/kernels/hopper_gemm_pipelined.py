@@ -40,7 +40,7 @@ from tvm.tirx.script import tile as Tx
 from tvm.tirx.layout import S, TileLayout
 
 from .epilogue import Epilogue
-from .hopper_gemm import accumulator, alignment_problems, ceil_div, shared_tile, tile_problems
+from .hopper_gemm import ITEMSIZE, accumulator, alignment_problems, ceil_div, shared_tile, tile_problems
 from .pipeline import PipelineState, release
 from .tiles import local_tile
 
@@ -50,11 +50,11 @@ MAX_STAGES = 8
 EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
 
 
-def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2) -> int:
-    """The most ring slots of (BM + BN) x BK elements (and 2 mbarriers each) that fit a CTA's shared memory beside
-    the BM x BN epilogue staging tile."""
+def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2, out_itemsize: int | None = None) -> int:
+    """The most ring slots of (BM + BN) x BK elements of ``itemsize`` bytes (and 2 mbarriers each) that fit a CTA's
+    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same)."""
     per = (bm + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * itemsize) // per))
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize)) // per))
 
 
 def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
@@ -77,7 +77,13 @@ def tile_in_cluster(t, rank, tiles_m: int, tiles_n: int, group_m: int, cluster):
     return block_m, block_n * cn + rank
 
 
-def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
+INPUTS_16 = ("float16", "bfloat16")
+INPUTS_8 = ("float8_e4m3fn", "float8_e5m2")
+
+
+def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtype_b=None, out_dtype=None):
+    dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
+    itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
     problems = []
     cm, cn = cluster
     if (cm, cn) not in CLUSTERS:
@@ -88,33 +94,51 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1)):
         problems.append(f"cluster={cluster}: {ceil_div(n, bn)} tile columns are not a multiple of {cn}")
     elif cm * cn > 1 and sms < cm * cn:
         problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
-    problems += tile_problems(bm, bn, bk, unit="elements")
-    problems += alignment_problems(m, n, k, dtype)
+    problems += tile_problems(bm, bn, bk, unit="elements", itemsize=itemsize)
+    problems += alignment_problems(m, n, k, dtype, out_dtype)
     if (bm // 2) * bn // 128 > 128:
         problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
                         "(at most 128 leave room for addresses)")
-    smem = stages * ((bm + bn) * bk * 2 + 16) + bm * bn * 2
+    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize
     if smem > SHARED_BYTES:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
                         f"has {SHARED_BYTES}")
     if group_m < 1 or sms < 1:
         problems.append(f"group_m={group_m} and sms={sms} must be positive")
-    if dtype not in ("float16", "bfloat16"):
-        problems.append(f"dtype {dtype}: wgmma here multiplies float16 or bfloat16")
+    if not ((dtype in INPUTS_16 and dtype_b == dtype) or (dtype in INPUTS_8 and dtype_b in INPUTS_8)):
+        problems.append(f"dtype {dtype} x {dtype_b}: wgmma here multiplies float16 or bfloat16 by itself, or "
+                        "float8_e4m3fn/float8_e5m2 by either")
+    if out_dtype not in INPUTS_16:
+        problems.append(f"out_dtype {out_dtype}: D is float16 or bfloat16")
     if problems:
         raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}): "
                          + "; ".join(problems))
 
 
-def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int = 64, stages: int | None = None,
-                          group_m: int = 8, sms: int = 132, dtype: str = "float16", epilogue: Epilogue | None = None,
-                          cluster: tuple = (1, 1)):
+def output_dtype(dtype: str) -> str:
+    """D's default type: the inputs' for 16-bit inputs, bfloat16 for FP8 ones."""
+    return "bfloat16" if dtype in INPUTS_8 else dtype
+
+
+def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int | None = None,
+                          stages: int | None = None, group_m: int = 8, sms: int = 132, dtype: str = "float16",
+                          epilogue: Epilogue | None = None, cluster: tuple = (1, 1), dtype_b: str | None = None,
+                          out_dtype: str | None = None, scale: bool = False):
     """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
     (``axe4j.cuda.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
-    that share the B / A tile through TMA multicast. Raises ValueError naming every parameter it cannot lower."""
-    stages = stages or stages_for(bm, bn, bk)
+    that share the B / A tile through TMA multicast. FP8: ``dtype`` (A) and ``dtype_b`` (B) float8_e4m3fn or
+    float8_e5m2 (wgmma k32, BK a multiple of 128), D in ``out_dtype`` (default bfloat16); ``scale=True`` adds a
+    ``Scale`` argument (2,) float32 of per-tensor scales: D = Scale[0] Scale[1] (A B^T), the dequantised product.
+    Raises ValueError naming every parameter it cannot lower."""
+    dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
+    itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
+    bk = bk or 128 // itemsize   # one 128-byte swizzle row of K
+    stages = stages or stages_for(bm, bn, bk, itemsize, out_itemsize)
     cluster = tuple(cluster)
-    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster, dtype_b, out_dtype)
+    if scale and epilogue is not None:
+        raise ValueError("hopper_gemm_pipelined: scale=True and a fused epilogue together are not written; fold the "
+                         "scales into the epilogue's alpha")
     if epilogue is not None and bn % EPILOGUE_COLS:
         raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
     if epilogue is not None and (m % bm or n % bn):
@@ -122,7 +146,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                          f"loads that do not clip at the edge, so M and N must be multiples of the {bm}x{bn} tile; "
                          "without an epilogue any M and N run (TMA clips the edge tiles)")
     half = bm // 2
-    a_layout, b_layout = shared_tile(stages, 2, half, bk), shared_tile(stages, 1, bn, bk)
+    a_layout, b_layout = shared_tile(stages, 2, half, bk, itemsize), shared_tile(stages, 1, bn, bk, itemsize)
     acc_layout = accumulator(half, bn)
     chunk_layout = accumulator(half, EPILOGUE_COLS)
     k_tiles = ceil_div(k, bk)   # the last K tile reads past K: TMA fills it with zeros
@@ -132,10 +156,10 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     size = cm * cn                           # CTAs per cluster
     units = min(tiles // size, sms // size)  # persistent units: CTAs, or clusters of `size` CTAs
     grid = units * size
-    stage_bytes = (bm + bn) * bk * 2
+    stage_bytes = (bm + bn) * bk * itemsize
 
     @T.macro
-    def body(A, B, D, C, Bias):
+    def body(A, B, D, C, Bias, Scale):
         T.device_entry()
         if size == 1:
             unit = T.cta_id([grid])
@@ -150,8 +174,9 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         tid = T.thread_id([384])
         pool = T.SMEMPool()
         A_smem = pool.alloc((stages, 2, half, bk), dtype, layout=a_layout, align=1024)
-        B_smem = pool.alloc((stages, 1, bn, bk), dtype, layout=b_layout, align=1024)
-        D_smem = pool.alloc((2, 1, half, bn), dtype, layout=shared_tile(2, 1, half, bn), align=1024)
+        B_smem = pool.alloc((stages, 1, bn, bk), dtype_b, layout=b_layout, align=1024)
+        D_smem = pool.alloc((2, 1, half, bn), out_dtype, layout=shared_tile(2, 1, half, bn, out_itemsize),
+                            align=1024)
         full = pool.alloc((stages,), "uint64", align=8)
         empty = pool.alloc((stages,), "uint64", align=8)
         pool.commit()
@@ -201,7 +226,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         else:
             T.ptx["setmaxnreg.inc.sync.aligned.u32"](232)
             acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
-            out = T.alloc_buffer((half, bn), dtype, scope="local", layout=acc_layout)
+            out = T.alloc_buffer((half, bn), out_dtype, scope="local", layout=acc_layout)
             part = wg - 1
             for j in T.serial(mine):
                 if size == 1:
@@ -243,7 +268,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                         if epilogue.alpha != 1.0:
                             Tx.wg.mul(cols, cols, T.float32(epilogue.alpha))
                         if epilogue.beta != 0.0:
-                            c_in = T.alloc_buffer((half, EPILOGUE_COLS), dtype, scope="local", layout=chunk_layout)
+                            c_in = T.alloc_buffer((half, EPILOGUE_COLS), out_dtype, scope="local",
+                                                  layout=chunk_layout)
                             c_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
                                                    layout=chunk_layout)
                             Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * EPILOGUE_COLS:
@@ -260,6 +286,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                             Tx.wg.maximum(cols, cols, T.float32(0.0))
                         if epilogue.activation == "silu":
                             Tx.wg.silu(cols, cols)
+                if scale:
+                    Tx.wg.mul(acc[:, :], acc[:, :], Scale[0] * Scale[1])   # dequantise: the per-tensor scales
                 Tx.wg.cast(out[:, :], acc[:, :])
                 # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
                 # read this warpgroup's staging tile first
@@ -277,13 +305,18 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         if size > 1:
             T.cuda.cluster_sync()   # no CTA exits while a peer may still arrive on its mbarriers
 
-    if epilogue is None:
+    if scale:
         @T.prim_func
-        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), D: T.Buffer((m, n), dtype)):
-            body(A, B, D, None, None)
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), Scale: T.Buffer((2,), "float32"),
+                   D: T.Buffer((m, n), out_dtype)):
+            body(A, B, D, None, None, Scale)
+    elif epilogue is None:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), D: T.Buffer((m, n), out_dtype)):
+            body(A, B, D, None, None, None)
     else:
         @T.prim_func
-        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype), C: T.Buffer((m, n), dtype),
-                   Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), dtype)):
-            body(A, B, D, C, Bias)
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), C: T.Buffer((m, n), out_dtype),
+                   Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), out_dtype)):
+            body(A, B, D, C, Bias, None)
     return kernel

@@ -21,8 +21,8 @@ import org.axe4j.targets.MatrixFragments;
 
 /**
  * {@code gemm_async} on sm_90a at warpgroup scope as {@code wgmma.mma_async.sync.aligned.m64nNk16} (f16/bf16
- * operands in shared memory, f32 accumulator in registers): C (M x N) += A (M x K) B (N x K)^T, both operands
- * K-major.
+ * operands in shared memory, f32 accumulator in registers) or {@code m64nNk32} (e4m3/e5m2 operands, either type for
+ * each): C (M x N) += A (M x K) B (N x K)^T, both operands K-major.
  *
  * <p>C's register layout must be a tile (tile-of) of the wgmma accumulator fragment over (64, n) for an
  * instruction width n (the widest multiple of 8 up to 256 dividing N for which it is), with an outer layout on
@@ -49,6 +49,9 @@ public final class CudaWgmmaRule implements Rule {
     public static final CudaWgmmaRule INSTANCE = new CudaWgmmaRule();
 
     static final String ARCH = "sm_90a";
+    /** wgmma's operand types by TVM dtype (PTX ISA "wgmma.mma_async": .f16, .bf16; .e4m3, .e5m2 with k32). */
+    static final java.util.Map<String, String> PTX_TYPES = java.util.Map.of("float16", "f16", "bfloat16", "bf16",
+            "float8_e4m3fn", "e4m3", "float8_e5m2", "e5m2");
     static final long MAX_N = 256;
 
     private CudaWgmmaRule() {}
@@ -94,10 +97,14 @@ public final class CudaWgmmaRule implements Rule {
             throw Declined.of("gemm_async: accumulator %s must be a whole register tile without replicas (%s)", c,
                     c.layout());
         }
-        String in = a.dtype();
-        if (!(in.equals("float16") || in.equals("bfloat16")) || !b.dtype().equals(in)) {
-            throw Declined.of("gemm_async: wgmma here multiplies float16 or bfloat16, not %s x %s", a.dtype(),
-                    b.dtype());
+        String typeA = PTX_TYPES.get(a.dtype());
+        String typeB = PTX_TYPES.get(b.dtype());
+        boolean sixteen = typeA != null && (typeA.equals("f16") || typeA.equals("bf16"));
+        // 16-bit: A and B the same type (k16); 8-bit: e4m3 or e5m2 each (k32, both K-major)
+        if (typeA == null || typeB == null || (sixteen ? !typeB.equals(typeA)
+                : typeB.equals("f16") || typeB.equals("bf16"))) {
+            throw Declined.of("gemm_async: wgmma here multiplies float16 or bfloat16 by itself, or float8_e4m3fn/e5m2 "
+                    + "by either, not %s x %s", a.dtype(), b.dtype());
         }
         if (!c.dtype().equals("float32")) {
             throw Declined.of("gemm_async: the wgmma accumulator is float32, not %s", c.dtype());
@@ -117,9 +124,10 @@ public final class CudaWgmmaRule implements Rule {
         long m = ce[0];
         long n = ce[1];
         long k = ae[1];
-        if (m % 64 != 0 || n % 8 != 0 || k % 16 != 0) {
-            throw Declined.of("gemm_async: M=%d, N=%d, K=%d are not multiples of the m64nNk16 tile (64, 8, 16)", m,
-                    n, k);
+        long kStep = SharedMatrixDescriptor.kStep(a);
+        if (m % 64 != 0 || n % 8 != 0 || k % kStep != 0) {
+            throw Declined.of("gemm_async: M=%d, N=%d, K=%d are not multiples of the m64nNk%d tile (64, 8, %d)", m,
+                    n, k, kStep, kStep);
         }
         Accumulator acc = accumulator(c, m, n);
         SharedMatrixDescriptor da = SharedMatrixDescriptor.of(call, a, 64, k, "gemm_async");
@@ -133,16 +141,17 @@ public final class CudaWgmmaRule implements Rule {
                     slots.add(first + s);
                 }
                 List<PlanParts.OperandStep> steps = new ArrayList<>();
-                for (long kk = 0; kk < k / 16; kk++) {
+                for (long kk = 0; kk < k / kStep; kk++) {
                     steps.add(new PlanParts.OperandStep(da.start(i, kk), db.start(j, kk)));
                 }
                 tiles.add(new CudaPlans.WgmmaTile(slots, steps));
             }
         }
-        String ptx = in.equals("float16") ? "f16" : "bf16";
-        return new CudaPlans.Wgmma("wgmma.mma_async.sync.aligned.m64n" + acc.width + "k16.f32." + ptx + "." + ptx,
+        return new CudaPlans.Wgmma("wgmma.mma_async.sync.aligned.m64n" + acc.width + "k" + kStep + ".f32." + typeA
+                + "." + typeB,
                 call.flag("accum"), wait, config.proxyFence(), c.layout().spanOn(Axis.M), da.describe(),
-                db.describe(), tiles, List.of((m / 64) * (n / acc.width) * (k / 16) + " x m64n" + acc.width + "k16 (" + m + "x"
+                db.describe(), tiles, List.of((m / 64) * (n / acc.width) * (k / kStep) + " x m64n" + acc.width + "k"
+                + kStep + " " + typeA + "x" + typeB + " (" + m + "x"
                 + n + "x" + k + "), accumulator outer layout " + acc.outer + "; A " + da.summary() + "; B "
                 + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")
                 + (config.proxyFence() ? "; fence.proxy.async.shared::cta first (operands may come from thread stores)"

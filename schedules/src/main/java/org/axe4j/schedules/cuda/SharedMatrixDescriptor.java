@@ -26,38 +26,44 @@ import org.axe4j.schedules.plan.PlanParts;
  * into the buffer). Run-time starts must keep those alignments (TVM's modular-set analysis proves it).
  */
 record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width, long sbo, long lbo,
-        Map<List<Long>, Long> starts, RunTimeStarts runTimeStarts) {
+        Map<List<Long>, Long> starts, RunTimeStarts runTimeStarts, long unit) {
 
-    /** Checks every instruction tile (rows x 16) of {@code o} against the descriptor's address map. */
+    /**
+     * Checks every instruction tile (rows x one K step of 32 bytes: 16 elements of 16 bits, 32 of 8 bits) of
+     * {@code o} against the descriptor's address map.
+     */
     static SharedMatrixDescriptor of(Request call, Operand o, long rows, long k, String op) {
         AffineAccess.requireMemoryOnly(o);
-        if (o.elementBytes() != 2) {
-            throw Declined.of("%s: %s has %d-byte elements; the descriptor walk here is for 16-bit ones", op,
+        if (o.elementBytes() != 2 && o.elementBytes() != 1) {
+            throw Declined.of("%s: %s has %d-byte elements; the descriptor walk here is for 16- and 8-bit ones", op,
                     o, o.elementBytes());
         }
+        long unit = 16 / o.elementBytes();   // elements per 16 bytes: a core-matrix row
+        long step = kStep(o);
         Swizzle z = call.swizzle(o.role());
         long mode;
         if (z.isIdentity()) {
             mode = 0;
-        } else if (z.base() == 3 && z.shift() == 3 && z.bits() >= 1 && z.bits() <= 3) {
+        } else if (z.base() == Long.numberOfTrailingZeros(16 / o.elementBytes()) && z.shift() == 3 && z.bits() >= 1
+                && z.bits() <= 3) {
             mode = z.bits();
         } else {
-            throw Declined.of("%s: %s is swizzled as %s; the matrix descriptor reads Swizzle<1..3,3,3> (32/64/128-byte "
-                    + "rows of 16-byte units) or none", op, o, z);
+            throw Declined.of("%s: %s is swizzled as %s; the matrix descriptor reads Swizzle<1..3,%d,3> (32/64/128-byte "
+                    + "rows of 16-byte units) or none", op, o, z, Long.numberOfTrailingZeros(16 / o.elementBytes()));
         }
         // a run-time start (a pipeline stage, a warpgroup's rows, a K block) adds floor(s / q) * p to every address
         AffineAccess runTime = hasRunTimeStart(o) ? AffineAccess.of(o) : null;
         long[] from = runTime != null ? runTime.lowStart(o) : o.start();
-        long width = mode == 0 ? 8 : 8L << mode; // elements per swizzle row (core-matrix row without swizzle)
+        long width = mode == 0 ? unit : unit << mode; // elements per swizzle row (core-matrix row without swizzle)
         long blocks = o.loopExtents()[0] / rows;
         Map<List<Long>, Long> starts = new LinkedHashMap<>();
         long sbo = -1;
         long lbo = -1;
         for (long i = 0; i < blocks; i++) {
-            for (long kk = 0; kk < k / 16; kk++) {
-                long start = address(o, from, i * rows, kk * 16);
-                long s = rows > 8 ? address(o, from, i * rows + 8, kk * 16) - start : 8 * width;
-                long l = mode == 0 ? address(o, from, i * rows, kk * 16 + 8) - start : 0;
+            for (long kk = 0; kk < k / step; kk++) {
+                long start = address(o, from, i * rows, kk * step);
+                long s = rows > 8 ? address(o, from, i * rows + 8, kk * step) - start : 8 * width;
+                long l = mode == 0 ? address(o, from, i * rows, kk * step + unit) - start : 0;
                 if (sbo >= 0 && (s != sbo || l != lbo)) {
                     throw Declined.of("%s: instruction tiles of %s have different strides (8-row groups "
                             + "%d and %d, core-matrix columns %d and %d elements apart)", op, o, sbo, s, lbo, l);
@@ -65,24 +71,24 @@ record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width,
                 sbo = s;
                 lbo = l;
                 for (long r = 0; r < rows; r++) {
-                    for (long c = 0; c < 16; c++) {
+                    for (long c = 0; c < step; c++) {
                         long want = mode == 0
-                                ? start + (r % 8) * 8 + (c % 8) + (r / 8) * sbo + (c / 8) * lbo
+                                ? start + (r % 8) * unit + (c % unit) + (r / 8) * sbo + (c / unit) * lbo
                                 : start + (r % 8) * width + c + (r / 8) * sbo;
-                        long got = address(o, from, i * rows + r, kk * 16 + c);
+                        long got = address(o, from, i * rows + r, kk * step + c);
                         if (got != want) {
                             throw Declined.of("%s: element (%d, %d) of %s is at %d, the matrix descriptor "
                                     + "(%s, start %d, 8-row groups %d apart%s) reads it from %d", op, i * rows + r,
-                                    kk * 16 + c, o, got, modeName(mode), start, sbo,
+                                    kk * step + c, o, got, modeName(mode), start, sbo,
                                     mode == 0 ? ", core-matrix columns " + lbo + " apart" : "", want);
                         }
                     }
                 }
-                if (start % 8 != 0) {
+                if (start % unit != 0) {
                     throw Declined.of("%s: instruction tile (%d, %d) of %s starts at element %d, not on "
                             + "16 bytes", op, i, kk, o, start);
                 }
-                if (mode != 0 && ((start / width) % 8 != 0 || start % width + 16 > width)) {
+                if (mode != 0 && ((start / width) % 8 != 0 || start % width + step > width)) {
                     throw Declined.of("%s: instruction tile (%d, %d) of %s starts at element %d, not in "
                             + "the first row of a %s atom (%d elements)", op, i, kk, o, start, modeName(mode),
                             8 * width);
@@ -90,16 +96,17 @@ record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width,
                 starts.put(List.of(i, kk), start);
             }
         }
-        if (sbo % 8 != 0 || lbo % 8 != 0 || sbo < 0 || lbo < 0 || sbo / 8 >= (1 << 14) || lbo / 8 >= (1 << 14)) {
+        if (sbo % unit != 0 || lbo % unit != 0 || sbo < 0 || lbo < 0 || sbo / unit >= (1 << 14)
+                || lbo / unit >= (1 << 14)) {
             throw Declined.of("%s: %s: byte offsets %d and %d do not fit the descriptor's 14-bit "
-                    + "16-byte fields", op, o, 2 * sbo, 2 * lbo);
+                    + "16-byte fields", op, o, sbo * o.elementBytes(), lbo * o.elementBytes());
         }
         if (mode != 0 && sbo % (8 * width) != 0) {
             throw Declined.of("%s: %s: 8-row groups %d elements apart are not on %s atom boundaries", op,
                     o, sbo, modeName(mode));
         }
         long align = alignment(call, o);
-        long need = mode == 0 ? 16 : 16 * width;
+        long need = mode == 0 ? 16 : 8 * width * o.elementBytes();   // bytes of a core matrix / a swizzle atom
         if (align < need) {
             throw Declined.of("%s: %s is aligned to %d bytes; the %s descriptor needs %d (declare the "
                     + "buffer with align=%d)", op, o, align, modeName(mode), need, need);
@@ -111,7 +118,12 @@ record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width,
         }
         RunTimeStarts runTimeStarts = runTime != null ? RunTimeStarts.of(runTime)
                 : null;
-        return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, runTimeStarts);
+        return new SharedMatrixDescriptor(o, rows, mode, width, sbo, lbo, starts, runTimeStarts, unit);
+    }
+
+    /** Elements of one instruction's K step: 32 bytes (k16 for 16-bit operands, k32 for 8-bit ones). */
+    static long kStep(Operand o) {
+        return 32 / o.elementBytes();
     }
 
     long start(long block, long kk) {
@@ -120,17 +132,17 @@ record SharedMatrixDescriptor(Operand operand, long rows, long mode, long width,
 
     /**
      * The plan's operand: swizzle as CUtensorMapSwizzle (0 none, 1 32B, 2 64B, 3 128B); sbo and lbo as the
-     * descriptor fields (bytes >> 4, i.e. 16-bit elements / 8); what each run-time start adds, when there are any.
+     * descriptor fields (bytes >> 4, i.e. elements / unit); what each run-time start adds, when there are any.
      */
     PlanParts.SharedOperand describe() {
-        return new PlanParts.SharedOperand(operand.role(), mode, sbo / 8, mode == 0 ? lbo / 8 : 1,
+        return new PlanParts.SharedOperand(operand.role(), mode, sbo / unit, mode == 0 ? lbo / unit : 1,
                 runTimeStarts != null ? runTimeStarts.strides() : null,
                 runTimeStarts != null ? runTimeStarts.terms() : null);
     }
 
     String summary() {
-        return modeName(mode) + ", 8-row groups " + 2 * sbo + " B apart" + (mode == 0 ? ", core-matrix columns "
-                + 2 * lbo + " B apart" : "");
+        return modeName(mode) + ", 8-row groups " + sbo * operand.elementBytes() + " B apart"
+                + (mode == 0 ? ", core-matrix columns " + lbo * operand.elementBytes() + " B apart" : "");
     }
 
     static String modeName(long mode) {

@@ -60,6 +60,45 @@ class CudaWgmmaRuleTest {
     }
 
     /**
+     * FP8 operands (e4m3 or e5m2 each): k32 instructions over 16-element core-matrix rows and Swizzle<B,4,3>, and
+     * every element of every instruction tile, read the hardware's way in bytes, is where the layout puts it.
+     */
+    @Test
+    void eightBitPlansReadEveryElementFromItsAddress() {
+        int[] counts = new int[1];
+        String[] types = {"float8_e4m3fn", "float8_e5m2"};
+        Property.forAll("wgmma fp8 descriptors = layout addresses", 200, r -> {
+            long m = 64L * (1 + r.nextInt(2));
+            long n = 8L * (1 + r.nextInt(8)) * (r.nextBoolean() ? 1 : 4);
+            long k = 32L * (1 + r.nextInt(4));
+            int modeA = fitting(r.nextInt(4), k, 16);
+            int modeB = fitting(r.nextInt(4), k, 16);
+            Layout a = layout(r, m, k, modeA, 16);
+            Layout b = layout(r, n, k, modeB, 16);
+            Swizzle za = modeA == 0 ? Swizzle.IDENTITY : new Swizzle(modeA, 4, 3);
+            Swizzle zb = modeB == 0 ? Swizzle.IDENTITY : new Swizzle(modeB, 4, 3);
+            String ta = types[r.nextInt(2)];
+            String tb = types[r.nextInt(2)];
+            Request call = request(m, n, k, a, za, b, zb, accumulator(m, n, Math.min(n, 256)), ta, tb);
+            Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", call);
+            assertTrue(d.accepted(), d.reason());
+            String instruction = (String) d.planJson().get("instruction");
+            assertTrue(instruction.matches("wgmma\\.mma_async\\.sync\\.aligned\\.m64n\\d+k32\\.f32\\."
+                    + ta.substring(7, 11) + "\\." + tb.substring(7, 11)), instruction);
+            counts[0]++;
+            replay(d.planJson(), "A", a, za, m, k, 64, k, 0, 16);
+            replay(d.planJson(), "B", b, zb, n, k, Long.parseLong(instruction.replaceAll(".*m64n(\\d+)k32.*", "$1")), k,
+                    0, 16);
+        });
+        assertTrue(counts[0] == 200, "accepted " + counts[0]);
+        Request mixed = request(64, 64, 64, core(64, 64, 16), Swizzle.IDENTITY, core(64, 64, 16), Swizzle.IDENTITY,
+                accumulator(64, 64, 64), "float8_e4m3fn", "float16");
+        Decision d = CudaDispatch.TABLE.decide("axe4j-cuda-wgmma", mixed);
+        assertFalse(d.accepted());
+        assertTrue(d.reason().contains("float8_e4m3fn/e5m2 by either, not float8_e4m3fn x float16"), d.reason());
+    }
+
+    /**
      * A K step of a wider K-major buffer at a run-time start ({@code kt * k}, K blocks of swizzle rows or core
      * matrices): accepted as at a constant start, and at every value the start takes, the descriptors moved by the
      * start terms read every element from the address the layout gives it.
@@ -172,16 +211,26 @@ class CudaWgmmaRuleTest {
 
     /** The swizzle mode, or none where K spans several swizzle rows without filling the last. */
     private static int fitting(int mode, long k) {
-        long w = 8L << mode;
+        return fitting(mode, k, 8);
+    }
+
+    /** As above for core-matrix rows of {@code u} elements (16 bytes: 8 of 16 bits, 16 of 8 bits). */
+    private static int fitting(int mode, long k, long u) {
+        long w = u << mode;
         return mode > 0 && k > w && k % w != 0 ? 0 : mode;
     }
 
     /** A K-major rows x k layout the descriptor can walk: swizzled atoms (mode > 0) or 8x8 core matrices. */
     private static Layout layout(Random r, long rows, long k, int mode) {
+        return layout(r, rows, k, mode, 8);
+    }
+
+    /** As above for core-matrix rows of {@code u} elements. */
+    private static Layout layout(Random r, long rows, long k, int mode, long u) {
         if (mode == 0) {
-            return core(rows, k);
+            return core(rows, k, u);
         }
-        long w = 8L << mode;
+        long w = u << mode;
         if (k <= w) { // one swizzle row holds the whole K; pad K up to the row width
             return Layout.parse("S[(" + rows + "," + k + "):(" + w + ",1)]");
         }
@@ -196,7 +245,12 @@ class CudaWgmmaRuleTest {
     }
 
     private static Layout core(long rows, long k) {
-        return Layout.parse("S[(" + rows / 8 + ",8," + k / 8 + ",8):(" + 8 * k + ",8,64,1)]");
+        return core(rows, k, 8);
+    }
+
+    /** 8 x u core matrices (u elements = 16 bytes per row), K blocks of them inside each 8-row group. */
+    private static Layout core(long rows, long k, long u) {
+        return Layout.parse("S[(" + rows / 8 + ",8," + k / u + "," + u + "):(" + 8 * k + "," + u + "," + 8 * u + ",1)]");
     }
 
     private static Layout accumulator(long m, long n, long width) {
@@ -220,13 +274,21 @@ class CudaWgmmaRuleTest {
     @SuppressWarnings("unchecked")
     private static void replay(Map<String, Object> plan, String role, Layout layout, Swizzle z, long rows, long k,
             long tileRows, long cols, long col0) {
+        replay(plan, role, layout, z, rows, k, tileRows, cols, col0, 8);
+    }
+
+    /** As above for elements of 16 / u bytes (an instruction's K step is 2 u elements: 32 bytes). */
+    @SuppressWarnings("unchecked")
+    private static void replay(Map<String, Object> plan, String role, Layout layout, Swizzle z, long rows, long k,
+            long tileRows, long cols, long col0, long u) {
         Map<String, Object> desc = (Map<String, Object>) plan.get(role);
         long moved = CudaRunTimeStartsTest.runTimeOffset(desc, new long[] {0, col0});
         long mode = (Long) desc.get("swizzle");
-        long sbo = (Long) desc.get("sbo") * 8; // 16-byte units -> 16-bit elements
-        long lbo = (Long) desc.get("lbo") * 8;
-        long width = 8L << mode;
-        Swizzle hw = mode == 0 ? Swizzle.IDENTITY : new Swizzle((int) mode, 3, 3);
+        long sbo = (Long) desc.get("sbo") * u; // 16-byte units -> elements
+        long lbo = (Long) desc.get("lbo") * u;
+        long width = u << mode;
+        long step = 2 * u;
+        Swizzle hw = mode == 0 ? Swizzle.IDENTITY : new Swizzle((int) mode, Long.numberOfTrailingZeros(u), 3);
         List<Map<String, Object>> tiles = (List<Map<String, Object>>) plan.get("tiles");
         long blocksB = role.equals("A") ? 1 : rows / tileRows;
         for (int t = 0; t < tiles.size(); t++) {
@@ -235,11 +297,11 @@ class CudaWgmmaRuleTest {
             for (int kk = 0; kk < steps.size(); kk++) {
                 long start = (Long) steps.get(kk).get(role.toLowerCase()) + moved;
                 for (long rr = 0; rr < tileRows; rr++) {
-                    for (long c = 0; c < 16; c++) {
-                        long walk = mode == 0 ? start + (rr % 8) * 8 + (c % 8) + (rr / 8) * sbo + (c / 8) * lbo
+                    for (long c = 0; c < step; c++) {
+                        long walk = mode == 0 ? start + (rr % 8) * u + (c % u) + (rr / 8) * sbo + (c / u) * lbo
                                 : start + (rr % 8) * width + c + (rr / 8) * sbo;
                         long row = block * tileRows + rr;
-                        long col = col0 + kk * 16L + c;
+                        long col = col0 + kk * step + c;
                         long expected = z.apply(layout.apply(Shape.of(rows, cols), row, col).get(0).get(Axis.M));
                         assertEquals(expected, hw.apply(walk), role + " (" + row + "," + col + ") " + plan.get("notes"));
                     }
@@ -249,10 +311,15 @@ class CudaWgmmaRuleTest {
     }
 
     private static Request request(long m, long n, long k, Layout a, Swizzle za, Layout b, Swizzle zb, Layout c) {
+        return request(m, n, k, a, za, b, zb, c, "float16", "float16");
+    }
+
+    private static Request request(long m, long n, long k, Layout a, Swizzle za, Layout b, Swizzle zb, Layout c,
+            String typeA, String typeB) {
         List<Operand> ops = List.of(
                 new Operand("C", "C", "float32", new long[] {m, n}, new long[2], new long[] {m, n}, c),
-                new Operand("A", "A", "float16", new long[] {m, k}, new long[2], new long[] {m, k}, a),
-                new Operand("B", "B", "float16", new long[] {n, k}, new long[2], new long[] {n, k}, b));
+                new Operand("A", "A", typeA, new long[] {m, k}, new long[2], new long[] {m, k}, a),
+                new Operand("B", "B", typeB, new long[] {n, k}, new long[2], new long[] {n, k}, b));
         JsonObject params = new JsonObject();
         params.addProperty("threads", 128);
         params.addProperty("arch", "sm_90a");
