@@ -46,16 +46,26 @@ MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carrie
 def timing_cases() -> tuple[str, ...]:
     """The large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there):
     the teaching kernel, then the benchmark sweep (every applicable tile configuration of every shape,
-    ``axe4j.cuda.kernels.gemm_tuning.sweep_cases``; then its BF16 part, named ``..._bf16``), then the 128x256 kernel
-    with a fused epilogue (alpha, beta C, bias, SiLU)."""
+    ``axe4j.cuda.kernels.gemm_tuning.sweep_cases``; then its BF16 part, named ``..._bf16``, and its FP8 part,
+    ``..._fp8``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias, SiLU)."""
     sys.path.insert(0, str(ROOT / "python"))
     from axe4j.cuda.kernels import gemm_tuning
 
     return ("hopper_gemm/8192x4096x4096",) + tuple(
         f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}" for (m, n, k), config in gemm_tuning.sweep_cases()) + tuple(
         f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}_bf16"
-        for (m, n, k), config in gemm_tuning.sweep_cases_bf16()) + (
+        for (m, n, k), config in gemm_tuning.sweep_cases_bf16()) + tuple(
+        f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}_fp8"
+        for (m, n, k), config in gemm_tuning.sweep_cases_fp8()) + (
         "hopper_gemm_pipelined/8192x4096x4096_128x256_fused",)
+
+
+def timed_types(name: str) -> dict:
+    """A timed GEMM's element types from its name: ``..._bf16`` BF16; ``..._fp8`` e4m3 x e4m3 with per-tensor
+    scales and a BF16 D; else FP16."""
+    if name.endswith("_fp8"):
+        return {"dtype": "float8_e4m3fn", "out_dtype": "bfloat16", "scale": True}
+    return {"dtype": "bfloat16" if name.endswith("_bf16") else "float16"}
 
 
 def log(message: str) -> None:
@@ -363,8 +373,7 @@ def build(out: Path) -> dict:
         m, n, k = (int(x) for x in case.name.split("/")[1].split("_")[0].split("x"))
         timings.append({"name": case.name, "symbol": symbol(case.name), "library": library_of.get(symbol(case.name)),
                         "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol,
-                        "epilogue": case.epilogue,
-                        "dtype": "bfloat16" if case.name.endswith("_bf16") else "float16"})
+                        "epilogue": case.epilogue, **timed_types(case.name)})
     manifest = {
         "cases": entries,
         "libraries": libraries,

@@ -80,6 +80,14 @@ def test_the_runner_reads_fp8_bits_as_ml_dtypes_does():
         got = bundle_runner.as_float64(bits, name)
         assert np.array_equal(np.isnan(want), np.isnan(got)), name
         assert np.array_equal(want[~np.isnan(want)], got[~np.isnan(got)]), name
+    rng = np.random.default_rng(1)   # and it rounds to FP8 as ml_dtypes does (nearest even) inside the range
+    values = np.concatenate([rng.standard_normal(20000).astype(np.float32) * s for s in (1e-3, 0.1, 1, 10, 50)])
+    for name, top in (("float8_e4m3fn", 448), ("float8_e5m2", 57344)):
+        inside = values[np.abs(values) < top]
+        assert np.array_equal(bundle_runner.to_dtype(inside, name),
+                              inside.astype(getattr(ml_dtypes, name)).view(np.uint8)), name
+    assert bundle_runner.as_float64(bundle_runner.to_dtype(np.array([1e6, -1e6], np.float32), "float8_e4m3fn"),
+                                    "float8_e4m3fn").tolist() == [448.0, -448.0]   # saturating, as checkpoints do
 
 
 def _timing(kind, tflops, cublas, torch):

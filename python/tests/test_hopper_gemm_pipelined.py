@@ -15,7 +15,7 @@ import pytest
 import axe4j
 from axe4j.cuda import interp as cuda_interp
 from axe4j.cuda.kernels.epilogue import Epilogue
-from axe4j.cuda.kernels.gemm_tuning import sweep_cases, sweep_cases_bf16
+from axe4j.cuda.kernels.gemm_tuning import sweep_cases, sweep_cases_bf16, sweep_cases_fp8
 from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
 
 import faults
@@ -48,6 +48,9 @@ CASES = {
 LARGE = {f"{m}x{n}x{k}_{config.label}": ((m, n, k), config.options()) for (m, n, k), config in sweep_cases()}
 LARGE.update({f"{m}x{n}x{k}_{config.label}_bf16": ((m, n, k), {**config.options(), "dtype": "bfloat16"})
               for (m, n, k), config in sweep_cases_bf16()})
+LARGE_FP8 = {f"{m}x{n}x{k}_{config.label}_fp8": ((m, n, k), {**config.options("float8_e4m3fn"),
+                                                               "dtype": "float8_e4m3fn", "scale": True})
+             for (m, n, k), config in sweep_cases_fp8()}
 
 # The fused epilogue D = act(alpha A B^T + beta C + bias): small cases run in the interpreter, the large one is timed.
 FUSED = {
@@ -99,8 +102,8 @@ _built: dict = {}
 
 
 def _kernel(name):
-    if name in FP8:
-        shape, options = FP8[name]
+    if name in FP8 or name in LARGE_FP8:
+        shape, options = {**FP8, **LARGE_FP8}[name]
         return hopper_gemm_pipelined(*shape, **options)
     if name in FUSED or name in FUSED_LARGE:
         shape, options, epilogue = {**FUSED, **FUSED_LARGE}[name]
@@ -149,14 +152,14 @@ def gpu_cases():
             rtol=1e-2, atol=1e-2, size="large" if name in FUSED_LARGE else "small",
             epilogue={"alpha": epilogue.alpha, "beta": epilogue.beta, "bias": epilogue.bias,
                       "activation": epilogue.activation}))
-    for name, (shape, options) in sorted(FP8.items()):
+    for name, (shape, options) in sorted({**FP8, **LARGE_FP8}.items()):
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda name=name: _kernel(name), target=TARGET,
             args=lambda shape=shape, options=options: _fp8_operands(shape, options)[0],
             outputs=(3 if options.get("scale") else 2,),
             expected=lambda args, shape=shape, options=options: [_fp8_operands(shape, options)[1]],
-            rtol=0.0, atol=0.0, check_exact=True))
+            rtol=0.0, atol=0.0, check_exact=True, size="large" if name in LARGE_FP8 else "small"))
     for name, (shape, options) in sorted(LARGE.items()):
         dtype = options.get("dtype", "float16")
         cases.append(_gpu_cases.GpuCase(
@@ -240,7 +243,8 @@ def test_fused_kernels_take_c_and_bias_and_refuse_what_they_cannot_chunk():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE) + sorted(FUSED) + sorted(FUSED_LARGE) + sorted(FP8))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(LARGE) + sorted(FUSED) + sorted(FUSED_LARGE) + sorted(FP8)
+                         + sorted(LARGE_FP8))
 def test_results_on_a_gpu(name):
     import _gpu_cases
 

@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 FLUSH_BYTES = 512 << 20  # overwritten before each timed launch: several times the L2 of an H100/H200/B200
 INPUT_KINDS = ("randn", "structured")   # users' data first: the top-level figures of a timing are its randn ones
 RANDN_RTOL, RANDN_ATOL = 1e-2, 1e-2      # |D - FP32 reference| <= atol + rtol |reference| on random-normal inputs
+FP8_SCALES = (0.5, 0.25)                  # the per-tensor scales an FP8 GEMM is timed with
 H2D, D2H = 1, 2
 
 
@@ -323,7 +324,9 @@ class Worker:
             self._problem = None  # free the last shape's arrays first
             a, b = gemm_inputs(kind, m, n, k, dtype)
             product = as_float64(a, dtype).astype(np.float32) @ as_float64(b, dtype).astype(np.float32).T
-            self._problem = ((m, n, k, kind, dtype), a, b, to_dtype(product, dtype))
+            # FP8 products are kept in FP32 (time_gemm scales them into D's type)
+            self._problem = ((m, n, k, kind, dtype), a, b,
+                             product if dtype in FP8_FORMATS else to_dtype(product, dtype))
         return self._problem[1:]
 
     def time_gemm(self, timing: dict, runs: int, warmup: int, d_path: str | None = None,
@@ -335,6 +338,9 @@ class Worker:
         m, n, k = timing["m"], timing["n"], timing["k"]
         dtype = timing.get("dtype", "float16")
         a, b, reference = self.problem(m, n, k, kind, dtype)
+        out = timing.get("out_dtype", dtype)
+        if timing.get("scale"):   # FP8 with per-tensor scales: D = 0.5 * 0.25 * (A B^T) in out_dtype
+            reference = to_dtype(as_float64(reference, dtype) * FP8_SCALES[0] * FP8_SCALES[1], out)
         d = np.zeros((m, n), reference.dtype)
         function = self.function(timing["library"], timing["symbol"])
         epilogue = timing.get("epilogue")
@@ -344,7 +350,11 @@ class Worker:
             pointers, views = self.tensors([a, b, c, bias, d], ["float16", "float16", "float16", "float32",
                                                                 "float16"])
         else:
-            pointers, views = self.tensors([a, b, d], [dtype] * 3)
+            if timing.get("scale"):
+                scales = np.array(FP8_SCALES, np.float32)
+                pointers, views = self.tensors([a, b, scales, d], [dtype, timing.get("dtype_b", dtype), "float32", out])
+            else:
+                pointers, views = self.tensors([a, b, d], [dtype] * 3)
         flush = self.cuda.malloc(FLUSH_BYTES)
         start, stop = self.cuda.event(), self.cuda.event()
         lib = self.cuda.lib
@@ -367,7 +377,7 @@ class Worker:
             for p in pointers + [flush]:
                 self.cuda.free(p)
         rtol, atol = (timing["rtol"], timing["atol"]) if kind == "structured" else (RANDN_RTOL, RANDN_ATOL)
-        check = compare(d, reference, dtype, rtol, atol, False)
+        check = compare(d, reference, out, rtol, atol, False)
         times.sort()
         median = times[len(times) // 2]
         if d_path and not epilogue:   # a fused epilogue's D is not cuBLAS's GEMM
@@ -412,7 +422,27 @@ def to_dtype(values, dtype: str):
     if dtype == "bfloat16":
         bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
         return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    raise ValueError(f"GEMM dtype {dtype!r}: float16 or bfloat16")
+    if dtype in FP8_FORMATS:
+        return fp8_bits(values, *FP8_FORMATS[dtype])
+    raise ValueError(f"GEMM dtype {dtype!r}: float16, bfloat16, float8_e4m3fn or float8_e5m2")
+
+
+def fp8_bits(values, exponent_bits: int, mantissa_bits: int, bias: int, finite: bool):
+    """float values as FP8 bits (uint8), round to nearest even, saturating at the largest finite value (as FP8
+    checkpoints are quantised): the pattern whose value ``fp8_values`` gives is the nearest one."""
+    import numpy as np
+
+    table = fp8_values(np.arange(128, dtype=np.uint8), exponent_bits, mantissa_bits, bias, finite)
+    finite_codes = np.flatnonzero(np.isfinite(table))          # ascending magnitudes 0 .. max
+    magnitudes = table[finite_codes]
+    x = np.abs(np.asarray(values, dtype=np.float64))
+    hi = np.clip(np.searchsorted(magnitudes, x), 1, len(magnitudes) - 1)
+    lo = hi - 1
+    below, above = magnitudes[lo], magnitudes[hi]
+    # nearest; a tie goes to the even code (mantissa's last bit 0)
+    pick_hi = (above - x < x - below) | ((above - x == x - below) & (finite_codes[hi] % 2 == 0))
+    code = np.where(x >= magnitudes[-1], finite_codes[-1], np.where(pick_hi, finite_codes[hi], finite_codes[lo]))
+    return (code | np.where(np.signbit(values), 0x80, 0)).astype(np.uint8)
 
 
 def random_inputs(m: int, n: int, k: int, seed: int = 0, dtype: str = "float16"):
@@ -557,6 +587,8 @@ def run_harness(timing: dict, args, ours: list[Path], kind: str = "structured") 
     env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(folders + [os.environ.get("LD_LIBRARY_PATH", "")]))
     saved = Path(args.scratch) / "cublas_d.bin"
     dtype = timing.get("dtype", "float16")
+    if dtype in FP8_FORMATS:
+        return {"error": "the cuBLAS harness times FP16 and BF16; torch._scaled_mm (cuBLASLt FP8) is the FP8 peer"}
     command = [str(binary), str(timing["m"]), str(timing["n"]), str(timing["k"]), "--number", "1", "--repeat",
                str(args.runs), "--warmup", str(args.warmup), "--flush-l2", str(FLUSH_BYTES), "--save", str(saved)]
     if dtype == "bfloat16":
@@ -603,19 +635,32 @@ def run_torch(timing: dict, args, ours: list[Path], kind: str) -> dict:
     if dtype == "bfloat16":   # the bits, as int16, then viewed as bfloat16
         a = torch.from_numpy(a_host.view(np.int16)).cuda().view(torch.bfloat16)
         b = torch.from_numpy(b_host.view(np.int16)).cuda().view(torch.bfloat16)
+    elif dtype in FP8_FORMATS:   # the bits, then viewed as torch's FP8 type
+        a = torch.from_numpy(a_host).cuda().view(getattr(torch, dtype))
+        b = torch.from_numpy(b_host).cuda().view(getattr(torch, timing.get("dtype_b", dtype)))
     else:
         a = torch.from_numpy(a_host).cuda()
         b = torch.from_numpy(b_host).cuda()
+    if dtype in FP8_FORMATS:   # cuBLASLt's FP8 GEMM with the same per-tensor scales and D type
+        scale_a = torch.tensor(FP8_SCALES[0], device="cuda")
+        scale_b = torch.tensor(FP8_SCALES[1], device="cuda")
+        out_dtype = getattr(torch, timing.get("out_dtype", "bfloat16"))
+
+        def gemm():
+            return torch._scaled_mm(a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype)
+    else:
+        def gemm():
+            return F.linear(a, b)
     flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     for _ in range(args.warmup):
-        d = F.linear(a, b)
+        d = gemm()
     torch.cuda.synchronize()
     times = []
     for r in range(args.runs):
         flush.fill_(r & 0xFF)
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        d = F.linear(a, b)
+        d = gemm()
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop))
@@ -625,14 +670,16 @@ def run_torch(timing: dict, args, ours: list[Path], kind: str) -> dict:
     diffs = []
     for path in ours:
         if path.is_file():
-            storage = np.uint16 if dtype == "bfloat16" else np.float16
-            mine = as_float64(np.fromfile(path, dtype=storage), dtype).reshape(m, n)
+            out = timing.get("out_dtype", dtype)
+            storage = np.uint16 if out == "bfloat16" else np.float16
+            mine = as_float64(np.fromfile(path, dtype=storage), out).reshape(m, n)
             diffs.append(float(np.max(np.abs(mine - theirs) / (np.abs(theirs) + 1.0))))
         else:
             diffs.append(None)
     del a, b, d, flush
     torch.cuda.empty_cache()
-    return {"ms": median, "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "version": torch.__version__,
+    peer = "torch._scaled_mm" if dtype in FP8_FORMATS else "torch.nn.functional.linear"
+    return {"ms": median, "tflops": 2.0 * m * n * k / (median * 1e-3) / 1e12, "version": torch.__version__, "op": peer,
             "max_rel_diff_to_axe4j": diffs}
 
 

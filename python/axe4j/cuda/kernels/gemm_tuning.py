@@ -24,6 +24,11 @@ TUNING_FILE = Path(__file__).with_name("gemm_tuning.json")
 SMS = 132
 GROUP_M = 8
 BK = 64
+BK_FP8 = 128
+FP8_TYPES = ("float8_e4m3fn", "float8_e5m2")
+# FP8 (e4m3 x e4m3, per-tensor scales, BF16 D) is timed at the square sizes from 4096 on, Llama-3-8B's gate+up at 4096
+# tokens and its decode step, against torch._scaled_mm (cuBLASLt's FP8 GEMM) in the same run
+SWEEP_FP8 = ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 28672, 4096), (16, 4096, 4096))
 
 # (BM, BN, cluster) in the order the rule prefers them: the widest N tile first (one m64n256 wgmma per consumer K
 # step); clustered configurations last, so that the rule picks them only where measured faster
@@ -61,8 +66,10 @@ class Config:
         tile = f"{self.bm}x{self.bn}"
         return tile if self.cluster == (1, 1) else f"{tile}_c{self.cluster[0]}x{self.cluster[1]}"
 
-    def options(self) -> dict:
-        options = {"bm": self.bm, "bn": self.bn, "bk": BK, "group_m": GROUP_M, "sms": SMS}
+    def options(self, dtype: str = "float16") -> dict:
+        """The builder's arguments; BK is one 128-byte swizzle row of K (64 FP16/BF16, 128 FP8 elements)."""
+        bk = BK_FP8 if dtype in FP8_TYPES else BK
+        options = {"bm": self.bm, "bn": self.bn, "bk": bk, "group_m": GROUP_M, "sms": SMS}
         if self.cluster != (1, 1):
             options["cluster"] = self.cluster
         return options
@@ -81,11 +88,14 @@ def key(arch: str, m: int, n: int, k: int, dtype: str) -> str:
 def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
     """The configurations the builder accepts for this shape, in ``CONFIGS`` order."""
     found = []
+    fp8 = dtype in FP8_TYPES
+    bk, itemsize, out = (BK_FP8, 1, "bfloat16") if fp8 else (BK, 2, dtype)
     for bm, bn, cluster in CONFIGS:
         if bm > -(-m // 128) * 128:
             continue   # a taller tile than M rounded up to 128 rows only computes rows past the end
         try:
-            check(m, n, k, bm, bn, BK, stages_for(bm, bn, BK), GROUP_M, SMS, dtype, cluster)
+            check(m, n, k, bm, bn, bk, stages_for(bm, bn, bk, itemsize, 2), GROUP_M, SMS, dtype, cluster,
+                  out_dtype=out)
         except ValueError:
             continue
         found.append(Config(bm, bn, cluster))
@@ -103,6 +113,12 @@ def sweep_cases_bf16() -> list[tuple[tuple[int, int, int], Config]]:
     """The BF16 part of the sweep: each shape of ``SWEEP`` with each applicable configuration without a cluster
     (the bundle names them ``..._bf16`` and times them against cuBLAS in BF16)."""
     return [(shape, c) for shape in SWEEP for c in applicable(*shape, "bfloat16") if c.cluster == (1, 1)]
+
+
+def sweep_cases_fp8() -> list[tuple[tuple[int, int, int], Config]]:
+    """The FP8 part: each shape of ``SWEEP_FP8`` with each applicable configuration without a cluster (named
+    ``..._fp8``: e4m3 x e4m3 with per-tensor scales, D in BF16)."""
+    return [(shape, c) for shape in SWEEP_FP8 for c in applicable(*shape, "float8_e4m3fn") if c.cluster == (1, 1)]
 
 
 def tiles(m: int, n: int, config: Config) -> int:
