@@ -9,8 +9,8 @@ import java.util.List;
  * {@code x} over a shard with the same map as L, so that {@code L(coord) = sum_i v_i * stride_i@axis_i + Q}:
  * <ul>
  *   <li>where L's shard splits by S without fusing iters (iters of extent 1 dropped, an iter cut where a
- *       dimension ends inside it: TIRx's {@code group}), that split shard, so each dimension's coordinate is
- *       split within its own iters;</li>
+ *       dimension ends inside it, one iter of extent 1 for a dimension of 1: TIRx's {@code group}), that split
+ *       shard, so each dimension's coordinate is split within its own iters;</li>
  *   <li>otherwise L's own shard (TIRx's fallback: flatten, then split over the shard's extents).</li>
  * </ul>
  * The answer names that shard ({@link Values#layout}). TIRx takes symbolic coordinates and does not check them;
@@ -69,6 +69,9 @@ public final class ApplyToShape {
         int next = 0;
         for (int k = 0; k < shape.rank(); k++) {
             long need = shape.dim(k);
+            if (need == 1) {
+                out.add(new Iter(1, 1, Axis.M)); // a dimension of 1 has one iter of extent 1 (its value is 0)
+            }
             while (need > 1) {
                 Iter it = queue.get(next);
                 long e = it.extent();

@@ -54,6 +54,8 @@ class ApplyToShapeTest {
         ApplyToShape.Values flat = ApplyToShape.applyToShape(l, Shape.of(3, 8), 1, 3);
         assertEquals(l, flat.layout());
         assertEquals(List.of(1L, 5L), flat.values());
+        assertEquals(List.of(0L, 5L), ApplyToShape.applyToShape(Layout.parse("S[(8,1):(2,1)]"), Shape.of(1, 8), 0, 5)
+                .values());
         assertEquals(List.of(1L, 3L), ApplyToShape.applyToShape(Layout.parse("S[(2,1,6):(6,5,1)]"), Shape.of(2, 6), 1, 3)
                 .values());
     }
