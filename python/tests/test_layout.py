@@ -265,7 +265,8 @@ def test_apply_to_shape_agrees_with_tirx(bridge):
             assert ours == [int(v) for v in layout.apply_to_shape(coord, shape)], (layout, coord, shape)
             checked += 1
     assert checked > 1000
-    with pytest.raises(ValueError, match=r"axe4j.layout.apply_to_shape: .*coordinate \[1, 6\] is outside shape \(4,6\)"):
+    with pytest.raises(ValueError, match=r"axe4j.layout.apply_to_shape: .*coordinate \[1, 6\] is outside shape "
+                                         r"\(4,6\)"):
         axe4j.layout.apply_to_shape("S[(4,6):(6,1)]", [1, 6], [4, 6])
     with pytest.raises(ValueError, match=r"does not admit input_shape \(4,4\)"):
         axe4j.layout.apply_to_shape("S[(4,6):(6,1)]", [1, 1], [4, 4])
@@ -390,8 +391,8 @@ def test_is_direct_sum_names_bad_shapes_and_answers_none(bridge):
     with pytest.raises(ValueError, match=r"axe4j.layout.is_direct_sum_right: .*interleaved_shape \(4,4\) has rank 2, "
                                          r"not twice the rank 2 of right_shape"):
         axe4j.layout.is_direct_sum_right("S[4:1]", whole, [4, 4], [2, 2])
-    with pytest.raises(ValueError, match=r"axe4j.layout.is_direct_sum_left: .*entry 0 of interleaved_shape \(4,4\) is 4, "
-                                         r"but left_shape \(2\) has 2"):
+    with pytest.raises(ValueError, match=r"axe4j.layout.is_direct_sum_left: .*entry 0 of interleaved_shape "
+                                         r"\(4,4\) is 4, but left_shape \(2\) has 2"):
         axe4j.layout.is_direct_sum_left("S[2:1]", whole, [4, 4], [2])
 
 
