@@ -38,17 +38,21 @@ from typing import Any, Sequence
 
 __all__ = [
     "apply",
+    "apply_to_shape",
     "canonicalize",
     "count",
     "direct_sum",
     "equivalent",
     "group",
+    "is_direct_sum_left",
+    "is_direct_sum_right",
     "is_tile_inner",
     "is_tile_outer",
     "iter_points",
     "limits",
     "pack",
     "parse",
+    "permute_by_groups",
     "size",
     "slice",
     "span",
@@ -58,6 +62,7 @@ __all__ = [
     "tile_to",
     "to_text",
     "unpack",
+    "verify_well_formed",
 ]
 
 
@@ -133,6 +138,38 @@ def is_tile_outer(outer, tiled, tiled_shape: Sequence[int], outer_shape: Sequenc
 def direct_sum(right, left, left_shape: Sequence[int], right_shape: Sequence[int]):
     """``left + right`` over the interleaved shape (TIRx's ``right.direct_sum(left, ...)``)."""
     return _call("direct_sum", right, left, _ints(left_shape), _ints(right_shape))
+
+
+def is_direct_sum_right(right, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
+    """TIRx's ``right.is_direct_sum_right(sum_layout, interleaved_shape, right_shape)``: the left addend A with
+    ``sum_layout == A + right`` as maps, or None. ``interleaved_shape`` is ``(left[0], right[0], left[1], ...)``."""
+    return _call("is_direct_sum_right", right, sum_layout, _ints(interleaved_shape), _ints(right_shape))
+
+
+def is_direct_sum_left(left, sum_layout, interleaved_shape: Sequence[int], left_shape: Sequence[int]):
+    """TIRx's ``left.is_direct_sum_left(sum_layout, interleaved_shape, left_shape)``: the right addend B with
+    ``sum_layout == left + B`` as maps, or None."""
+    return _call("is_direct_sum_left", left, sum_layout, _ints(interleaved_shape), _ints(left_shape))
+
+
+def permute_by_groups(layout, seps: Sequence[int], perm: Sequence[int]):
+    """TIRx's ``layout.permute_by_groups(seps, perm)``: shard iters ``seps[g]:seps[g+1]`` form group g; the groups
+    in the order ``perm``. ``seps`` must run from 0 to the number of shard iters without decreasing."""
+    return _call("permute_by_groups", layout, _ints(seps), _ints(perm))
+
+
+def apply_to_shape(layout, coord: Sequence[int], input_shape: Sequence[int]) -> list[int]:
+    """TIRx's ``layout.apply_to_shape(coord, input_shape)``: the value of each shard iter at ``coord`` of
+    ``input_shape`` (over the shard split by ``input_shape`` where it splits without fusing, else the layout's
+    own shard). Integer coordinates inside ``input_shape`` only."""
+    return [int(v) for v in _call("apply_to_shape", layout, [_index(c, "apply_to_shape") for c in coord],
+                                  _ints(input_shape))]
+
+
+def verify_well_formed(layout) -> bool:
+    """TIRx's ``layout.verify_well_formed()``: whether the thread axes index one chain of nested scopes (False
+    where TIRx raises)."""
+    return bool(_call("verify_well_formed", layout))
 
 
 def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - TIRx's name

@@ -240,3 +240,187 @@ def test_packing_names_what_stops_it(bridge):
     # unpack keeps thread strides (TIRx would scale them): a lane stays a lane
     assert axe4j.layout.to_text(axe4j.layout.unpack("S[(4,8):(1@laneid,1)] + 3", 2)) == \
         "S[(4,8,2):(1@laneid,2,1)] + 6"
+
+
+def _split_shape(rng, layout):
+    """A shape of 1-2 dims with the layout's size (a divisor split), or None for an empty layout."""
+    size = int(layout.size())
+    divisors = [d for d in range(1, size + 1) if size % d == 0]
+    if rng.random() < 0.3:
+        return [size]
+    d = rng.choice(divisors)
+    return [d, size // d]
+
+
+def test_apply_to_shape_agrees_with_tirx(bridge):
+    """On 150 random layouts, every coordinate of a random shape: the values are TIRx's, and they give L's point."""
+    rng = random.Random(20261201)
+    checked = 0
+    for _ in range(150):
+        layout = random_layout(rng)
+        shape = _split_shape(rng, layout)
+        for flat in range(int(layout.size())):
+            coord = [flat // shape[1], flat % shape[1]] if len(shape) == 2 else [flat]
+            ours = axe4j.layout.apply_to_shape(layout, coord, shape)
+            assert ours == [int(v) for v in layout.apply_to_shape(coord, shape)], (layout, coord, shape)
+            checked += 1
+    assert checked > 1000
+    with pytest.raises(ValueError, match=r"axe4j.layout.apply_to_shape: .*coordinate \[1, 6\] is outside shape "
+                                         r"\(4,6\)"):
+        axe4j.layout.apply_to_shape("S[(4,6):(6,1)]", [1, 6], [4, 6])
+    with pytest.raises(ValueError, match=r"does not admit input_shape \(4,4\)"):
+        axe4j.layout.apply_to_shape("S[(4,6):(6,1)]", [1, 1], [4, 4])
+
+
+def test_permute_by_groups_agrees_with_tirx(bridge):
+    """On 200 random layouts grouped by a random shape: the permuted layout is TIRx's, point by point."""
+    rng = random.Random(20261202)
+    done = 0
+    for _ in range(200):
+        layout = random_layout(rng)
+        shape = _split_shape(rng, layout)
+        try:
+            grouped, seps = layout.group(shape)
+        except tvm.error.InternalError:
+            continue
+        seps = [int(s) for s in seps]
+        perm = list(range(len(shape)))
+        rng.shuffle(perm)
+        ours = axe4j.layout.permute_by_groups(grouped, seps, perm)
+        theirs = grouped.permute_by_groups(seps, perm)
+        assert isinstance(ours, TileLayout)
+        assert axe4j.layout.equivalent(ours, theirs), (grouped, seps, perm)
+        assert base_points(ours, int(ours.size())) == base_points(theirs, int(theirs.size()))
+        done += 1
+    assert done > 100
+    # TIRx takes overlapping groups, repeating iter 1 and dropping iter 2: S[(2,3,3):(12,4,4)], 18 elements of 24
+    with pytest.raises(ValueError, match=r"axe4j.layout.permute_by_groups: .*seps \[0, 2, 1, 2\] must start at 0"):
+        axe4j.layout.permute_by_groups(TileLayout(S[(2, 3, 4):(12, 4, 1)]), [0, 2, 1, 2], [0, 1, 2])
+    with pytest.raises(ValueError, match=r"perm \[1, 1\] is not a permutation of 0..1"):
+        axe4j.layout.permute_by_groups("S[(2,3,4):(12,4,1)]", [0, 1, 3], [1, 1])
+
+
+def _direct_sum_case(rng):
+    rank = rng.randint(1, 2)
+    left_shape = [rng.choice([1, 2, 2, 3, 4]) for _ in range(rank)]
+    right_shape = [rng.choice([1, 2, 2, 3, 4]) for _ in range(rank)]
+
+    def grouped(shape):
+        iters = []
+        compact = 1
+        for dim in reversed(shape):
+            stride = rng.choice([compact, rng.randint(0, 9), 1 << rng.randint(0, 4)])
+            iters.insert(0, Iter(dim, stride, getattr(Axis, rng.choice(AXES))))
+            compact *= dim
+        replica = [Iter(rng.randint(2, 3), rng.randint(1, 8), Axis.warpid)] if rng.random() < 0.2 else []
+        offset = {Axis.m: rng.randint(0, 20)} if rng.random() < 0.3 else {}
+        return TileLayout.from_iters(iters, replica, offset)
+
+    left, right = grouped(left_shape), grouped(right_shape)
+    interleaved = [d for pair in zip(left_shape, right_shape) for d in pair]
+    return left, left_shape, right, right_shape, interleaved
+
+
+def _sum_points(left, left_shape, right, right_shape):
+    """{a + b} at every coordinate of the interleaved domain, by enumeration (axe4j's apply: every replica)."""
+    out = []
+    rank = len(left_shape)
+    total = 1
+    for a, b in zip(left_shape, right_shape):
+        total *= a * b
+    for flat in range(total):
+        z, rest = [], flat
+        for a, b in reversed(list(zip(left_shape, right_shape))):
+            z.insert(0, rest % (a * b))
+            rest //= a * b
+        x = [z[k] // right_shape[k] for k in range(rank)]
+        y = [z[k] % right_shape[k] for k in range(rank)]
+        points = set()
+        for p in axe4j.layout.apply(left, x, shape=left_shape):
+            for q in axe4j.layout.apply(right, y, shape=right_shape):
+                keys = set(p) | set(q)
+                points.add(tuple(sorted((k, p.get(k, 0) + q.get(k, 0)) for k in keys if p.get(k, 0) + q.get(k, 0))))
+        out.append(points)
+    return out
+
+
+def _points_of(layout):
+    return [{tuple(sorted((k, v) for k, v in p.items() if v)) for p in axe4j.layout.apply(layout, x)}
+            for x in range(int(layout.size()))]
+
+
+def test_is_direct_sum_right_and_left_agree_with_tirx_where_tirx_is_right(bridge):
+    """On 150 random sums A + B: axe4j recovers each addend (rebuilding the sum point by point); where TIRx
+    answers, its addend equals axe4j's as a map whenever TIRx's rebuilds the sum."""
+    rng = random.Random(20261203)
+    counts = {"both": 0, "tirx none": 0, "tirx wrong": 0}
+    for _ in range(150):
+        left, left_shape, right, right_shape, interleaved = _direct_sum_case(rng)
+        summed = right.direct_sum(left, left_shape, right_shape)
+        want = _points_of(summed)
+        found_left = axe4j.layout.is_direct_sum_right(right, summed, interleaved, right_shape)
+        assert found_left is not None, (summed, right)
+        assert _sum_points(found_left, left_shape, right, right_shape) == want
+        found_right = axe4j.layout.is_direct_sum_left(left, summed, interleaved, left_shape)
+        assert found_right is not None, (summed, left)
+        assert _sum_points(left, left_shape, found_right, right_shape) == want
+        for theirs, ours, rebuild in [
+                (right.is_direct_sum_right(summed, interleaved, right_shape), found_left,
+                 lambda a: _sum_points(a, left_shape, right, right_shape)),
+                (left.is_direct_sum_left(summed, interleaved, left_shape), found_right,
+                 lambda b: _sum_points(left, left_shape, b, right_shape))]:
+            if theirs is None:
+                counts["tirx none"] += 1
+            elif rebuild(theirs) != want:
+                counts["tirx wrong"] += 1
+            else:
+                assert rebuild(ours) == rebuild(theirs)
+                counts["both"] += 1
+    print("is_direct_sum vs TIRx:", counts)
+    assert counts["both"] > 100
+
+
+def test_is_direct_sum_names_bad_shapes_and_answers_none(bridge):
+    whole = TileLayout(S[16:1])
+    found = axe4j.layout.is_direct_sum_right(TileLayout(S[(2, 2):(4, 1)]), whole, [2, 2, 2, 2], [2, 2])
+    assert axe4j.layout.equivalent(found, TileLayout(S[(2, 2):(8, 2)]))
+    # TIRx answers S[2:2] here, ignoring the replica of B that the sum does not have
+    b = TileLayout(S[2:1] + R[2:4 @ Axis.warpid])
+    assert axe4j.layout.is_direct_sum_right(b, TileLayout(S[4:1]), [2, 2], [2]) is None
+    assert b.is_direct_sum_right(TileLayout(S[4:1]), [2, 2], [2]) is not None
+    with pytest.raises(ValueError, match=r"axe4j.layout.is_direct_sum_right: .*interleaved_shape \(4,4\) has rank 2, "
+                                         r"not twice the rank 2 of right_shape"):
+        axe4j.layout.is_direct_sum_right("S[4:1]", whole, [4, 4], [2, 2])
+    with pytest.raises(ValueError, match=r"axe4j.layout.is_direct_sum_left: .*entry 0 of interleaved_shape "
+                                         r"\(4,4\) is 4, but left_shape \(2\) has 2"):
+        axe4j.layout.is_direct_sum_left("S[2:1]", whole, [4, 4], [2])
+
+
+def _thread_layout(rng, names):
+    shard = [Iter(2, rng.randint(1, 4), Axis.get(n)) for n in rng.sample(names, rng.randint(1, 3))]
+    replica = [Iter(2, 1, Axis.get(rng.choice(names)))] if rng.random() < 0.3 else []
+    return TileLayout.from_iters(shard, replica, {})
+
+
+def test_verify_well_formed_agrees_with_tirx(bridge):
+    """On 300 random layouts whose shard has a thread axis: axe4j says well-formed exactly where TIRx does
+    (TIRx raises where the scopes conflict or do not chain; axe4j answers False)."""
+    rng = random.Random(20261204)
+    names = ["laneid", "warpid", "wid_in_wg", "wgid", "tx", "cbx", "m"]
+    counts = {True: 0, False: 0}
+    for _ in range(300):
+        layout = _thread_layout(rng, names)
+        if not any(it.axis.is_thread() for it in layout.shard):
+            continue
+        try:
+            theirs = bool(layout.verify_well_formed())
+        except tvm.error.InternalError as e:
+            assert "Ill-formed tile layout" in str(e)
+            theirs = False
+        assert axe4j.layout.verify_well_formed(layout) == theirs, layout
+        counts[theirs] += 1
+    print("verify_well_formed:", counts)
+    assert counts[True] > 30 and counts[False] > 30
+    assert axe4j.layout.verify_well_formed(TileLayout(S[8:1]))
+    # TIRx looks at scopes only when the shard has a thread axis: this passes there
+    assert not axe4j.layout.verify_well_formed("S[4:1] + R[2:1@laneid] + 1@wgid")

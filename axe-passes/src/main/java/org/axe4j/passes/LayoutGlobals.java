@@ -5,17 +5,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Budget;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Checks;
 import org.axe4j.layout.DirectSum;
+import org.axe4j.layout.DirectSumOf;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Packing;
+import org.axe4j.layout.PermuteByGroups;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
@@ -24,6 +27,7 @@ import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.TileOf;
+import org.axe4j.layout.WellFormed;
 import org.axe4j.tvm.GlobalsProvider;
 import org.axe4j.tvm.PackedFunction;
 import org.axe4j.tvm.Tvm;
@@ -42,7 +46,14 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code tile_of(part, tiled, tiled_shape, part_shape, role)}: role {@code "inner"} returns the
  *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling</li>
  *   <li>{@code direct_sum(right, left, left_shape, right_shape)}: {@code left + right}</li>
+ *   <li>{@code is_direct_sum_right(right, sum, interleaved_shape, right_shape)}: the left addend A with
+ *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
+ *       left_shape)}: the right addend. {@code interleaved_shape} is {@code (left[0], right[0], left[1], ...)}</li>
  *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable</li>
+ *   <li>{@code permute_by_groups(layout, seps, perm)}: the shard's groups of iters reordered</li>
+ *   <li>{@code apply_to_shape(layout, coord, input_shape)}: the value of each shard iter (of the layout split by
+ *       {@code input_shape} where it splits, else its own shard) at {@code coord}</li>
+ *   <li>{@code verify_well_formed(layout)}: whether the thread axes chain one order of scopes</li>
  *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
  *       map from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic)</li>
  *   <li>{@code count(layout, x)} or {@code count(layout, coord, shape)}: how many points L(x) has, without
@@ -121,6 +132,23 @@ public final class LayoutGlobals implements GlobalsProvider {
             Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
+        def("is_direct_sum_right", 4, 4, a -> DirectSumOf.left(plain(a[1], "sum_layout", "is_direct_sum_right"),
+                shape(a[2], "interleaved_shape"), plain(a[0], "right", "is_direct_sum_right"),
+                shape(a[3], "right_shape")).map(TirxLayouts::toTvm).orElse(null));
+        def("is_direct_sum_left", 4, 4, a -> DirectSumOf.right(plain(a[1], "sum_layout", "is_direct_sum_left"),
+                shape(a[2], "interleaved_shape"), plain(a[0], "left", "is_direct_sum_left"),
+                shape(a[3], "left_shape")).map(TirxLayouts::toTvm).orElse(null));
+        def("permute_by_groups", 3, 3, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return TirxLayouts.write(l.withLayout(PermuteByGroups.permuteByGroups(l.layout(), ints(a[1], "seps"),
+                    ints(a[2], "perm"))));
+        });
+        def("apply_to_shape", 3, 3, a -> {
+            Layout l = layout(a[0], "layout").layout();
+            ApplyToShape.Values v = ApplyToShape.applyToShape(l, shape(a[2], "input_shape"), integers(a[1], "coord"));
+            return new ArrayList<Object>(v.values());
+        });
+        def("verify_well_formed", 1, 1, a -> WellFormed.isWellFormed(layout(a[0], "layout").layout()));
         def("storage", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
             return TirxLayouts.write(l.withLayout(Packing.storage(l.layout())));
@@ -249,6 +277,17 @@ public final class LayoutGlobals implements GlobalsProvider {
             values[i] = TirxLayouts.integer(list.get(i), null, role + "[" + i + "]");
         }
         return values;
+    }
+
+    static List<Integer> ints(Object arg, String role) {
+        List<Integer> out = new ArrayList<>();
+        for (long v : integers(arg, role)) {
+            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(role + " entry " + v + " is out of range");
+            }
+            out.add((int) v);
+        }
+        return out;
     }
 
     /** {@code [ir.Range(min, extent), ...]} or {@code [[begin, end], ...]}. */

@@ -49,6 +49,12 @@ final class LayoutCommands {
             "  pack LAYOUT --num N                    N contiguous elements as one (TIRx's pack)",
             "  unpack LAYOUT --num N                  each element as N contiguous ones (TIRx's unpack)",
             "  tile-to LAYOUT --shape S --to T        the layout over S repeated row-major over T (TIRx's tile_to)",
+            "  is-direct-sum-right B --sum L --interleaved I --shape S",
+            "                                         the left addend A with L = A + B over I = (A0,B0,A1,B1,..), S = B's",
+            "  is-direct-sum-left A --sum L --interleaved I --shape S   the right addend B (S = A's shape)",
+            "  permute-by-groups LAYOUT --seps P --perm Q   shard iters P[g]:P[g+1] as group g, groups in order Q",
+            "  apply-to-shape LAYOUT --shape S --coord C    the value of each shard iter at coordinate C of S",
+            "  verify-well-formed LAYOUT              whether the thread axes chain one order of scopes",
             "  batch                                  JSON Lines requests on stdin, one answer line each",
             "",
             "A LAYOUT is text such as 'S[(8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)] + R[2:4@warpid] + 5@warpid'",
@@ -69,6 +75,11 @@ final class LayoutCommands {
             "  {\"op\":\"storage\",\"layout\":L}                          -> {\"layout\":L2}",
             "  {\"op\":\"pack\" or \"unpack\",\"layout\":L,\"num\":N}        -> {\"layout\":L2}",
             "  {\"op\":\"tile_to\",\"layout\":L,\"shape\":[..],\"to_shape\":[..]} -> {\"layout\":L2,\"shape\":[..]}",
+            "  {\"op\":\"is_direct_sum_right\" or \"is_direct_sum_left\",\"layout\":L,\"sum\":L2,\"interleaved_shape\":[..],",
+            "   \"shape\":[..]}                                   -> {\"layout\":L3} or {\"layout\":null,\"reason\":..}",
+            "  {\"op\":\"permute_by_groups\",\"layout\":L,\"seps\":[..],\"perm\":[..]} -> {\"layout\":L2}",
+            "  {\"op\":\"apply_to_shape\",\"layout\":L,\"shape\":[..],\"coord\":[..]} -> {\"values\":[..],\"layout\":L2}",
+            "  {\"op\":\"verify_well_formed\",\"layout\":L}               -> {\"well_formed\":true|false[,\"reason\":..]}",
             "  a failure            -> {\"error\":\"...\",\"kind\":\"parse|invalid|not_representable|too_large|internal\"}",
             "",
             "caps (every command; also from AXE4J_MAX_POINTS, AXE4J_MAX_ANSWER_BYTES, AXE4J_MAX_REQUEST_BYTES,",
@@ -183,6 +194,33 @@ final class LayoutCommands {
                 req.add("shape", CliText.integers("shape", a.required("shape")));
                 req.add("to_shape", CliText.integers("shape", a.required("to")));
             }
+            case "is-direct-sum-right", "is-direct-sum-left" -> {
+                a = new Args(command, rest, withCaps(Set.of("sum", "interleaved", "shape")), JSON);
+                req.addProperty("op", command.replace('-', '_'));
+                req.addProperty("layout", a.joinedLayout());
+                req.addProperty("sum", a.required("sum"));
+                req.add("interleaved_shape", CliText.integers("shape", a.required("interleaved")));
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+            }
+            case "permute-by-groups" -> {
+                a = new Args(command, rest, withCaps(Set.of("seps", "perm")), JSON);
+                req.addProperty("op", "permute_by_groups");
+                req.addProperty("layout", a.joinedLayout());
+                req.add("seps", CliText.integers("seps", a.required("seps")));
+                req.add("perm", CliText.integers("perm", a.required("perm")));
+            }
+            case "apply-to-shape" -> {
+                a = new Args(command, rest, withCaps(Set.of("shape", "coord")), JSON);
+                req.addProperty("op", "apply_to_shape");
+                req.addProperty("layout", a.joinedLayout());
+                req.add("shape", CliText.integers("shape", a.required("shape")));
+                req.add("coord", CliText.integers("coordinate", a.required("coord")));
+            }
+            case "verify-well-formed" -> {
+                a = new Args(command, rest, withCaps(NONE), JSON);
+                req.addProperty("op", "verify_well_formed");
+                req.addProperty("layout", a.joinedLayout());
+            }
             case "equiv" -> {
                 a = new Args(command, rest, withCaps(NONE), JSON);
                 if (a.positional().size() != 2) {
@@ -277,7 +315,13 @@ final class LayoutCommands {
             }
             case "group" -> sb.append(answer.get("layout").getAsString()).append("\nseps ")
                     .append(answer.get("seps"));
-            case "canon", "storage", "pack", "unpack" -> sb.append(answer.get("layout").getAsString());
+            case "canon", "storage", "pack", "unpack", "permute-by-groups" -> sb.append(answer.get("layout").getAsString());
+            case "is-direct-sum-right", "is-direct-sum-left" -> sb.append(answer.get("layout").isJsonNull()
+                    ? "not a direct sum: " + answer.get("reason").getAsString() : answer.get("layout").getAsString());
+            case "apply-to-shape" -> sb.append("values ").append(tuple(answer.getAsJsonArray("values")))
+                    .append("\nover ").append(answer.get("layout").getAsString());
+            case "verify-well-formed" -> sb.append(answer.get("well_formed").getAsBoolean() ? "well-formed"
+                    : "not well-formed: " + answer.get("reason").getAsString());
             case "tile", "slice", "tile-to" -> sb.append(answer.get("layout").getAsString()).append("\nshape ")
                     .append(tuple(answer.getAsJsonArray("shape")));
             case "equiv" -> sb.append(answer.get("equivalent").getAsBoolean() ? "equivalent" : "not equivalent");

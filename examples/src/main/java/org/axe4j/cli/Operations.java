@@ -3,25 +3,31 @@ package org.axe4j.cli;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Canonicalize;
+import org.axe4j.layout.DirectSumOf;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Packing;
+import org.axe4j.layout.PermuteByGroups;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
+import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.Tile;
+import org.axe4j.layout.WellFormed;
 
 /**
  * The operations of the tool as JSON request to JSON answer, shared by {@code axe layout batch} and the
@@ -43,6 +49,11 @@ import org.axe4j.layout.Tile;
  *   pack    {layout, num}                                -> {layout}          (num contiguous elements as one)
  *   unpack  {layout, num}                                -> {layout}          (each element as num)
  *   tile_to {layout, shape, to_shape}                    -> {layout, shape}   (shape = to_shape)
+ *   is_direct_sum_right {layout: B, sum, interleaved_shape, shape: B's} -> {layout: A} or {layout: null, reason}
+ *   is_direct_sum_left  {layout: A, sum, interleaved_shape, shape: A's} -> {layout: B} or {layout: null, reason}
+ *   permute_by_groups {layout, seps, perm}               -> {layout}
+ *   apply_to_shape {layout, shape, coord}                -> {values, layout}  (layout: the shard they index)
+ *   verify_well_formed {layout}                          -> {well_formed[, reason]}
  * </pre>
  *
  * Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
@@ -51,7 +62,8 @@ import org.axe4j.layout.Tile;
 final class Operations {
     /** The operations this build answers, in the order help lists them. */
     static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
-            "storage", "pack", "unpack", "tile_to");
+            "storage", "pack", "unpack", "tile_to", "is_direct_sum_right", "is_direct_sum_left", "permute_by_groups",
+            "apply_to_shape", "verify_well_formed");
 
     /** Points per answer line of a streamed apply. */
     static final int STREAM_CHUNK = 1024;
@@ -89,6 +101,11 @@ final class Operations {
             case "pack" -> layoutAnswer(r, () -> Packing.pack(r.layout("layout"), r.integer("num")));
             case "unpack" -> layoutAnswer(r, () -> Packing.unpack(r.layout("layout"), r.integer("num")));
             case "tile_to" -> tileTo(r);
+            case "is_direct_sum_right", "is_direct_sum_left" -> directSumOf(r);
+            case "permute_by_groups" -> layoutAnswer(r, () -> PermuteByGroups.permuteByGroups(r.layout("layout"),
+                    ints(r, "seps"), ints(r, "perm")));
+            case "apply_to_shape" -> applyToShape(r);
+            case "verify_well_formed" -> wellFormed(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
                     + String.join(", ", OPS) + ") in request " + Json.abbreviate(json));
         };
@@ -217,6 +234,56 @@ final class Operations {
         Layout l = run(r, body);
         JsonObject out = new JsonObject();
         out.addProperty("layout", l.toString());
+        return out;
+    }
+
+    static JsonObject directSumOf(Request r) {
+        Layout known = r.layout("layout");
+        Layout sum = r.layout("sum");
+        Shape interleaved = r.shape("interleaved_shape");
+        Shape shape = r.shape("shape");
+        Result<Layout> other = run(r, () -> r.op().equals("is_direct_sum_right")
+                ? DirectSumOf.left(sum, interleaved, known, shape) : DirectSumOf.right(sum, interleaved, known, shape));
+        JsonObject out = new JsonObject();
+        if (other.isPresent()) {
+            out.addProperty("layout", other.get().toString());
+        } else {
+            out.add("layout", com.google.gson.JsonNull.INSTANCE);
+            out.addProperty("reason", other.reason());
+        }
+        return out;
+    }
+
+    private static List<Integer> ints(Request r, String name) {
+        List<Integer> out = new ArrayList<>();
+        for (long v : r.longs(name)) {
+            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+                throw r.invalid("field '" + name + "' entry " + v + " is out of range");
+            }
+            out.add((int) v);
+        }
+        return out;
+    }
+
+    static JsonObject applyToShape(Request r) {
+        Layout l = r.layout("layout");
+        Shape s = r.shape("shape");
+        long[] coord = r.longs("coord");
+        ApplyToShape.Values v = run(r, () -> ApplyToShape.applyToShape(l, s, coord));
+        JsonObject out = new JsonObject();
+        JsonArray values = new JsonArray();
+        v.values().forEach(values::add);
+        out.add("values", values);
+        out.addProperty("layout", v.layout().toString());
+        return out;
+    }
+
+    static JsonObject wellFormed(Request r) {
+        Layout l = r.layout("layout");
+        java.util.Optional<String> problem = run(r, () -> WellFormed.problem(l));
+        JsonObject out = new JsonObject();
+        out.addProperty("well_formed", problem.isEmpty());
+        problem.ifPresent(p -> out.addProperty("reason", p));
         return out;
     }
 

@@ -48,7 +48,8 @@ class SingleCommandsTest {
         Tool.Result layout = Tool.run("layout", "--help");
         assertEquals(0, layout.code());
         for (String c : new String[] {"show", "apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
-                "storage", "pack", "unpack", "tile-to", "batch",
+                "storage", "pack", "unpack", "tile-to", "is-direct-sum-right", "is-direct-sum-left", "permute-by-groups",
+                "apply-to-shape", "verify-well-formed", "batch",
                 "exit codes"}) {
             assertTrue(layout.out().contains(c), c);
         }
@@ -260,5 +261,37 @@ class SingleCommandsTest {
                 "layout", "batch").out();
         assertTrue(batch.startsWith("{\"layout\":\"S[(8,4):(4,1)]\"}\n"), batch);
         assertTrue(batch.contains("field 'num'"), batch);
+    }
+
+    @Test
+    void directSumOfPermuteApplyToShapeAndWellFormedAnswerAsTirxDoes() {
+        assertEquals("S[(2,2):(8,2)]\n", Tool.run("layout", "is-direct-sum-right", "S[(2,2):(4,1)]", "--sum", "S[16:1]",
+                "--interleaved", "2,2,2,2", "--shape", "2,2").out());
+        assertEquals("S[(2,2):(4,1)]\n", Tool.run("layout", "is-direct-sum-left", "S[(2,2):(8,2)]", "--sum", "S[16:1]",
+                "--interleaved", "2,2,2,2", "--shape", "2,2").out());
+        assertTrue(Tool.run("layout", "is-direct-sum-right", "S[2:1] + R[2:4@warpid]", "--sum", "S[4:1]",
+                "--interleaved", "2,2", "--shape", "2").out().startsWith("not a direct sum: "));
+        Tool.Result rank = Tool.run("layout", "is-direct-sum-right", "S[4:1]", "--sum", "S[16:1]", "--interleaved",
+                "4,4", "--shape", "2,2");
+        assertEquals(2, rank.code(), rank.err());
+        assertTrue(rank.err().contains("interleaved_shape (4,4) has rank 2, not twice the rank 2"), rank.err());
+        assertEquals("S[(3,4,2):(4,1,12)]\n", Tool.run("layout", "permute-by-groups", "S[(2,3,4):(12,4,1)]", "--seps",
+                "0,1,3", "--perm", "1,0").out());
+        Tool.Result overlap = Tool.run("layout", "permute-by-groups", "S[(2,3,4):(12,4,1)]", "--seps", "0,2,1,2",
+                "--perm", "0,1,2");
+        assertEquals(2, overlap.code(), overlap.err());
+        assertTrue(overlap.err().contains("must start at 0 and end at 3"), overlap.err());
+        assertEquals("values (0,1,2)\nover S[(4,2,3):(6,3,1)]\n", Tool.run("layout", "apply-to-shape", "S[(4,6):(6,1)]",
+                "--shape", "8,3", "--coord", "1,2").out());
+        assertEquals("well-formed\n", Tool.run("layout", "verify-well-formed", "S[(4,32):(1@warpid,1@laneid)]").out());
+        assertTrue(Tool.run("layout", "verify-well-formed", "S[(2,32):(1@wgid,1@laneid)]").out()
+                .startsWith("not well-formed: the thread axes of"));
+        String requests = "{\"op\":\"verify_well_formed\",\"layout\":\"S[2:1@laneid]\"}\n"
+                + "{\"op\":\"apply_to_shape\",\"layout\":\"S[8:1]\",\"shape\":[2,4],\"coord\":[1,3]}\n"
+                + "{\"op\":\"permute_by_groups\",\"layout\":\"S[8:1]\",\"seps\":[0,1]}\n";
+        String batch = Tool.run(new java.io.ByteArrayInputStream(requests.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                "layout", "batch").out();
+        assertTrue(batch.startsWith("{\"well_formed\":true}\n{\"values\":[1,3],\"layout\":\"S[(2,4):(4,1)]\"}\n"), batch);
+        assertTrue(batch.contains("field 'perm'"), batch);
     }
 }
