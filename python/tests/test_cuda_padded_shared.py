@@ -203,3 +203,50 @@ def test_a_padded_register_tile_holds_its_span_per_lane():
     b = np.zeros_like(a)
     cuda_interp.run(executable, a, b)
     np.testing.assert_array_equal(b, a)
+
+
+def _copy_through_padded_pool(by_span: bool, shape=(16, 48), pitch=56, dtype="float32", threads=128):
+    """As ``_copy_through_padded`` with X and Y carved from one ``T.SMEMPool``: by the shape (TIRx's ``pool.alloc``,
+    whose bump cursor then starts Y inside X's padding) or by the span (``axe4j.cuda.alloc_by_span``)."""
+    from axe4j.cuda import alloc_by_span
+
+    layout = TileLayout(S[shape:(pitch, 1)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer(shape, dtype), B: T.Buffer(shape, dtype)):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id([threads])
+        pool = T.SMEMPool()
+        if by_span:
+            X = alloc_by_span(pool, shape, dtype, layout=layout, align=16)
+            Y = alloc_by_span(pool, shape, dtype, layout=layout, align=16)
+        else:
+            X = pool.alloc(shape, dtype, layout=layout, align=16)
+            Y = pool.alloc(shape, dtype, layout=layout, align=16)
+        pool.commit()
+        Tx.cta.copy(X[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(Y[:, :], X[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:, :], Y[:, :])
+
+    return kernel
+
+
+def test_a_padded_pool_tile_is_named_and_alloc_by_span_carves_its_footprint():
+    """T.SMEMPool carves by the shape: the padded X runs into Y, which VerifyLayouts names (pool-span) before
+    anything runs; axe4j.cuda.alloc_by_span carves the layout's 888 elements, and the copy is exact."""
+    report = transform.verify(_copy_through_padded_pool(False), _target())
+    text = str(report)
+    assert "pool-span" in text and "past the 768 elements SMEMPool.alloc carves for shape (16, 48)" in text, text
+    assert "into Y (byte 3072)" in text and "buffer Y" not in text   # Y is the last: nothing after it to run into
+    assert "axe4j.cuda.alloc_by_span" in text
+    assert transform.verify(_copy_through_padded_pool(True), _target()) == []
+    executable, source = _compile(_copy_through_padded_pool(True))
+    a = np.random.default_rng(4).standard_normal((16, 48)).astype("float32")
+    b = np.zeros_like(a)
+    cuda_interp.run(executable, a, b)
+    np.testing.assert_array_equal(b, a)

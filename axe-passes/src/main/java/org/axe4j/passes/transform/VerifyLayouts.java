@@ -199,12 +199,47 @@ public final class VerifyLayouts {
         if (b.origin() != TirFunction.Origin.DECL || data == null || !data.constantShape()) {
             return;
         }
+        if (data.elements() == 0 && data.scope().startsWith("shared") && b.constantShape() && b.elements() > 0
+                && r.highest() >= b.elements()) {
+            // a pool sized at launch (T.SMEMPool): its bump allocator carves the shape's bytes, not the layout's span,
+            // so a padded layout allocated by pool.alloc runs into the pool's next allocation
+            Buffer next = nextInPool(b, data);
+            Long start = byteOffset(b);
+            if (next != null && start != null && start + (r.highest() + 1) * b.elementBytes() > byteOffset(next)) {
+                report("pool-span", subject(b), text, "the layout reaches element " + r.highest() + " (shard "
+                        + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset() + "), past the "
+                        + b.elements() + " elements SMEMPool.alloc carves for shape " + b.shapeText() + " in "
+                        + data.name() + ", into " + next.name() + " (byte " + byteOffset(next) + "); allocate it with "
+                        + "axe4j.cuda.alloc_by_span(pool, shape, dtype, layout=...), which carves "
+                        + (r.highest() + 1) + " elements");
+            }
+            return;
+        }
         long capacity = data.elements() * data.elementBytes() / b.elementBytes();
         if (data.elements() > 0 && r.highest() >= capacity) { // 0: a pool sized at launch (dynamic shared memory)
             report(culprit(r, capacity, "memory-span"), subject(b), text, "the layout reaches element " + r.highest()
                     + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
                     + "), past the " + capacity + " " + b.dtype() + " elements of " + data.name() + "'s memory");
         }
+    }
+
+    /** Where {@code b} starts in its data, in bytes ({@code elem_offset} times its element size); null if symbolic. */
+    static Long byteOffset(Buffer b) {
+        Long elements = TirFunction.constant(b.type().get("elem_offset"));
+        return elements == null ? null : elements * b.elementBytes();
+    }
+
+    /** The view of {@code data} that starts first after {@code b} does (the pool's next allocation), or null. */
+    private Buffer nextInPool(Buffer b, Buffer data) {
+        Long start = byteOffset(b);
+        Buffer next = null;
+        for (Buffer c : f.buffers()) {
+            Long at = c == b || c.aliasOf() != data ? null : byteOffset(c);
+            if (start != null && at != null && at > start && (next == null || at < byteOffset(next))) {
+                next = c;
+            }
+        }
+        return next;
     }
 
     /**
