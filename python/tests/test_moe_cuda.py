@@ -3,7 +3,8 @@ against numpy, at small sizes: 16 experts, top-4, hidden 256, intermediate 128 (
 two of 128), tiles of 64 rows, 1 to 256 tokens. Routings: the host router, one with an empty expert and a
 single-pair one, every token on the same experts (several full tiles each), an expert with a ragged last tile; the
 layers make their schedule with the ``schedule`` kernel (the default; test_moe_schedule_kernel.py checks it against
-the host schedule). Each stage is also a GPU case (``gpu_cases``) with its own numpy reference, run on a GPU where one is lent."""
+the host schedule). Each stage is also a GPU case (``gpu_cases``) with its own numpy reference, run on a GPU where
+one is lent."""
 
 import tvm  # noqa: F401  (before the JVM)
 

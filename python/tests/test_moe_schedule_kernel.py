@@ -194,3 +194,7 @@ def test_the_layer_names_bad_routing_arguments(bridge):
         moe.calls(x, ids.astype(np.int64) + 2 ** 32, w)
     with pytest.raises(ValueError, match=r"schedule: expert ids must lie in \[0, 16\)"):   # the host: before a run
         moe.experts(x, ids - 1, w)
+    ids[0] = [3, 1, 4, 0]
+    given_tensors = moe.calls(x, tvm.runtime.tensor(ids), tvm.runtime.tensor(w))[0][1]   # read back for the host
+    for got, want in zip(given_tensors[2:7], moe.calls(x, ids, w)[0][1][2:7]):
+        np.testing.assert_array_equal(got, want)

@@ -145,11 +145,11 @@ class MoeLayer:
 
     def _routing(self, ids, weights):
         """(ids, weights) as int32 and float32 tokens x top_k arrays; tensors already on the GPU are kept as they
-        are (for ``device="gpu"``: no upload), numpy-like values are converted (ids only where the values fit)."""
+        are for the device schedule (no upload), numpy-like values are converted (ids only where the values fit)."""
         want = (self.tokens, self.shape.top_k)
         out = []
         for name, value, dtype, kind in (("ids", ids, np.int32, "iu"), ("weights", weights, np.float32, "f")):
-            if self.device == "gpu" and _is_tensor(value):
+            if self.device == "gpu" and self.schedule == "device" and _is_tensor(value):
                 if tuple(value.shape) != want or str(value.dtype) != np.dtype(dtype).name:
                     raise ValueError(f"axe4j.moe.cuda.MoeLayer: {name} is a {value.dtype} tensor of shape "
                                      f"{tuple(value.shape)}, expected {np.dtype(dtype).name} {want}")
