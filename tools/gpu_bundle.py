@@ -177,9 +177,9 @@ def compile_groups(cases):
 
 
 def compile_moe():
-    """(executable, moe): the CUDA MoE layer's kernels (``axe4j.moe.cuda``: gemm1, gemm2, combine and the fused
-    experts) for each of MOE_TOKENS and each of FP16 and BF16 at Qwen3-30B-A3B's shapes, in one IRModule;
-    ``moe["runs"]``: per (dtype, token count) its ``max_tiles`` and kernel symbols."""
+    """(executable, moe): the CUDA MoE layer's kernels (``axe4j.moe.cuda``: gemm1, gemm2, combine, the fused
+    experts and the schedule kernel) for each of MOE_TOKENS and each of FP16 and BF16 at Qwen3-30B-A3B's shapes, in
+    one IRModule; ``moe["runs"]``: per (dtype, token count) its ``max_tiles`` and kernel symbols."""
     import tvm
 
     import axe4j
@@ -193,6 +193,7 @@ def compile_moe():
             symbols = {}
             funcs_of_run = cuda.kernels(shape, tokens, dtype=dtype)
             funcs_of_run["experts"] = cuda.kernels(shape, tokens, dtype=dtype, fused=True)["experts"]
+            funcs_of_run["schedule"] = cuda.schedule_kernel(shape, tokens)   # the routing -> the tile schedule
             for kernel, func in funcs_of_run.items():
                 symbols[kernel] = f"moe_{kernel}_{tokens}_tokens_{short}"
                 funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
@@ -318,7 +319,7 @@ def build(out: Path) -> dict:
     t = time.time()
     built, failed = compile_groups(small + timed)
     moe_executable, moe = compile_moe()
-    log(f"moe-sm_90a: {8 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS) + 2 * len(MOE_FUSED_VARIANTS) * len(MOE_FUSED_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
+    log(f"moe-sm_90a: {10 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS) + 2 * len(MOE_FUSED_VARIANTS) * len(MOE_FUSED_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
     lower_s = time.time() - t
 
     t = time.time()

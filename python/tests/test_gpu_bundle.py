@@ -277,8 +277,9 @@ def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bun
 
 
 def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, manifest):
-    """The MoE timing's library: the three kernels of axe4j.moe.cuda per (type, token count), exported, with the
-    max_tiles the host schedule pads to; the numpy half of axe4j.moe and the peers beside them."""
+    """The MoE timing's library: the kernels of axe4j.moe.cuda (the schedule kernel too) per (type, token count),
+    exported, with the max_tiles the host schedule pads to; the numpy half of axe4j.moe and the peers beside
+    them."""
     sys.path.insert(0, str(ROOT / "tools"))
     import gpu_bundle
     from axe4j.moe import QWEN3_30B_A3B
@@ -294,7 +295,7 @@ def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, man
     assert kinds == {("combine", "gemm1", "gemm2"), ("combine", "experts")}
     assert set(library["symbols"]) >= {s for v in moe["variants"] for s in v["symbols"].values()}
     for (dtype, tokens), run in runs.items():
-        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine", "experts"}
+        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine", "experts", "schedule"}
         assert set(run["symbols"].values()) <= set(library["symbols"])
         assert run["max_tiles"] == TileSchedule.max_tiles(tokens * QWEN3_30B_A3B.top_k, QWEN3_30B_A3B.experts, ROWS)
     for module in gpu_bundle.MOE_MODULES:

@@ -1,8 +1,10 @@
 """The fused MoE layer on CUDA (axe4j.moe.cuda, sm_90a, FP16 and BF16) in the CPU interpreter of lowered CUDA kernels,
 against numpy, at small sizes: 16 experts, top-4, hidden 256, intermediate 128 (GEMM1 in two chunks of 64, GEMM2 in
 two of 128), tiles of 64 rows, 1 to 256 tokens. Routings: the host router, one with an empty expert and a
-single-pair one, every token on the same experts (several full tiles each), an expert with a ragged last tile. Each
-stage is also a GPU case (``gpu_cases``) with its own numpy reference, run on a GPU where one is lent."""
+single-pair one, every token on the same experts (several full tiles each), an expert with a ragged last tile; the
+layers make their schedule with the ``schedule`` kernel (the default; test_moe_schedule_kernel.py checks it against
+the host schedule). Each stage is also a GPU case (``gpu_cases``) with its own numpy reference, run on a GPU where
+one is lent."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -67,9 +69,10 @@ def routing(tokens, seed, crowded=(), empty=(7,), single=5):
 
 
 def test_the_three_kernel_form_matches_numpy(bridge):
-    """fused=False (the default): GEMM1 over all tiles, then GEMM2, then the combine (three kernels)."""
+    """fused=False (the default): the schedule, GEMM1 over all tiles, then GEMM2, then the combine."""
     moe = cuda.MoeLayer(SHAPE, 64, WR, W1, W2, bn1=BN1, bn2=BN2)
-    assert sorted(moe._exe) == ["combine", "gemm1", "gemm2"] and sorted(layer(64)._exe) == ["combine", "experts"]
+    assert sorted(moe._exe) == ["combine", "gemm1", "gemm2", "schedule"]
+    assert sorted(layer(64)._exe) == ["combine", "experts", "schedule"]
     x = tokens_of(64, 9)
     _, ids, w = moe.route(x)
     check(moe.experts(x, ids, w), x, ids, w)
@@ -82,7 +85,8 @@ def test_the_fused_kernel_leaves_its_counters_at_zero_for_the_next_launch(bridge
     _, ids, w = moe.route(x)
     calls = moe.calls(x, ids, w)
     moe.launch(calls)
-    sync = calls[0][1][-1]
+    assert [name for name, _ in calls] == ["schedule", "experts", "combine"]
+    sync = calls[1][1][-1]
     assert sync.shape == (moe.max_tiles + 2,) and not sync.any()
     first = calls[-1][1][-1].copy()
     calls[-1][1][-1][:] = 0

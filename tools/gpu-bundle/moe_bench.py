@@ -15,9 +15,11 @@ routing:
   block: one cuBLAS GEMM pair per routed expert, ``index_add_`` back to token order).
 
 Times: the expert part only (routing given), best of ``--repeat`` batches of 10 launches, each batch timed with CUDA
-events; axe4j's host schedule and upload are timed apart (``schedule_ms``). Outputs are checked against the numpy
-reference (FP32 arithmetic on the same FP16 values) and against each other. Writes ``moe.json`` and ``moe.md`` to
-``--out``.
+events; axe4j's host schedule and upload are timed apart (``schedule_ms``). The library's ``schedule`` kernel (the
+layer's default: the schedule made on the GPU) runs once per token count on the uploaded routing and each of its
+arrays is compared, bit for bit, with the host schedule's (``device_schedule``; not timed). Outputs are checked
+against the numpy reference (FP32 arithmetic on the same FP16 values) and against each other. Writes ``moe.json``
+and ``moe.md`` to ``--out``.
 
 usage: python3 moe_bench.py [--out DIR] [--repeat 5] [--tokens 1,16,...] [--dtypes float16,bfloat16]
 """
@@ -103,6 +105,25 @@ class Axe4jMoe:
                                                            v(h, d), v(y, "float32"), v(sync, "int32"))), combine]
         return forms, out, keep
 
+    SCHEDULE = ("tile_expert", "tile_start", "tile_rows", "slot_token", "slot_pair", "row_weight")
+
+    def device_schedule(self, torch, ids, weights, keep) -> dict:
+        """The bundle's ``schedule`` kernel on the routing on the GPU (ids int32, weights float32: tokens x top_k),
+        each of its arrays compared, bit for bit, with the host schedule's that ``prepare`` uploaded (``keep``):
+        {"matches", "mismatched": [array names], "error": the kernel's count of out-of-range ids}."""
+        tiles, slot_token, slot_pair = keep[0], keep[1], keep[2]
+        want = dict(tiles, slot_token=slot_token, slot_pair=slot_pair)
+        got = {n: torch.full_like(want[n], -1) for n in self.SCHEDULE}      # -1: an element left unwritten shows
+        error = torch.full((1,), -1, dtype=torch.int32, device="cuda")
+        v = self.view
+        self.functions["schedule"](v(ids, "int32"), v(weights, "float32"),
+                                   *(v(got[n], "float32" if n == "row_weight" else "int32") for n in self.SCHEDULE),
+                                   v(error, "int32"))
+        torch.cuda.synchronize()
+        mismatched = [n for n in self.SCHEDULE
+                      if not torch.equal(got[n].view(torch.int32), want[n].view(torch.int32))]
+        return {"matches": not mismatched and int(error[0]) == 0, "mismatched": mismatched, "error": int(error[0])}
+
     @staticmethod
     def launch(calls):
         for function, args in calls:
@@ -183,6 +204,13 @@ def bench(args) -> dict:
                    "schedule_ms": schedule_ms, "axe4j_vs_reference": fused_check,
                    "axe4j_three_kernels_ms": three_ms, "axe4j_three_kernels_vs_reference": three_check,
                    "peers": {}}
+            if "schedule" in ours.functions:   # correctness only: the kernel is not timed yet
+                try:
+                    row["device_schedule"] = ours.device_schedule(torch, t_ids.to(torch.int32),
+                                                                  t_weights.to(torch.float32), keep)
+                except Exception as error:  # noqa: BLE001  (reported; the timing goes on)
+                    row["device_schedule"] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+                log(f"{dtype} {T:5d} tokens: the schedule kernel equals the host schedule: {row['device_schedule']}")
             for name, fused in found:
                 try:
                     got = fused(x, w1, w2, t_weights, t_ids)
@@ -250,6 +278,11 @@ def markdown(result: dict) -> str:
             p = r["peers"].get(n, {})
             cells += [f"{p['ms']:.3f}", f"{p['axe4j_speedup']:.2f}"] if "ms" in p else ["error", "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    checked = [r for r in result["rows"] if "device_schedule" in r]
+    if checked:
+        lines += ["", "The schedule kernel on the GPU equals the host schedule, array for array: " + ", ".join(
+            f"{r['dtype']} {r['tokens']}: {r['device_schedule'].get('matches', r['device_schedule'].get('error'))}"
+            for r in checked)]
     if result.get("variants"):
         lines += ["", "Variants: chunk sizes of the three kernels (BN1 intermediate columns per GEMM1 CTA, BN2 hidden "
                   "columns per GEMM2 CTA; the default is 128 x 128) and forms of the fused kernel", "",
@@ -286,6 +319,8 @@ def main(argv=None) -> int:
            if not (r["axe4j_vs_reference"]["matches"] and r["axe4j_three_kernels_vs_reference"]["matches"])]
     bad += [(r["dtype"], r["tokens"], r["bn1"], r["bn2"]) for r in result.get("variants", [])
             if not r["vs_reference"]["matches"]]
+    bad += [(r["dtype"], r["tokens"], "schedule kernel") for r in result["rows"]
+            if "device_schedule" in r and not r["device_schedule"].get("matches", False)]
     log(f"wrote {args.out / 'moe.json'}" + (f"; axe4j differs from the reference at tokens {bad}" if bad else ""))
     return 1 if bad else 0
 

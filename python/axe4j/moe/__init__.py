@@ -9,7 +9,8 @@ The layer, for tokens X (T x hidden)::
     combine    out[t] = sum_j Y[t, j]  (a sum over the middle dim of Y seen as T x k x hidden)
 
 The target-independent parts are here: ``MoeShape`` (sizes, ``QWEN3_30B_A3B``), ``reference`` (numpy) and
-``schedule`` (the expert-sorted tile schedule, an index map computed with numpy). ``cpu`` builds the CPU kernels
+``schedule`` (the expert-sorted tile schedule, an index map computed with numpy; ``schedule_kernel`` computes the
+same arrays in a CUDA kernel, for ``cuda``). ``cpu`` builds the CPU kernels
 (target ``llvm``, through axe4j's Java CPU rules). A kernel for another target is a module beside ``cpu`` that takes
 the same ``MoeShape``, routing and ``TileSchedule`` and answers ``layer(x)`` with the same result.
 """

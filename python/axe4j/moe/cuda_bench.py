@@ -2,9 +2,10 @@
 and every peer of ``axe4j.moe.peers`` that imports (vLLM's or SGLang's Triton ``fused_experts``, PyTorch's grouped
 GEMM, PyTorch's per-expert loop; all take the same w1 = [gate; up] and w2 layouts), same weights, same routing, FP16.
 
-Per token count: ``kernels_ms`` = the three kernels alone (schedule and arrays already on the GPU; best of
-``repeat`` batches of launches, each batch synchronised once), ``layer_ms`` = a whole ``layer(x)`` call (host
-router, numpy schedule, uploads, kernels, download), ``peers``: each peer's ms on the same routing.
+Per token count: ``kernels_ms`` = the layer's kernels alone (the ``schedule`` kernel, then the expert kernels and
+the combine; routing and arrays already on the GPU; best of ``repeat`` batches of launches, each batch synchronised
+once), ``layer_ms`` = a whole ``layer(x)`` call (host router, uploads of the routing, kernels, download),
+``peers``: each peer's ms on the same routing.
 The output is checked against ``moe_reference`` on the same FP16 values (FP32 arithmetic).
 """
 

@@ -6,6 +6,9 @@ e are contiguous and cut into tiles of at most ``rows`` rows; tile i covers slot
 ``[tile_start[i], tile_start[i] + tile_rows[i])`` of expert ``tile_expert[i]``. An expert no token chose has no
 tile. The slot arrays have ``rows`` padding slots at the end (token 0, weight 0), so a tile-sized window at any
 tile start stays inside them.
+
+These functions are the reference: ``axe4j.moe.schedule_kernel`` computes the same arrays on the device (the CUDA
+layer's default), equal to ``schedule`` + ``tile_arrays`` element for element.
 """
 
 from __future__ import annotations
