@@ -212,26 +212,7 @@ public final class DirectSumOf {
             return false;
         }
         for (long t : erosion.subSet(lastStride + 1, missing + 1)) {
-            List<TreeSet<Long>> sums = new ArrayList<>();
-            TreeSet<Long> next = sum;
-            for (long f = 2; ; f++) {
-                TreeSet<Long> grown = new TreeSet<>(next);
-                boolean inside = true;
-                for (long v : sum) {
-                    Budget.tick();
-                    long w = v + (f - 1) * t;
-                    if (!erosion.contains(w)) {
-                        inside = false;
-                        break;
-                    }
-                    grown.add(w);
-                }
-                if (!inside) {
-                    break;
-                }
-                next = grown;
-                sums.add(grown);
-            }
+            List<TreeSet<Long>> sums = TileOf.progressions(sum, t, erosion);
             for (int i = sums.size() - 1; i >= 0; i--) { // longest progression first
                 path.add(new long[] {i + 2, t});
                 if (search(z, y, erosion, sums.get(i), t, path, budget)) {

@@ -400,26 +400,7 @@ public final class TileOf {
         }
         // The smallest missing value needs a progression of stride at most itself.
         for (long t : y.subSet(lastStride + 1, missing + 1)) {
-            TreeSet<Long> next = new TreeSet<>(sum);
-            List<TreeSet<Long>> sums = new ArrayList<>();
-            for (long f = 2; ; f++) {
-                TreeSet<Long> grown = new TreeSet<>(next);
-                boolean inside = true;
-                for (long v : sum) {
-                    Budget.tick();
-                    long w = v + (f - 1) * t;
-                    if (!y.contains(w)) {
-                        inside = false;
-                        break;
-                    }
-                    grown.add(w);
-                }
-                if (!inside) {
-                    break;
-                }
-                next = grown;
-                sums.add(grown);
-            }
+            List<TreeSet<Long>> sums = progressions(sum, t, y);
             for (int i = sums.size() - 1; i >= 0; i--) { // longest progression first
                 if (sums.get(i).size() == sum.size()) {
                     continue;
@@ -432,5 +413,27 @@ public final class TileOf {
             }
         }
         return false;
+    }
+
+    /**
+     * The sums {@code sum + {0, t, ..., (f - 1) t}} for f = 2, 3, ... as long as every point stays in {@code within}
+     * (the progressions of stride t a search may add next), shortest first.
+     */
+    static List<TreeSet<Long>> progressions(SortedSet<Long> sum, long t, Set<Long> within) {
+        List<TreeSet<Long>> sums = new ArrayList<>();
+        TreeSet<Long> next = new TreeSet<>(sum);
+        for (long f = 2; ; f++) {
+            TreeSet<Long> grown = new TreeSet<>(next);
+            for (long v : sum) {
+                Budget.tick();
+                long w = v + (f - 1) * t;
+                if (!within.contains(w)) {
+                    return sums;
+                }
+                grown.add(w);
+            }
+            next = grown;
+            sums.add(grown);
+        }
     }
 }
