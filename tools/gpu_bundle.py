@@ -17,6 +17,7 @@ usage: gpu_bundle.py [--out DIR] [--force]
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -125,7 +126,24 @@ def up_to_date(out: Path, digest: str) -> bool:
 # ---- compiling -----------------------------------------------------------------------------------------------------
 
 def lowering(case) -> str:
-    return "upstream" if case.name.startswith(UPSTREAM) else "axe4j"
+    """The library a case goes to: TVM's own lowering (``upstream``), the sweep's decode, ragged, BF16 and FP8 GEMMs
+    (``gemm-sweep``: timed only, kept out of the libraries the JVM GPU bundle carries), or ``axe4j``."""
+    if case.name.startswith(UPSTREAM):
+        return "upstream"
+    if case.name in extended_sweep():
+        return "gemm-sweep"
+    return "axe4j"
+
+
+@functools.lru_cache(maxsize=1)
+def extended_sweep() -> frozenset:
+    """The timed GEMMs beyond the FP16 ``SWEEP`` shapes: ``SERVED``'s, and the BF16 and FP8 parts."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from axe4j.cuda.kernels import gemm_tuning
+
+    served = {f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}" for (m, n, k), c in gemm_tuning.sweep_cases()
+              if (m, n, k) in gemm_tuning.SERVED}
+    return frozenset(served | {name for name in timing_cases() if name.endswith(("_bf16", "_fp8"))})
 
 
 def compile_group(cases, lowering_kind: str, target):

@@ -1,7 +1,8 @@
 """What ptxas scheduled: CUDA C compiled to a cubin with the PyPI nvcc, disassembled with ``cuobjdump -sass``, and
 a check that no instruction reads a wgmma accumulator register while its group may be in flight.
 
-PTX orders reads of wgmma accumulators after ``wgmma.wait_group``, but ptxas schedules SASS: ``HGMMA ... Rb`` writes
+PTX orders reads of wgmma accumulators after ``wgmma.wait_group``, but ptxas schedules SASS: ``HGMMA ... Rb`` (``QGMMA``
+for FP8 operands) writes
 registers Rb .. Rb + N/2 - 1 asynchronously and ``WARPGROUP.DEPBAR.LE gsb0, 0x0`` is where they are final
 (``0x1`` leaves the latest group in flight). ``accumulator_reads_in_flight`` walks the instructions in address order
 and reports every non-HGMMA instruction that reads such a register before the next ``DEPBAR.LE gsb0, 0x0``.
@@ -17,7 +18,7 @@ from pathlib import Path
 from axe4j._cuda import pip_nvcc
 
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\S*\s+R(\d+),")
+_HGMMA = re.compile(r"[HQ]GMMA\.64x(\d+)x\d+\S*\s+R(\d+),")   # HGMMA: 16-bit operands; QGMMA: FP8
 _REGISTER = re.compile(r"\bR(\d+)\b")
 
 

@@ -78,12 +78,23 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
     from axe4j.cuda.kernels import gemm_tuning
 
     sweep = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}", (m, n, k)) for (m, n, k), c in gemm_tuning.sweep_cases()]
+    bf16 = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}_bf16", (m, n, k))
+            for (m, n, k), c in gemm_tuning.sweep_cases_bf16()]
+    fp8 = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}_fp8", (m, n, k))
+           for (m, n, k), c in gemm_tuning.sweep_cases_fp8()]
     assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == [
-        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + [
+        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + bf16 + fp8 + [
         ("hopper_gemm_pipelined/8192x4096x4096_128x256_fused", (8192, 4096, 4096))]
-    assert len(sweep) == 60   # 12 shapes x the applicable configurations of 6 (docs/cuda-gemm.md)
+    # SWEEP's 12 shapes x the applicable configurations of 6, SERVED's 31 shapes without clusters (docs/cuda-gemm.md)
+    assert len(sweep) == 60 + sum(len([c for c in gemm_tuning.applicable(*shape) if c.cluster == (1, 1)])
+                                  for shape in gemm_tuning.SERVED)
+    assert {t["dtype"] for t in timings} == {"float16", "bfloat16", "float8_e4m3fn"}
+    assert all(t.get("scale") and t["out_dtype"] == "bfloat16" for t in timings if t["name"].endswith("_fp8"))
     for timing in timings:
         assert timing["arch"] == "sm_90a" and timing["symbol"] in symbols and timing["library"]
+        # the decode, ragged, BF16 and FP8 GEMMs in their own library, which the JVM GPU bundle does not carry
+        extended = (timing["m"], timing["n"], timing["k"]) in gemm_tuning.SERVED or timing["dtype"] != "float16"
+        assert timing["library"].startswith("kernels/gemm-sweep-") == extended, timing["name"]
     assert [t["epilogue"] for t in timings if t["epilogue"]] == [
         {"alpha": 0.5, "beta": 0.25, "bias": True, "activation": "silu"}]
 

@@ -135,11 +135,13 @@ def test_infer_runs_in_a_python_sequential_with_the_other_passes():
 
 
 def test_the_recommended_pipeline_lowers_a_kernel_without_layouts():
-    """axe4j.pipeline(target): verify -> infer -> canonicalize -> BindTarget -> TVM's TIRx lowering (axe4j dispatch)."""
+    """axe4j.pipeline(target): verify -> infer -> canonicalize -> allocation by span -> BindTarget -> TVM's TIRx
+    lowering (axe4j dispatch)."""
     mod = tvm.IRModule({"k": build("two_stage", N, hand=False).with_attr("global_symbol", "k")})
     seq = axe4j.pipeline("llvm")
-    assert [p.info.name for p in seq.passes][:4] == ["axe4j.VerifyLayouts", "axe4j.InferLayouts",
-                                                       "axe4j.CanonicalizeLayouts", "tirx.BindTarget"]
+    assert [p.info.name for p in seq.passes][:5] == ["axe4j.VerifyLayouts", "axe4j.InferLayouts",
+                                                       "axe4j.CanonicalizeLayouts", "axe4j.AllocateBySpan",
+                                                       "tirx.BindTarget"]
     out = seq(mod)
     text = out.script()
     assert "axe4j.layout_choices" in text and "T.tile." not in text and "__tvm_ffi_k" in text

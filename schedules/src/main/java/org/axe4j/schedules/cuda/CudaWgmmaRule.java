@@ -151,7 +151,7 @@ public final class CudaWgmmaRule implements Rule {
                 + "." + typeB,
                 call.flag("accum"), wait, config.proxyFence(), c.layout().spanOn(Axis.M), da.describe(),
                 db.describe(), tiles, List.of((m / 64) * (n / acc.width) * (k / kStep) + " x m64n" + acc.width + "k"
-                + kStep + " " + typeA + "x" + typeB + " (" + m + "x"
+                + kStep + (sixteen ? "" : " " + typeA + "x" + typeB) + " (" + m + "x"
                 + n + "x" + k + "), accumulator outer layout " + acc.outer + "; A " + da.summary() + "; B "
                 + db.summary() + "; wgmma.wait_group " + wait + (wait > 0 ? " (groups kept in flight)" : "")
                 + (config.proxyFence() ? "; fence.proxy.async.shared::cta first (operands may come from thread stores)"
