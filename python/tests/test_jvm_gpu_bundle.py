@@ -70,7 +70,7 @@ def test_everything_carried_is_in_a_carried_library_with_its_fatbin(bundle, mani
     moe = manifest["moe"]
     assert sorted((r["tokens"], r["dtype"]) for r in moe["runs"]) == [(16, "bfloat16"), (4096, "bfloat16")]
     for run in moe["runs"]:
-        assert set(run["symbols"]) == {"gemm1", "gemm2", "combine", "experts"}
+        assert set(run["symbols"]) == {"schedule", "gemm1", "gemm2", "combine", "experts"}   # the schedule too
         assert set(run["symbols"].values()) <= set(libraries[moe["library"]]["symbols"])
     serve = json.loads((bundle / "serve-kernel.json").read_text())
     assert serve["function"] in libraries[serve["module"]]["symbols"] and serve["outputs"] == [2]
