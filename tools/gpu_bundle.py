@@ -11,7 +11,12 @@ licenses; the cuBLAS harness; and the runner ``run.py`` with its ctypes binding 
 A bundle whose recorded input digest (sources, jars' contents, toolchain versions) matches is left as it is;
 ``--force`` rebuilds. Prints the size and the build time.
 
-usage: gpu_bundle.py [--out DIR] [--force]
+``--sweep sample`` (what ``make test`` builds) compiles the whole FP16 ``SWEEP`` but only the first GEMM of each
+(kind, tile configuration) of the rest of the sweep (decode, served, ragged, BF16, FP8: ``sweep_kind``), so every kind
+of kernel the GPU times is still lowered and compiled here; ``make gpu-bundle`` builds the whole sweep (``full``). A
+full bundle also serves a request for a sample.
+
+usage: gpu_bundle.py [--out DIR] [--force] [--sweep {full,sample}]
 """
 
 from __future__ import annotations
@@ -44,11 +49,42 @@ MOE_FUSED_VARIANT_TOKENS = (256, 4096)                # in BF16 at these token c
 MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
 
 
-def timing_cases() -> tuple[str, ...]:
+SWEEPS = ("full", "sample")
+
+
+def timing_cases(sweep: str = "full") -> tuple[str, ...]:
     """The large GEMM cases timed against cuBLAS on a GPU, in this order (each also checked against numpy there):
     the teaching kernel, then the benchmark sweep (every applicable tile configuration of every shape,
     ``axe4j.cuda.kernels.gemm_tuning.sweep_cases``; then its BF16 part, named ``..._bf16``, and its FP8 part,
-    ``..._fp8``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias, SiLU)."""
+    ``..._fp8``), then the 128x256 kernel with a fused epilogue (alpha, beta C, bias, SiLU). ``sample``: of the
+    GEMMs beyond the FP16 ``SWEEP`` (``extended_sweep``), only the first of each (``sweep_kind``, configuration)."""
+    if sweep not in SWEEPS:
+        raise ValueError(f"sweep must be one of {SWEEPS}, not {sweep!r}")
+    names = full_timing_cases()
+    if sweep == "full":
+        return names
+    seen, sampled = set(), []
+    for name in names:
+        if name in extended_sweep():
+            kind = (sweep_kind(name), name.split("/")[1].split("_", 1)[1])   # (kind, tile label)
+            if kind in seen:
+                continue
+            seen.add(kind)
+        sampled.append(name)
+    return tuple(sampled)
+
+
+def sweep_kind(name: str) -> str:
+    """A timed GEMM's kind: ``fp8``, ``bf16``, else by its FP16 shape: ``decode`` (M <= 64), ``ragged`` (M or N not
+    a multiple of 128), ``served``."""
+    if name.endswith(("_fp8", "_bf16")):
+        return name.rsplit("_", 1)[1]
+    m, n, _ = (int(x) for x in name.split("/")[1].split("_")[0].split("x"))
+    return "decode" if m <= 64 else "ragged" if m % 128 or n % 128 else "served"
+
+
+@functools.lru_cache(maxsize=1)
+def full_timing_cases() -> tuple[str, ...]:
     sys.path.insert(0, str(ROOT / "python"))
     from axe4j.cuda.kernels import gemm_tuning
 
@@ -111,12 +147,13 @@ def input_digest() -> str:
     return digest.hexdigest()
 
 
-def up_to_date(out: Path, digest: str) -> bool:
+def up_to_date(out: Path, digest: str, sweep: str = "full") -> bool:
+    """The bundle in ``out`` was built from these inputs, with the sweep asked for or the full one, and is whole."""
     manifest = out / "manifest.json"
     if not manifest.is_file():
         return False
     recorded = json.loads(manifest.read_text())
-    if recorded.get("input_digest") != digest:
+    if recorded.get("input_digest") != digest or recorded.get("sweep") not in ("full", sweep):
         return False
     needed = [case["npz"] for case in recorded["cases"]] + [lib["file"] for lib in recorded["libraries"]]
     needed += [f"fatbins/{lib['source_sha256']}.fatbin" for lib in recorded["libraries"]]
@@ -143,7 +180,7 @@ def extended_sweep() -> frozenset:
 
     served = {f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}" for (m, n, k), c in gemm_tuning.sweep_cases()
               if (m, n, k) in gemm_tuning.SERVED}
-    return frozenset(served | {name for name in timing_cases() if name.endswith(("_bf16", "_fp8"))})
+    return frozenset(served | {name for name in full_timing_cases() if name.endswith(("_bf16", "_fp8"))})
 
 
 def compile_group(cases, lowering_kind: str, target):
@@ -313,7 +350,7 @@ def copy_runtime(out: Path) -> list[str]:
     return sorted(set(copied))
 
 
-def build(out: Path) -> dict:
+def build(out: Path, sweep: str = "full") -> dict:
     started = time.time()
     import tvm  # noqa: F401  (TVM before the JVM)
 
@@ -326,8 +363,9 @@ def build(out: Path) -> dict:
     cases = _gpu_cases.all_cases()
     small = [c for c in cases if c.size == "small"]
     by_name = {c.name: c for c in cases}
-    timed = [by_name[name] for name in timing_cases()]
-    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {len(timed)} timed GEMMs")
+    timed = [by_name[name] for name in timing_cases(sweep)]
+    log(f"{len(cases)} cases in the catalog, {len(small)} small; compiling them and {len(timed)} timed GEMMs "
+        f"({sweep} sweep of {len(full_timing_cases())})")
 
     if out.exists():
         shutil.rmtree(out)
@@ -394,6 +432,7 @@ def build(out: Path) -> dict:
                         "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol,
                         "epilogue": case.epilogue, **timed_types(case.name)})
     manifest = {
+        "sweep": sweep,
         "cases": entries,
         "libraries": libraries,
         "timings": timings,
@@ -415,6 +454,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "gpu-bundle")
     parser.add_argument("--force", action="store_true", help="rebuild even when the recorded input digest matches")
+    parser.add_argument("--sweep", choices=SWEEPS, default="full",
+                        help="sample: one timed GEMM of each kind and tile beyond the FP16 sweep (make test)")
     args = parser.parse_args(argv)
     out = args.out.resolve()
     if not HARNESS.is_file():   # the bundle carries the cuBLAS harness; build it as make native does
@@ -425,10 +466,10 @@ def main(argv=None) -> int:
             return 2
     started = time.time()
     digest = input_digest()
-    if not args.force and up_to_date(out, digest):
+    if not args.force and up_to_date(out, digest, args.sweep):
         log(f"{out} is up to date ({size_of(out) / 2**20:.1f} MiB); --force rebuilds")
         return 0
-    manifest = build(out)
+    manifest = build(out, args.sweep)
     manifest["input_digest"] = digest
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     size = size_of(out)

@@ -122,7 +122,8 @@ def pick_cases(manifest: dict, budget: int) -> tuple[list[dict], list[str]]:
 
 def build(out: Path) -> dict:
     started = time.time()
-    subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py")], check=True)
+    # the sample sweep: this bundle carries none of the sweep's own library, and a full bundle serves it as well
+    subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py"), "--sweep", "sample"], check=True)
     manifest = json.loads((GPU_BUNDLE / "manifest.json").read_text())
     if out.exists():
         shutil.rmtree(out)

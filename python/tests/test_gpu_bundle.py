@@ -37,8 +37,8 @@ def _clean_env():
 def bundle() -> Path:
     if not (ROOT / "native" / "build" / "cublas_gemm_bench").is_file():
         subprocess.run(["bash", "native/build.sh"], cwd=ROOT, check=True, capture_output=True, text=True)
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py")], cwd=ROOT, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_bundle.py"), "--sweep", "sample"], cwd=ROOT,
+                         capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     return BUNDLE
 
@@ -75,6 +75,8 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
             assert len([k for k in data.files if k.startswith("a")]) == len(entry["args"])
             assert len([k for k in data.files if k.startswith("e")]) == len(case.outputs)
     timings = manifest["timings"]
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gpu_bundle
     from axe4j.cuda.kernels import gemm_tuning
 
     sweep = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}", (m, n, k)) for (m, n, k), c in gemm_tuning.sweep_cases()]
@@ -82,19 +84,41 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
             for (m, n, k), c in gemm_tuning.sweep_cases_bf16()]
     fp8 = [(f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}_fp8", (m, n, k))
            for (m, n, k), c in gemm_tuning.sweep_cases_fp8()]
-    assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == [
-        ("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + bf16 + fp8 + [
+    full = [("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + bf16 + fp8 + [
         ("hopper_gemm_pipelined/8192x4096x4096_128x256_fused", (8192, 4096, 4096))]
+    assert list(gpu_bundle.timing_cases("full")) == [name for name, _ in full]
     # SWEEP's 12 shapes x the applicable configurations of 6, SERVED's 31 shapes without clusters (docs/cuda-gemm.md)
     assert len(sweep) == 60 + sum(len([c for c in gemm_tuning.applicable(*shape) if c.cluster == (1, 1)])
                                   for shape in gemm_tuning.SERVED)
+
+    def extended(m, n, k, name):   # the decode, ragged, BF16 and FP8 GEMMs, in their own library
+        return (m, n, k) in gemm_tuning.SERVED or name.endswith(("_bf16", "_fp8"))
+
+    def kind(m, n, name):
+        if name.endswith(("_bf16", "_fp8")):
+            return name.rsplit("_", 1)[1]
+        return "decode" if m <= 64 else "ragged" if m % 128 or n % 128 else "served"
+
+    # the sample this module builds: every FP16 SWEEP GEMM, and the first of each (kind, tile) of the rest
+    seen, sample = set(), []
+    for name, (m, n, k) in full:
+        if extended(m, n, k, name):
+            tag = (kind(m, n, name), name.split("/")[1].split("_", 1)[1])
+            if tag in seen:
+                continue
+            seen.add(tag)
+        sample.append((name, (m, n, k)))
+    # built here with --sweep sample; a full bundle (make gpu-bundle) serves that request as well
+    assert [(t["name"], (t["m"], t["n"], t["k"])) for t in timings] == {"sample": sample, "full": full}[
+        manifest["sweep"]]
+    assert {kind(m, n, name) for name, (m, n, k) in sample if extended(m, n, k, name)} == {
+        "decode", "served", "ragged", "bf16", "fp8"}
     assert {t["dtype"] for t in timings} == {"float16", "bfloat16", "float8_e4m3fn"}
     assert all(t.get("scale") and t["out_dtype"] == "bfloat16" for t in timings if t["name"].endswith("_fp8"))
     for timing in timings:
         assert timing["arch"] == "sm_90a" and timing["symbol"] in symbols and timing["library"]
-        # the decode, ragged, BF16 and FP8 GEMMs in their own library, which the JVM GPU bundle does not carry
-        extended = (timing["m"], timing["n"], timing["k"]) in gemm_tuning.SERVED or timing["dtype"] != "float16"
-        assert timing["library"].startswith("kernels/gemm-sweep-") == extended, timing["name"]
+        assert timing["library"].startswith("kernels/gemm-sweep-") == extended(
+            timing["m"], timing["n"], timing["k"], timing["name"]), timing["name"]
     assert [t["epilogue"] for t in timings if t["epilogue"]] == [
         {"alpha": 0.5, "beta": 0.25, "bias": True, "activation": "silu"}]
 
