@@ -13,7 +13,8 @@ mkdir -p out
 extras_log=out/setup-extras.log
 ( bash ci/setup-mpi.sh && bash ci/setup-jax.sh ) > "$extras_log" 2>&1 &
 extras=$!
-mvn -B --no-transfer-progress install
+# The property tests draw AXE4J_CASES seeded cases each (5,000 here; `make soak` runs 20,000, `make divergences` 10,000).
+mvn -B --no-transfer-progress install -Daxe4j.cases="${AXE4J_CASES:-5000}"
 bash ci/test-serve.sh
 if ! wait "$extras"; then
   cat "$extras_log" >&2

@@ -5,6 +5,7 @@
 #      SOAK_LINES lines (default 100,000) with hostile lines mixed in, every answer checked; a closed reader;
 #   3. the axe4j.layout.* TVM functions from 8 threads for SOAK_SECONDS (default 30), hostile and ordinary
 #      calls mixed, every answer checked.
+#   4. the Java property tests with SOAK_PROPERTY_CASES seeded cases each (default 20,000; make test draws 5,000).
 # Core dumps are enabled (ulimit -c unlimited): a crash of the JVM or of TVM leaves a core and fails the soak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,8 @@ if [ "$status" -ne 0 ] || [ "$cores" -ne 0 ]; then
   echo "[soak] FAILED: TVM soak exit status $status ($([ "$status" -gt 128 ] && echo "signal $((status - 128))" || echo "no signal")), $cores core file(s)"
   exit 1
 fi
+mvn -B --no-transfer-progress -q test -pl tvm-bridge,axe-layout,axe-passes,schedules \
+  -Daxe4j.cases="${SOAK_PROPERTY_CASES:-20000}"
+echo "[soak] Java property tests: ${SOAK_PROPERTY_CASES:-20000} seeded cases per property, all passed"
+
 echo "[soak] all soak runs passed in $(( $(date +%s) - start )) s (no crash, no core)"

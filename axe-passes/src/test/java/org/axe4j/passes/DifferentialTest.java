@@ -38,6 +38,8 @@ import org.axe4j.tvm.TvmObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Differential test of axe4j's layout algebra against TIRx's (the C++ {@code tirx.*} globals) on the same
@@ -48,7 +50,12 @@ import org.junit.jupiter.api.Test;
  * reported with its smallest reproduction). A wrong axe4j answer fails the test at once with the seed.
  * The table is printed at the end, and a run with the default seed and case count writes
  * {@code docs/divergences.md}.
+ *
+ * <p>The operations run concurrently (this class alone: {@code junit-platform.properties} keeps every other class
+ * on one thread), so that this, the longest class of the module, does not leave the other test fork idle at the
+ * end; each operation draws its own seeded cases and the ledger is synchronized, so the counts do not change.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class DifferentialTest {
     private static final DivergenceLedger LEDGER = new DivergenceLedger();
     private static long startNanos;
