@@ -52,13 +52,15 @@ SHARED_BYTES = 227 * 1024
 CLUSTERS = ((1, 1), (2, 1), (1, 2))   # (CTAs along M, along N) of a thread-block cluster
 MAX_STAGES = 8
 EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
+ARRIVAL_BYTES = 8    # split-K: one int32 per consumer warpgroup (allocated in every kernel, used by split-K's)
 
 
 def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2, out_itemsize: int | None = None) -> int:
     """The most ring slots of (BM + BN) x BK elements of ``itemsize`` bytes (and 2 mbarriers each) that fit a CTA's
-    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same)."""
+    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same) and
+    split-K's two arrival words (``ARRIVAL_BYTES``)."""
     per = (bm + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize)) // per))
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize) - ARRIVAL_BYTES) // per))
 
 
 def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
@@ -136,7 +138,7 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtyp
         problems.append(f"BM={bm}, BN={bn}: {(bm // consumers_of(bm)) * bn // 128} accumulator registers per "
                         "consumer thread "
                         "(at most 128 leave room for addresses)")
-    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize
+    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize + ARRIVAL_BYTES
     if smem > SHARED_BYTES:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
                         f"has {SHARED_BYTES}")
