@@ -105,6 +105,29 @@ def timed_types(name: str) -> dict:
     return {"dtype": "bfloat16" if name.endswith("_bf16") else "float16"}
 
 
+@functools.lru_cache(maxsize=1)
+def _workspaces() -> dict:
+    """Split-K's (W, Count) shapes per timed GEMM name (``gemm_tuning.Config.workspace``)."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from axe4j.cuda.kernels import gemm_tuning
+
+    found = {}
+    for suffix, cases in (("", gemm_tuning.sweep_cases()), ("_bf16", gemm_tuning.sweep_cases_bf16()),
+                          ("_fp8", gemm_tuning.sweep_cases_fp8())):
+        for (m, n, k), config in cases:
+            if config.split_k > 1:
+                found[f"hopper_gemm_pipelined/{m}x{n}x{k}_{config.label}{suffix}"] = [
+                    list(shape) for shape in config.workspace(m, n)]
+    return found
+
+
+def timed_workspace(name: str) -> dict:
+    """``{"workspace": [W shape, Count shape]}`` for a split-K GEMM (the harness passes zero float32 W and int32
+    Count before D), else {}."""
+    shapes = _workspaces().get(name)
+    return {"workspace": shapes} if shapes else {}
+
+
 def log(message: str) -> None:
     print(f"[gpu-bundle] {message}", file=sys.stderr, flush=True)
 
@@ -430,7 +453,7 @@ def build(out: Path, sweep: str = "full") -> dict:
         m, n, k = (int(x) for x in case.name.split("/")[1].split("_")[0].split("x"))
         timings.append({"name": case.name, "symbol": symbol(case.name), "library": library_of.get(symbol(case.name)),
                         "arch": case.arch, "m": m, "n": n, "k": k, "rtol": case.rtol, "atol": case.atol,
-                        "epilogue": case.epilogue, **timed_types(case.name)})
+                        "epilogue": case.epilogue, **timed_types(case.name), **timed_workspace(case.name)})
     manifest = {
         "sweep": sweep,
         "cases": entries,

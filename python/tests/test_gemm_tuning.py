@@ -36,7 +36,7 @@ def test_every_swept_configuration_is_one_the_builder_accepts_and_no_other():
 
 def test_clustered_configurations_need_whole_clusters_of_tiles():
     labels = {c.label for c in gemm_tuning.applicable(128, 6144, 4096)}   # one tile row: no 2x1 cluster
-    assert labels == {"128x256", "128x128", "128x256_c1x2"}
+    assert labels == {"128x256", "128x128", "128x256_c1x2", "128x256_split4", "128x128_split2"}   # (no cluster split)
     big = {c.label for c in gemm_tuning.applicable(8192, 8192, 8192)}
     assert {"128x256_c2x1", "128x256_c1x2", "128x128_c2x1"} <= big
     assert gemm_tuning.Config(128, 256, (2, 1)).options()["cluster"] == (2, 1)
@@ -62,16 +62,17 @@ def test_without_a_measurement_the_rule_fills_the_sms_first(tmp_path):
     empty = tmp_path / "none.json"
     choice = gemm_tuning.choose(8192, 4096, 4096, path=empty)
     assert choice.config.label == "128x256" and "1024 tiles fill the 132 SMs" in choice.reason
-    choice = gemm_tuning.choose(128, 4096, 4096, path=empty)
-    assert choice.config.label == "128x128" and "most tiles (32)" in choice.reason
+    choice = gemm_tuning.choose(128, 4096, 4096, path=empty)   # 32 tiles at most: K split 4 ways fills 128 SMs
+    assert choice.config.label == "128x128_split4" and "most tiles (32)" in choice.reason
+    assert "split-K 4 (128 units of 16 K tiles" in choice.reason
     assert gemm_tuning.choose(256, 384, 128, path=empty).config.label == "128x128"   # 384 is no multiple of 256
 
 
 def test_any_m_n_k_is_tiled_and_rows_tma_cannot_address_are_padded():
     empty = Path("/nonexistent/gemm_tuning.json")
-    assert gemm_tuning.choose(100, 4096, 4096, path=empty).config.label == "128x128"   # 32 tiles, one ragged row
-    decode = gemm_tuning.choose(1, 4096, 4096, path=empty)   # every BM gives 32 tiles: the least computed past M
-    assert decode.config.label == "128x128" and "the least past the edges" in decode.reason
+    assert gemm_tuning.choose(100, 4096, 4096, path=empty).config.label == "128x128_split4"   # 32 ragged tiles
+    decode = gemm_tuning.choose(1, 4096, 4096, path=empty)   # swap-AB: N on the 128-row side, M = 1 on BN = 16
+    assert decode.config.label == "swap_128x16_split4" and "M=1 <= 64: swap-AB" in decode.reason
     assert gemm_tuning.tiles(1000, 4000, gemm_tuning.Config(128, 256)) == 8 * 16
     with pytest.raises(ValueError, match=r"runs M=100, N=4096, K=4090: .*pad K to 4096"):
         gemm_tuning.choose(100, 4096, 4090)
@@ -149,3 +150,82 @@ def test_explain_shows_the_tuning_choice():
                             "(2026-11-26)")
     assert "128x128_c2x1 630" in first and "cuBLAS 645" in first
     assert "multicast: the box lands" in report   # the clustered kernel's TMA loads, as explain shows them
+
+
+# ---- decode and small-M strategies -----------------------------------------------------------------------------------
+
+def test_decode_configurations_are_labelled_and_built_with_their_options():
+    swap = gemm_tuning.Config(128, 16, swap_ab=True, split_k=4)
+    assert swap.label == "swap_128x16_split4" and swap.strategy == "swap-AB + split-K 4"
+    assert swap.options() == {"bm": 128, "bn": 16, "bk": 64, "group_m": 8, "sms": 132, "swap_ab": True, "split_k": 4}
+    assert swap.workspace(1, 4096) == ((4, 32, 128, 16), (64,))   # 4096 / 128 tiles, two consumers each
+    assert gemm_tuning.Config(64, 128).label == "64x128" and gemm_tuning.Config(64, 128).strategy == "64-row tiles"
+    assert gemm_tuning.Config(64, 128).workspace(1, 4096) == ()
+    assert [gemm_tuning.swap_bn(m) for m in (1, 16, 17, 33, 64)] == [16, 16, 32, 64, 64]
+
+
+def test_split_k_takes_the_largest_split_that_fits_one_wave_with_full_splits():
+    """split_for against its definition, by enumeration over shapes and configurations."""
+    for m, n, k in ((1, 4096, 4096), (64, 6144, 4096), (128, 4096, 14336), (1, 28672, 4096), (16, 4096, 512)):
+        for config in (gemm_tuning.Config(128, 16, swap_ab=True), gemm_tuning.Config(128, 128),
+                       gemm_tuning.Config(64, 128)):
+            k_tiles, count = -(-k // 64), gemm_tuning.tiles(m, n, config)
+            fits = [s for s in range(2, 9) if s in gemm_tuning.SPLITS and k_tiles % s == 0 and k_tiles // s >= 8
+                    and count * s <= 132]
+            assert gemm_tuning.split_for(m, n, k, config) == max(fits, default=1), (m, n, k, config.label)
+    assert gemm_tuning.split_for(1, 28672, 4096, gemm_tuning.Config(128, 16, swap_ab=True)) == 1   # 224 tiles
+
+
+def test_decode_shapes_offer_64_row_tiles_swap_ab_and_split_k_and_larger_m_does_not():
+    labels = [c.label for c in gemm_tuning.applicable(16, 4096, 4096)]
+    assert labels == ["128x256", "128x128", "128x256_c1x2", "64x256", "64x128", "swap_128x16", "swap_64x16",
+                      "128x256_split8", "128x128_split4", "64x256_split8", "64x128_split4", "swap_128x16_split4",
+                      "swap_64x16_split2"]
+    assert not [c for c in gemm_tuning.applicable(128, 4096, 4096) if c.bm == 64 or c.swap_ab]
+    assert [c.label for c in gemm_tuning.decode_picks(1, 28672, 4096)] == ["swap_128x16", "swap_64x16"]
+    assert [c.label for c in gemm_tuning.decode_picks(64, 4096, 14336)] == ["swap_128x64_split4", "64x128_split4"]
+    for config in gemm_tuning.applicable(17, 4096, 4096):   # every offered configuration is one the builder takes
+        options = config.options()
+        check(17, 4096, 4096, options["bm"], options["bn"], 64, stages_for(config.bm, config.bn, 64), 8, 132,
+              "float16", config.cluster, swap_ab=config.swap_ab)
+    # the sweep times two decode strategies per served shape with M <= 64, and none elsewhere
+    decode = [(shape, c) for shape, c in gemm_tuning.sweep_cases() if not gemm_tuning.plain(c)]
+    assert len(decode) == 2 * len([s for s in gemm_tuning.SERVED if s[0] <= 64])
+    assert all(shape[0] <= 64 and shape in gemm_tuning.SERVED for shape, _ in decode)
+    assert [c.label for s, c in gemm_tuning.sweep_cases_fp8() if s == (16, 4096, 4096)] == [
+        "128x256", "128x128", "swap_128x16_split4", "swap_64x16_split2"]
+
+
+def test_import_and_choice_read_decode_labels(tmp_path):
+    cache = tmp_path / "cache.json"
+    shape = (16, 4096, 4096)
+    summary = _summary(tmp_path, [_timing(shape, "128x128", 10.0), _timing(shape, "swap_128x16_split4", 40.0),
+                                  _timing(shape, "swap_64x16_split2", 30.0)])
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "import_tuning.py"), str(summary), "--cache", str(cache)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(cache.read_text())["entries"]["sm_90a/float16/16x4096x4096"]["choice"] == "swap_128x16_split4"
+    chosen = gemm_tuning.choose(*shape, path=cache)
+    assert chosen.config == gemm_tuning.Config(128, 16, swap_ab=True, split_k=4)
+    assert chosen.reason.startswith("measured on NVIDIA X")
+
+
+def test_explain_shows_the_decode_strategy_and_the_tuned_swap_kernel_runs():
+    """M = 5 is a decode shape: the rule takes swap-AB; the tuned kernel (on padded copies: N = 36, K = 20) equals
+    numpy in the interpreter, D written through the transposed staging tile."""
+    import numpy as np
+    from axe4j.cuda import interp as cuda_interp
+
+    padded = gemm_tuning.padded_gemm(5, 36, 20)
+    assert padded.config == gemm_tuning.Config(128, 16, swap_ab=True) and padded.workspace() == []
+    report = axe4j.explain(padded.kernel, TARGET, file=open("/dev/null", "w"))
+    first = report.splitlines()[0]
+    assert first.startswith("main: hopper_gemm_pipelined swap-AB tiles 128x16 (N x M): rule (no measurement")
+    assert "M=5 <= 64: swap-AB" in first and "m64n16k16" in report
+    rng = np.random.default_rng(4)
+    a = rng.integers(-3, 4, (5, 20)).astype(np.float16)
+    b = rng.integers(-3, 4, (36, 20)).astype(np.float16)
+    a2, b2, d2 = padded.pad(a, b)
+    axe4j.use_pip_nvcc()
+    cuda_interp.run(axe4j.compile(padded.kernel, TARGET), a2, b2, d2)
+    np.testing.assert_array_equal(padded.unpad(d2).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T)

@@ -87,9 +87,6 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
     full = [("hopper_gemm/8192x4096x4096", (8192, 4096, 4096))] + sweep + bf16 + fp8 + [
         ("hopper_gemm_pipelined/8192x4096x4096_128x256_fused", (8192, 4096, 4096))]
     assert list(gpu_bundle.timing_cases("full")) == [name for name, _ in full]
-    # SWEEP's 12 shapes x the applicable configurations of 6, SERVED's 31 shapes without clusters (docs/cuda-gemm.md)
-    assert len(sweep) == 60 + sum(len([c for c in gemm_tuning.applicable(*shape) if c.cluster == (1, 1)])
-                                  for shape in gemm_tuning.SERVED)
 
     def extended(m, n, k, name):   # the decode, ragged, BF16 and FP8 GEMMs, in their own library
         return (m, n, k) in gemm_tuning.SERVED or name.endswith(("_bf16", "_fp8"))
@@ -113,6 +110,24 @@ def test_every_small_case_of_the_catalog_is_in_the_bundle_with_its_arrays(bundle
         manifest["sweep"]]
     assert {kind(m, n, name) for name, (m, n, k) in sample if extended(m, n, k, name)} == {
         "decode", "served", "ragged", "bf16", "fp8"}
+    # SWEEP's 12 shapes x the applicable configurations of 6, SERVED's 31 shapes without clusters, and two decode
+    # strategies (swap-AB, 64-row tiles, split-K) at each of SERVED's 18 shapes with M <= 64 (docs/cuda-gemm.md)
+    assert len(sweep) == 60 + sum(len([c for c in gemm_tuning.applicable(*shape) if c.cluster == (1, 1)
+                                       and gemm_tuning.plain(c)]) for shape in gemm_tuning.SERVED) + 2 * 18
+    assert len([name for name, _ in sweep if "swap_" in name or "_64x" in name]) == 2 * 18
+    # a split-K GEMM's W (S, tiles, BM, BN) and Count (tiles x consumers) shapes travel with its timing (the harness
+    # passes zeros before D)
+    configs = {f"hopper_gemm_pipelined/{m}x{n}x{k}_{c.label}{suffix}": c
+               for cases, suffix in ((gemm_tuning.sweep_cases(), ""), (gemm_tuning.sweep_cases_bf16(), "_bf16"),
+                                     (gemm_tuning.sweep_cases_fp8(), "_fp8")) for (m, n, k), c in cases}
+    assert any(c.split_k > 1 for c in configs.values()) and any("workspace" in t for t in timings)
+    for timing in timings:
+        config = configs.get(timing["name"])
+        assert ("workspace" in timing) == (config is not None and config.split_k > 1), timing["name"]
+        if "workspace" in timing:
+            count = gemm_tuning.tiles(timing["m"], timing["n"], config)
+            assert timing["workspace"] == [[config.split_k, count, config.bm, config.bn],
+                                           [count * (1 if config.bm == 64 else 2)]], timing["name"]
     assert {t["dtype"] for t in timings} == {"float16", "bfloat16", "float8_e4m3fn"}
     assert all(t.get("scale") and t["out_dtype"] == "bfloat16" for t in timings if t["name"].endswith("_fp8"))
     for timing in timings:

@@ -16,7 +16,7 @@ import axe4j
 from axe4j.cuda import interp as cuda_interp
 from axe4j.cuda.kernels.epilogue import Epilogue
 from axe4j.cuda.kernels.gemm_tuning import sweep_cases, sweep_cases_bf16, sweep_cases_fp8
-from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, stages_for, tile_order
+from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined, split_k_workspace, stages_for, tile_order
 
 import faults
 
@@ -41,6 +41,15 @@ CASES = {
     "ragged_17x264x200_256x128": ((17, 264, 200), dict(bm=256, bn=128, sms=2)),
     "ragged_63x200x136_cluster_1x2": ((63, 200, 136), dict(bm=128, bn=128, sms=2, cluster=(1, 2))),
     "ragged_200x136x72_cluster_2x1": ((200, 136, 72), dict(bm=128, bn=128, sms=2, cluster=(2, 1), stages=2)),
+    # decode and small-M strategies: 64-row tiles (one consumer warpgroup), swap-AB (D^T = B A^T, N on the tile's rows,
+    # M on a 16..64-wide wgmma n, stored through the transposed staging layout) and split-K (FP32 partials, the
+    # tile's last unit sums them), on ragged M, N and K
+    "64x128_one_consumer_63x136x200": ((63, 136, 200), dict(bm=64, bn=128, sms=2)),
+    "64x256_bf16_17x264x72": ((17, 264, 72), dict(bm=64, bn=256, sms=2, dtype="bfloat16")),
+    "swap_128x16_1x136x200": ((1, 136, 200), dict(bm=128, bn=16, sms=2, swap_ab=True)),
+    "swap_64x64_bf16_63x200x72": ((63, 200, 72), dict(bm=64, bn=64, sms=3, swap_ab=True, dtype="bfloat16")),
+    "swap_128x32_split2_17x136x256": ((17, 136, 256), dict(bm=128, bn=32, sms=3, swap_ab=True, split_k=2)),
+    "64x128_split4_bf16_63x136x200": ((63, 136, 200), dict(bm=64, bn=128, sms=3, split_k=4, dtype="bfloat16")),
 }
 
 # The benchmark sweep (axe4j.cuda.kernels.gemm_tuning: every applicable tile configuration of every shape), timed against
@@ -69,7 +78,30 @@ FP8 = {
                                                                     dtype_b="float8_e5m2", scale=True,
                                                                     out_dtype="float16")),
     "fp8_e5m2_1x264x256_scaled": ((1, 264, 256), dict(bm=128, bn=256, sms=2, dtype="float8_e5m2", scale=True)),
+    # swapped, B (e5m2) is wgmma's A side and A (e4m3) its B side; split-K with the scales applied after the sum
+    "fp8_swap_128x16_split2_e4m3_e5m2_1x136x256": ((1, 136, 256), dict(bm=128, bn=16, sms=2, dtype="float8_e4m3fn",
+                                                                      dtype_b="float8_e5m2", swap_ab=True, split_k=2,
+                                                                      scale=True)),
 }
+
+
+def _workspace(shape, options):
+    """Split-K's W (float32) and Count (int32, zeros: the kernel leaves them zeros) arrays; [] without split-K."""
+    if options.get("split_k", 1) == 1:
+        return []
+    w, count = split_k_workspace(shape[0], shape[1], options["bm"], options["bn"], options["split_k"],
+                                 options.get("swap_ab", False))
+    return [np.zeros(w, np.float32), np.zeros(count, np.int32)]
+
+
+def _d_index(options):
+    """D's argument position: after A, B, [Scale], [W, Count]."""
+    return 2 + bool(options.get("scale")) + 2 * (options.get("split_k", 1) > 1)
+
+
+def _with_workspace(args, shape, options):
+    """The kernel's arguments: ``args`` (inputs, [Scale], D) with split-K's W and Count inserted before D."""
+    return args[:-1] + _workspace(shape, options) + args[-1:]
 
 
 def _fp8_operands(shape, options, seed=0):
@@ -139,9 +171,11 @@ def gpu_cases():
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda shape=shape, options=options: hopper_gemm_pipelined(*shape, **options), target=TARGET,
-            args=lambda shape=shape, dtype=dtype: list(_operands(shape, dtype)[:3]), outputs=(2,),
+            args=lambda shape=shape, dtype=dtype, options=options: _with_workspace(list(_operands(shape, dtype)[:3]),
+                                                                                   shape, options),
+            outputs=(_d_index(options),),
             expected=lambda args, dtype=dtype: [(args[0].astype("float32") @ args[1].astype("float32").T)
-                                                 .astype(args[2].dtype)],
+                                                 .astype(args[-1].dtype)],
             rtol=0.0, atol=0.0, check_exact=True))
     for name, (shape, options, epilogue) in sorted({**FUSED, **FUSED_LARGE}.items()):
         cases.append(_gpu_cases.GpuCase(
@@ -156,8 +190,9 @@ def gpu_cases():
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda name=name: _kernel(name), target=TARGET,
-            args=lambda shape=shape, options=options: _fp8_operands(shape, options)[0],
-            outputs=(3 if options.get("scale") else 2,),
+            args=lambda shape=shape, options=options: _with_workspace(_fp8_operands(shape, options)[0], shape,
+                                                                      options),
+            outputs=(_d_index(options),),
             expected=lambda args, shape=shape, options=options: [_fp8_operands(shape, options)[1]],
             rtol=0.0, atol=0.0, check_exact=True, size="large" if name in LARGE_FP8 else "small"))
     for name, (shape, options) in sorted(LARGE.items()):
@@ -165,8 +200,10 @@ def gpu_cases():
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda shape=shape, options=options: hopper_gemm_pipelined(*shape, **options), target=TARGET,
-            args=lambda shape=shape, dtype=dtype: list(_operands(shape, dtype)[:3]), outputs=(2,),
-            expected=lambda args: [(args[0].astype("float32") @ args[1].astype("float32").T).astype(args[2].dtype)],
+            args=lambda shape=shape, dtype=dtype, options=options: _with_workspace(list(_operands(shape, dtype)[:3]),
+                                                                                   shape, options),
+            outputs=(_d_index(options),),
+            expected=lambda args: [(args[0].astype("float32") @ args[1].astype("float32").T).astype(args[-1].dtype)],
             rtol=2e-3, atol=1e-2, size="large"))
     return cases
 
@@ -175,14 +212,18 @@ def gpu_cases():
 def test_interpreted_results_match_numpy(name):
     shape, options = CASES[name]
     a, b, d, expected = _operands(shape, options.get("dtype", "float16"))
-    cuda_interp.run(_build(name), a, b, d)
+    workspace = _workspace(shape, options)
+    cuda_interp.run(_build(name), a, b, *workspace, d)
     np.testing.assert_array_equal(d.astype("float32"), expected)
+    if workspace:   # every tile's last unit put its counts back: the next launch starts from zeros
+        assert not workspace[1].any(), workspace[1]
 
 
 @pytest.mark.parametrize("name", sorted(FP8))
 def test_fp8_results_match_numpy_when_interpreted(name):
     shape, options = FP8[name]
     args, expected = _fp8_operands(shape, options)
+    args = _with_workspace(args, shape, options)
     cuda_interp.run(_build(name), *args)
     np.testing.assert_array_equal(args[-1].astype("float32"), expected.astype("float32"))
 
@@ -271,6 +312,47 @@ def test_ptx_keeps_a_wgmma_group_in_flight_and_splits_registers():
     with TARGET:
         binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
     assert binary[:4] == FATBIN_MAGIC and set(re.findall(rb"sm_[0-9]+a?", binary)) == {b"sm_90a"}
+
+
+def test_ptx_of_the_decode_strategies_is_accepted_by_ptxas():
+    """64-row tiles launch one consumer warpgroup (256 threads, m64n128k16); swap-AB runs B through wgmma's A side
+    with the small M as n (m64n16k16) and stores D through the transposed staging tile with the same TMA store;
+    split-K counts units with atom.global.add behind a fence. ptxas builds each into an sm_90a cubin."""
+    from tvm.support import nvcc
+
+    axe4j.use_pip_nvcc()
+    for shape, options, wgmma in (((64, 4096, 4096), dict(bm=64, bn=128), "m64n128k16"),
+                                  ((1, 4096, 4096), dict(bm=128, bn=16, swap_ab=True, split_k=4), "m64n16k16"),
+                                  ((16, 4096, 4096), dict(bm=64, bn=16, swap_ab=True, dtype="bfloat16"),
+                                   "m64n16k16")):
+        source = axe4j.compile(hopper_gemm_pipelined(*shape, **options), TARGET).mod.imports[0].inspect_source("cuda")
+        with TARGET:
+            ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+            binary = bytes(tvm.get_global_func("tvm_callback_cuda_compile")(source))
+        assert binary[:4] == FATBIN_MAGIC, options
+        assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.{wgmma}\.f32\.(f16\.f16|bf16\.bf16)", ptx), options
+        assert re.search(r"\.maxntid 256, 1, 1" if options["bm"] == 64 else r"\.maxntid 384, 1, 1", ptx), options
+        assert re.search(r"cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.tile\.bulk_group", ptx), options
+        assert ("atom.global.add" in ptx) == ("split_k" in options), options
+        if "split_k" in options:
+            assert "membar.gl" in ptx or "fence.sc.gpu" in ptx or "fence.acq_rel.gpu" in ptx
+
+
+def test_decode_strategies_refuse_what_they_cannot_lower():
+    with pytest.raises(ValueError, match=r"swap_ab with BM=256: each consumer's 128 N columns"):
+        hopper_gemm_pipelined(16, 512, 256, bm=256, bn=16, swap_ab=True)
+    with pytest.raises(ValueError, match=r"swap_ab with BN=20: the M side is whole 8-row swizzle atoms"):
+        hopper_gemm_pipelined(16, 512, 256, bm=128, bn=20, swap_ab=True)
+    with pytest.raises(ValueError, match=r"BM=64 with cluster=\(1, 2\): one consumer warpgroup"):
+        hopper_gemm_pipelined(64, 512, 256, bm=64, bn=128, cluster=(1, 2))
+    with pytest.raises(ValueError, match=r"BM=96: two consumer warpgroups .* \(or BM=64: one consumer warpgroup\)"):
+        hopper_gemm_pipelined(64, 512, 256, bm=96, bn=128)
+    with pytest.raises(ValueError, match=r"split_k=3 must be a positive divisor of the 4 K tiles"):
+        hopper_gemm_pipelined(64, 512, 256, bm=64, bn=128, split_k=3)
+    with pytest.raises(ValueError, match=r"split_k=2 with a fused epilogue or a cluster is not written"):
+        hopper_gemm_pipelined(256, 512, 256, split_k=2, epilogue=Epilogue())
+    with pytest.raises(ValueError, match=r"swap_ab=True and a fused epilogue together are not written"):
+        hopper_gemm_pipelined(16, 512, 256, bm=128, bn=16, swap_ab=True, epilogue=Epilogue())
 
 
 def test_explain_shows_the_wait_depth():
@@ -368,7 +450,8 @@ def _sass(name, kind=None):
     return sass.disassemble(binary), report
 
 
-@pytest.mark.parametrize("name", ["8192x4096x4096_128x256", "8192x4096x4096_256x128", "8192x4096x4096_128x128"])
+@pytest.mark.parametrize("name", ["8192x4096x4096_128x256", "8192x4096x4096_256x128", "8192x4096x4096_128x128",
+                                  "1x4096x4096_swap_128x16_split4", "64x4096x4096_64x128_split4"])
 def test_sass_reads_no_accumulator_before_its_wait_and_keeps_groups_in_flight(name):
     """On an H200 the unpeeled loop lost the last K tile of one accumulator pair (docs/cuda-interp.md, "Found on a
     GPU"); the peeled last tile with its register fence keeps every read after WARPGROUP.DEPBAR.LE gsb0, 0x0, and

@@ -350,11 +350,16 @@ class Worker:
             pointers, views = self.tensors([a, b, c, bias, d], ["float16", "float16", "float16", "float32",
                                                                 "float16"])
         else:
+            # split-K: the FP32 partials W and the per-tile counts (zeros; the kernel leaves them zeros) before D
+            shapes = timing.get("workspace") or []
+            extra = [np.zeros(shapes[0], np.float32), np.zeros(shapes[1], np.int32)] if shapes else []
+            extra_types = ["float32", "int32"] if shapes else []
             if timing.get("scale"):
                 scales = np.array(FP8_SCALES, np.float32)
-                pointers, views = self.tensors([a, b, scales, d], [dtype, timing.get("dtype_b", dtype), "float32", out])
+                pointers, views = self.tensors([a, b, scales, *extra, d],
+                                               [dtype, timing.get("dtype_b", dtype), "float32", *extra_types, out])
             else:
-                pointers, views = self.tensors([a, b, d], [dtype] * 3)
+                pointers, views = self.tensors([a, b, *extra, d], [dtype, dtype, *extra_types, dtype])
         flush = self.cuda.malloc(FLUSH_BYTES)
         start, stop = self.cuda.event(), self.cuda.event()
         lib = self.cuda.lib

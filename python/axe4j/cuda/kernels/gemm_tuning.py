@@ -10,6 +10,13 @@ no taller than M rounded up to 128 rows. The GPU bundle times every applicable c
 against cuBLAS (``tools/gpu_bundle.py``); ``tools/import_tuning.py`` reads its ``summary.json`` into ``TUNING_FILE``,
 which ``choose`` consults. Without a measurement for the shape, ``choose`` takes the first applicable configuration
 in ``CONFIGS`` order whose tile count fills the SMs at least once (else the one with the most tiles), and says so.
+
+Decode and small-M strategies (docs/cuda-gemm.md, "Decode and small-M strategies"): at M <= ``DECODE_M`` (64) also
+64-row tiles (64x256, 64x128: one consumer warpgroup) and swap-AB (D^T = B A^T: N on the tile's BM = 128 or 64 rows,
+M on its BN = ``swap_bn(M)`` columns); and for any configuration whose tiles leave SMs idle, split-K
+(``split_for``: K split S ways, FP32 partials, the tile's last unit sums them in order). Without a measurement the
+rule takes, at M <= 64, swap-AB with BM = 128 (split-K when its tiles leave SMs idle), and above it the tile rule
+above, split-K'd when no configuration fills the SMs.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hopper_gemm_pipelined import check, hopper_gemm_pipelined, stages_for
+from .hopper_gemm_pipelined import check, hopper_gemm_pipelined, split_k_workspace, stages_for
 
 TUNING_FILE = Path(__file__).with_name("gemm_tuning.json")
 SMS = 132
@@ -34,6 +41,15 @@ SWEEP_FP8 = ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 28672, 4096), (16, 4
 # step); clustered configurations last, so that the rule picks them only where measured faster
 CONFIGS = ((128, 256, (1, 1)), (256, 128, (1, 1)), (128, 128, (1, 1)),
            (128, 256, (2, 1)), (128, 256, (1, 2)), (128, 128, (2, 1)))
+
+# Decode and small M: 64-row tiles and swap-AB apply at M <= DECODE_M; swap-AB's BN is the narrowest of SWAP_BN
+# holding M; split-K splits K in SPLITS ways, each split at least MIN_SPLIT_K_TILES K tiles (a full pipeline)
+DECODE_M = 64
+DECODE_TILES = ((64, 256), (64, 128))
+SWAP_BN = (16, 32, 64)
+SWAP_BM = (128, 64)
+SPLITS = (8, 4, 2)
+MIN_SPLIT_K_TILES = 8
 
 # Square sizes, and LLM projections (Llama-3-8B: QKV 6144x4096, O 4096x4096, gate+up 28672x4096, down 4096x14336) at
 # 128 and 4096 tokens (O at 4096 tokens is the 4096 square), as (M, N, K) with D = A B^T, A (M x K), B (N x K); and
@@ -60,11 +76,23 @@ class Config:
     bm: int
     bn: int
     cluster: tuple = (1, 1)   # CTAs along M, along N
+    swap_ab: bool = False     # D^T = B A^T: BM rows over N, BN columns over M
+    split_k: int = 1          # work units per tile, each 1/split_k of the K tiles
 
     @property
     def label(self) -> str:
-        tile = f"{self.bm}x{self.bn}"
-        return tile if self.cluster == (1, 1) else f"{tile}_c{self.cluster[0]}x{self.cluster[1]}"
+        tile = ("swap_" if self.swap_ab else "") + f"{self.bm}x{self.bn}"
+        if self.cluster != (1, 1):
+            tile += f"_c{self.cluster[0]}x{self.cluster[1]}"
+        return tile + (f"_split{self.split_k}" if self.split_k > 1 else "")
+
+    @property
+    def strategy(self) -> str:
+        """The strategy in words, as explain shows it."""
+        parts = ["swap-AB" if self.swap_ab else ("64-row tiles" if self.bm == 64 else "tiles")]
+        if self.split_k > 1:
+            parts.append(f"split-K {self.split_k}")
+        return " + ".join(parts)
 
     def options(self, dtype: str = "float16") -> dict:
         """The builder's arguments; BK is one 128-byte swizzle row of K (64 FP16/BF16, 128 FP8 elements)."""
@@ -72,7 +100,15 @@ class Config:
         options = {"bm": self.bm, "bn": self.bn, "bk": bk, "group_m": GROUP_M, "sms": SMS}
         if self.cluster != (1, 1):
             options["cluster"] = self.cluster
+        if self.swap_ab:
+            options["swap_ab"] = True
+        if self.split_k > 1:
+            options["split_k"] = self.split_k
         return options
+
+    def workspace(self, m: int, n: int) -> tuple:
+        """Split-K's (W, Count) shapes (``split_k_workspace``); () without split-K."""
+        return split_k_workspace(m, n, self.bm, self.bn, self.split_k, self.swap_ab) if self.split_k > 1 else ()
 
 
 @dataclass(frozen=True)
@@ -85,45 +121,100 @@ def key(arch: str, m: int, n: int, k: int, dtype: str) -> str:
     return f"{arch}/{dtype}/{m}x{n}x{k}"
 
 
+def swap_bn(m: int) -> int:
+    """Swap-AB's BN: the narrowest of ``SWAP_BN`` holding M rows (M <= ``DECODE_M``)."""
+    return next(bn for bn in SWAP_BN if bn >= m)
+
+
+def split_for(m: int, n: int, k: int, config: Config, dtype: str = "float16") -> int:
+    """Split-K's S for a configuration whose tiles leave SMs idle: the largest of ``SPLITS`` that divides the K
+    tiles into splits of at least ``MIN_SPLIT_K_TILES`` and keeps tiles x S within one wave of the SMs; 1 if none."""
+    k_tiles = -(-k // (BK_FP8 if dtype in FP8_TYPES else BK))
+    count = tiles(m, n, config)
+    for s in SPLITS:
+        if k_tiles % s == 0 and k_tiles // s >= MIN_SPLIT_K_TILES and count * s <= SMS:
+            return s
+    return 1
+
+
 def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
-    """The configurations the builder accepts for this shape, in ``CONFIGS`` order."""
+    """The configurations the builder accepts for this shape: ``CONFIGS`` in order; at M <= ``DECODE_M`` the
+    64-row tiles and swap-AB (BM 128, 64; BN ``swap_bn(M)``); then, for each of these without a cluster whose tiles
+    leave SMs idle, its split-K form (``split_for``)."""
     found = []
     fp8 = dtype in FP8_TYPES
     bk, itemsize, out = (BK_FP8, 1, "bfloat16") if fp8 else (BK, 2, dtype)
-    for bm, bn, cluster in CONFIGS:
-        if bm > -(-m // 128) * 128:
+    candidates = [Config(bm, bn, cluster) for bm, bn, cluster in CONFIGS]
+    if m <= DECODE_M:
+        candidates += [Config(bm, bn) for bm, bn in DECODE_TILES]
+        candidates += [Config(bm, swap_bn(m), swap_ab=True) for bm in SWAP_BM]
+    for config in candidates:
+        if not config.swap_ab and config.bm > -(-m // 128) * 128:
             continue   # a taller tile than M rounded up to 128 rows only computes rows past the end
         try:
-            check(m, n, k, bm, bn, bk, stages_for(bm, bn, bk, itemsize, 2), GROUP_M, SMS, dtype, cluster,
-                  out_dtype=out)
+            check(m, n, k, config.bm, config.bn, bk, stages_for(config.bm, config.bn, bk, itemsize, 2), GROUP_M, SMS,
+                  dtype, config.cluster, out_dtype=out, swap_ab=config.swap_ab)
         except ValueError:
             continue
-        found.append(Config(bm, bn, cluster))
-    return found
+        found.append(config)
+    splits = [Config(c.bm, c.bn, c.cluster, c.swap_ab, split_for(m, n, k, c, dtype)) for c in found
+              if c.cluster == (1, 1)]
+    return found + [c for c in splits if c.split_k > 1]
+
+
+def decode_picks(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
+    """The decode-strategy configurations the sweep times at M <= ``DECODE_M`` (two, the plausible winners): the
+    rule's choice (swap-AB, BM = 128) and swap-AB with BM = 64 (twice the tiles) below M = 64, 64x128 tiles at M =
+    64; each in its split-K form where ``applicable`` has one."""
+    options = {c.label: c for c in applicable(m, n, k, dtype)}
+    bases = [Config(128, swap_bn(m), swap_ab=True), Config(64, swap_bn(m), swap_ab=True) if m < DECODE_M
+             else Config(64, 128)]
+    picks = []
+    for base in bases:
+        split = Config(base.bm, base.bn, base.cluster, base.swap_ab, split_for(m, n, k, base, dtype))
+        for config in (split, base):
+            if config.label in options:
+                picks.append(config)
+                break
+    return picks
 
 
 def sweep_cases() -> list[tuple[tuple[int, int, int], Config]]:
     """Every (shape, configuration) the bundle times: each shape of ``SWEEP`` with each applicable configuration,
     each shape of ``SERVED`` with each applicable one without a cluster."""
-    return [(shape, c) for shape in SWEEP for c in applicable(*shape)] + [
-        (shape, c) for shape in SERVED for c in applicable(*shape) if c.cluster == (1, 1)]
+    return [(shape, c) for shape in SWEEP for c in applicable(*shape) if plain(c)] + [
+        (shape, c) for shape in SERVED for c in served_configs(*shape)]
+
+
+def plain(config: Config) -> bool:
+    """A configuration of ``CONFIGS`` (no decode strategy: BM >= 128, no swap, no split)."""
+    return config.bm >= 128 and not config.swap_ab and config.split_k == 1
+
+
+def served_configs(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
+    """What the sweep times at a served shape: the applicable configurations of ``CONFIGS`` without a cluster, and
+    at M <= ``DECODE_M`` the ``decode_picks``."""
+    base = [c for c in applicable(m, n, k, dtype) if plain(c) and c.cluster == (1, 1)]
+    return base + (decode_picks(m, n, k, dtype) if m <= DECODE_M else [])
 
 
 def sweep_cases_bf16() -> list[tuple[tuple[int, int, int], Config]]:
     """The BF16 part of the sweep: each shape of ``SWEEP`` with each applicable configuration without a cluster
     (the bundle names them ``..._bf16`` and times them against cuBLAS in BF16)."""
-    return [(shape, c) for shape in SWEEP for c in applicable(*shape, "bfloat16") if c.cluster == (1, 1)]
+    return [(shape, c) for shape in SWEEP for c in applicable(*shape, "bfloat16") if plain(c) and c.cluster == (1, 1)]
 
 
 def sweep_cases_fp8() -> list[tuple[tuple[int, int, int], Config]]:
     """The FP8 part: each shape of ``SWEEP_FP8`` with each applicable configuration without a cluster (named
     ``..._fp8``: e4m3 x e4m3 with per-tensor scales, D in BF16)."""
-    return [(shape, c) for shape in SWEEP_FP8 for c in applicable(*shape, "float8_e4m3fn") if c.cluster == (1, 1)]
+    return [(shape, c) for shape in SWEEP_FP8 for c in served_configs(*shape, "float8_e4m3fn")]
 
 
 def tiles(m: int, n: int, config: Config) -> int:
-    """Output tiles of the grid: ceil(M / BM) x ceil(N / BN) (edge tiles count whole)."""
-    return -(-m // config.bm) * -(-n // config.bn)
+    """Output tiles of the grid: ceil(M / BM) x ceil(N / BN), swapped ceil(N / BM) x ceil(M / BN) (edge tiles count
+    whole)."""
+    rows, cols = (n, m) if config.swap_ab else (m, n)
+    return -(-rows // config.bm) * -(-cols // config.bn)
 
 
 def load(path: Path = TUNING_FILE) -> dict:
@@ -151,26 +242,47 @@ def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a",
             return Choice(by_label[entry["choice"]],
                           f"measured on {entry['device']} ({entry['date']}): {timed} TFLOP/s; cuBLAS "
                           f"{entry['cublas_tflops']:.0f}")
-    filling = [c for c in options if tiles(m, n, c) >= SMS]
+    rule = f"rule (no measurement for {key(arch, m, n, k, dtype)})"
+    by_label = {c.label: c for c in options}
+
+    def split_form(config: Config):
+        """The split-K form of ``config`` among the options, with the words saying why, or (None, "")."""
+        s = split_for(m, n, k, config, dtype)
+        split = by_label.get(Config(config.bm, config.bn, config.cluster, config.swap_ab, s).label) if s > 1 else None
+        if split is None:
+            return None, ""
+        k_tiles = -(-k // (BK_FP8 if dtype in FP8_TYPES else BK))
+        return split, (f"; its {tiles(m, n, config)} tiles leave SMs idle: split-K {s} ({tiles(m, n, config) * s} "
+                       f"units of {k_tiles // s} K tiles, FP32 partials summed in split order)")
+
+    if m <= DECODE_M:
+        swap = by_label.get(Config(128, swap_bn(m), swap_ab=True).label)
+        if swap is not None:
+            split, why = split_form(swap)
+            return Choice(split or swap, f"{rule}: M={m} <= {DECODE_M}: swap-AB (D^T = B A^T: N on the tile's 128 "
+                                         f"rows, M on BN={swap.bn}), {tiles(m, n, swap)} tiles{why}")
+    plains = [c for c in options if plain(c)]
+    filling = [c for c in plains if tiles(m, n, c) >= SMS]
     if filling:
-        return Choice(filling[0], f"rule (no measurement for {key(arch, m, n, k, dtype)}): the first of "
-                                  f"{[c.label for c in options]} whose {tiles(m, n, filling[0])} "
+        return Choice(filling[0], f"{rule}: the first of {[c.label for c in plains]} whose {tiles(m, n, filling[0])} "
                                   f"tiles fill the {SMS} SMs")
     # ties (M = 1: every BM gives one tile row) go to the tile that computes the fewest rows and columns past the end
-    most = max(options, key=lambda c: (tiles(m, n, c), -tiles(m, n, c) * c.bm * c.bn))
-    return Choice(most, f"rule (no measurement for {key(arch, m, n, k, dtype)}): no configuration fills the {SMS} SMs;"
-                        f" the one with the most tiles ({tiles(m, n, most)}), the least past the edges")
+    most = max(plains, key=lambda c: (tiles(m, n, c), -tiles(m, n, c) * c.bm * c.bn))
+    split, why = split_form(most)
+    return Choice(split or most, f"{rule}: no configuration fills the {SMS} SMs; the one with the most tiles "
+                                 f"({tiles(m, n, most)}), the least past the edges{why}")
 
 
 def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a"):
     """``hopper_gemm_pipelined`` with the chosen configuration; the choice is the PrimFunc's ``axe4j.tuning``
-    attribute, which ``axe4j.explain`` prints."""
+    attribute, which ``axe4j.explain`` prints. A split-K choice takes (A, B, W, Count, D) (``Config.workspace``)."""
     choice = choose(m, n, k, dtype, arch)
-    kernel = hopper_gemm_pipelined(m, n, k, dtype=dtype, **choice.config.options())
+    kernel = hopper_gemm_pipelined(m, n, k, dtype=dtype, **choice.config.options(dtype))
     config = choice.config
+    tile = f"swap-AB tiles {config.bm}x{config.bn} (N x M)" if config.swap_ab else f"tiles {config.bm}x{config.bn}"
     where = "" if config.cluster == (1, 1) else f" in {config.cluster[0]}x{config.cluster[1]} clusters"
-    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined tiles {config.bm}x{config.bn}{where}: "
-                                            f"{choice.reason}")
+    split = f", split-K {config.split_k}" if config.split_k > 1 else ""
+    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined {tile}{where}{split}: {choice.reason}")
 
 
 @dataclass(frozen=True)
@@ -184,6 +296,14 @@ class PaddedGemm:
     n_padded: int
     k_padded: int
     kernel: object   # the PrimFunc of (M, N', K')
+    config: Config = Config(128, 256)   # the tuned configuration of (M, N', K')
+
+    def workspace(self) -> list:
+        """Split-K's zero W (float32) and Count (int32) arrays, to pass between B' and D'; [] without split-K."""
+        import numpy as np
+
+        shapes = self.config.workspace(self.m, self.n_padded)
+        return [np.zeros(shapes[0], np.float32), np.zeros(shapes[1], np.int32)] if shapes else []
 
     def pad(self, a, b):
         """(A', B', D') numpy arrays for the padded kernel: A and B copied into zeros, D' zeros."""
@@ -205,4 +325,4 @@ def padded_gemm(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_
     addresses get no padding (``n_padded == n``, ``k_padded == k``)."""
     per = 8
     n2, k2 = -(-n // per) * per, -(-k // per) * per
-    return PaddedGemm(m, n, k, n2, k2, hopper_gemm_tuned(m, n2, k2, dtype, arch))
+    return PaddedGemm(m, n, k, n2, k2, hopper_gemm_tuned(m, n2, k2, dtype, arch), choose(m, n2, k2, dtype, arch).config)

@@ -55,13 +55,16 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16", itemsize: int = 2) -> list[str]:
-    """What keeps (BM, BN, BK) from being a tile of two consumer warpgroups with wgmma on swizzled shared tiles
-    (``unit`` names the elements of a swizzle row in the message)."""
+def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16", itemsize: int = 2,
+                  one_consumer: bool = False) -> list[str]:
+    """What keeps (BM, BN, BK) from being a tile of two consumer warpgroups (or, with ``one_consumer``, also of one
+    warpgroup of 64 rows) with wgmma on swizzled shared tiles (``unit`` names the elements of a swizzle row in the
+    message)."""
     problems = []
     row = 128 // itemsize
-    if bm % 128:
-        problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128")
+    if bm % 128 and not (one_consumer and bm == 64):
+        problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128"
+                        + (" (or BM=64: one consumer warpgroup)" if one_consumer else ""))
     if bk % row:
         problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({row} {unit})")
     if bn > 256 or bn % 8:

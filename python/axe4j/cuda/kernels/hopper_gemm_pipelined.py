@@ -24,6 +24,10 @@ Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`
   TMA loads read zeros past the tensor's end (also for M smaller than one 64-row block, down to M = 1) and its TMA
   store writes nothing there, so no code path differs at the edge. TMA's one rule is that rows are a multiple of
   16 bytes: K and N multiples of 8 (FP16/BF16); ``gemm_tuning.padded_gemm`` runs other shapes on zero-padded copies.
+* **Decode and small M** (docs/cuda-gemm.md, "Decode and small-M strategies"): ``bm=64`` runs one consumer
+  warpgroup; ``swap_ab`` computes D^T = B A^T (N on the tile's rows, M on its BN columns) and writes the accumulator
+  into D's staging box through a transposed layout of the same bytes (``transposed_staging``); ``split_k=S`` walks
+  (tile, split) work units, FP32 partials in a workspace, the tile's last unit summing them in split order.
 * **Stages from capacity.** Unless given, stages = the most (BM + BN) x BK tiles that fit the 227 KiB of shared memory
   of an H100 CTA next to the barriers and the BM x BN staging tile, at most 8.
 
@@ -37,7 +41,7 @@ from __future__ import annotations
 from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
-from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.layout import ComposeLayout, S, TileLayout
 
 from .epilogue import Epilogue
 from .hopper_gemm import ITEMSIZE, accumulator, alignment_problems, ceil_div, shared_tile, tile_problems
@@ -48,13 +52,15 @@ SHARED_BYTES = 227 * 1024
 CLUSTERS = ((1, 1), (2, 1), (1, 2))   # (CTAs along M, along N) of a thread-block cluster
 MAX_STAGES = 8
 EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
+ARRIVAL_BYTES = 8    # split-K: one int32 per consumer warpgroup (allocated in every kernel, used by split-K's)
 
 
 def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2, out_itemsize: int | None = None) -> int:
     """The most ring slots of (BM + BN) x BK elements of ``itemsize`` bytes (and 2 mbarriers each) that fit a CTA's
-    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same)."""
+    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same) and
+    split-K's two arrival words (``ARRIVAL_BYTES``)."""
     per = (bm + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize)) // per))
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize) - ARRIVAL_BYTES) // per))
 
 
 def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
@@ -77,11 +83,31 @@ def tile_in_cluster(t, rank, tiles_m: int, tiles_n: int, group_m: int, cluster):
     return block_m, block_n * cn + rank
 
 
+def transposed_staging(consumers: int, rows: int, cols: int, itemsize: int = 2):
+    """The swapped kernel's staging tile as the accumulator sees it: (consumers, 1, rows, cols) over the bytes of
+    ``shared_tile(consumers, 1, cols, rows)`` (D's cols x rows box, rows = one 128-byte swizzle row), so element
+    (c, 0, i, j) lies at swz(c cols rows + j rows + i): D^T written through a layout, D stored by TMA unchanged."""
+    return ComposeLayout((16 // itemsize).bit_length() - 1, 3, 3,
+                         TileLayout(S[(consumers, 1, rows, cols): (cols * rows, cols * rows, 1, rows)]))
+
+
+def split_k_workspace(m: int, n: int, bm: int, bn: int, split_k: int, swap_ab: bool = False) -> tuple:
+    """Shapes of the split-K kernel's W (split_k, tiles, BM, BN) float32 and Count (tiles x consumers,) int32."""
+    tiles = ceil_div(n if swap_ab else m, bm) * ceil_div(m if swap_ab else n, bn)
+    return (split_k, tiles, bm, bn), (tiles * consumers_of(bm),)
+
+
 INPUTS_16 = ("float16", "bfloat16")
 INPUTS_8 = ("float8_e4m3fn", "float8_e5m2")
 
 
-def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtype_b=None, out_dtype=None):
+def consumers_of(bm: int) -> int:
+    """Consumer warpgroups of a BM-row tile: one for BM = 64 (one m64 wgmma block), else two of BM/2 rows."""
+    return 1 if bm == 64 else 2
+
+
+def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtype_b=None, out_dtype=None,
+          swap_ab=False):
     dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
     itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
     problems = []
@@ -94,12 +120,25 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtyp
         problems.append(f"cluster={cluster}: {ceil_div(n, bn)} tile columns are not a multiple of {cn}")
     elif cm * cn > 1 and sms < cm * cn:
         problems.append(f"cluster={cluster}: sms={sms} holds no whole cluster")
-    problems += tile_problems(bm, bn, bk, unit="elements", itemsize=itemsize)
+    problems += tile_problems(bm, bn, bk, unit="elements", itemsize=itemsize, one_consumer=True)
+    if bm == 64 and (cm, cn) != (1, 1):
+        problems.append(f"BM=64 with cluster={cluster}: one consumer warpgroup has no half of the A tile to share; "
+                        "clusters run BM >= 128")
+    staging_row = 128 // out_itemsize   # elements of one 128-byte swizzle row of the staging tile
+    if swap_ab:
+        if bm // consumers_of(bm) != staging_row:
+            problems.append(f"swap_ab with BM={bm}: each consumer's {bm // consumers_of(bm)} N columns of D must be "
+                            f"one {staging_row}-element swizzle row of the staging tile (BM=64 or 128)")
+        if bn % 8:
+            problems.append(f"swap_ab with BN={bn}: the M side is whole 8-row swizzle atoms (a multiple of 8)")
+        if (cm, cn) != (1, 1):
+            problems.append(f"swap_ab with cluster={cluster}: not written (decode tiles are few; no operand to share)")
     problems += alignment_problems(m, n, k, dtype, out_dtype)
-    if (bm // 2) * bn // 128 > 128:
-        problems.append(f"BM={bm}, BN={bn}: {(bm // 2) * bn // 128} accumulator registers per consumer thread "
+    if (bm // consumers_of(bm)) * bn // 128 > 128:
+        problems.append(f"BM={bm}, BN={bn}: {(bm // consumers_of(bm)) * bn // 128} accumulator registers per "
+                        "consumer thread "
                         "(at most 128 leave room for addresses)")
-    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize
+    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize + ARRIVAL_BYTES
     if smem > SHARED_BYTES:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
                         f"has {SHARED_BYTES}")
@@ -111,8 +150,8 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtyp
     if out_dtype not in INPUTS_16:
         problems.append(f"out_dtype {out_dtype}: D is float16 or bfloat16")
     if problems:
-        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}): "
-                         + "; ".join(problems))
+        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}"
+                         f"{', swap_ab' if swap_ab else ''}): " + "; ".join(problems))
 
 
 def output_dtype(dtype: str) -> str:
@@ -123,80 +162,126 @@ def output_dtype(dtype: str) -> str:
 def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, bk: int | None = None,
                           stages: int | None = None, group_m: int = 8, sms: int = 132, dtype: str = "float16",
                           epilogue: Epilogue | None = None, cluster: tuple = (1, 1), dtype_b: str | None = None,
-                          out_dtype: str | None = None, scale: bool = False):
+                          out_dtype: str | None = None, scale: bool = False, swap_ab: bool = False,
+                          split_k: int = 1):
     """The kernel as a TIRx PrimFunc of (A, B, D), or of (A, B, C, Bias, D) with a fused ``epilogue``
     (``axe4j.cuda.kernels.epilogue``); ``cluster=(2, 1)`` / ``(1, 2)`` launches pairs of CTAs in thread-block clusters
     that share the B / A tile through TMA multicast. FP8: ``dtype`` (A) and ``dtype_b`` (B) float8_e4m3fn or
     float8_e5m2 (wgmma k32, BK a multiple of 128), D in ``out_dtype`` (default bfloat16); ``scale=True`` adds a
     ``Scale`` argument (2,) float32 of per-tensor scales: D = Scale[0] Scale[1] (A B^T), the dequantised product.
+    ``bm=64`` runs one consumer warpgroup (an m64nNk16 wgmma per K step). ``swap_ab=True`` computes D^T = B A^T: the
+    tile's BM rows run over N (B feeds wgmma's A side), its BN columns over M (BN = 8 .. 256, e.g. 16 for a decode
+    step), and the staging tile is D's (BN x BM/2) box, written from the accumulator through a transposed view of
+    the same shared bytes (a layout, ``transposed_staging``), so the TMA store is the unswapped one.
+    ``split_k=S`` (S > 1 dividing the K tiles) splits each tile's K loop over S work units (tile t, split s) that
+    the persistent CTAs walk like tiles; the kernel takes (A, B, W, Count, D): each unit stores its FP32 partial
+    sum into the workspace W (``split_k_workspace``) and counts itself in Count (zeros, left zeros); the last unit
+    of a tile sums W[0], ..., W[S - 1] in that order (deterministic whichever unit comes last) and stores D.
     Raises ValueError naming every parameter it cannot lower."""
     dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
     itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
     bk = bk or 128 // itemsize   # one 128-byte swizzle row of K
     stages = stages or stages_for(bm, bn, bk, itemsize, out_itemsize)
     cluster = tuple(cluster)
-    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster, dtype_b, out_dtype)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster, dtype_b, out_dtype, swap_ab)
     if scale and epilogue is not None:
         raise ValueError("hopper_gemm_pipelined: scale=True and a fused epilogue together are not written; fold the "
                          "scales into the epilogue's alpha")
+    if split_k < 1 or ceil_div(k, bk) % split_k:
+        raise ValueError(f"hopper_gemm_pipelined(K={k}, BK={bk}): split_k={split_k} must be a positive divisor of "
+                         f"the {ceil_div(k, bk)} K tiles")
+    if split_k > 1 and (epilogue is not None or tuple(cluster) != (1, 1)):
+        raise ValueError(f"hopper_gemm_pipelined: split_k={split_k} with a fused epilogue or a cluster is not written")
+    if swap_ab and epilogue is not None:
+        raise ValueError("hopper_gemm_pipelined: swap_ab=True and a fused epilogue together are not written")
     if epilogue is not None and bn % EPILOGUE_COLS:
         raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
     if epilogue is not None and (m % bm or n % bn):
         raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}): the fused epilogue reads C and the bias with register "
                          f"loads that do not clip at the edge, so M and N must be multiples of the {bm}x{bn} tile; "
                          "without an epilogue any M and N run (TMA clips the edge tiles)")
-    half = bm // 2
-    a_layout, b_layout = shared_tile(stages, 2, half, bk, itemsize), shared_tile(stages, 1, bn, bk, itemsize)
+    consumers = consumers_of(bm)
+    half = bm // consumers   # rows of one consumer warpgroup
+    threads = 128 * (consumers + 1)
+    # swapped, wgmma's A side is B (N x K) and its B side A (M x K): the tile grid runs over (N, M)
+    rows_total, cols_total = (n, m) if swap_ab else (m, n)
+    type_rows, type_cols = (dtype_b, dtype) if swap_ab else (dtype, dtype_b)
+    a_layout = shared_tile(stages, consumers, half, bk, itemsize)
+    b_layout = shared_tile(stages, 1, bn, bk, itemsize)
     acc_layout = accumulator(half, bn)
     chunk_layout = accumulator(half, EPILOGUE_COLS)
-    k_tiles = ceil_div(k, bk)   # the last K tile reads past K: TMA fills it with zeros
-    tiles_m, tiles_n = ceil_div(m, bm), ceil_div(n, bn)   # edge tiles: zero-filled loads, clipped TMA stores
+    k_tiles = ceil_div(k, bk) // split_k   # K tiles of one work unit; the last one reads past K: TMA fills zeros
+    # edge tiles: zero-filled loads, clipped TMA stores
+    tiles_m, tiles_n = ceil_div(rows_total, bm), ceil_div(cols_total, bn)
     tiles = tiles_m * tiles_n
     cm, cn = cluster
     size = cm * cn                           # CTAs per cluster
-    units = min(tiles // size, sms // size)  # persistent units: CTAs, or clusters of `size` CTAs
+    work = tiles * split_k                   # work units: (tile, split) pairs, split-major
+    units = min(work // size, sms // size)   # persistent units: CTAs, or clusters of `size` CTAs
     grid = units * size
     stage_bytes = (bm + bn) * bk * itemsize
 
+    def tile_of(w):
+        """The tile of work unit w (split-major: unit w is split w / tiles of tile w mod tiles)."""
+        return w % tiles if split_k > 1 else w
+
+    def k_tile(w, kt):
+        """Global K tile of the unit's kt-th step: its split's first K tile + kt."""
+        return kt if split_k == 1 else w // tiles * k_tiles + kt
+
+    def last_unit(arrivals, part):
+        """Whether this unit stores D: always without split-K, else when S - 1 units of the tile came before."""
+        return True if split_k == 1 else arrivals[part] == split_k - 1
+
     @T.macro
-    def body(A, B, D, C, Bias, Scale):
+    def body(A, B, D, C, Bias, Scale, W, Count):
         T.device_entry()
         if size == 1:
             unit = T.cta_id([grid])
         else:
             unit = T.cluster_id([units])
             rank = T.cta_id_in_cluster([size])
-        wg = T.warpgroup_id([3])
+        wg = T.warpgroup_id([consumers + 1])
         T.warp_id_in_wg([4])
-        T.warp_id([12])
+        T.warp_id([threads // 32])
         T.lane_id([32])
         tid_in_wg = T.thread_id_in_wg([128])
-        tid = T.thread_id([384])
+        tid = T.thread_id([threads])
         pool = T.SMEMPool()
-        A_smem = pool.alloc((stages, 2, half, bk), dtype, layout=a_layout, align=1024)
-        B_smem = pool.alloc((stages, 1, bn, bk), dtype_b, layout=b_layout, align=1024)
-        D_smem = pool.alloc((2, 1, half, bn), out_dtype, layout=shared_tile(2, 1, half, bn, out_itemsize),
-                            align=1024)
+        A_smem = pool.alloc((stages, consumers, half, bk), type_rows, layout=a_layout, align=1024)
+        B_smem = pool.alloc((stages, 1, bn, bk), type_cols, layout=b_layout, align=1024)
+        if swap_ab:
+            # D's (BN x BM/2) box per consumer, and the same bytes seen as the accumulator's (BM/2 x BN) tile
+            D_smem = pool.alloc((consumers, 1, bn, half), out_dtype,
+                                layout=shared_tile(consumers, 1, bn, half, out_itemsize), align=1024)
+            pool.move_base_to(pool.offset - consumers * bn * half * out_itemsize)
+            D_acc = pool.alloc((consumers, 1, half, bn), out_dtype,
+                               layout=transposed_staging(consumers, half, bn, out_itemsize), align=1024)
+        else:
+            D_smem = pool.alloc((consumers, 1, half, bn), out_dtype,
+                                layout=shared_tile(consumers, 1, half, bn, out_itemsize), align=1024)
+            D_acc = D_smem
         full = pool.alloc((stages,), "uint64", align=8)
         empty = pool.alloc((stages,), "uint64", align=8)
+        arrivals = pool.alloc((consumers,), "int32", align=4)   # split-K: each consumer's count before it arrived
         pool.commit()
         if tid == 0:
             for s in T.unroll(stages):
                 T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
-                # released by both consumers of every CTA the slot's (multicast) loads write into
-                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(2 * size))
+                # released by every consumer of every CTA the slot's (multicast) loads write into
+                T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(consumers * size))
         T.ptx.fence.proxy.async_.shared__cta()
         if size == 1:
             T.cuda.cta_sync()
         else:
             T.cuda.cluster_sync()   # every CTA's mbarriers exist before a peer's multicast or arrival reaches them
-        mine = (tiles // size - unit + units - 1) // units  # tiles of this unit: unit, unit + units, ...
+        mine = (work // size - unit + units - 1) // units  # work of this unit: unit, unit + units, ...
         if wg == 0:
             T.ptx["setmaxnreg.dec.sync.aligned.u32"](40)
             if tid == 0:
                 for j in T.serial(mine):
                     if size == 1:
-                        tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                        tm, tn = tile_order(tile_of(unit + j * units), tiles_m, tiles_n, group_m)
                     else:
                         tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                     for kt in T.serial(k_tiles):
@@ -207,16 +292,19 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                             # both consumers released the slot's previous contents
                             T.cuda.mbarrier_wait(empty.ptr_to([s]), state.phase())
                         if cn == 1:
-                            for h in T.unroll(2):
-                                Tx.copy_async(A_smem[s, h, :, :], local_tile(A, (bm, bk), (tm, kt), (h * half, None),
-                                                                             (half, None)), mbar=full.ptr_to([s]))
+                            for h in T.unroll(consumers):
+                                Tx.copy_async(A_smem[s, h, :, :],
+                                              local_tile(A, (bm, bk), (tm, k_tile(unit + j * units, kt)),
+                                                         (h * half, None), (half, None)), mbar=full.ptr_to([s]))
                         else:
                             # the CTAs of a 1x2 cluster share the A tile: each loads one half into both
                             Tx.copy_async(A_smem[s, rank, :, :], local_tile(A, (bm, bk), (tm, kt), (rank * half, None),
                                                                             (half, None)),
                                           mbar=full.ptr_to([s]), cta_mask=3)
                         if cm == 1:
-                            Tx.copy_async(B_smem[s, 0, :, :], local_tile(B, (bn, bk), (tn, kt)), mbar=full.ptr_to([s]))
+                            Tx.copy_async(B_smem[s, 0, :, :],
+                                          local_tile(B, (bn, bk), (tn, k_tile(unit + j * units, kt))),
+                                          mbar=full.ptr_to([s]))
                         else:
                             # the CTAs of a 2x1 cluster share the B tile: each loads half its rows into both
                             Tx.copy_async(B_smem[s, 0, rank * (bn // 2):rank * (bn // 2) + bn // 2, :],
@@ -230,7 +318,7 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
             part = wg - 1
             for j in T.serial(mine):
                 if size == 1:
-                    tm, tn = tile_order(unit + j * units, tiles_m, tiles_n, group_m)
+                    tm, tn = tile_order(tile_of(unit + j * units), tiles_m, tiles_n, group_m)
                 else:
                     tm, tn = tile_in_cluster(unit + j * units, rank, tiles_m, tiles_n, group_m, cluster)
                 Tx.wg.fill(acc[:, :], T.float32(0.0))
@@ -286,37 +374,86 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                             Tx.wg.maximum(cols, cols, T.float32(0.0))
                         if epilogue.activation == "silu":
                             Tx.wg.silu(cols, cols)
-                if scale:
-                    Tx.wg.mul(acc[:, :], acc[:, :], Scale[0] * Scale[1])   # dequantise: the per-tensor scales
-                Tx.wg.cast(out[:, :], acc[:, :])
-                # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
-                # read this warpgroup's staging tile first
-                if tid_in_wg == 0:
-                    T.ptx.cp.async_.bulk.wait_group.read(0)
-                T.cuda.warpgroup_sync(1 + part)
-                Tx.wg.copy(D_smem[part, 0, :, :], out[:, :])
-                T.ptx.fence.proxy.async_.shared__cta()
-                T.cuda.warpgroup_sync(1 + part)
-                if tid_in_wg == 0:
-                    Tx.copy_async(D[row:row + half, tn * bn:tn * bn + bn], D_smem[part, 0, :, :])
-                    T.ptx.cp.async_.bulk.commit_group()
+                if split_k > 1:
+                    # publish this unit's FP32 partial: W[split, tile], a fence, then one count per consumer
+                    Tx.wg.copy(W[(unit + j * units) // tiles, tile_of(unit + j * units), part * half:part * half + half,
+                                 :], acc[:, :])
+                    T.cuda.thread_fence()
+                    T.cuda.warpgroup_sync(1 + part)
+                    if tid_in_wg == 0:
+                        arrivals[part] = T.cuda.atomic_add(
+                            T.address_of(Count[tile_of(unit + j * units) * consumers + part]), 1)
+                    T.cuda.warpgroup_sync(1 + part)
+                if last_unit(arrivals, part):
+                    if split_k > 1:
+                        # the tile's last unit: D = W[0] + ... + W[S - 1] in split order, and the count back to 0
+                        T.cuda.thread_fence()
+                        partial = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
+                        Tx.wg.fill(acc[:, :], T.float32(0.0))
+                        for sp in T.serial(split_k):
+                            Tx.wg.copy(partial[:, :], W[sp, tile_of(unit + j * units), part * half:part * half + half,
+                                                        :])
+                            Tx.wg.add(acc[:, :], acc[:, :], partial[:, :])
+                        if tid_in_wg == 0:
+                            Count[tile_of(unit + j * units) * consumers + part] = 0
+                    if scale:
+                        Tx.wg.mul(acc[:, :], acc[:, :], Scale[0] * Scale[1])   # dequantise: the per-tensor scales
+                    Tx.wg.cast(out[:, :], acc[:, :])
+                    # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
+                    # read this warpgroup's staging tile first
+                    if tid_in_wg == 0:
+                        T.ptx.cp.async_.bulk.wait_group.read(0)
+                    T.cuda.warpgroup_sync(1 + part)
+                    Tx.wg.copy(D_acc[part, 0, :, :], out[:, :])
+                    T.ptx.fence.proxy.async_.shared__cta()
+                    T.cuda.warpgroup_sync(1 + part)
+                    if tid_in_wg == 0:
+                        if swap_ab:
+                            Tx.copy_async(D[tn * bn:tn * bn + bn, row:row + half], D_smem[part, 0, :, :])
+                        else:
+                            Tx.copy_async(D[row:row + half, tn * bn:tn * bn + bn], D_smem[part, 0, :, :])
+                        T.ptx.cp.async_.bulk.commit_group()
             if tid_in_wg == 0:
                 T.ptx.cp.async_.bulk.wait_group(0)
         if size > 1:
             T.cuda.cluster_sync()   # no CTA exits while a peer may still arrive on its mbarriers
 
-    if scale:
+    if scale and split_k > 1:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), Scale: T.Buffer((2,), "float32"),
+                   W: T.Buffer((split_k, tiles, bm, bn), "float32"), Count: T.Buffer((tiles * consumers,), "int32"),
+                   D: T.Buffer((m, n), out_dtype)):
+            if swap_ab:
+                body(B, A, D, None, None, Scale, W, Count)
+            else:
+                body(A, B, D, None, None, Scale, W, Count)
+    elif scale:
         @T.prim_func
         def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), Scale: T.Buffer((2,), "float32"),
                    D: T.Buffer((m, n), out_dtype)):
-            body(A, B, D, None, None, Scale)
+            if swap_ab:
+                body(B, A, D, None, None, Scale, None, None)
+            else:
+                body(A, B, D, None, None, Scale, None, None)
+    elif split_k > 1:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b),
+                   W: T.Buffer((split_k, tiles, bm, bn), "float32"), Count: T.Buffer((tiles * consumers,), "int32"),
+                   D: T.Buffer((m, n), out_dtype)):
+            if swap_ab:
+                body(B, A, D, None, None, None, W, Count)
+            else:
+                body(A, B, D, None, None, None, W, Count)
     elif epilogue is None:
         @T.prim_func
         def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), D: T.Buffer((m, n), out_dtype)):
-            body(A, B, D, None, None, None)
+            if swap_ab:
+                body(B, A, D, None, None, None, None, None)
+            else:
+                body(A, B, D, None, None, None, None, None)
     else:
         @T.prim_func
         def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), C: T.Buffer((m, n), out_dtype),
                    Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), out_dtype)):
-            body(A, B, D, C, Bias, None)
+            body(A, B, D, C, Bias, None, None, None)
     return kernel
