@@ -25,6 +25,7 @@ import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
+import org.axe4j.layout.SwizzledTile;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.TileOf;
 import org.axe4j.layout.WellFormed;
@@ -105,19 +106,42 @@ public final class LayoutGlobals implements GlobalsProvider {
         });
         def("group", 2, 2, a -> {
             TirxLayout l = layout(a[0], "layout");
-            Grouped g = Group.group(l.layout(), shape(a[1], "shape"));
+            Shape shape = shape(a[1], "shape");
+            Grouped g = Group.group(l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout()
+                    : l.layout(), shape);
             List<Object> seps = new ArrayList<>();
             g.seps().forEach(s -> seps.add((long) s));
             return List.of(TirxLayouts.write(l.withLayout(g.layout())), seps);
         });
-        def("tile", 4, 4, a -> TirxLayouts.toTvm(Tile.tile(plain(a[1], "outer", "tile"), shape(a[2], "outer_shape"),
-                plain(a[0], "inner", "tile"), shape(a[3], "inner_shape"))));
+        def("tile", 4, 4, a -> {
+            TirxLayout inner = layout(a[0], "inner");
+            Layout outer = plain(a[1], "outer", "tile");
+            if (inner.composed()) {
+                return TirxLayouts.toTvm(SwizzledTile.tile(outer, shape(a[2], "outer_shape"),
+                        swizzled(inner, "tile (inner)"), shape(a[3], "inner_shape")));
+            }
+            return TirxLayouts.toTvm(Tile.tile(outer, shape(a[2], "outer_shape"), inner.plain("tile (inner)"),
+                    shape(a[3], "inner_shape")));
+        });
         def("tile_of", 5, 5, a -> {
-            Layout part = plain(a[0], "part", "tile_of");
-            Layout tiled = plain(a[1], "tiled", "tile_of");
+            TirxLayout partArg = layout(a[0], "part");
+            TirxLayout tiledArg = layout(a[1], "tiled");
             Shape tiledShape = shape(a[2], "tiled_shape");
             Shape partShape = shape(a[3], "part_shape");
             String role = string(a[4], "role");
+            if (partArg.composed() || tiledArg.composed()) {
+                SwizzledLayout tiled = swizzled(tiledArg, "tile_of (tiled)");
+                return switch (role) {
+                    case "inner" -> SwizzledTile.outer(tiled, tiledShape, swizzled(partArg, "tile_of (part)"), partShape)
+                            .map(TirxLayouts::toTvm).orElse(null);
+                    case "outer" -> SwizzledTile.inner(tiled, tiledShape, partArg.plain("tile_of (part, an outer"
+                            + " layout)"), partShape).map(TirxLayouts::toTvm).orElse(null);
+                    default -> throw new IllegalArgumentException("role must be \"inner\" or \"outer\", got \""
+                            + role + "\"");
+                };
+            }
+            Layout part = partArg.plain("tile_of (part)");
+            Layout tiled = tiledArg.plain("tile_of (tiled)");
             Result<Layout> other = switch (role) {
                 case "inner" -> TileOf.outer(tiled, tiledShape, part, partShape);
                 case "outer" -> TileOf.inner(tiled, tiledShape, part, partShape);
@@ -129,7 +153,9 @@ public final class LayoutGlobals implements GlobalsProvider {
                 shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
         def("slice", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
-            Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
+            Shape shape = shape(a[1], "shape");
+            Layout under = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout() : l.layout();
+            Result<Layout> s = Slice.trySlice(under, shape, region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
         def("is_direct_sum_right", 4, 4, a -> DirectSumOf.left(plain(a[1], "sum_layout", "is_direct_sum_right"),
@@ -250,6 +276,15 @@ public final class LayoutGlobals implements GlobalsProvider {
         throw new IllegalArgumentException(role + " must be a TVM layout or layout text, got " + describe(arg));
     }
 
+    /** An integer layout, swizzled or not (the identity swizzle), as a {@link SwizzledLayout}: memory axis only. */
+    private static SwizzledLayout swizzled(TirxLayout l, String operation) {
+        if (!l.symbolic().isEmpty()) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, operation + ": the layout " + l
+                    + " has a symbolic offset; " + operation + " needs integer offsets");
+        }
+        return new SwizzledLayout(l.swizzle(), l.layout());
+    }
+
     private static Layout plain(Object arg, String role, String operation) {
         return layout(arg, role).plain(operation + " (" + role + ")");
     }
@@ -331,6 +366,12 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     private static List<Object> apply(TirxLayout l, Object[] a) {
+        if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
+            // A bare swizzle is the swizzle of memory: every index x >= 0 (of any shape) maps to swz(x).
+            long x = a.length == 3 && a[2] != null ? shape(a[2], "shape").flatten(integers(a[1], "coord"))
+                    : TirxLayouts.integer(a[1], null, "x");
+            return pointMaps(l, new SwizzledLayout(l.swizzle(), l.layout()).applyAny(x));
+        }
         long x = flatIndex(l, a[1], a.length == 3 ? a[2] : null);
         List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
         return pointMaps(l, points);
