@@ -45,21 +45,27 @@ public final class CudaThreads {
     }
 
     /**
-     * {@code (innermost unit, outermost scope)} of the CUDA thread axes of {@code l}, or empty without any; other
-     * thread axes (blocks, clusters) are left out. INVALID when the axes do not chain ({@link WellFormed}).
+     * {@code (innermost unit, outermost scope)} of the CUDA thread axes of {@code l}'s canonical form (extent-1 iters
+     * do not count, as in TIRx, which drops them first), or empty without any; other thread axes (blocks, clusters)
+     * are left out. The chain need not be connected ({@code laneid} with {@code wgid} has no warp digit: it is 0), but
+     * two axes counting the same unit within different scopes ({@code warpid} and {@code wid_in_wg}) are INVALID.
      */
     public static Optional<AxisScope[]> scopePair(Layout l) {
-        WellFormed.problem(l).ifPresent(p -> {
-            throw AxeException.invalid("CUDA thread axes: %s", p);
-        });
         AxisScope inner = null;
         AxisScope outer = null;
-        for (Axis a : l.axes()) {
+        Map<AxisScope, Axis> counting = new TreeMap<>();
+        for (Axis a : Canonicalize.canonicalize(l).axes()) {
             AxisScope[] pair = PAIRS.get(a.name());
-            if (pair != null) {
-                inner = inner == null || pair[0].isInside(inner) ? pair[0] : inner;
-                outer = outer == null || outer.isInside(pair[1]) ? pair[1] : outer;
+            if (pair == null) {
+                continue;
             }
+            Axis other = counting.putIfAbsent(pair[0], a);
+            if (other != null && PAIRS.get(other.name())[1] != pair[1]) {
+                throw AxeException.invalid("CUDA thread axes: %s and %s of %s both count %ss, within different scopes",
+                        other, a, l, pair[0].name().toLowerCase(java.util.Locale.ROOT));
+            }
+            inner = inner == null || pair[0].isInside(inner) ? pair[0] : inner;
+            outer = outer == null || outer.isInside(pair[1]) ? pair[1] : outer;
         }
         return inner == null ? Optional.empty() : Optional.of(new AxisScope[] {inner, outer});
     }

@@ -8,9 +8,11 @@ import java.util.TreeSet;
 import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.AxisScope;
 import org.axe4j.layout.Budget;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Checks;
+import org.axe4j.layout.CudaThreads;
 import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.DirectSumOf;
 import org.axe4j.layout.Equivalence;
@@ -102,7 +104,8 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("to_text", 1, 1, a -> answerText(layout(a[0], "layout").toString()));
         def("canonicalize", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
-            return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(l.layout())));
+            Layout base = cudaTargetCurrent() ? CudaThreads.fuse(l.layout()) : l.layout();
+            return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(base)));
         });
         def("group", 2, 2, a -> {
             TirxLayout l = layout(a[0], "layout");
@@ -142,6 +145,10 @@ public final class LayoutGlobals implements GlobalsProvider {
             }
             Layout part = partArg.plain("tile_of (part)");
             Layout tiled = tiledArg.plain("tile_of (tiled)");
+            if (cudaTargetCurrent()) {
+                part = CudaThreads.fuse(part);
+                tiled = onPartScopes(CudaThreads.fuse(tiled), part, role);
+            }
             Result<Layout> other = switch (role) {
                 case "inner" -> TileOf.outer(tiled, tiledShape, part, partShape);
                 case "outer" -> TileOf.inner(tiled, tiledShape, part, partShape);
@@ -274,6 +281,39 @@ public final class LayoutGlobals implements GlobalsProvider {
             return readText(text);
         }
         throw new IllegalArgumentException(role + " must be a TVM layout or layout text, got " + describe(arg));
+    }
+
+    /** Is a CUDA target current (TVM's {@code Target::Current()}, set by {@code with tvm.target.Target("cuda")})? */
+    static boolean cudaTargetCurrent() {
+        if (!(Tvm.call("target.TargetCurrent", true) instanceof TvmObject target)) {
+            return false;
+        }
+        try (target; TvmObject kind = (TvmObject) target.get("kind")) {
+            return TirxLayouts.integer(kind.get("default_device_type"), null, "default_device_type") == 2; // kDLCUDA
+        }
+    }
+
+    /**
+     * A fused tiled layout's threads written in the part's units, as TIRx's {@code IsTileInner} does: an inner part
+     * within a scope below the tiled layout's (a warp in a CTA) splits {@code tx} at that scope; an outer part counting
+     * warps or warpgroups splits it at that unit.
+     */
+    private static Layout onPartScopes(Layout tiled, Layout part, String role) {
+        java.util.Optional<AxisScope[]> t = CudaThreads.scopePair(tiled);
+        java.util.Optional<AxisScope[]> p = CudaThreads.scopePair(part);
+        if (t.isEmpty() || p.isEmpty()) {
+            return tiled;
+        }
+        AxisScope at = role.equals("inner") ? p.get()[1] : p.get()[0];
+        boolean between = t.get()[0].isInside(at) && at.isInside(t.get()[1]);
+        if (!between || at != AxisScope.WARP && at != AxisScope.WARPGROUP) {
+            return tiled;
+        }
+        try {
+            return CudaThreads.split(tiled, at);
+        } catch (AxeException e) {
+            return tiled; // threads that are no whole units: the part's axes do not occur, so tile-of answers None
+        }
     }
 
     /** An integer layout, swizzled or not (the identity swizzle), as a {@link SwizzledLayout}: memory axis only. */
