@@ -43,11 +43,15 @@ import org.axe4j.tvm.TvmObject;
  * {@code ir.Range} or of {@code [begin, end)} pairs. Argument orders follow TIRx's methods.
  * <ul>
  *   <li>{@code parse(text)}, {@code to_text(layout)}</li>
- *   <li>{@code canonicalize(layout)}: the canonical form (symbolic offset and swizzle kept)</li>
+ *   <li>{@code canonicalize(layout)}: the canonical form (symbolic offset and swizzle kept); under a current
+ *       {@code cuda} target (TVM's {@code Target::Current()}) the CUDA thread axes first on the axis of the layout's
+ *       scope pair ({@link CudaThreads#fuse}), as TIRx's canonicalize does</li>
  *   <li>{@code group(layout, shape)}: {@code [grouped, seps]}</li>
  *   <li>{@code tile(inner, outer, outer_shape, inner_shape)}: {@code outer (x) inner}</li>
  *   <li>{@code tile_of(part, tiled, tiled_shape, part_shape, role)}: role {@code "inner"} returns the
- *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling</li>
+ *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling. Swizzled layouts
+ *       go through {@link SwizzledTile}; under a current {@code cuda} target both layouts' thread axes are fused and
+ *       the tiled layout's split into the part's warps or warpgroups first, as TIRx's {@code IsTileInner} does</li>
  *   <li>{@code direct_sum(right, left, left_shape, right_shape)}: {@code left + right}</li>
  *   <li>{@code is_direct_sum_right(right, sum, interleaved_shape, right_shape)}: the left addend A with
  *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
