@@ -195,3 +195,17 @@ def test_refusals_name_the_layout_and_the_reason(bridge):
         axe4j.layout.tile("Swizzle<3,3,3> o S[(8,64):(64,1)]", "S[(2,2):(1@warpid,1)]", [2, 2], [8, 64])
     with pytest.raises(ValueError, match=r"axe4j.layout.tile: .*S\[2:4\].*period 256"):
         axe4j.layout.tile("Swizzle<2,2,-4> o S[16:1]", "S[2:4]", [2], [16])
+
+
+def test_tile_to_of_swizzled_atoms_is_tirx(bridge):
+    """TIRx's ``tile_to`` of atoms whose period is their size (the 128B/64B atoms of the CUDA tests), by map."""
+    for per_element, length, rows, cols, to in [(3, 3, 8, 64, (64, 64)), (3, 2, 8, 32, (64, 64)),
+                                                (4, 2, 8, 64, (16, 128)), (3, 3, 8, 64, (16, 192))]:
+        atom = ComposeLayout(per_element, length, 3, TileLayout(S[rows, cols]), True)
+        theirs = atom.tile_to(to, (rows, cols))
+        ours = axe4j.layout.tile_to(atom, to, (rows, cols))
+        size = to[0] * to[1]
+        assert tirx_map(ours, size) == tirx_map(theirs, size), (atom, to, ours, theirs)
+    bare = ComposeLayout(3, 3, 3, TileLayout(S[1:1]), True)
+    assert tirx_map(axe4j.layout.tile_to(bare, (64, 64), (8, 64)), 4096) == tirx_map(
+        bare.tile_to((64, 64), (8, 64)), 4096)

@@ -61,6 +61,24 @@ public final class SwizzledTile {
                 restrict(b.swizzle(), b.layout()).period(), outer, inner);
     }
 
+    /**
+     * TIRx's {@code tile_to} of a swizzled layout: {@code tile(compact(toShape / shape), l)}, the outer a row-major
+     * compact layout of the tile counts (INVALID where a dimension does not divide).
+     */
+    public static SwizzledLayout tileTo(SwizzledLayout l, Shape toShape, Shape shape) {
+        if (toShape.rank() != shape.rank()) {
+            throw AxeException.invalid("tile_to(%s): shape %s and the layout's shape %s differ in rank", l, toShape, shape);
+        }
+        Shape counts = quotient(toShape, shape);
+        List<Iter> iters = new java.util.ArrayList<>();
+        long stride = 1;
+        for (int d = counts.rank() - 1; d >= 0; d--) {
+            iters.add(0, new Iter(counts.dim(d), stride, Axis.M));
+            stride = Checks.mul("outer strides of tile_to " + toShape, stride, counts.dim(d));
+        }
+        return tile(Layout.of(iters, List.of(), java.util.Map.of()), counts, l, shape);
+    }
+
     /** The outer {@code A} with {@code tiled == A (x) inner} as maps (TIRx's {@code is_tile_inner}), or why not. */
     public static Result<Layout> outer(SwizzledLayout tiled, Shape shape, SwizzledLayout inner, Shape innerShape) {
         SwizzledLayout t = tiled.over(shape);

@@ -194,8 +194,15 @@ public final class LayoutGlobals implements GlobalsProvider {
                 TirxLayouts.integer(a[1], null, "num"))));
         def("unpack", 2, 2, a -> TirxLayouts.toTvm(Packing.unpack(plain(a[0], "layout", "unpack"),
                 TirxLayouts.integer(a[1], null, "num"))));
-        def("tile_to", 3, 3, a -> TirxLayouts.toTvm(Packing.tileTo(plain(a[0], "layout", "tile_to"),
-                shape(a[1], "to_shape"), shape(a[2], "current_shape"))));
+        def("tile_to", 3, 3, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            if (l.composed()) {
+                return TirxLayouts.toTvm(SwizzledTile.tileTo(swizzled(l, "tile_to (layout)"), shape(a[1], "to_shape"),
+                        shape(a[2], "current_shape")));
+            }
+            return TirxLayouts.toTvm(Packing.tileTo(l.plain("tile_to (layout)"), shape(a[1], "to_shape"),
+                    shape(a[2], "current_shape")));
+        });
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
