@@ -187,6 +187,7 @@ def test_bare_swizzle_apply_is_periodic_as_in_tirx(bridge):
         bare = ComposeLayout(per_element, length, atom, TileLayout(S[1:1]), inner)
         for x in [rng.randrange(1 << 14) for _ in range(8)]:
             assert axe4j.layout.apply(bare, x) == [{"m": m(bare.apply(x))}]
+        assert axe4j.layout.count(bare, 5000) == 1
         assert axe4j.layout.apply(bare, [3, 100], [8, 128]) == [{"m": m(bare.apply(3, 100, shape=[8, 128]))}]
 
 

@@ -206,6 +206,9 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
+                return (long) apply(l, a).size(); // one point at every x >= 0, as apply answers
+            }
             return l.layout().pointCount(flatIndex(l, a[1], a.length == 3 ? a[2] : null));
         });
         def("points", 5, 5, a -> points(layout(a[0], "layout"), a));
