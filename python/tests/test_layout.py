@@ -156,7 +156,7 @@ def test_errors_name_the_function_and_the_layout(bridge):
     with pytest.raises(ValueError, match=r"axe4j.layout.group: .*S\[\(4,8\):\(8,1\)\]"):
         axe4j.layout.group("S[(4,8):(8,1)]", [5, 7])
     with pytest.raises(ValueError, match=r"axe4j.layout.tile: .*swizzled"):
-        axe4j.layout.tile("Swizzle<1,0,1> o S[4:1]", "S[2:1]", [2], [4])
+        axe4j.layout.tile("S[4:1]", "Swizzle<1,0,1> o S[2:1]", [2], [4])
     with pytest.raises(ValueError, match=r"role must be \"inner\" or \"outer\""):
         axe4j.layout.tile_of("S[4:1]", "S[8:1]", [8], [4], "middle")
 

@@ -72,6 +72,63 @@ public record SwizzledLayout(Swizzle swizzle, Layout layout) {
         return layout.size();
     }
 
+    /**
+     * A bare swizzle: the layout is the identity {@code S[n:1]} (or {@code S[1:1]}, or no shard), canonically. TIRx's
+     * {@code ComposeLayout} over such a "trivial" tile stands for the swizzle of memory itself, of any size: its apply
+     * takes every index {@code x >= 0} to {@code swz(x)}, and tile, tile-of, group and slice read it as the identity
+     * over whatever shape they are given ({@link #over}).
+     */
+    public boolean isBare() {
+        Layout c = Canonicalize.canonicalize(layout);
+        return c.replica().isEmpty() && c.offset().isEmpty()
+                && (c.shard().isEmpty() || c.shard().size() == 1 && c.shard().get(0).stride() == 1);
+    }
+
+    /**
+     * This layout as one admitting {@code shape}: a bare swizzle becomes {@code swz o S[size(shape):1]} (TIRx's
+     * identity substitution); any other layout must admit the shape (INVALID otherwise) and is returned as is.
+     */
+    public SwizzledLayout over(Shape shape) {
+        if (isBare()) {
+            return new SwizzledLayout(swizzle, Layout.of(List.of(new Iter(shape.size(), 1, Axis.M)), List.of(),
+                    java.util.Map.of()));
+        }
+        if (!layout.admits(shape)) {
+            throw AxeException.invalid("swizzled layout %s (size %d) does not admit shape %s (size %d)", this, size(),
+                    shape, shape.size());
+        }
+        return this;
+    }
+
+    /** {@code swz o group(L, shape)}: the same map with the shard split by {@code shape} (a bare swizzle: the identity). */
+    public Result<SwizzledLayout> group(Shape shape) {
+        SwizzledLayout l = over(shape);
+        return Group.tryGroup(l.layout, shape).map(g -> new SwizzledLayout(swizzle, g.layout()));
+    }
+
+    /**
+     * {@code swz o slice(L)}: {@code (swz o L)(b + y) = swz(L(b + y))}, so slicing the layout under the swizzle slices
+     * the map; a bare swizzle is sliced as the identity over {@code shape}.
+     */
+    public Result<SwizzledLayout> slice(Shape shape, Region region) {
+        SwizzledLayout l = over(shape);
+        return Slice.trySlice(l.layout, shape, region).map(s -> new SwizzledLayout(swizzle, s));
+    }
+
+    /**
+     * {@link #apply(long)}, where a bare swizzle takes every {@code x >= 0} (TIRx repeats the swizzle past its period:
+     * {@code swz(x) = x - x mod P + swz(x mod P)}); any other layout needs {@code 0 <= x < size}.
+     */
+    public List<Point> applyAny(long x) {
+        if (x < 0) {
+            throw AxeException.invalid("apply: index %d of %s is negative", x, this);
+        }
+        if (x >= size() && isBare()) {
+            return List.of(swizzled(new Point(new TreeMap<>(java.util.Map.of(Axis.M, x)))));
+        }
+        return apply(x);
+    }
+
     /** {@code { swz(p) | p in L(x) }}, sorted. */
     public List<Point> apply(long x) {
         List<Point> out = new ArrayList<>();

@@ -8,9 +8,11 @@ import java.util.TreeSet;
 import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
+import org.axe4j.layout.AxisScope;
 import org.axe4j.layout.Budget;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Checks;
+import org.axe4j.layout.CudaThreads;
 import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.DirectSumOf;
 import org.axe4j.layout.Equivalence;
@@ -25,6 +27,7 @@ import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
+import org.axe4j.layout.SwizzledTile;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.TileOf;
 import org.axe4j.layout.WellFormed;
@@ -40,11 +43,15 @@ import org.axe4j.tvm.TvmObject;
  * {@code ir.Range} or of {@code [begin, end)} pairs. Argument orders follow TIRx's methods.
  * <ul>
  *   <li>{@code parse(text)}, {@code to_text(layout)}</li>
- *   <li>{@code canonicalize(layout)}: the canonical form (symbolic offset and swizzle kept)</li>
+ *   <li>{@code canonicalize(layout)}: the canonical form (symbolic offset and swizzle kept); under a current
+ *       {@code cuda} target (TVM's {@code Target::Current()}) the CUDA thread axes first on the axis of the layout's
+ *       scope pair ({@link CudaThreads#fuse}), as TIRx's canonicalize does</li>
  *   <li>{@code group(layout, shape)}: {@code [grouped, seps]}</li>
  *   <li>{@code tile(inner, outer, outer_shape, inner_shape)}: {@code outer (x) inner}</li>
  *   <li>{@code tile_of(part, tiled, tiled_shape, part_shape, role)}: role {@code "inner"} returns the
- *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling</li>
+ *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling. Swizzled layouts
+ *       go through {@link SwizzledTile}; under a current {@code cuda} target both layouts' thread axes are fused and
+ *       the tiled layout's split into the part's warps or warpgroups first, as TIRx's {@code IsTileInner} does</li>
  *   <li>{@code direct_sum(right, left, left_shape, right_shape)}: {@code left + right}</li>
  *   <li>{@code is_direct_sum_right(right, sum, interleaved_shape, right_shape)}: the left addend A with
  *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
@@ -101,23 +108,51 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("to_text", 1, 1, a -> answerText(layout(a[0], "layout").toString()));
         def("canonicalize", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
-            return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(l.layout())));
+            Layout base = cudaTargetCurrent() ? CudaThreads.fuse(l.layout()) : l.layout();
+            return TirxLayouts.write(l.withLayout(Canonicalize.canonicalize(base)));
         });
         def("group", 2, 2, a -> {
             TirxLayout l = layout(a[0], "layout");
-            Grouped g = Group.group(l.layout(), shape(a[1], "shape"));
+            Shape shape = shape(a[1], "shape");
+            Grouped g = Group.group(l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout()
+                    : l.layout(), shape);
             List<Object> seps = new ArrayList<>();
             g.seps().forEach(s -> seps.add((long) s));
             return List.of(TirxLayouts.write(l.withLayout(g.layout())), seps);
         });
-        def("tile", 4, 4, a -> TirxLayouts.toTvm(Tile.tile(plain(a[1], "outer", "tile"), shape(a[2], "outer_shape"),
-                plain(a[0], "inner", "tile"), shape(a[3], "inner_shape"))));
+        def("tile", 4, 4, a -> {
+            TirxLayout inner = layout(a[0], "inner");
+            Layout outer = plain(a[1], "outer", "tile");
+            if (inner.composed()) {
+                return TirxLayouts.toTvm(SwizzledTile.tile(outer, shape(a[2], "outer_shape"),
+                        swizzled(inner, "tile (inner)"), shape(a[3], "inner_shape")));
+            }
+            return TirxLayouts.toTvm(Tile.tile(outer, shape(a[2], "outer_shape"), inner.plain("tile (inner)"),
+                    shape(a[3], "inner_shape")));
+        });
         def("tile_of", 5, 5, a -> {
-            Layout part = plain(a[0], "part", "tile_of");
-            Layout tiled = plain(a[1], "tiled", "tile_of");
+            TirxLayout partArg = layout(a[0], "part");
+            TirxLayout tiledArg = layout(a[1], "tiled");
             Shape tiledShape = shape(a[2], "tiled_shape");
             Shape partShape = shape(a[3], "part_shape");
             String role = string(a[4], "role");
+            if (partArg.composed() || tiledArg.composed()) {
+                SwizzledLayout tiled = swizzled(tiledArg, "tile_of (tiled)");
+                return switch (role) {
+                    case "inner" -> SwizzledTile.outer(tiled, tiledShape, swizzled(partArg, "tile_of (part)"), partShape)
+                            .map(TirxLayouts::toTvm).orElse(null);
+                    case "outer" -> SwizzledTile.inner(tiled, tiledShape, partArg.plain("tile_of (part, an outer"
+                            + " layout)"), partShape).map(TirxLayouts::toTvm).orElse(null);
+                    default -> throw new IllegalArgumentException("role must be \"inner\" or \"outer\", got \""
+                            + role + "\"");
+                };
+            }
+            Layout part = partArg.plain("tile_of (part)");
+            Layout tiled = tiledArg.plain("tile_of (tiled)");
+            if (cudaTargetCurrent()) {
+                part = CudaThreads.fuse(part);
+                tiled = onPartScopes(CudaThreads.fuse(tiled), part, role);
+            }
             Result<Layout> other = switch (role) {
                 case "inner" -> TileOf.outer(tiled, tiledShape, part, partShape);
                 case "outer" -> TileOf.inner(tiled, tiledShape, part, partShape);
@@ -129,7 +164,9 @@ public final class LayoutGlobals implements GlobalsProvider {
                 shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
         def("slice", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
-            Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
+            Shape shape = shape(a[1], "shape");
+            Layout under = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout() : l.layout();
+            Result<Layout> s = Slice.trySlice(under, shape, region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
         def("is_direct_sum_right", 4, 4, a -> DirectSumOf.left(plain(a[1], "sum_layout", "is_direct_sum_right"),
@@ -157,11 +194,21 @@ public final class LayoutGlobals implements GlobalsProvider {
                 TirxLayouts.integer(a[1], null, "num"))));
         def("unpack", 2, 2, a -> TirxLayouts.toTvm(Packing.unpack(plain(a[0], "layout", "unpack"),
                 TirxLayouts.integer(a[1], null, "num"))));
-        def("tile_to", 3, 3, a -> TirxLayouts.toTvm(Packing.tileTo(plain(a[0], "layout", "tile_to"),
-                shape(a[1], "to_shape"), shape(a[2], "current_shape"))));
+        def("tile_to", 3, 3, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            if (l.composed()) {
+                return TirxLayouts.toTvm(SwizzledTile.tileTo(swizzled(l, "tile_to (layout)"), shape(a[1], "to_shape"),
+                        shape(a[2], "current_shape")));
+            }
+            return TirxLayouts.toTvm(Packing.tileTo(l.plain("tile_to (layout)"), shape(a[1], "to_shape"),
+                    shape(a[2], "current_shape")));
+        });
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
+                return (long) apply(l, a).size(); // one point at every x >= 0, as apply answers
+            }
             return l.layout().pointCount(flatIndex(l, a[1], a.length == 3 ? a[2] : null));
         });
         def("points", 5, 5, a -> points(layout(a[0], "layout"), a));
@@ -250,6 +297,48 @@ public final class LayoutGlobals implements GlobalsProvider {
         throw new IllegalArgumentException(role + " must be a TVM layout or layout text, got " + describe(arg));
     }
 
+    /** Is a CUDA target current (TVM's {@code Target::Current()}, set by {@code with tvm.target.Target("cuda")})? */
+    static boolean cudaTargetCurrent() {
+        if (!(Tvm.call("target.TargetCurrent", true) instanceof TvmObject target)) {
+            return false;
+        }
+        try (target; TvmObject kind = (TvmObject) target.get("kind")) {
+            return TirxLayouts.integer(kind.get("default_device_type"), null, "default_device_type") == 2; // kDLCUDA
+        }
+    }
+
+    /**
+     * A fused tiled layout's threads written in the part's units, as TIRx's {@code IsTileInner} does: an inner part
+     * within a scope below the tiled layout's (a warp in a CTA) splits {@code tx} at that scope; an outer part counting
+     * warps or warpgroups splits it at that unit.
+     */
+    private static Layout onPartScopes(Layout tiled, Layout part, String role) {
+        java.util.Optional<AxisScope[]> t = CudaThreads.scopePair(tiled);
+        java.util.Optional<AxisScope[]> p = CudaThreads.scopePair(part);
+        if (t.isEmpty() || p.isEmpty()) {
+            return tiled;
+        }
+        AxisScope at = role.equals("inner") ? p.get()[1] : p.get()[0];
+        boolean between = t.get()[0].isInside(at) && at.isInside(t.get()[1]);
+        if (!between || at != AxisScope.WARP && at != AxisScope.WARPGROUP) {
+            return tiled;
+        }
+        try {
+            return CudaThreads.split(tiled, at);
+        } catch (AxeException e) {
+            return tiled; // threads that are no whole units: the part's axes do not occur, so tile-of answers None
+        }
+    }
+
+    /** An integer layout, swizzled or not (the identity swizzle), as a {@link SwizzledLayout}: memory axis only. */
+    private static SwizzledLayout swizzled(TirxLayout l, String operation) {
+        if (!l.symbolic().isEmpty()) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, operation + ": the layout " + l
+                    + " has a symbolic offset; " + operation + " needs integer offsets");
+        }
+        return new SwizzledLayout(l.swizzle(), l.layout());
+    }
+
     private static Layout plain(Object arg, String role, String operation) {
         return layout(arg, role).plain(operation + " (" + role + ")");
     }
@@ -331,6 +420,12 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     private static List<Object> apply(TirxLayout l, Object[] a) {
+        if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
+            // A bare swizzle is the swizzle of memory: every index x >= 0 (of any shape) maps to swz(x).
+            long x = a.length == 3 && a[2] != null ? shape(a[2], "shape").flatten(integers(a[1], "coord"))
+                    : TirxLayouts.integer(a[1], null, "x");
+            return pointMaps(l, new SwizzledLayout(l.swizzle(), l.layout()).applyAny(x));
+        }
         long x = flatIndex(l, a[1], a.length == 3 ? a[2] : null);
         List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
         return pointMaps(l, points);
