@@ -89,8 +89,12 @@ def _region(region: Sequence[Any]) -> list:
     import tvm
 
     out = []
-    for r in region:
-        out.append(r if isinstance(r, tvm.ir.Range) else [int(r[0]), int(r[1])])
+    for k, r in enumerate(region):
+        if isinstance(r, tvm.ir.Range):
+            out.append(r)
+        else:
+            out.append([_index(r[0], "slice", f"region[{k}] begin", symbolic=True),
+                        _index(r[1], "slice", f"region[{k}] end", symbolic=True)])
     return out
 
 
@@ -173,7 +177,12 @@ def verify_well_formed(layout) -> bool:
 
 
 def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - TIRx's name
-    """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None."""
+    """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None.
+
+    A begin may be a TIR expression affine in variables (``[(stage, stage + 1), (0, 128), (0, 128)]``) when the
+    width is an integer: the answer then has a symbolic offset (``stage * 16384``), equal to the slice at every
+    value. Where no offset affine in the variables is right for every value, a ``ValueError`` names the region.
+    """
     return _call("slice", layout, _ints(shape), _region(region))
 
 
@@ -204,7 +213,9 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
     ``apply(L, 5)`` (a flat index), ``apply(L, 2, 3, shape=[4, 8])`` (a coordinate of ``shape``). The older
     ``apply(L, [2, 3], [4, 8])`` (coordinate, shape) still works.
 
-    Indices are integers; a symbolic one (a TIR expression) is refused with a ``ValueError`` that says so.
+    An index may be a TIR expression (``tvm.tirx.Var``, ``4 * v + 1``): the coordinates are then TIR expressions
+    (``floordiv``/``floormod`` of the flat index) equal to the integer answer at every value in range; a swizzled
+    layout takes integer indices only (a ``ValueError`` names the index).
     """
     if len(coord) == 2 and shape is None and all(isinstance(c, (list, tuple)) for c in coord):
         coord, shape = tuple(coord[0]), coord[1]            # apply(L, coordinate, shape)
@@ -212,7 +223,8 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
         coord = tuple(coord[0])                             # apply(L, [i, j], shape=...)
     if not coord:
         raise ValueError("axe4j.layout.apply: no index given (a flat index, or a coordinate with shape=)")
-    index = [_index(c, "apply") for c in coord]
+    index = [_index(c, "apply", "index" if len(coord) == 1 else f"coord[{k}]", symbolic=True)
+             for k, c in enumerate(coord)]
     if shape is None:
         if len(index) != 1:
             raise ValueError(f"axe4j.layout.apply: a coordinate of {len(index)} indices needs shape= (the "
@@ -223,8 +235,8 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
     return [{str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()} for p in points]
 
 
-def _index(value: Any, function: str) -> int:
-    """An integer index; a TIR expression (``tvm.tirx.Var``, ``n * 4``) or other non-integer is named."""
+def _index(value: Any, function: str, what: str = "index", symbolic: bool = False):
+    """An integer index, or (where ``symbolic``) a TIR expression passed on; anything else is named."""
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -234,20 +246,23 @@ def _index(value: Any, function: str) -> int:
             if isinstance(value, tvm.tirx.IntImm):
                 return int(value.value)
             if tvm.ir.is_prim_expr(value):
-                raise ValueError(f"axe4j.layout.{function}: the index {value} is symbolic; axe4j.layout takes "
-                                 "integer indices (bind the variable first, or use TIRx's Layout.apply for a "
-                                 "symbolic result)")
+                if symbolic:
+                    return value
+                raise ValueError(f"axe4j.layout.{function}: the {what} {value} is symbolic; axe4j.layout."
+                                 f"{function} takes integer indices (bind the variable first)")
         except ImportError:
             pass
-        raise ValueError(f"axe4j.layout.{function}: index {value!r} ({type(value).__name__}) is not an integer")
+        raise ValueError(f"axe4j.layout.{function}: {what} {value!r} ({type(value).__name__}) is not an integer")
     return int(value)
 
 
 def count(layout, x, shape: Sequence[int] | None = None) -> int:
-    """How many points L(x) has (its distinct replicas), exact, without enumerating them."""
+    """How many points L(x) has (its distinct replicas), exact, without enumerating them; the same at every x, so
+    ``x`` may be a TIR expression."""
     if shape is None:
-        return int(_call("count", layout, int(x)))
-    return int(_call("count", layout, _ints(x), _ints(shape)))
+        return int(_call("count", layout, _index(x, "count", "x", symbolic=True)))
+    return int(_call("count", layout, [_index(c, "count", f"coord[{k}]", symbolic=True) for k, c in enumerate(x)],
+                     _ints(shape)))
 
 
 def iter_points(layout, x, shape: Sequence[int] | None = None, page: int = 4096):
@@ -255,7 +270,8 @@ def iter_points(layout, x, shape: Sequence[int] | None = None, page: int = 4096)
 
     Memory stays constant whatever the size of the set; each page is one call, under the time cap.
     """
-    coord = int(x) if shape is None else _ints(x)
+    coord = _index(x, "iter_points", "x") if shape is None else [_index(c, "iter_points", f"coord[{k}]")
+                                                                   for k, c in enumerate(x)]
     dims = None if shape is None else _ints(shape)
     start = 0
     while True:

@@ -49,13 +49,15 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code is_direct_sum_right(right, sum, interleaved_shape, right_shape)}: the left addend A with
  *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
  *       left_shape)}: the right addend. {@code interleaved_shape} is {@code (left[0], right[0], left[1], ...)}</li>
- *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable</li>
+ *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable; a begin
+ *       affine in TIR variables gives a symbolic offset ({@link SymbolicIndex})</li>
  *   <li>{@code permute_by_groups(layout, seps, perm)}: the shard's groups of iters reordered</li>
  *   <li>{@code apply_to_shape(layout, coord, input_shape)}: the value of each shard iter (of the layout split by
  *       {@code input_shape} where it splits, else its own shard) at {@code coord}</li>
  *   <li>{@code verify_well_formed(layout)}: whether the thread axes chain one order of scopes</li>
  *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
- *       map from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic)</li>
+ *       map from every axis of the layout to its coordinate (a PrimExpr where the offset or the index is
+ *       symbolic: {@link SymbolicIndex})</li>
  *   <li>{@code count(layout, x)} or {@code count(layout, coord, shape)}: how many points L(x) has, without
  *       enumerating them</li>
  *   <li>{@code points(layout, x, shape, start, limit)}: points {@code start .. start+limit-1} of L(x) in the order
@@ -129,6 +131,10 @@ public final class LayoutGlobals implements GlobalsProvider {
                 shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
         def("slice", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (SymbolicIndex.anySymbolicRegion(a[2])) {
+                TirxLayout moved = SymbolicIndex.slice(l, shape(a[1], "shape"), (List<?>) a[2]);
+                return moved == null ? null : TirxLayouts.write(moved);
+            }
             Result<Layout> s = Slice.trySlice(l.layout(), shape(a[1], "shape"), region(a[2]));
             return s.map(sliced -> TirxLayouts.write(l.withLayout(sliced))).orElse(null);
         });
@@ -162,6 +168,9 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (SymbolicIndex.anySymbolic(a[1])) {
+                return l.layout().replicas().count(); // |L(x)| is the replica count at every x
+            }
             return l.layout().pointCount(flatIndex(l, a[1], a.length == 3 ? a[2] : null));
         });
         def("points", 5, 5, a -> points(layout(a[0], "layout"), a));
@@ -331,6 +340,9 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     private static List<Object> apply(TirxLayout l, Object[] a) {
+        if (SymbolicIndex.anySymbolic(a[1])) {
+            return SymbolicIndex.apply(l, a[1], a.length == 3 ? a[2] : null);
+        }
         long x = flatIndex(l, a[1], a.length == 3 ? a[2] : null);
         List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
         return pointMaps(l, points);
