@@ -25,11 +25,12 @@ variables ``AXE4J_MAX_POINTS``, ``AXE4J_MAX_ANSWER_BYTES``, ``AXE4J_MAX_REQUEST_
 has without enumerating them and ``iter_points`` yields them page by page in constant memory.
 
 Argument orders follow TIRx's methods: ``tile(inner, outer, ...)`` is ``inner.tile(outer, ...)``,
-``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. Two differences from TIRx, both
-deliberate: ``span`` does not count the offset (it is the extent of the image, max - min + 1), and
-``apply`` returns every point of the set-valued map (all replicas), not only the base point. ``apply`` takes
-TIRx's arguments (``apply(L, i, j, shape=[4, 8])``), and layout text reads TIRx's shorthands (``S[2,3,4]``,
-``64 + S[8:1]``).
+``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. ``span`` is TIRx's (one past the largest
+coordinate, offset counted); axe4j's own, the extent of the image (max - min + 1), is ``image_span``. One
+deliberate difference from TIRx: ``apply`` returns every point of the set-valued map (all replicas), not only the
+base point. ``apply`` takes TIRx's arguments (``apply(L, i, j, shape=[4, 8])``), indices and region starts may
+be TIR expressions (``apply(L, v)``, ``slice(L, shape, [(stage, stage + 1), ...])``), and layout text reads
+TIRx's shorthands (``S[2,3,4]``, ``64 + S[8:1]``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "direct_sum",
     "equivalent",
     "group",
+    "image_span",
     "is_direct_sum_left",
     "is_direct_sum_right",
     "is_tile_inner",
@@ -301,6 +303,16 @@ def size(layout, axis: str | None = None) -> int:
 
 
 def span(layout, axis: str | None = None):
-    """Extent of the image on ``axis`` (max - min + 1, offset not counted), or all of them as a dict."""
+    """TIRx's ``layout.span(axis)``: one past the largest coordinate on ``axis`` (the offset counted), the size of
+    ``[0, max]``; without ``axis``, the memory axes added into one address, as TIRx does. A TIR expression where the
+    offset is symbolic. TIRx counts negative strides with their sign and ignores a ``ComposeLayout``'s swizzle;
+    this is the largest coordinate of the image in both cases (docs/tirx.md)."""
     result = _call("span", layout, axis)
+    return int(result) if isinstance(result, int) else result
+
+
+def image_span(layout, axis: str | None = None):
+    """axe4j's span: the extent of the image on ``axis`` (max - min + 1, offset not counted), or all of them as a
+    dict (what ``tile`` scales by)."""
+    result = _call("image_span", layout, axis)
     return int(result) if axis is not None else {str(k): int(v) for k, v in result.items()}

@@ -133,7 +133,8 @@ def test_every_global_answers_on_tirx_objects(bridge):
     assert axe4j.layout.apply("S[4:1] + R[2:4@warpid]", 3) == [{"m": 3, "warpid": 0}, {"m": 3, "warpid": 4}]
     assert axe4j.layout.apply("S[(4,8):(8,1)]", [2, 3], [4, 8]) == [{"m": 19}]
     assert axe4j.layout.size("S[(4,8):(8,1@laneid)]", "laneid") == 8
-    assert axe4j.layout.span("S[(4,8):(8,1)] + 5") == {"m": 32}
+    assert axe4j.layout.image_span("S[(4,8):(8,1)] + 5") == {"m": 32}
+    assert axe4j.layout.span("S[(4,8):(8,1)] + 5") == int(TileLayout(S[(4, 8):(8, 1)] + 5).span()) == 37
 
 
 def test_swizzled_and_symbolic_layouts_round_trip(bridge):

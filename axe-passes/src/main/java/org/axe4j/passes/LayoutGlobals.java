@@ -63,7 +63,10 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code points(layout, x, shape, start, limit)}: points {@code start .. start+limit-1} of L(x) in the order
  *       of {@code apply} ({@code shape} None for a flat index), so a caller can page through a set of any size</li>
  *   <li>{@code equivalent(a, b)}: do the two layouts induce the same map</li>
- *   <li>{@code size(layout[, axis])}, {@code span(layout[, axis])} (span excludes the offset)</li>
+ *   <li>{@code size(layout[, axis])}; {@code span(layout[, axis])}: TIRx's span, one past the largest coordinate
+ *       (offset counted; without an axis the memory axes added, as TIRx does; {@link TirxSpan});
+ *       {@code image_span(layout[, axis])}: axe4j's span, {@code max - min + 1} (offset not counted), or
+ *       {@code {axis: span}}</li>
  *   <li>{@code limits([caps])}: the caps every call runs under ({@link Budget}: {@code max_points},
  *       {@code max_answer_bytes}, {@code max_request_bytes}, {@code max_millis}), after setting those named in
  *       the optional map {@code caps}; they start from {@link Budget#fromEnvironment}</li>
@@ -192,7 +195,9 @@ public final class LayoutGlobals implements GlobalsProvider {
             Layout l = layout(a[0], "layout").layout();
             return a.length == 1 || a[1] == null ? l.size() : l.sizeOn(Axis.of(string(a[1], "axis")));
         });
-        def("span", 1, 2, a -> {
+        def("span", 1, 2, a -> TirxSpan.span(layout(a[0], "layout"),
+                a.length == 1 || a[1] == null ? null : Axis.of(string(a[1], "axis"))));
+        def("image_span", 1, 2, a -> {
             Layout l = layout(a[0], "layout").layout();
             if (a.length == 1 || a[1] == null) {
                 Map<String, Object> spans = new LinkedHashMap<>();
