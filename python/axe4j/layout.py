@@ -83,8 +83,9 @@ def _call(name: str, *args: Any) -> Any:
     return function(*args)
 
 
-def _ints(values: Sequence[Any]) -> list:
-    return [int(v) for v in values]
+def _ints(values: Sequence[Any], what: str = "shape") -> list:
+    """Integers (shapes, seps, extents); a TIR expression or a non-integer is named, never a bare TypeError."""
+    return [_index(v, "layout", f"{what}[{k}]") for k, v in enumerate(values)]
 
 
 def _region(region: Sequence[Any]) -> list:
@@ -123,12 +124,12 @@ def group(layout, shape: Sequence[int]):
 
 def tile(inner, outer, outer_shape: Sequence[int], inner_shape: Sequence[int]):
     """``outer (x) inner``: the tiled layout over the interleaved shape."""
-    return _call("tile", inner, outer, _ints(outer_shape), _ints(inner_shape))
+    return _call("tile", inner, outer, _ints(outer_shape, "outer_shape"), _ints(inner_shape, "inner_shape"))
 
 
 def tile_of(part, tiled, tiled_shape: Sequence[int], part_shape: Sequence[int], role: str):
     """The other factor of ``tiled`` when ``part`` is its ``role`` (``"inner"`` or ``"outer"``) factor, else None."""
-    return _call("tile_of", part, tiled, _ints(tiled_shape), _ints(part_shape), role)
+    return _call("tile_of", part, tiled, _ints(tiled_shape, "tiled_shape"), _ints(part_shape, "part_shape"), role)
 
 
 def is_tile_inner(inner, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]):
@@ -143,25 +144,27 @@ def is_tile_outer(outer, tiled, tiled_shape: Sequence[int], outer_shape: Sequenc
 
 def direct_sum(right, left, left_shape: Sequence[int], right_shape: Sequence[int]):
     """``left + right`` over the interleaved shape (TIRx's ``right.direct_sum(left, ...)``)."""
-    return _call("direct_sum", right, left, _ints(left_shape), _ints(right_shape))
+    return _call("direct_sum", right, left, _ints(left_shape, "left_shape"), _ints(right_shape, "right_shape"))
 
 
 def is_direct_sum_right(right, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
     """TIRx's ``right.is_direct_sum_right(sum_layout, interleaved_shape, right_shape)``: the left addend A with
     ``sum_layout == A + right`` as maps, or None. ``interleaved_shape`` is ``(left[0], right[0], left[1], ...)``."""
-    return _call("is_direct_sum_right", right, sum_layout, _ints(interleaved_shape), _ints(right_shape))
+    return _call("is_direct_sum_right", right, sum_layout, _ints(interleaved_shape, "interleaved_shape"),
+                 _ints(right_shape, "right_shape"))
 
 
 def is_direct_sum_left(left, sum_layout, interleaved_shape: Sequence[int], left_shape: Sequence[int]):
     """TIRx's ``left.is_direct_sum_left(sum_layout, interleaved_shape, left_shape)``: the right addend B with
     ``sum_layout == left + B`` as maps, or None."""
-    return _call("is_direct_sum_left", left, sum_layout, _ints(interleaved_shape), _ints(left_shape))
+    return _call("is_direct_sum_left", left, sum_layout, _ints(interleaved_shape, "interleaved_shape"),
+                 _ints(left_shape, "left_shape"))
 
 
 def permute_by_groups(layout, seps: Sequence[int], perm: Sequence[int]):
     """TIRx's ``layout.permute_by_groups(seps, perm)``: shard iters ``seps[g]:seps[g+1]`` form group g; the groups
     in the order ``perm``. ``seps`` must run from 0 to the number of shard iters without decreasing."""
-    return _call("permute_by_groups", layout, _ints(seps), _ints(perm))
+    return _call("permute_by_groups", layout, _ints(seps, "seps"), _ints(perm, "perm"))
 
 
 def apply_to_shape(layout, coord: Sequence[int], input_shape: Sequence[int]) -> list[int]:
@@ -169,7 +172,7 @@ def apply_to_shape(layout, coord: Sequence[int], input_shape: Sequence[int]) -> 
     ``input_shape`` (over the shard split by ``input_shape`` where it splits without fusing, else the layout's
     own shard). Integer coordinates inside ``input_shape`` only."""
     return [int(v) for v in _call("apply_to_shape", layout, [_index(c, "apply_to_shape") for c in coord],
-                                  _ints(input_shape))]
+                                  _ints(input_shape, "input_shape"))]
 
 
 def verify_well_formed(layout) -> bool:
@@ -207,7 +210,7 @@ def pack(layout, num: int):
 
 def tile_to(layout, to_shape: Sequence[int], current_shape: Sequence[int]):
     """``layout`` (over ``current_shape``) repeated row-major over ``to_shape`` (TIRx's ``tile_to``)."""
-    return _call("tile_to", layout, _ints(to_shape), _ints(current_shape))
+    return _call("tile_to", layout, _ints(to_shape, "to_shape"), _ints(current_shape, "current_shape"))
 
 
 def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
@@ -250,11 +253,13 @@ def _index(value: Any, function: str, what: str = "index", symbolic: bool = Fals
             if tvm.ir.is_prim_expr(value):
                 if symbolic:
                     return value
-                raise ValueError(f"axe4j.layout.{function}: the {what} {value} is symbolic; axe4j.layout."
-                                 f"{function} takes integer indices (bind the variable first)")
+                where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
+                raise ValueError(f"{where}: the {what} {value} is symbolic; {where} takes integers here (bind the "
+                                 "variable first)")
         except ImportError:
             pass
-        raise ValueError(f"axe4j.layout.{function}: {what} {value!r} ({type(value).__name__}) is not an integer")
+        where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
+        raise ValueError(f"{where}: {what} {value!r} ({type(value).__name__}) is not an integer")
     return int(value)
 
 

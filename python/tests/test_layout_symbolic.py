@@ -88,6 +88,10 @@ def test_symbolic_indices_that_have_no_expression_are_named(bridge):
         list(axe4j.layout.iter_points("S[4:1]", v))
     with pytest.raises(ValueError, match=r"apply_to_shape: the index v is symbolic"):
         axe4j.layout.apply_to_shape("S[4:1]", [v], [4])
+    with pytest.raises(ValueError, match=r"axe4j.layout: the shape\[1\] v is symbolic"):   # not a bare TypeError
+        axe4j.layout.slice("S[4:1]", [1, v], [(0, 1), (0, 4)])
+    with pytest.raises(ValueError, match=r"axe4j.layout: shape\[0\] 4.0 \(float\) is not an integer"):
+        axe4j.layout.group("S[4:1]", [4.0])
 
 
 def instantiate(layout, env: dict) -> TileLayout:
