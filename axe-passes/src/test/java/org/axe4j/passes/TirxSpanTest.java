@@ -28,7 +28,7 @@ class TirxSpanTest {
         int[] compared = {0};
         Property.forAll("TIRx span", 300, r -> {
             Layout l = RandomLayouts.layout(r);
-            if (l.size() > 1024 || l.replicaCount() > 16) {
+            if (l.size() > 256 || l.replicaCount() > 16) {
                 return;
             }
             try (TvmObject t = TirxLayouts.toTvm(l)) {
