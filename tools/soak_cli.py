@@ -30,7 +30,7 @@ HOSTILE_LINES = [
     ({"op": "canon", "layout": "S[(\u0668,\u0661\u0666):(\u0661\u0666,\u0661)]"}, "parse"),
     ({"op": "canon", "layout": "S[(\uff18,\uff11\uff16):(16,1)]"}, "parse"),
     ({"op": "canon", "layout": "S[8:1]\u2003+ 2"}, "parse"),
-    ({"op": "iters", "layout": "S[2:9223372036854775807]"}, "invalid"),
+    ({"op": "iters", "layout": "S[2:9223372036854775807] + 1"}, "invalid"),
     ({"op": "slice", "layout": "S[8:1]", "shape": [8], "region": [[1, 9223372036854775807]]}, "invalid"),
     ({"op": "inverse", "layout": "S[8:1] + R[(4096,4096):(1@a,1@b)]", "shape": [8], "point": {"m": 3}}, "ok"),
     ('{"op":"canon","layout":"S[8:1]","deep":' + "[" * 50_000 + "]" * 50_000 + "}", "parse"),  # raw line
@@ -38,7 +38,7 @@ HOSTILE_LINES = [
 HOSTILE_COMMANDS = [
     ["layout", "batch"],  # fed one hostile line below
     ["layout", "show", "S[2:1] + R[16777216:1@laneid]"],
-    ["layout", "show", "S[2:9223372036854775807]"],
+    ["layout", "show", "S[2:9223372036854775807] + 1"],
 ]
 
 

@@ -25,11 +25,12 @@ variables ``AXE4J_MAX_POINTS``, ``AXE4J_MAX_ANSWER_BYTES``, ``AXE4J_MAX_REQUEST_
 has without enumerating them and ``iter_points`` yields them page by page in constant memory.
 
 Argument orders follow TIRx's methods: ``tile(inner, outer, ...)`` is ``inner.tile(outer, ...)``,
-``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. Two differences from TIRx, both
-deliberate: ``span`` does not count the offset (it is the extent of the image, max - min + 1), and
-``apply`` returns every point of the set-valued map (all replicas), not only the base point. ``apply`` takes
-TIRx's arguments (``apply(L, i, j, shape=[4, 8])``), and layout text reads TIRx's shorthands (``S[2,3,4]``,
-``64 + S[8:1]``).
+``direct_sum(right, left, ...)`` is ``right.direct_sum(left, ...)``. ``span`` is TIRx's (one past the largest
+coordinate, offset counted); axe4j's own, the extent of the image (max - min + 1), is ``image_span``. One
+deliberate difference from TIRx: ``apply`` returns every point of the set-valued map (all replicas), not only the
+base point. ``apply`` takes TIRx's arguments (``apply(L, i, j, shape=[4, 8])``), indices and region starts may
+be TIR expressions (``apply(L, v)``, ``slice(L, shape, [(stage, stage + 1), ...])``), and layout text reads
+TIRx's shorthands (``S[2,3,4]``, ``64 + S[8:1]``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "direct_sum",
     "equivalent",
     "group",
+    "image_span",
     "is_direct_sum_left",
     "is_direct_sum_right",
     "is_tile_inner",
@@ -81,16 +83,21 @@ def _call(name: str, *args: Any) -> Any:
     return function(*args)
 
 
-def _ints(values: Sequence[Any]) -> list:
-    return [int(v) for v in values]
+def _ints(values: Sequence[Any], what: str = "shape") -> list:
+    """Integers (shapes, seps, extents); a TIR expression or a non-integer is named, never a bare TypeError."""
+    return [_index(v, "layout", f"{what}[{k}]") for k, v in enumerate(values)]
 
 
 def _region(region: Sequence[Any]) -> list:
     import tvm
 
     out = []
-    for r in region:
-        out.append(r if isinstance(r, tvm.ir.Range) else [int(r[0]), int(r[1])])
+    for k, r in enumerate(region):
+        if isinstance(r, tvm.ir.Range):
+            out.append(r)
+        else:
+            out.append([_index(r[0], "slice", f"region[{k}] begin", symbolic=True),
+                        _index(r[1], "slice", f"region[{k}] end", symbolic=True)])
     return out
 
 
@@ -117,12 +124,12 @@ def group(layout, shape: Sequence[int]):
 
 def tile(inner, outer, outer_shape: Sequence[int], inner_shape: Sequence[int]):
     """``outer (x) inner``: the tiled layout over the interleaved shape."""
-    return _call("tile", inner, outer, _ints(outer_shape), _ints(inner_shape))
+    return _call("tile", inner, outer, _ints(outer_shape, "outer_shape"), _ints(inner_shape, "inner_shape"))
 
 
 def tile_of(part, tiled, tiled_shape: Sequence[int], part_shape: Sequence[int], role: str):
     """The other factor of ``tiled`` when ``part`` is its ``role`` (``"inner"`` or ``"outer"``) factor, else None."""
-    return _call("tile_of", part, tiled, _ints(tiled_shape), _ints(part_shape), role)
+    return _call("tile_of", part, tiled, _ints(tiled_shape, "tiled_shape"), _ints(part_shape, "part_shape"), role)
 
 
 def is_tile_inner(inner, tiled, tiled_shape: Sequence[int], inner_shape: Sequence[int]):
@@ -137,25 +144,27 @@ def is_tile_outer(outer, tiled, tiled_shape: Sequence[int], outer_shape: Sequenc
 
 def direct_sum(right, left, left_shape: Sequence[int], right_shape: Sequence[int]):
     """``left + right`` over the interleaved shape (TIRx's ``right.direct_sum(left, ...)``)."""
-    return _call("direct_sum", right, left, _ints(left_shape), _ints(right_shape))
+    return _call("direct_sum", right, left, _ints(left_shape, "left_shape"), _ints(right_shape, "right_shape"))
 
 
 def is_direct_sum_right(right, sum_layout, interleaved_shape: Sequence[int], right_shape: Sequence[int]):
     """TIRx's ``right.is_direct_sum_right(sum_layout, interleaved_shape, right_shape)``: the left addend A with
     ``sum_layout == A + right`` as maps, or None. ``interleaved_shape`` is ``(left[0], right[0], left[1], ...)``."""
-    return _call("is_direct_sum_right", right, sum_layout, _ints(interleaved_shape), _ints(right_shape))
+    return _call("is_direct_sum_right", right, sum_layout, _ints(interleaved_shape, "interleaved_shape"),
+                 _ints(right_shape, "right_shape"))
 
 
 def is_direct_sum_left(left, sum_layout, interleaved_shape: Sequence[int], left_shape: Sequence[int]):
     """TIRx's ``left.is_direct_sum_left(sum_layout, interleaved_shape, left_shape)``: the right addend B with
     ``sum_layout == left + B`` as maps, or None."""
-    return _call("is_direct_sum_left", left, sum_layout, _ints(interleaved_shape), _ints(left_shape))
+    return _call("is_direct_sum_left", left, sum_layout, _ints(interleaved_shape, "interleaved_shape"),
+                 _ints(left_shape, "left_shape"))
 
 
 def permute_by_groups(layout, seps: Sequence[int], perm: Sequence[int]):
     """TIRx's ``layout.permute_by_groups(seps, perm)``: shard iters ``seps[g]:seps[g+1]`` form group g; the groups
     in the order ``perm``. ``seps`` must run from 0 to the number of shard iters without decreasing."""
-    return _call("permute_by_groups", layout, _ints(seps), _ints(perm))
+    return _call("permute_by_groups", layout, _ints(seps, "seps"), _ints(perm, "perm"))
 
 
 def apply_to_shape(layout, coord: Sequence[int], input_shape: Sequence[int]) -> list[int]:
@@ -163,7 +172,7 @@ def apply_to_shape(layout, coord: Sequence[int], input_shape: Sequence[int]) -> 
     ``input_shape`` (over the shard split by ``input_shape`` where it splits without fusing, else the layout's
     own shard). Integer coordinates inside ``input_shape`` only."""
     return [int(v) for v in _call("apply_to_shape", layout, [_index(c, "apply_to_shape") for c in coord],
-                                  _ints(input_shape))]
+                                  _ints(input_shape, "input_shape"))]
 
 
 def verify_well_formed(layout) -> bool:
@@ -173,7 +182,12 @@ def verify_well_formed(layout) -> bool:
 
 
 def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - TIRx's name
-    """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None."""
+    """The layout of ``region`` (``[(begin, end), ...]`` or ``ir.Range``s) of a ``shape`` tensor, or None.
+
+    A begin may be a TIR expression affine in variables (``[(stage, stage + 1), (0, 128), (0, 128)]``) when the
+    width is an integer: the answer then has a symbolic offset (``stage * 16384``), equal to the slice at every
+    value. Where no offset affine in the variables is right for every value, a ``ValueError`` names the region.
+    """
     return _call("slice", layout, _ints(shape), _region(region))
 
 
@@ -196,7 +210,7 @@ def pack(layout, num: int):
 
 def tile_to(layout, to_shape: Sequence[int], current_shape: Sequence[int]):
     """``layout`` (over ``current_shape``) repeated row-major over ``to_shape`` (TIRx's ``tile_to``)."""
-    return _call("tile_to", layout, _ints(to_shape), _ints(current_shape))
+    return _call("tile_to", layout, _ints(to_shape, "to_shape"), _ints(current_shape, "current_shape"))
 
 
 def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
@@ -204,7 +218,9 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
     ``apply(L, 5)`` (a flat index), ``apply(L, 2, 3, shape=[4, 8])`` (a coordinate of ``shape``). The older
     ``apply(L, [2, 3], [4, 8])`` (coordinate, shape) still works.
 
-    Indices are integers; a symbolic one (a TIR expression) is refused with a ``ValueError`` that says so.
+    An index may be a TIR expression (``tvm.tirx.Var``, ``4 * v + 1``): the coordinates are then TIR expressions
+    (``floordiv``/``floormod`` of the flat index) equal to the integer answer at every value in range; a swizzled
+    layout takes integer indices only (a ``ValueError`` names the index).
     """
     if len(coord) == 2 and shape is None and all(isinstance(c, (list, tuple)) for c in coord):
         coord, shape = tuple(coord[0]), coord[1]            # apply(L, coordinate, shape)
@@ -212,7 +228,8 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
         coord = tuple(coord[0])                             # apply(L, [i, j], shape=...)
     if not coord:
         raise ValueError("axe4j.layout.apply: no index given (a flat index, or a coordinate with shape=)")
-    index = [_index(c, "apply") for c in coord]
+    index = [_index(c, "apply", "index" if len(coord) == 1 else f"coord[{k}]", symbolic=True)
+             for k, c in enumerate(coord)]
     if shape is None:
         if len(index) != 1:
             raise ValueError(f"axe4j.layout.apply: a coordinate of {len(index)} indices needs shape= (the "
@@ -223,8 +240,8 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
     return [{str(k): (int(v) if isinstance(v, int) else v) for k, v in p.items()} for p in points]
 
 
-def _index(value: Any, function: str) -> int:
-    """An integer index; a TIR expression (``tvm.tirx.Var``, ``n * 4``) or other non-integer is named."""
+def _index(value: Any, function: str, what: str = "index", symbolic: bool = False):
+    """An integer index, or (where ``symbolic``) a TIR expression passed on; anything else is named."""
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -234,20 +251,25 @@ def _index(value: Any, function: str) -> int:
             if isinstance(value, tvm.tirx.IntImm):
                 return int(value.value)
             if tvm.ir.is_prim_expr(value):
-                raise ValueError(f"axe4j.layout.{function}: the index {value} is symbolic; axe4j.layout takes "
-                                 "integer indices (bind the variable first, or use TIRx's Layout.apply for a "
-                                 "symbolic result)")
+                if symbolic:
+                    return value
+                where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
+                raise ValueError(f"{where}: the {what} {value} is symbolic; {where} takes integers here (bind the "
+                                 "variable first)")
         except ImportError:
             pass
-        raise ValueError(f"axe4j.layout.{function}: index {value!r} ({type(value).__name__}) is not an integer")
+        where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
+        raise ValueError(f"{where}: {what} {value!r} ({type(value).__name__}) is not an integer")
     return int(value)
 
 
 def count(layout, x, shape: Sequence[int] | None = None) -> int:
-    """How many points L(x) has (its distinct replicas), exact, without enumerating them."""
+    """How many points L(x) has (its distinct replicas), exact, without enumerating them; the same at every x, so
+    ``x`` may be a TIR expression."""
     if shape is None:
-        return int(_call("count", layout, int(x)))
-    return int(_call("count", layout, _ints(x), _ints(shape)))
+        return int(_call("count", layout, _index(x, "count", "x", symbolic=True)))
+    return int(_call("count", layout, [_index(c, "count", f"coord[{k}]", symbolic=True) for k, c in enumerate(x)],
+                     _ints(shape)))
 
 
 def iter_points(layout, x, shape: Sequence[int] | None = None, page: int = 4096):
@@ -255,7 +277,8 @@ def iter_points(layout, x, shape: Sequence[int] | None = None, page: int = 4096)
 
     Memory stays constant whatever the size of the set; each page is one call, under the time cap.
     """
-    coord = int(x) if shape is None else _ints(x)
+    coord = _index(x, "iter_points", "x") if shape is None else [_index(c, "iter_points", f"coord[{k}]")
+                                                                   for k, c in enumerate(x)]
     dims = None if shape is None else _ints(shape)
     start = 0
     while True:
@@ -285,6 +308,16 @@ def size(layout, axis: str | None = None) -> int:
 
 
 def span(layout, axis: str | None = None):
-    """Extent of the image on ``axis`` (max - min + 1, offset not counted), or all of them as a dict."""
+    """TIRx's ``layout.span(axis)``: one past the largest coordinate on ``axis`` (the offset counted), the size of
+    ``[0, max]``; without ``axis``, the memory axes added into one address, as TIRx does. A TIR expression where the
+    offset is symbolic. TIRx counts negative strides with their sign and ignores a ``ComposeLayout``'s swizzle;
+    this is the largest coordinate of the image in both cases (docs/tirx.md)."""
     result = _call("span", layout, axis)
+    return int(result) if isinstance(result, int) else result
+
+
+def image_span(layout, axis: str | None = None):
+    """axe4j's span: the extent of the image on ``axis`` (max - min + 1, offset not counted), or all of them as a
+    dict (what ``tile`` scales by)."""
+    result = _call("image_span", layout, axis)
     return int(result) if axis is not None else {str(k): int(v) for k, v in result.items()}

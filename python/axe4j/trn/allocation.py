@@ -2,7 +2,7 @@
 byte address (``ncc.sbuf.mod_alloc(base_addr=...)`` in the NKI it emits) sized by the buffer's element count, but a
 layout may reach further: ``S[(128,128):(1@P,2@F)]`` holds 128 elements per partition and reaches 255 (its span on
 ``F``). So after compiling, each SBUF buffer's bytes per partition are taken from its layout's span on ``F``
-(``axe4j.layout.span``) and the buffers live at the same time must not overlap; every buffer, those TVM adds
+(``axe4j.layout.image_span``) and the buffers live at the same time must not overlap; every buffer, those TVM adds
 privately included, must end within SBUF's bytes per partition. A violation is a compile error (``ValueError``)
 naming the buffers, their addresses and spans. Liveness comes from the emitted NKI: a buffer lives from its
 declaration to the end of the block it is declared in. The PSUM banks of the whole kernel, those the pipeline
@@ -118,7 +118,7 @@ def _banks(span_and_layout, itemsize):
 
     span, layout = span_and_layout
     if any(str(it.axis.name) == "Bank" for it in layout.shard):
-        return int(axe_layout.span(layout, "Bank")), "its layout's Bank axis"
+        return int(axe_layout.image_span(layout, "Bank")), "its layout's Bank axis"
     nbytes = span * itemsize
     return -(-nbytes // PSUM_BANK_BYTES), f"{nbytes} bytes per partition"
 
@@ -131,9 +131,9 @@ def layout_extents(func) -> dict:
     extents = {}
     for scope in ("trn.sbuf", "trn.psum"):
         for name, (free, layout) in _layout_spans(func, scope).items():
-            partitions = int(axe_layout.span(layout, "P"))
+            partitions = int(axe_layout.image_span(layout, "P"))
             if scope == "trn.psum" and "Bank" in str(layout):
-                banks = int(axe_layout.span(layout, "Bank"))
+                banks = int(axe_layout.image_span(layout, "Bank"))
                 free = banks * PSUM_BANK_BYTES // 4 if banks > 1 else free   # float32 bank elements
             extents[name] = (partitions, int(free))
     return extents
@@ -151,7 +151,7 @@ def _layout_spans(func, scope: str = "trn.sbuf") -> dict:
         buffer = getattr(node, "buffer", None)
         if kind in ("AllocBuffer", "DeclBuffer") and buffer is not None:
             if str(buffer.scope()) == scope and buffer.layout is not None:
-                spans[f"{buffer.name}_ptr"] = (int(axe_layout.span(buffer.layout, "F")), buffer.layout)
+                spans[f"{buffer.name}_ptr"] = (int(axe_layout.image_span(buffer.layout, "F")), buffer.layout)
         for field in ("body", "then_case", "else_case"):
             child = getattr(node, field, None)
             if child is not None:

@@ -26,9 +26,11 @@ import java.util.TreeSet;
  * with shape (8,16) maps coordinate (2,9) to {@code {laneid:8, reg:1, warpid:6}} and
  * {@code {laneid:8, reg:1, warpid:10}}.
  *
- * <p>Instances are immutable; the constructor drops zero offsets and rejects layouts whose size,
- * replica count or span plus offset ({@code 1 + sum (e-1)*|s| + |O|} per axis) overflows 64 bits, so
- * that every image coordinate, span and {@code span + offset} of a layout fits.
+ * <p>Instances are immutable; the constructor drops zero offsets and rejects layouts whose size or
+ * replica count overflows 64 bits, or some image coordinate ({@code sum (e-1)*|s| + |O|} per axis) does, or,
+ * on an axis with an offset, span plus offset does, naming the layout and the farthest point. So every image
+ * coordinate and every {@code span + offset} of a layout fits; a span of 2^63 (on an axis without offset,
+ * {@code S[2:9223372036854775807]}) is refused by {@link #spanOn}, naming the layout.
  */
 public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long> offset) {
     /** Above this many elements, exhaustive checks (injectivity, replica sets) refuse to run. */
@@ -54,20 +56,67 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         for (Iter it : r) {
             replicas = Checks.mul(() -> "replica count of " + r, replicas, it.extent());
         }
-        // Every coordinate of every image point, and the span, must fit: 1 + sum of reaches + |offset| per axis.
+        // Every coordinate of every image point must fit: sum of reaches + |offset| per axis. Where the axis has
+        // an offset, span + offset must fit too (1 + reach + |offset|); without one the span may be 2^63
+        // (S[2:9223372036854775807]), which spanOn refuses by name while apply still answers.
         Map<Axis, Long> reach = new TreeMap<>();
         for (List<Iter> part : List.of(shard, replica)) {
             for (Iter it : part) {
-                reach.merge(it.axis(), it.reach(), (a, b) -> Checks.add(() -> "reach of layout on axis " + it.axis(), a, b));
+                reach.merge(it.axis(), it.reach(), (a, b) -> {
+                    if (Long.MAX_VALUE - a < b) {
+                        throw AxeException.invalid("layout %s reaches %s on axis %s: a coordinate overflows 64 bits "
+                                + "(the reach of its iters)", LayoutText.print(d, r, o), farthest(d, r, o, it.axis()),
+                                it.axis());
+                    }
+                    return a + b;
+                });
             }
         }
         for (Map.Entry<Axis, Long> e : o.entrySet()) {
             long abs = e.getValue() == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(e.getValue());
-            reach.merge(e.getKey(), abs, (a, b) -> Checks.add(() -> "reach of layout on axis " + e.getKey(), a, b));
+            long before = reach.getOrDefault(e.getKey(), 0L);
+            if (Long.MAX_VALUE - before < abs || Long.MAX_VALUE - before - abs < 1) {
+                throw AxeException.invalid("layout %s reaches %s on axis %s: %s overflows 64 bits (reach %d of its "
+                        + "iters + |offset| %d%s)", LayoutText.print(shard, replica, o),
+                        farthest(shard, replica, o, e.getKey()), e.getKey(),
+                        Long.MAX_VALUE - before >= abs ? "span + offset" : "a coordinate", before, abs,
+                        Long.MAX_VALUE - before >= abs ? " + 1" : "");
+            }
         }
-        for (Map.Entry<Axis, Long> e : reach.entrySet()) {
-            Checks.add(() -> "span of layout on axis " + e.getKey() + " (1 + reach + |offset|)", 1, e.getValue());
+    }
+
+    /** The coordinate farthest from 0 on {@code axis} (exact, any size) and the index x whose base point has it. */
+    private static String farthest(List<Iter> shard, List<Iter> replica, Map<Axis, Long> offset, Axis axis) {
+        java.math.BigInteger hi = java.math.BigInteger.valueOf(offset.getOrDefault(axis, 0L));
+        java.math.BigInteger lo = hi;
+        java.math.BigInteger xHi = java.math.BigInteger.ZERO;
+        java.math.BigInteger xLo = java.math.BigInteger.ZERO;
+        java.math.BigInteger radix = java.math.BigInteger.ONE;
+        for (int k = shard.size() - 1; k >= 0; k--) {
+            Iter it = shard.get(k);
+            java.math.BigInteger e1 = java.math.BigInteger.valueOf(it.extent() - 1);
+            if (it.axis().equals(axis) && it.stride() != 0) {
+                java.math.BigInteger step = e1.multiply(java.math.BigInteger.valueOf(it.stride()));
+                if (it.stride() > 0) {
+                    hi = hi.add(step);
+                    xHi = xHi.add(e1.multiply(radix));
+                } else {
+                    lo = lo.add(step);
+                    xLo = xLo.add(e1.multiply(radix));
+                }
+            }
+            radix = radix.multiply(java.math.BigInteger.valueOf(it.extent()));
         }
+        for (Iter it : replica) {
+            if (it.axis().equals(axis)) {
+                java.math.BigInteger step = java.math.BigInteger.valueOf(it.extent() - 1)
+                        .multiply(java.math.BigInteger.valueOf(it.stride()));
+                hi = it.stride() > 0 ? hi.add(step) : hi;
+                lo = it.stride() < 0 ? lo.add(step) : lo;
+            }
+        }
+        boolean up = hi.abs().compareTo(lo.abs()) >= 0;
+        return (up ? hi : lo) + " at x = " + (up ? xHi : xLo) + (replica.isEmpty() ? "" : " (farthest replica)");
     }
 
     // ---- factories -------------------------------------------------------------------------

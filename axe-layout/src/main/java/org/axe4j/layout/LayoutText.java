@@ -41,19 +41,24 @@ public final class LayoutText {
     }
 
     public static String print(Layout l) {
+        return print(l.shard(), l.replica(), l.offset());
+    }
+
+    /** The text of a layout's parts (also of parts the constructor refuses, for its error). */
+    static String print(List<Iter> shard, List<Iter> replica, Map<Axis, Long> offset) {
         StringBuilder sb = new StringBuilder("S[");
-        if (l.shard().isEmpty()) {
+        if (shard.isEmpty()) {
             sb.append("1:1");
         } else {
-            iters(sb, l.shard());
+            iters(sb, shard);
         }
         sb.append(']');
-        if (!l.replica().isEmpty()) {
+        if (!replica.isEmpty()) {
             sb.append(" + R[");
-            iters(sb, l.replica());
+            iters(sb, replica);
             sb.append(']');
         }
-        for (Map.Entry<Axis, Long> e : l.offset().entrySet()) {
+        for (Map.Entry<Axis, Long> e : offset.entrySet()) {
             long v = e.getValue();
             // Long.MIN_VALUE has no positive counterpart: it keeps its sign after '+'.
             boolean minus = v < 0 && v != Long.MIN_VALUE;

@@ -83,15 +83,40 @@ class LayoutTextTest {
         "S[(4294967296,4294967296):(1,1)]     | size of layout shard",
         "S[4611686018427387904:4]             | reach",
         "S[2:1] + R[(4294967296,4294967296):(0,0)] | replica count",
-        "S[2:9223372036854775807]             | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
-        "S[2:9223372036854775806] + 1         | span of layout on axis m (1 + reach + |offset|) overflows 64 bits",
-        "S[2:9223372036854775806] + R[2:2]    | reach of layout on axis m overflows 64 bits",
-        "S[1:1] - 9223372036854775807         | span of layout on axis m",
+        "S[2:9223372036854775807] + 1         | layout S[2:9223372036854775807] + 1 reaches 9223372036854775808 at x = 1 on axis m",
+        "S[2:9223372036854775806] + 1         | on axis m: span + offset overflows 64 bits",
+        "S[2:9223372036854775806] + R[2:2]    | reaches 9223372036854775808 at x = 1 (farthest replica) on axis m: a coordinate overflows",
+        "S[(2,2):(-9223372036854775807,-1)]   | reaches -9223372036854775808 at x = 3 on axis m",
+        "S[1:1] - 9223372036854775807         | layout S[1:1] - 9223372036854775807 reaches -9223372036854775807",
     })
     void invalidValuesAreRejectedWithTheRule(String text, String rule) {
         AxeException e = assertThrows(AxeException.class, () -> Layout.parse(text));
         assertEquals(AxeException.Kind.INVALID, e.kind());
         assertTrue(e.getMessage().contains(rule), e.getMessage());
+    }
+
+    /** Every point of S[2:2^63-1] fits, its span (2^63) does not: apply answers, span names the layout. */
+    @Test
+    void aLayoutWhosePointsFitButNotItsSpanIsApplicable() {
+        Layout l = Layout.parse("S[2:9223372036854775807]");
+        assertEquals(List.of(Point.of("m", Long.MAX_VALUE)), l.apply(1));
+        assertEquals(List.of(Point.ZERO), l.apply(0));
+        assertEquals(l, Layout.parse(l.toString()));
+        assertEquals(List.of(1L), l.preimages(Point.of("m", Long.MAX_VALUE)));
+        AxeException span = assertThrows(AxeException.class, () -> l.spanOn(Axis.M));
+        assertTrue(span.getMessage().contains("span of S[2:9223372036854775807] on axis m overflows 64 bits"),
+                span.getMessage());
+        assertEquals(l, Canonicalize.canonicalize(l));
+        assertTrue(Equivalence.equivalent(l, Layout.parse("S[2:9223372036854775807] + 0")));
+        assertEquals(Layout.parse("S[1:1]"), Slice.slice(l, Shape.of(2), Region.of(new long[] {0, 1})));
+        // Its second element alone would be S[1:1] + 2^63-1, whose span + offset (2^63) is refused by name.
+        AxeException second = assertThrows(AxeException.class,
+                () -> Slice.slice(l, Shape.of(2), Region.of(new long[] {1, 2})));
+        assertTrue(second.getMessage().contains("span + offset overflows 64 bits"), second.getMessage());
+        assertEquals(l, Group.group(l, Shape.of(2)).layout());
+        Layout down = Layout.parse("S[2:-9223372036854775807]");
+        assertEquals(List.of(Point.of("m", -Long.MAX_VALUE)), down.apply(1));
+        assertThrows(AxeException.class, () -> down.spanOn(Axis.M));
     }
 
     @Test

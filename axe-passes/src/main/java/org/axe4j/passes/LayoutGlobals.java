@@ -56,19 +56,24 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code is_direct_sum_right(right, sum, interleaved_shape, right_shape)}: the left addend A with
  *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
  *       left_shape)}: the right addend. {@code interleaved_shape} is {@code (left[0], right[0], left[1], ...)}</li>
- *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable</li>
+ *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable; a begin
+ *       affine in TIR variables gives a symbolic offset ({@link SymbolicIndex})</li>
  *   <li>{@code permute_by_groups(layout, seps, perm)}: the shard's groups of iters reordered</li>
  *   <li>{@code apply_to_shape(layout, coord, input_shape)}: the value of each shard iter (of the layout split by
  *       {@code input_shape} where it splits, else its own shard) at {@code coord}</li>
  *   <li>{@code verify_well_formed(layout)}: whether the thread axes chain one order of scopes</li>
  *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
- *       map from every axis of the layout to its coordinate (a PrimExpr where the offset is symbolic)</li>
+ *       map from every axis of the layout to its coordinate (a PrimExpr where the offset or the index is
+ *       symbolic: {@link SymbolicIndex})</li>
  *   <li>{@code count(layout, x)} or {@code count(layout, coord, shape)}: how many points L(x) has, without
  *       enumerating them</li>
  *   <li>{@code points(layout, x, shape, start, limit)}: points {@code start .. start+limit-1} of L(x) in the order
  *       of {@code apply} ({@code shape} None for a flat index), so a caller can page through a set of any size</li>
  *   <li>{@code equivalent(a, b)}: do the two layouts induce the same map</li>
- *   <li>{@code size(layout[, axis])}, {@code span(layout[, axis])} (span excludes the offset)</li>
+ *   <li>{@code size(layout[, axis])}; {@code span(layout[, axis])}: TIRx's span, one past the largest coordinate
+ *       (offset counted; without an axis the memory axes added, as TIRx does; {@link TirxSpan});
+ *       {@code image_span(layout[, axis])}: axe4j's span, {@code max - min + 1} (offset not counted), or
+ *       {@code {axis: span}}</li>
  *   <li>{@code limits([caps])}: the caps every call runs under ({@link Budget}: {@code max_points},
  *       {@code max_answer_bytes}, {@code max_request_bytes}, {@code max_millis}), after setting those named in
  *       the optional map {@code caps}; they start from {@link Budget#fromEnvironment}</li>
@@ -164,6 +169,10 @@ public final class LayoutGlobals implements GlobalsProvider {
                 shape(a[2], "left_shape"), plain(a[0], "right", "direct_sum"), shape(a[3], "right_shape"))));
         def("slice", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (SymbolicIndex.anySymbolicRegion(a[2])) {
+                TirxLayout moved = SymbolicIndex.slice(l, shape(a[1], "shape"), (List<?>) a[2]);
+                return moved == null ? null : TirxLayouts.write(moved);
+            }
             Shape shape = shape(a[1], "shape");
             Layout under = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout() : l.layout();
             Result<Layout> s = Slice.trySlice(under, shape, region(a[2]));
@@ -206,6 +215,9 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("apply", 2, 3, a -> apply(layout(a[0], "layout"), a));
         def("count", 2, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
+            if (SymbolicIndex.anySymbolic(a[1])) {
+                return l.layout().replicas().count(); // |L(x)| is the replica count at every x
+            }
             if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
                 return (long) apply(l, a).size(); // one point at every x >= 0, as apply answers
             }
@@ -230,7 +242,9 @@ public final class LayoutGlobals implements GlobalsProvider {
             Layout l = layout(a[0], "layout").layout();
             return a.length == 1 || a[1] == null ? l.size() : l.sizeOn(Axis.of(string(a[1], "axis")));
         });
-        def("span", 1, 2, a -> {
+        def("span", 1, 2, a -> TirxSpan.span(layout(a[0], "layout"),
+                a.length == 1 || a[1] == null ? null : Axis.of(string(a[1], "axis"))));
+        def("image_span", 1, 2, a -> {
             Layout l = layout(a[0], "layout").layout();
             if (a.length == 1 || a[1] == null) {
                 Map<String, Object> spans = new LinkedHashMap<>();
@@ -420,6 +434,9 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     private static List<Object> apply(TirxLayout l, Object[] a) {
+        if (SymbolicIndex.anySymbolic(a[1])) {
+            return SymbolicIndex.apply(l, a[1], a.length == 3 ? a[2] : null);
+        }
         if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
             // A bare swizzle is the swizzle of memory: every index x >= 0 (of any shape) maps to swz(x).
             long x = a.length == 3 && a[2] != null ? shape(a[2], "shape").flatten(integers(a[1], "coord"))

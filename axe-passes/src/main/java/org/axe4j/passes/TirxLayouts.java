@@ -216,9 +216,12 @@ public final class TirxLayouts {
             return (Long) o.get("value");
         }
         String shown = value instanceof TvmObject o ? o.repr() : String.valueOf(value);
-        throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "fromTvm: the " + what
-                + (owner == null ? "" : " of " + owner.repr()) + " is " + shown
-                + ", not an integer constant; symbolic extents and strides do not convert"
+        if (owner == null) { // an argument, not a field of a layout
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "the " + what + " is " + shown
+                    + ", not an integer constant");
+        }
+        throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "fromTvm: the " + what + " of " + owner.repr()
+                + " is " + shown + ", not an integer constant; symbolic extents and strides do not convert"
                 + " (read() keeps affine symbolic offsets)");
     }
 

@@ -1,0 +1,102 @@
+package org.axe4j.passes;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+import org.axe4j.layout.AxeException;
+import org.axe4j.layout.Axis;
+import org.axe4j.layout.Checks;
+import org.axe4j.layout.Equivalence;
+import org.axe4j.layout.Iter;
+import org.axe4j.layout.Layout;
+import org.axe4j.layout.Point;
+import org.axe4j.layout.SwizzledLayout;
+import org.axe4j.tvm.Tvm;
+import org.axe4j.tvm.TvmException;
+
+/**
+ * TIRx's {@code span}: one past the largest coordinate, the size of the range {@code [0, max]} that holds the
+ * image (what a buffer allocated from 0 needs). On an axis, {@code max + 1 = O_a + sum (e-1) * max(s, 0) + 1}
+ * over the shard and replica iters on it (each iter's digit ranges independently), plus the symbolic part of
+ * the offset as a PrimExpr; without an axis, TIRx adds the memory axes ({@code tirx.AxisIsMemoryAxis}) as one
+ * address, so the answer is {@code 1 + sum over memory axes of max}. axe4j's own span ({@code image_span},
+ * {@link Layout#spanOn}) is {@code max - min + 1}, independent of the offset.
+ *
+ * <p>TIRx sums {@code (e-1) * s} with the sign of the stride, so with a negative stride its figure is not
+ * {@code max + 1} (it can be 0 or negative); TIRx also gives a {@code ComposeLayout} its tile layout's span,
+ * while here the swizzled image's largest coordinate is counted (enumerated, up to
+ * {@link Equivalence#RUN_LIMIT} elements).
+ */
+final class TirxSpan {
+    private TirxSpan() {}
+
+    /** TIRx's span on {@code axis}, or over the memory axes when {@code axis} is null: a Long or a PrimExpr. */
+    static Object span(TirxLayout l, Axis axis) {
+        List<Axis> axes = new ArrayList<>();
+        if (axis != null) {
+            axes.add(axis);
+        } else {
+            TreeSet<Axis> all = new TreeSet<>(l.layout().axes());
+            all.addAll(l.layout().offset().keySet());
+            all.addAll(l.symbolic().terms().keySet());
+            for (Axis a : all) {
+                if (isMemory(a)) {
+                    axes.add(a);
+                }
+            }
+        }
+        long top = 1;
+        List<SymbolicOffset.Term> terms = new ArrayList<>();
+        for (Axis a : axes) {
+            long max = l.composed() && a.equals(Axis.M) ? swizzledMax(l) : max(l.layout(), a);
+            top = Checks.add(() -> "span of " + l + (axis == null ? " (memory axes)" : " on axis " + a.name())
+                    + " (max + 1)", top, max);
+            terms.addAll(l.symbolic().on(a));
+        }
+        return AffineExprs.write(top, terms);
+    }
+
+    /** The largest coordinate of the image on {@code axis}: {@code O_a + sum (e-1) * max(s, 0)}. */
+    static long max(Layout l, Axis axis) {
+        long max = l.offsetOn(axis);
+        for (List<Iter> part : List.of(l.shard(), l.replica())) {
+            for (Iter it : part) {
+                if (it.axis().equals(axis) && it.stride() > 0) {
+                    max = Checks.add(() -> "the largest coordinate of " + l + " on axis " + axis, max, it.reach());
+                }
+            }
+        }
+        return max;
+    }
+
+    /** The largest m coordinate of a swizzled layout's image, by enumeration. */
+    private static long swizzledMax(TirxLayout l) {
+        long size = l.layout().size();
+        if (size > Equivalence.RUN_LIMIT) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "span: " + l + " is swizzled and has " + size
+                    + " elements, more than the " + Equivalence.RUN_LIMIT + " axe4j enumerates for its largest address");
+        }
+        SwizzledLayout s = new SwizzledLayout(l.swizzle(), l.layout());
+        long max = Long.MIN_VALUE;
+        for (long x = 0; x < size; x++) {
+            for (Point p : s.apply(x)) {
+                max = Math.max(max, p.get(Axis.M));
+            }
+        }
+        return max;
+    }
+
+    /** TIRx's classification; an axis TIRx has not registered is not a memory axis. */
+    private static boolean isMemory(Axis a) {
+        if (a.isMemory()) {
+            return true;
+        }
+        try {
+            try (org.axe4j.tvm.TvmObject axis = TirxLayouts.tvmAxis(a)) {
+                return Boolean.TRUE.equals(Tvm.call("tirx.AxisIsMemoryAxis", axis));
+            }
+        } catch (TvmException e) {
+            return false;
+        }
+    }
+}
