@@ -41,7 +41,7 @@ MOE_VARIANTS = ((64, 128), (128, 64), (128, 256))   # (BN1, BN2) besides the def
 MOE_VARIANT_TOKENS = (16, 256, 4096)               # these token counts, three-kernel form (moe_bench.py)
 MOE_FUSED_VARIANTS = ((True, False), (False, False))   # fused kernel (tickets, reset) besides (True, True), timed
 MOE_FUSED_VARIANT_TOKENS = (256, 4096)                # in BF16 at these token counts: where the fused time goes
-MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
+MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers", "block_sort", "triton_moe", "fp8")  # carried as package `moe` (no TVM)
 
 
 def timing_cases() -> tuple[str, ...]:

@@ -17,7 +17,8 @@ FP8 (``fp8=True``; weights given as e4m3 codes with per-channel FP32 scales): x 
 pair row (``quantise_rows_torch``: scale = max |row| / 448), e4m3 x e4m3 ``tl.dot`` in FP32, the row and channel
 scales applied in each GEMM's epilogue; the same quantisation as ``axe4j.moe.fp8``.
 
-Block sizes per token count: ``CONFIGS`` (a starting table, not tuned on a GPU yet). Needs torch and triton; the
+Block sizes per token count: ``CONFIGS`` (a starting table, not tuned on a GPU yet; GEMM1 takes BN / 2 columns of
+gate and of up). Needs torch and triton; the
 import of this module does not (``peer(torch)`` imports triton and raises ImportError without it).
 """
 
@@ -140,7 +141,8 @@ def peer(torch, fp8: bool = False, configs=None):
         experts, two_i, hidden = w1.shape
         inter = two_i // 2
         c = choose(tokens)
-        bm, bn1, bk = c["BM"], min(c["BN"], inter), min(c["BK"], inter)
+        # GEMM1 holds two accumulators (gate, up): BN / 2 columns of each, BN in all, as GEMM2's one
+        bm, bn1, bk = c["BM"], min(c["BN"] // 2, inter), min(c["BK"], inter)
         bn2 = min(c["BN"], hidden)
         for name, value, tile in (("hidden", hidden, bk), ("intermediate", inter, bk), ("intermediate", inter, bn1),
                                   ("hidden", hidden, bn2)):
