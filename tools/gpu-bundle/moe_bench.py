@@ -8,7 +8,8 @@ routing:
   the fused ``experts`` (GEMM1 and GEMM2 in one kernel, GEMM2 of a tile starting once GEMM1 of that tile is done)
   + ``combine`` (``axe4j_ms``), and the three-kernel form (gather + GEMM1 + SiLU-and-mul + routing weight -> H;
   GEMM2 scattered to the pairs' rows of Y; combine; ``axe4j_three_kernels_ms``);
-* each peer that imports: vLLM's Triton ``fused_experts`` (the same w1 = [gate; up] and w2 layouts), SGLang's
+* each peer that imports: the Triton fused-MoE written in ``moe/triton_moe.py`` (where triton imports), vLLM's Triton
+  ``fused_experts`` (the same w1 = [gate; up] and w2 layouts), SGLang's
   Triton ``fused_experts``; PyTorch's grouped GEMM (``torch.nn.functional.grouped_mm`` or ``torch._grouped_mm``, one
   CUTLASS grouped GEMM per projection over the expert-sorted rows, the pattern of TorchTitan's MoE), where this
   PyTorch has it; and always PyTorch's per-expert loop (the eager pattern of Hugging Face Transformers' Qwen3-MoE
@@ -22,9 +23,10 @@ expert part), each eager and as one CUDA-graph replay (axe4j's kernels go on PyT
 ``Runtime.set_stream``); each graph's output is checked after its first replay on a zeroed output. At 1-64 tokens
 the measure is the routed experts' weight bytes per second in % of the HBM bandwidth of a 1 GiB device-to-device
 copy in the same run; from 256 tokens TFLOP/s. In BF16 also: the Triton peer's block sort (torch) against numpy's,
-and the Triton peer with e4m3 experts against a dequantised reference (``fp8_reference_torch``), timed. The library's ``schedule`` kernel (the
-layer's default: the schedule made on the GPU) runs once per token count on the uploaded routing and each of its
-arrays is compared, bit for bit, with the host schedule's (``device_schedule``; not timed). Outputs are checked
+and the Triton peer with e4m3 experts against a dequantised reference (``fp8_reference_torch``), timed. The
+library's ``schedule`` kernel (the layer's default: the schedule made on the GPU) also runs once per token count on
+the uploaded routing and each of its arrays is compared, bit for bit, with the host schedule's
+(``device_schedule``). Outputs are checked
 against the numpy reference (FP32 arithmetic on the same FP16 values) and against each other. Writes ``moe.json``
 and ``moe.md`` to ``--out``.
 
@@ -123,6 +125,7 @@ class Axe4jMoe:
         got = {n: torch.full_like(want[n], -1) for n in self.SCHEDULE}      # -1: an element left unwritten shows
         error = torch.full((1,), -1, dtype=torch.int32, device="cuda")
         v = self.view
+        self.worker.runtime.set_stream(torch.cuda.current_stream().cuda_stream)
         self.functions["schedule"](v(ids, "int32"), v(weights, "float32"),
                                    *(v(got[n], "float32" if n == "row_weight" else "int32") for n in self.SCHEDULE),
                                    v(error, "int32"))
@@ -495,8 +498,8 @@ def timings_markdown(result: dict) -> str:
     lines = [f"Timed with the schedule inside (axe4j: the schedule kernel; peers: their own sort). experts = routing "
              f"given; layer = the GPU router too. eager = launches from Python; graph = one CUDA-graph replay. HBM "
              f"bandwidth measured by a 1 GiB device-to-device copy: {result['hbm_GBps']:.0f} GB/s.", "",
-             "| type | tokens | implementation | scope | mode | ms | weight bandwidth, % of HBM | TFLOP/s | graph output "
-             "matches |", "|---|---|---|---|---|---|---|---|---|"]
+             "| type | tokens | implementation | scope | mode | ms | weight bandwidth, % of HBM | TFLOP/s | "
+             "graph output matches |", "|---|---|---|---|---|---|---|---|---|"]
     for t in result["timings"]:
         if "error" in t:
             lines.append(f"| {t['dtype']} | {t['tokens']} | {t['impl']} | {t['scope']} | {t['mode']} | not timed: "
