@@ -85,6 +85,11 @@ def test_fp8_layer_matches_the_dequantised_reference_and_its_stages_are_exact(br
     coarse = fp8.fp8_reference(x.astype(np.float32), flat_q.reshape(moe.w1q.shape),
                                np.full(moe.w1s.shape, flat_s[0], np.float32), moe.w2q, moe.w2s, ids, w)
     assert np.abs(out.astype(np.float32) - coarse).max() > 5 * np.abs(out.astype(np.float32) - want).max()
+    # bad arguments of the built layer are named before anything runs
+    with pytest.raises(ValueError, match=r"ids \(16, 1\) and weights \(16, 2\) must both be \(16, 2\)"):
+        moe.calls(x, ids[:, :1], w)
+    with pytest.raises(ValueError, match=r"x has shape \(16, 128\), expected \(16, 256\)"):
+        moe.calls(x[:, :128], ids, w)
 
 
 def test_fp8_ptx_multiplies_e4m3_with_wgmma_k32(bridge):
