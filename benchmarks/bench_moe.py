@@ -156,12 +156,14 @@ def recorded_gpu():
         return None
     result = json.loads(runs[-1].read_text())
     result["file"] = str(runs[-1].relative_to(ROOT))
+    result["date"] = runs[-1].name[:10]          # the files are named <YYYY-MM-DD>-<device>-...-moe.json
     return result
 
 
 def print_recorded(recorded) -> None:
     names = sorted({n for r in recorded["rows"] for n in r["peers"]})
-    print(f"GPU figures recorded on {recorded['device']} ({recorded['file']}; torch {recorded['torch']}): expert "
+    print(f"GPU figures recorded on {recorded['device']} ({recorded['file']}; torch {recorded['torch']}; measured "
+          f"{recorded['date']}): expert "
           f"part, ms per call; axe4j = the fused GEMM1 -> GEMM2 kernel + combine where the three-kernel form is "
           f"also given; speed-up = peer time / that axe4j time")
     for r in recorded["rows"]:
@@ -171,6 +173,16 @@ def print_recorded(recorded) -> None:
         print(f"  {r['dtype']:8s} {r['tokens']:5d} tokens: axe4j {r['axe4j_ms']:.3f} ms "
               f"({r['axe4j_tflops']:.1f} TFLOP/s, matches the reference: {r['axe4j_vs_reference']['matches']}{three});"
               f" {peers}")
+    if recorded.get("timings"):   # moe_bench.py since the schedule went inside the timed region
+        print(f"  with the schedule inside (HBM copy {recorded['hbm_GBps']:.0f} GB/s): implementation | scope | mode")
+        for t in recorded["timings"]:
+            shown = (f"not timed: {t['error'][:60]}" if "error" in t else
+                     f"{t['ms']:.3f} ms, " + (f"{t['weight_bw_pct']:.0f}% of HBM" if t["tokens"] <= 64 else
+                                             f"{t['tflops']:.1f} TFLOP/s"))
+            print(f"  {t['dtype']:13s} {t['tokens']:5d} tokens: {t['impl']} | {t['scope']} | {t['mode']}: {shown}")
+    else:
+        print("  (these figures predate the timings with the schedule inside and CUDA graphs: pending, no GPU run "
+              "of the current moe_bench.py yet)")
 
 
 def gpu_chart(path: Path, recorded) -> None:
@@ -186,8 +198,8 @@ def gpu_chart(path: Path, recorded) -> None:
     for n in names:   # the chart's font has letters, digits and a little punctuation: the name without the rest
         label = "".join(c for c in n.replace("_", " ") if c.isalnum() or c in " ()-.,")
         series[label] = [r["peers"].get(n, {}).get("tflops", 0.0) for r in rows]
-    chart.bar_chart(path, f"MoE layer (128 experts, top-8, hidden 2048, intermediate 768) on {recorded['device']}: "
-                          f"TFLOP/s of the expert GEMMs",
+    chart.bar_chart(path, f"MoE layer (128 experts, top-8, hidden 2048, intermediate 768) on {recorded['device']}, "
+                          f"{recorded['date']}: TFLOP/s of the expert GEMMs",
                     [f"{'bf16' if r['dtype'] == 'bfloat16' else 'fp16'} {r['tokens']}" for r in rows], series, [])
 
 

@@ -46,7 +46,8 @@ MOE_VARIANTS = ((64, 128), (128, 64), (128, 256))   # (BN1, BN2) besides the def
 MOE_VARIANT_TOKENS = (16, 256, 4096)               # these token counts, three-kernel form (moe_bench.py)
 MOE_FUSED_VARIANTS = ((True, False), (False, False))   # fused kernel (tickets, reset) besides (True, True), timed
 MOE_FUSED_VARIANT_TOKENS = (256, 4096)                # in BF16 at these token counts: where the fused time goes
-MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers")  # carried as package `moe` (no TVM)
+# carried as package `moe` (no TVM): numpy, torch and triton only
+MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers", "block_sort", "triton_moe", "fp8")
 
 
 SWEEPS = ("full", "sample")
@@ -445,7 +446,7 @@ def build(out: Path, sweep: str = "full") -> dict:
         if item.is_file():
             shutil.copy2(item, out / item.name)
     (out / "moe").mkdir()
-    for module in MOE_MODULES:   # numpy and torch only: router, schedule, reference, peers
+    for module in MOE_MODULES:   # router, schedule, references, peers (the Triton one among them)
         shutil.copy2(ROOT / "python" / "axe4j" / "moe" / f"{module}.py", out / "moe" / f"{module}.py")
 
     timings = []

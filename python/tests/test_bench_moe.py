@@ -36,6 +36,7 @@ def test_small_run_writes_its_figures_and_reports_the_gpu_part(tmp_path):
         recorded = json.loads(newest.read_text())
         assert result["gpu"]["recorded"]["file"] == str(newest.relative_to(ROOT))
         assert f"GPU figures recorded on {recorded['device']} ({newest.relative_to(ROOT)}" in out.stdout
+        assert f"measured {newest.name[:10]})" in out.stdout               # the date, beside the device
         for r in recorded["rows"]:
             assert f"{r['dtype']:8s} {r['tokens']:5d} tokens: axe4j {r['axe4j_ms']:.3f} ms" in out.stdout
         assert (tmp_path / "moe-gpu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -150,8 +150,23 @@ class Runtime:
         lib.TVMFFIObjectDecRef.argtypes = [c_void_p]
         lib.TVMFFIBytesFromByteArray.argtypes = [POINTER(ByteArray), POINTER(Any)]
         lib.TVMFFIStringFromByteArray.argtypes = [POINTER(ByteArray), POINTER(Any)]
+        lib.TVMFFIEnvSetStream.argtypes = [c_int32, c_int32, c_void_p, POINTER(c_void_p)]
+        lib.TVMFFIEnvGetStream.argtypes = [c_int32, c_int32]
+        lib.TVMFFIEnvGetStream.restype = c_void_p
         self._callbacks = []  # ctypes thunks of registered Python functions: alive as long as the runtime
         self._globals: dict[str, Function] = {}
+
+    def set_stream(self, stream: int, device_type: int = CUDA, device_id: int = 0) -> int:
+        """``TVMFFIEnvSetStream``: the stream the runtime launches this thread's kernels on (libtvm_runtime_cuda
+        reads it with ``TVMFFIEnvGetStream`` at each launch; 0, the default, is the legacy stream). Returns the
+        previous one. Kernels captured into a CUDA graph must go on the capturing stream."""
+        previous = c_void_p()
+        self._check(self.lib.TVMFFIEnvSetStream(device_type, device_id, c_void_p(stream or None), byref(previous)),
+                    "TVMFFIEnvSetStream")
+        return previous.value or 0
+
+    def stream(self, device_type: int = CUDA, device_id: int = 0) -> int:
+        return self.lib.TVMFFIEnvGetStream(device_type, device_id) or 0
 
     # ---- calls ----------------------------------------------------------------------------------------------
 

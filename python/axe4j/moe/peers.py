@@ -3,7 +3,8 @@ tensors on the GPU with axe4j's weight layouts (w1: experts x 2*intermediate x h
 experts x hidden x intermediate; weights, ids: tokens x top_k), returning tokens x hidden in x's type.
 
 ``peers(torch)`` lists those that import here, in this order: vLLM's Triton ``fused_experts``, SGLang's Triton
-``fused_experts``, PyTorch's grouped GEMM (``torch_grouped``) and PyTorch's per-expert loop (``torch_loop``,
+``fused_experts``, the Triton fused-MoE written here (``triton_moe``: block-aligned sort, two grouped Triton GEMMs;
+where triton imports), PyTorch's grouped GEMM (``torch_grouped``) and PyTorch's per-expert loop (``torch_loop``,
 always). Used by ``axe4j.moe.cuda_bench`` and by the GPU bundle's ``moe_bench.py`` (which carries this file).
 Needs only torch.
 """
@@ -61,6 +62,9 @@ def torch_grouped(torch):
     return run
 
 
+TRITON = "Triton fused-MoE (axe4j.moe.triton_moe)"
+
+
 def peers(torch) -> tuple[list, dict]:
     """([(name, fused_experts(x, w1, w2, weights, ids))], {name: why it is not run})."""
     found, missing = [], {}
@@ -76,6 +80,12 @@ def peers(torch) -> tuple[list, dict]:
         found.append(("SGLang fused_experts (Triton)", sgl_fused_experts))
     except Exception as error:  # noqa: BLE001
         missing["SGLang fused_experts (Triton)"] = f"{type(error).__name__}: {error}"
+    try:
+        from .triton_moe import peer as triton_peer
+
+        found.append((TRITON, triton_peer(torch)))
+    except ImportError as error:
+        missing[TRITON] = f"ImportError: {error}"
     try:
         found.append(("PyTorch grouped_mm (CUTLASS)", torch_grouped(torch)))
     except ImportError as error:

@@ -1,0 +1,69 @@
+"""The GPU bundle's moe_bench.py, the parts that need no GPU: its report of the timings with the schedule inside and
+what fails a run (``failures``: the exit status of a GPU run). The GPU part itself runs only on a lent GPU."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("moe_bench_under_test", ROOT / "tools" / "gpu-bundle" / "moe_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(**extra):
+    return {"tokens": 16, "dtype": "bfloat16", "axe4j_ms": 0.2, "axe4j_tflops": 5.0, "axe4j_three_kernels_ms": 0.25,
+            "axe4j_vs_reference": {"matches": True}, "axe4j_three_kernels_vs_reference": {"matches": True},
+            "device_schedule": {"matches": True},
+            "peers": {"Triton fused-MoE (axe4j.moe.triton_moe)": {"ms": 0.3, "axe4j_speedup": 1.5,
+                                                                  "vs_reference": {"matches": True}},
+                      "PyTorch per-expert loop (cuBLAS)": {"ms": 9.0, "axe4j_speedup": 45.0,
+                                                           "vs_reference": {"matches": True}}},
+            "triton_fp8_vs_reference": {"matches": True}, "block_sort_matches": {16: True, 64: True}, **extra}
+
+
+def _timing(impl, scope, mode, **extra):
+    entry = {"impl": impl, "dtype": "bfloat16", "tokens": 16, "scope": scope, "mode": mode, "ms": 0.25,
+             "tflops": 4.0, "weight_GBps": 2400.0, "weight_bw_pct": 60.0}
+    entry.update(extra)
+    return entry
+
+
+def _result(rows=None, timings=None):
+    return {"device": "D", "torch": "t", "peers_missing": {}, "hbm_GBps": 4000.0, "rows": rows or [_row()],
+            "timings": timings if timings is not None else [
+                _timing("axe4j (fused)", "experts", "eager"),
+                _timing("axe4j (fused)", "layer", "graph", vs_reference={"matches": True}),
+                _timing("PyTorch per-expert loop (cuBLAS)", "experts", "graph", error="RuntimeError: capture")]}
+
+
+def test_a_clean_run_has_no_failures_and_reports_every_timing():
+    bench = _bench()
+    assert bench.failures(_result()) == []
+    text = bench.markdown(_result())
+    assert "HBM bandwidth measured by a 1 GiB device-to-device copy: 4000 GB/s" in text
+    assert "| bfloat16 | 16 | axe4j (fused) | layer | graph | 0.250 | 60% | 4.0 | True |" in text
+    assert "| bfloat16 | 16 | PyTorch per-expert loop (cuBLAS) | experts | graph | not timed: RuntimeError: capture" \
+        in text
+
+
+def test_each_wrong_or_missing_result_fails_the_run():
+    bench = _bench()
+    cases = {
+        "axe4j graph differs": _result(timings=[_timing("axe4j (three kernels)", "experts", "graph",
+                                                        vs_reference={"matches": False})]),
+        "axe4j not captured": _result(timings=[_timing("axe4j (fused)", "layer", "graph", error="CudaError")]),
+        "triton peer differs": _result(rows=[_row(peers={"Triton fused-MoE (axe4j.moe.triton_moe)": {
+            "ms": 1.0, "axe4j_speedup": 1.0, "vs_reference": {"matches": False}}})]),
+        "triton peer failed": _result(rows=[_row(peers={"Triton fused-MoE (axe4j.moe.triton_moe)": {
+            "error": "CompilationError"}})]),
+        "triton fp8 differs": _result(rows=[_row(triton_fp8_vs_reference={"matches": False})]),
+        "block sort differs": _result(rows=[_row(block_sort_matches={16: True, 128: False})]),
+        "schedule kernel differs": _result(rows=[_row(device_schedule={"matches": False})]),
+        "axe4j differs": _result(rows=[_row(axe4j_vs_reference={"matches": False})]),
+    }
+    for what, result in cases.items():
+        assert len(bench.failures(result)) == 1, what
