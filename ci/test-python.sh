@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup-python.sh
+bash ci/setup-triton.sh   # out/triton-venv: Triton's interpreter runs the Triton MoE peer (seconds when present)
 if [ -z "${AXE4J_CLASSPATH:-}" ] && { ! compgen -G "tvm-bridge/target/tvm-bridge-*.jar" > /dev/null || ! compgen -G "schedules/target/schedules-*.jar" > /dev/null; }; then
   echo "[test-python] jars missing: building schedules and the modules it needs" >&2
   mvn -B --no-transfer-progress -q -DskipTests package -pl schedules -am

@@ -7,11 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 bash ci/setup-python.sh
-# Open MPI, mpi4py and NCCL's headers (the distributed-tensor tests, test_mesh_*.py) and JAX on CPU
-# (test_mesh_hlo_bytes.py) install while Maven builds and tests: downloads and unpacking against a CPU-bound build.
+# Open MPI, mpi4py and NCCL's headers (the distributed-tensor tests, test_mesh_*.py), JAX on CPU
+# (test_mesh_hlo_bytes.py) and Triton in out/triton-venv (its interpreter runs the Triton MoE peer,
+# test_moe_block_sort.py) install while Maven builds and tests: downloads and unpacking against a CPU-bound build.
 mkdir -p out
 extras_log=out/setup-extras.log
-( bash ci/setup-mpi.sh && bash ci/setup-jax.sh ) > "$extras_log" 2>&1 &
+( bash ci/setup-mpi.sh && bash ci/setup-jax.sh && bash ci/setup-triton.sh ) > "$extras_log" 2>&1 &
 extras=$!
 # The property tests draw AXE4J_CASES seeded cases each (5,000 here; `make soak` runs 20,000, `make divergences` 10,000).
 mvn -B --no-transfer-progress install -Daxe4j.cases="${AXE4J_CASES:-5000}"
