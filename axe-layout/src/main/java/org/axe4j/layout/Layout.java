@@ -37,15 +37,46 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
     public Layout {
         shard = List.copyOf(shard);
         replica = List.copyOf(replica);
+        offset = nonZero(offset);
+        long size = 1;
+        long replicas = 1;
+        // Every coordinate of every image point, and the span, must fit: 1 + sum of reaches + |offset| per axis.
+        // The sum over all axes bounds each axis's, so the per-axis sums are only formed when it does not fit.
+        long total = 1;
+        for (Iter it : shard) {
+            size = Checks.mulSaturating(size, it.extent());
+            total = Checks.addSaturating(total, it.reach());
+        }
+        for (Iter it : replica) {
+            replicas = Checks.mulSaturating(replicas, it.extent());
+            total = Checks.addSaturating(total, it.reach());
+        }
+        for (long v : offset.values()) {
+            total = Checks.addSaturating(total, v == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(v));
+        }
+        if (size == Long.MAX_VALUE || replicas == Long.MAX_VALUE || total == Long.MAX_VALUE) {
+            requireFits(shard, replica, offset);
+        }
+    }
+
+    private static final SortedMap<Axis, Long> NO_OFFSET = Collections.unmodifiableSortedMap(new TreeMap<>());
+
+    /** The offset without its zero entries, unmodifiable. */
+    private static SortedMap<Axis, Long> nonZero(Map<Axis, Long> offset) {
+        if (offset.isEmpty()) {
+            return NO_OFFSET;
+        }
         TreeMap<Axis, Long> o = new TreeMap<>();
         for (Map.Entry<Axis, Long> e : offset.entrySet()) {
             if (e.getValue() != 0L) {
                 o.put(e.getKey(), e.getValue());
             }
         }
-        offset = Collections.unmodifiableSortedMap(o);
-        List<Iter> d = shard;
-        List<Iter> r = replica;
+        return o.isEmpty() ? NO_OFFSET : Collections.unmodifiableSortedMap(o);
+    }
+
+    /** The exact checks of size, replica count and per-axis span, each naming what overflowed. */
+    private static void requireFits(List<Iter> d, List<Iter> r, Map<Axis, Long> o) {
         long size = 1;
         for (Iter it : d) {
             size = Checks.mul(() -> "size of layout shard " + d, size, it.extent());
@@ -54,9 +85,8 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         for (Iter it : r) {
             replicas = Checks.mul(() -> "replica count of " + r, replicas, it.extent());
         }
-        // Every coordinate of every image point, and the span, must fit: 1 + sum of reaches + |offset| per axis.
         Map<Axis, Long> reach = new TreeMap<>();
-        for (List<Iter> part : List.of(shard, replica)) {
+        for (List<Iter> part : List.of(d, r)) {
             for (Iter it : part) {
                 reach.merge(it.axis(), it.reach(), (a, b) -> Checks.add(() -> "reach of layout on axis " + it.axis(), a, b));
             }
