@@ -1,16 +1,16 @@
 """Times each layout operation four ways in one process and prints the ratios.
 
-Usage: python bench_layout_vs_tirx.py [--rounds R] [--batch-ms MS] [--json FILE]
+Usage: python bench_layout_vs_tirx.py [--rounds R] [--batch-ms MS] [--json FILE] [--clock thread|cpu|wall]
 
   axe4j (JVM)       axe4j's algebra called in the JVM          org.axe4j.bench.TirxComparison
   TIRx from Java    TIRx's C++ (tirx.* globals) through tvm-bridge, same inputs as TVM objects
   TIRx from Python  the same C++ through TVM's Python methods (layout.slice(...), ...)
   axe4j from Python axe4j.layout.<op> (Python -> TVM FFI -> Java -> back), TVM objects in and out
 
-Inputs are TirxComparison.CASES. After a warm-up (>= 20,000 calls and >= 1 s), figures are medians of
-R batches of about MS milliseconds each, in
-ns per operation; the ratios divide TIRx's time by axe4j's (above 1: axe4j is faster). Run
-``make build`` first (the harness starts the JVM in this process through ``axe4j.install()``).
+Inputs are TirxComparison.CASES. After a warm-up (>= 200,000 calls and >= 2 s, at most 20 s), figures are medians of
+R batches of about MS milliseconds each, in ns per operation, by the CPU time of the calling thread (``--clock cpu``:
+of the whole process, every thread; ``--clock wall``: elapsed time); the ratios divide TIRx's time
+by axe4j's (above 1: axe4j is faster). Run ``make build`` first (the harness starts the JVM in this process through ``axe4j.install()``).
 """
 
 import argparse
@@ -24,23 +24,23 @@ from tvm.tirx.layout import TileLayout
 import axe4j
 
 
-def median_ns(body, rounds: int, batch_ms: float) -> float:
-    # Warm-up as on the Java side: >= 20,000 calls and >= 1 s (at most 10 s), so that the Java code
+def median_ns(body, rounds: int, batch_ms: float, clock=time.perf_counter_ns) -> float:
+    # Warm-up as on the Java side: >= 200,000 calls and >= 2 s (at most 20 s), so that the Java code
     # behind axe4j's globals is compiled by the JIT.
     start, n = time.perf_counter_ns(), 0
-    while (n < 20_000 or time.perf_counter_ns() - start < 1e9) and time.perf_counter_ns() - start < 1e10:
+    while (n < 200_000 or time.perf_counter_ns() - start < 2e9) and time.perf_counter_ns() - start < 2e10:
         body()
         n += 1
     calls, start = 0, time.perf_counter_ns()
-    while time.perf_counter_ns() - start < batch_ms * 1e6:  # the batch size
+    while time.perf_counter_ns() - start < batch_ms * 1e6:  # the batch size, by the wall clock as in Java
         body()
         calls += 1
     figures = []
     for _ in range(rounds):
-        t0 = time.perf_counter_ns()
+        t0 = clock()
         for _ in range(calls):
             body()
-        figures.append((time.perf_counter_ns() - t0) / calls)
+        figures.append((clock() - t0) / calls)
     return statistics.median(figures)
 
 
@@ -83,31 +83,37 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-ms", type=float, default=200.0)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--clock", choices=["thread", "cpu", "wall"], default="thread",
+                        help="thread: CPU time of the calling thread (ns; what a shared machine does not inflate by "
+                             "waiting for a core; other threads' work, such as the JVM's garbage collector, is not "
+                             "counted); cpu: CPU time of the whole process, every thread (10 ms steps in the JVM); "
+                             "wall: elapsed time")
     args = parser.parse_args()
 
     axe4j.install()
     import jpype
 
     comparison = jpype.JClass("org.axe4j.bench.TirxComparison")
+    clock = {"thread": time.thread_time_ns, "cpu": time.process_time_ns, "wall": time.perf_counter_ns}[args.clock]
     rows = []
     for op in comparison.CASES.keySet():
         op = str(op)
         inputs = [str(s) for s in comparison.CASES.get(op)]
-        java_axe4j, java_tirx = comparison.measure(op, args.rounds, int(args.batch_ms * 1e6))
+        java_axe4j, java_tirx = comparison.measure(op, args.rounds, int(args.batch_ms * 1e6), args.clock)
         tirx_py, axe4j_py = python_bodies(op, inputs)
         rows.append({
             "op": op,
             "inputs": inputs,
             "axe4j_jvm_ns": float(java_axe4j),
             "tirx_from_java_ns": float(java_tirx),
-            "tirx_from_python_ns": median_ns(tirx_py, args.rounds, args.batch_ms),
-            "axe4j_from_python_ns": median_ns(axe4j_py, args.rounds, args.batch_ms),
+            "tirx_from_python_ns": median_ns(tirx_py, args.rounds, args.batch_ms, clock),
+            "axe4j_from_python_ns": median_ns(axe4j_py, args.rounds, args.batch_ms, clock),
         })
         print(f"  measured {op}", flush=True)
 
     header = (f"{'operation':<14}{'axe4j JVM':>11}{'TIRx<-Java':>12}{'TIRx<-Py':>11}{'axe4j<-Py':>11}"
               f"{'TIRx(Java)/axe4j':>18}{'TIRx(Py)/axe4j':>16}")
-    print("\nns per operation, same inputs, same process\n" + header)
+    print(f"\nns per operation ({args.clock} clock), same inputs, same process\n" + header)
     for r in rows:
         print(f"{r['op']:<14}{r['axe4j_jvm_ns']:>11.0f}{r['tirx_from_java_ns']:>12.0f}"
               f"{r['tirx_from_python_ns']:>11.0f}{r['axe4j_from_python_ns']:>11.0f}"

@@ -62,6 +62,9 @@ public final class Canonicalize {
 
     private static Layout rewrite(Layout l) {
         List<Iter> shard = canonicalShard(l.shard());
+        if (l.replica().isEmpty()) {
+            return new Layout(shard, List.of(), l.offset());
+        }
         TreeMap<Axis, Long> offset = new TreeMap<>(l.offset());
         List<Iter> replica = dropZeroStrideReplicas(dropUnitReplicas(l.replica()));
         replica = normalizeReplicaSigns(replica, offset);
@@ -71,7 +74,22 @@ public final class Canonicalize {
 
     /** D0, DZ, D1: the canonical form of a shard alone (two shards are the same function iff these are equal). */
     public static List<Iter> canonicalShard(List<Iter> shard) {
-        return mergeShardNeighbours(zeroStrideOnMemoryAxis(dropUnitShardIters(shard)));
+        // D0, DZ and D1 in one pass (the composition of the three passes below, without the intermediate lists).
+        Iter[] out = new Iter[shard.size()];
+        int n = 0;
+        for (Iter it : shard) {
+            if (it.extent() == 1) {
+                continue;
+            }
+            Iter next = it.stride() == 0 && !it.axis().isMemory() ? new Iter(it.extent(), 0, Axis.M) : it;
+            Iter merged = n > 0 ? mergedOrNull(out[n - 1], next) : null;
+            if (merged != null) {
+                out[n - 1] = merged;
+                continue;
+            }
+            out[n++] = next;
+        }
+        return n == out.length ? List.of(out) : List.of(java.util.Arrays.copyOf(out, n));
     }
 
     /** D0: delete shard iters of extent 1. */
@@ -107,21 +125,26 @@ public final class Canonicalize {
 
     /** {@code (e1*e2, s2@a)} if {@code outer = (e1,s1@a)} and {@code inner = (e2,s2@a)} satisfy {@code s1 = e2*s2}. */
     static Optional<Iter> mergeShardPair(Iter outer, Iter inner) {
+        return Optional.ofNullable(mergedOrNull(outer, inner));
+    }
+
+    /** {@link #mergeShardPair} without the Optional: the merged iter, or null. */
+    private static Iter mergedOrNull(Iter outer, Iter inner) {
         if (!outer.axis().equals(inner.axis())) {
-            return Optional.empty();
+            return null;
         }
         // s1 = e2*s2 without overflow: |e2*s2| <= reach of inner + |s2|, which fits since strides fit.
         long innerSpan;
         try {
             innerSpan = Math.multiplyExact(inner.extent(), inner.stride());
         } catch (ArithmeticException e) {
-            return Optional.empty();
+            return null;
         }
         if (outer.stride() != innerSpan) {
-            return Optional.empty();
+            return null;
         }
         long extent = Checks.mul(() -> "merged extent of " + outer + " and " + inner, outer.extent(), inner.extent());
-        return Optional.of(new Iter(extent, inner.stride(), inner.axis()));
+        return new Iter(extent, inner.stride(), inner.axis());
     }
 
     /** C0: delete replica iters of extent 1. */

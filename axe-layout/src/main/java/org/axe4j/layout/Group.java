@@ -1,8 +1,7 @@
 package org.axe4j.layout;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -36,21 +35,25 @@ public final class Group {
     public static Result<Grouped> tryGroup(Layout l, Shape shape) {
         l.requireAdmits(shape);
         List<Iter> fused = fuse(l.shard());
-        Deque<Iter> queue = new ArrayDeque<>(fused);
-        List<Iter> out = new ArrayList<>();
-        List<Integer> seps = new ArrayList<>(List.of(0));
+        int next = 0; // the next iter of fused to take
+        Iter split = null; // the inner part of an iter split at the previous dimension's end, taken first
+        List<Iter> out = new ArrayList<>(fused.size() + shape.rank());
+        Integer[] seps = new Integer[shape.rank() + 1];
+        seps[0] = 0;
         for (int k = 0; k < shape.rank(); k++) {
             long need = shape.dim(k);
-            List<Iter> block = new ArrayList<>();
+            int blockStart = out.size();
             while (need > 1) {
-                Iter it = queue.removeFirst(); // sizes agree, so iters remain while a dimension needs more
+                // sizes agree, so iters remain while a dimension needs more
+                Iter it = split != null ? split : fused.get(next++);
+                split = null;
                 long e = it.extent();
                 if (need % e == 0) {
-                    block.add(it);
+                    out.add(it);
                     need /= e;
                 } else if (e % need == 0) {
-                    block.add(new Iter(need, it.stride() * (e / need), it.axis()));
-                    queue.addFirst(new Iter(e / need, it.stride(), it.axis()));
+                    out.add(new Iter(need, it.stride() * (e / need), it.axis()));
+                    split = new Iter(e / need, it.stride(), it.axis());
                     need = 1;
                 } else {
                     return Result.absent(
@@ -59,10 +62,14 @@ public final class Group {
                             l, shape, k, shape.dim(k), it, e, need);
                 }
             }
-            out.addAll(fuse(block));
-            seps.add(out.size());
+            if (out.size() - blockStart > 1) { // fuse within the block
+                List<Iter> block = fuse(out.subList(blockStart, out.size()));
+                out.subList(blockStart, out.size()).clear();
+                out.addAll(block);
+            }
+            seps[k + 1] = out.size();
         }
-        return Result.of(new Grouped(new Layout(out, l.replica(), l.offset()), shape, seps));
+        return Result.of(new Grouped(new Layout(out, l.replica(), l.offset()), shape, Arrays.asList(seps)));
     }
 
     /** Drops extent-1 iters, puts zero strides on m and fuses neighbours by D1 (the canonical shard). */

@@ -14,7 +14,9 @@ public record Iter(long extent, long stride, Axis axis) {
         if (stride == Long.MIN_VALUE) {
             throw AxeException.invalid("stride (%d) is out of range", stride);
         }
-        Checks.mul(() -> "iter (" + extent + "," + stride + "@" + axis + ") reach", extent - 1, Math.abs(stride));
+        if (Checks.mulSaturating(extent - 1, Math.abs(stride)) == Long.MAX_VALUE) {
+            Checks.mul("iter (" + extent + "," + stride + "@" + axis + ") reach", extent - 1, Math.abs(stride));
+        }
     }
 
     public static Iter of(long extent, long stride, Axis axis) {

@@ -39,15 +39,46 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
     public Layout {
         shard = List.copyOf(shard);
         replica = List.copyOf(replica);
+        offset = nonZero(offset);
+        long size = 1;
+        long replicas = 1;
+        // 1 + the sum of all reaches and |offsets| bounds every axis's coordinates and span: when it fits, so does
+        // everything requireFits checks, which runs (exactly, per axis) only when it does not.
+        long total = 1;
+        for (Iter it : shard) {
+            size = Checks.mulSaturating(size, it.extent());
+            total = Checks.addSaturating(total, it.reach());
+        }
+        for (Iter it : replica) {
+            replicas = Checks.mulSaturating(replicas, it.extent());
+            total = Checks.addSaturating(total, it.reach());
+        }
+        for (long v : offset.values()) {
+            total = Checks.addSaturating(total, v == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(v));
+        }
+        if (size == Long.MAX_VALUE || replicas == Long.MAX_VALUE || total == Long.MAX_VALUE) {
+            requireFits(shard, replica, offset);
+        }
+    }
+
+    private static final SortedMap<Axis, Long> NO_OFFSET = Collections.unmodifiableSortedMap(new TreeMap<>());
+
+    /** The offset without its zero entries, unmodifiable. */
+    private static SortedMap<Axis, Long> nonZero(Map<Axis, Long> offset) {
+        if (offset.isEmpty()) {
+            return NO_OFFSET;
+        }
         TreeMap<Axis, Long> o = new TreeMap<>();
         for (Map.Entry<Axis, Long> e : offset.entrySet()) {
             if (e.getValue() != 0L) {
                 o.put(e.getKey(), e.getValue());
             }
         }
-        offset = Collections.unmodifiableSortedMap(o);
-        List<Iter> d = shard;
-        List<Iter> r = replica;
+        return o.isEmpty() ? NO_OFFSET : Collections.unmodifiableSortedMap(o);
+    }
+
+    /** The exact checks of size, replica count and per-axis span, each naming what overflowed. */
+    private static void requireFits(List<Iter> d, List<Iter> r, Map<Axis, Long> o) {
         long size = 1;
         for (Iter it : d) {
             size = Checks.mul(() -> "size of layout shard " + d, size, it.extent());
@@ -60,7 +91,7 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         // an offset, span + offset must fit too (1 + reach + |offset|); without one the span may be 2^63
         // (S[2:9223372036854775807]), which spanOn refuses by name while apply still answers.
         Map<Axis, Long> reach = new TreeMap<>();
-        for (List<Iter> part : List.of(shard, replica)) {
+        for (List<Iter> part : List.of(d, r)) {
             for (Iter it : part) {
                 reach.merge(it.axis(), it.reach(), (a, b) -> {
                     if (Long.MAX_VALUE - a < b) {
@@ -77,8 +108,8 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
             long before = reach.getOrDefault(e.getKey(), 0L);
             if (Long.MAX_VALUE - before < abs || Long.MAX_VALUE - before - abs < 1) {
                 throw AxeException.invalid("layout %s reaches %s on axis %s: %s overflows 64 bits (reach %d of its "
-                        + "iters + |offset| %d%s)", LayoutText.print(shard, replica, o),
-                        farthest(shard, replica, o, e.getKey()), e.getKey(),
+                        + "iters + |offset| %d%s)", LayoutText.print(d, r, o),
+                        farthest(d, r, o, e.getKey()), e.getKey(),
                         Long.MAX_VALUE - before >= abs ? "span + offset" : "a coordinate", before, abs,
                         Long.MAX_VALUE - before >= abs ? " + 1" : "");
             }

@@ -80,7 +80,9 @@ public final class Slice {
         if (outside.isPresent()) {
             throw AxeException.invalid("slice of layout %s by shape %s: %s", l, shape, outside.get());
         }
-        String subject = String.format("slice of layout %s by shape %s on region %s", l, shape, region);
+        // The subject of a refusal, built only when there is one (formatting the layout costs more than a slice).
+        java.util.function.Supplier<String> subject =
+                () -> String.format("slice of layout %s by shape %s on region %s", l, shape, region);
         Point origin = l.shardImage(shape.flatten(region.beginArray())); // D(b)
         Result<Grouped> grouped = Group.tryGroup(l, shape);
         List<Iter> shard = new ArrayList<>();
@@ -89,7 +91,7 @@ public final class Slice {
                 Result<List<Iter>> block = sliceBlock(grouped.get().block(k), region.begin(k), region.width(k),
                         search);
                 if (block.isEmpty()) {
-                    return Result.absent("%s is not representable: dimension %d: %s", subject, k, block.reason());
+                    return Result.absent("%s is not representable: dimension %d: %s", subject.get(), k, block.reason());
                 }
                 shard.addAll(Group.fuse(block.get()));
             }
@@ -97,16 +99,16 @@ public final class Slice {
             String why = grouped.reason();
             long boxSize = region.extents().size();
             if (!search) {
-                return Result.absent("%s is not representable by the constructions: %s", subject, why);
+                return Result.absent("%s is not representable by the constructions: %s", subject.get(), why);
             }
             if (boxSize > SEARCH_LIMIT) {
                 return Result.absent("%s is not representable: %s, and the box has %d elements,"
-                        + " more than the %d read one by one", subject, why, boxSize, SEARCH_LIMIT);
+                        + " more than the %d read one by one", subject.get(), why, boxSize, SEARCH_LIMIT);
             }
             Result<List<Iter>> box = factor(boxValues(l, shape, region, origin));
             if (box.isEmpty()) {
                 return Result.absent("%s is not representable: %s, and the box read in row-major"
-                        + " order is not the map of any iters: %s", subject, why, box.reason());
+                        + " order is not the map of any iters: %s", subject.get(), why, box.reason());
             }
             shard.addAll(box.get());
         }

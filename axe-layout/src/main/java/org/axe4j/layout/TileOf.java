@@ -95,6 +95,17 @@ public final class TileOf {
                 outerShard.add(it.withStride(it.stride() / s));
             }
         }
+        if (tiled.replica().isEmpty() && inner.replica().isEmpty()) {
+            // Q_L = {O_L} and Q_B = {O_B}, so Q_A = {(O_L - O_B) / s}, exact on every axis: the general steps
+            // below on one-point sets, without building them.
+            Optional<TreeMap<Axis, Long>> offset = offsetQuotient(tiled.offset(), inner.offset(), span);
+            if (offset.isEmpty()) {
+                return Result.absent("replicas and offset of " + tiled + " are not span-scaled outer ones plus the"
+                        + " inner's " + offsetReplicaSet(inner));
+            }
+            Layout outer = new Layout(outerShard, List.of(), offset.get());
+            return verified(tiled, Tile.tile(outer, outerShape, inner, innerShape), outer);
+        }
         Set<Point> qL = offsetReplicaSet(tiled);
         Set<Point> qB = offsetReplicaSet(inner);
         Set<Axis> axes = axesOf(qL, qB, span.keySet());
@@ -187,6 +198,22 @@ public final class TileOf {
         }
         Layout inner = new Layout(innerShard, rest.get().replica(), rest.get().offset());
         return verified(tiled, Tile.tile(outer, outerShape, inner, innerShape), inner);
+    }
+
+    /** {@code (O_L - O_B) / s} axis by axis, or empty where a difference is not a multiple of its span. */
+    private static Optional<TreeMap<Axis, Long>> offsetQuotient(Map<Axis, Long> tiledOffset, Map<Axis, Long> innerOffset,
+                                                               Map<Axis, Long> span) {
+        TreeMap<Axis, Long> difference = new TreeMap<>(tiledOffset);
+        innerOffset.forEach((a, v) -> difference.put(a, Checks.sub("tile-of offset on " + a,
+                difference.getOrDefault(a, 0L), v)));
+        for (Map.Entry<Axis, Long> e : difference.entrySet()) {
+            long s = span.getOrDefault(e.getKey(), 1L);
+            if (e.getValue() % s != 0) {
+                return Optional.empty();
+            }
+            e.setValue(e.getValue() / s);
+        }
+        return Optional.of(difference);
     }
 
     // ---- exact map comparison ---------------------------------------------------------------------

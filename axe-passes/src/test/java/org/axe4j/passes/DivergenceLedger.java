@@ -191,8 +191,17 @@ final class DivergenceLedger {
         return out;
     }
 
+    /** The heading from which the file is written by hand, not by this ledger: a rewrite keeps it and what follows. */
+    static final String HAND_WRITTEN = "## TVM's layout test file";
+
     void write(Path file, long seed, int cases) throws IOException {
         Files.createDirectories(file.getParent());
-        Files.writeString(file, markdown(seed, cases), StandardCharsets.UTF_8);
+        String kept = "";
+        if (Files.exists(file)) {
+            String old = Files.readString(file, StandardCharsets.UTF_8);
+            int at = old.indexOf(HAND_WRITTEN);
+            kept = at < 0 ? "" : "\n" + old.substring(at);
+        }
+        Files.writeString(file, markdown(seed, cases) + kept, StandardCharsets.UTF_8);
     }
 }

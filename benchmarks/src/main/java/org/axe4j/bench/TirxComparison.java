@@ -1,10 +1,12 @@
 package org.axe4j.bench;
 
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Canonicalize;
@@ -31,8 +33,8 @@ public final class TirxComparison {
     /** Operation name to its inputs, in axe4j text; the Python harness builds the same TIRx objects. */
     public static final Map<String, List<String>> CASES = cases();
 
-    private static final long WARM_UP_CALLS = 20_000;
-    private static final long WARM_UP_NANOS = 1_000_000_000L;
+    private static final long WARM_UP_CALLS = 200_000;
+    private static final long WARM_UP_NANOS = 2_000_000_000L;
 
     private TirxComparison() {}
 
@@ -49,8 +51,26 @@ public final class TirxComparison {
         return c;
     }
 
-    /** {@code [axe4j in the JVM, TIRx C++ from Java]} in ns per operation. */
+    /** {@code [axe4j in the JVM, TIRx C++ from Java]} in ns per operation, by the wall clock. */
     public static double[] measure(String op, int rounds, long batchNanos) {
+        return measure(op, rounds, batchNanos, false);
+    }
+
+    /**
+     * {@code [axe4j in the JVM, TIRx C++ from Java]} in ns per operation; with {@code processCpu}, by the CPU time
+     * of the whole process (every thread: the caller, the JIT, the garbage collector), which is what a shared
+     * machine does not inflate by time spent waiting for a core.
+     */
+    public static double[] measure(String op, int rounds, long batchNanos, boolean processCpu) {
+        return measure(op, rounds, batchNanos, processCpu ? "cpu" : "wall");
+    }
+
+    /**
+     * {@code [axe4j in the JVM, TIRx C++ from Java]} in ns per operation by {@code clock}: {@code "wall"} (elapsed),
+     * {@code "cpu"} (the process's CPU time, every thread, in 10 ms steps) or {@code "thread"} (the calling thread's
+     * CPU time, in ns; work of other threads, such as the garbage collector's, is not counted).
+     */
+    public static double[] measure(String op, int rounds, long batchNanos, String clockName) {
         List<String> in = CASES.get(op);
         if (in == null) {
             throw new IllegalArgumentException("unknown operation '" + op + "'; known: " + CASES.keySet());
@@ -58,7 +78,13 @@ public final class TirxComparison {
         Tvm.load();
         Supplier<Object> ours = axe4j(op, in);
         Supplier<Object> theirs = tirx(op, in);
-        return new double[] {time(ours, rounds, batchNanos), time(theirs, rounds, batchNanos)};
+        LongSupplier clock = switch (clockName) {
+            case "wall" -> System::nanoTime;
+            case "cpu" -> TirxComparison::processCpuNanos;
+            case "thread" -> ManagementFactory.getThreadMXBean()::getCurrentThreadCpuTime;
+            default -> throw new IllegalArgumentException("unknown clock '" + clockName + "'; known: wall, cpu, thread");
+        };
+        return new double[] {time(ours, rounds, batchNanos, clock), time(theirs, rounds, batchNanos, clock)};
     }
 
     private static Supplier<Object> axe4j(String op, List<String> in) {
@@ -138,30 +164,38 @@ public final class TirxComparison {
     }
 
     /** Median over rounds of the mean time per call in a batch of about {@code batchNanos}. */
-    private static double time(Supplier<Object> body, int rounds, long batchNanos) {
-        // Warm-up: at least 20,000 calls (the JIT compiles hot code after about 10,000) and one second,
-        // at most ten seconds.
+    private static double time(Supplier<Object> body, int rounds, long batchNanos, LongSupplier clock) {
+        // Warm-up: at least 200,000 calls and two seconds (the JIT compiles hot code after about 10,000 calls, but on
+        // a loaded machine its compiler threads wait for a core), at most twenty seconds.
         long start = System.nanoTime();
         for (long n = 0; (n < WARM_UP_CALLS || System.nanoTime() - start < WARM_UP_NANOS)
                 && System.nanoTime() - start < 10 * WARM_UP_NANOS; n++) {
             release(body.get());
         }
+        // The batch size, by the wall clock: the process CPU clock ticks in steps of 10 ms here and costs a system
+        // call, so a batch counted by it would time the clock. Each round then lasts about batchNanos.
         long calls = 0;
         start = System.nanoTime();
-        while (System.nanoTime() - start < batchNanos) { // the batch size
+        while (System.nanoTime() - start < batchNanos) {
             release(body.get());
             calls++;
         }
         double[] perCall = new double[rounds];
         for (int r = 0; r < rounds; r++) {
-            long t0 = System.nanoTime();
+            long t0 = clock.getAsLong();
             for (long i = 0; i < calls; i++) {
                 release(body.get());
             }
-            perCall[r] = (double) (System.nanoTime() - t0) / calls;
+            perCall[r] = (double) (clock.getAsLong() - t0) / calls;
         }
         Arrays.sort(perCall);
         return perCall[rounds / 2];
+    }
+
+    /** CPU time of this process, every thread (CLOCK_PROCESS_CPUTIME_ID, as Python's time.process_time_ns). */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /** TVM results are closed at once, so that the time includes freeing them, as Python's does. */
