@@ -205,7 +205,6 @@ FUSE_AXIS = [  # test_normalize_tile_layout.case_fuse_axis: under a cuda target 
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=TARGET_THREADS)
 @pytest.mark.parametrize("spec,expected", FUSE_AXIS, ids=[f"fuse_axis{i}" for i in range(len(FUSE_AXIS))])
 def test_canonicalize_under_a_cuda_target_fuses_thread_axes(spec, expected):
     with tvm.target.Target("cuda"):
@@ -289,7 +288,6 @@ def test_cta_tile_of_a_warp_tile():
     assert_same_map(L.is_tile_outer(cta, tiled, [16, 16], [2, 2]), per_warp, "per warp")
 
 
-@pytest.mark.xfail(strict=True, reason=TARGET_THREADS)
 def test_cta_tile_of_under_a_cuda_target():
     """test_shard_layout.case_cta_layout2: the tiled layout on tx, its factors on warpid and laneid."""
     with tvm.target.Target("cuda"):
@@ -309,7 +307,6 @@ SWIZZLED_TILE = [  # test_tile_layout.case_tile_compose_layout, case_tile_swizzl
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=SWIZZLED_TILES)
 @pytest.mark.parametrize("name,swizzle,outer,outer_shape,inner_shape", SWIZZLED_TILE, ids=[c[0] for c in SWIZZLED_TILE])
 def test_tile_of_a_swizzled_inner(name, swizzle, outer, outer_shape, inner_shape):
     from tvm.tirx.layout import ComposeLayout
@@ -374,13 +371,17 @@ def test_apply(name, spec, shape, expected):
         assert [_nonzero(p) for p in L.apply(layout, i * shape[1] + j)] == [want], (name, i, j)
 
 
-def test_apply_past_the_size_is_an_error():
-    """test_swizzle_layout_1 applies a 512-element swizzle at p < 4096 (TIRx wraps it as p // 512 * 512 + ...);
-    axe4j refuses an index outside the layout, naming it (docs/divergences.md)."""
+def test_apply_of_a_bare_swizzle_repeats_past_its_size():
+    """test_apply.test_swizzle_layout_1: the 512-element swizzle at every p < 4096 is p // 512 * 512 + swizzle(p % 512),
+    the swizzle of memory repeating past its atom (axe4j's bare swizzle, docs/algebra.md); equal to TIRx's own apply."""
     from tvm.tirx.layout import ComposeLayout
 
-    with pytest.raises(ValueError, match="outside"):
-        L.apply(ComposeLayout(3, 3, 3, TileLayout(S[512])), 512)
+    layout = ComposeLayout(3, 3, 3, TileLayout(S[512]))
+    atom = SWIZZLE_APPLY[1][-1]   # swizzle1: ComposeLayout(3, 3, 3, S[512]) inside its atom
+    for p in range(4096):
+        want = p // 512 * 512 + atom(p % 512)
+        assert [_nonzero(q) for q in L.apply(layout, p)] == [_nonzero({"m": want})], p
+        assert int(layout.apply(p)["m"]) == want, p
 
 
 def test_apply_of_a_coordinate_of_the_wrong_rank_is_an_error():
@@ -388,7 +389,6 @@ def test_apply_of_a_coordinate_of_the_wrong_rank_is_an_error():
         L.apply(TileLayout(S[(8, 8):(8, 1)]), 1, 1, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=SYMBOLIC)
 def test_apply_of_a_symbolic_index():
     v = tvm.tirx.Var("v", "int32")
     assert str(L.apply(TileLayout(S[(8, 8):(8, 1)]), v)[0]["m"]) == str(v)
@@ -419,9 +419,8 @@ def test_apply_of_a_swizzle_over_a_tile_is_the_swizzle_of_the_tile():
     for tile in (S[(8, 64):(64, 1)], S[(16, 64, 8):(64, 1, 1024)]):
         b = TileLayout(tile)
         layout = ComposeLayout(3, 3, 3, b)
-        # TIRx applies the 512-element atom to any m; axe4j takes indices inside a layout only, so the atom here is
-        # the same swizzle over all of b's span (docs/divergences.md, "TVM's layout test file").
-        atom = ComposeLayout(3, 3, 3, TileLayout(S[int(L.span(b, "m"))]))
+        # the 512-element atom repeats past its size, as in TIRx (a bare swizzle)
+        atom = ComposeLayout(3, 3, 3, TileLayout(S[512]))
         for x in range(0, int(b.size()), 7):
             m = L.apply(b, x)[0].get("m", 0)
             assert L.apply(layout, x) == L.apply(atom, m), x
@@ -547,7 +546,6 @@ def test_slice(name, spec, shape, region):
     assert_same_map(L.slice(layout, shape, [tvm.ir.Range(b, e) for b, e in region]), sliced, "ir.Range")
 
 
-@pytest.mark.xfail(strict=True, reason=SYMBOLIC)
 def test_slice_with_a_symbolic_start():
     """test_slice_single_shard_skips_defensive_floormod: a pipeline stage as the slice start."""
     stage = tvm.tirx.Var("stage", "int32")
