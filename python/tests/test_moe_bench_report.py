@@ -2,6 +2,7 @@
 what fails a run (``failures``: the exit status of a GPU run). The GPU part itself runs only on a lent GPU."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -10,7 +11,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def _bench():
     spec = importlib.util.spec_from_file_location("moe_bench_under_test", ROOT / "tools" / "gpu-bundle" / "moe_bench.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True   # no __pycache__ in the bundle's payload
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 
