@@ -13,8 +13,9 @@ A bundle whose recorded input digest (sources, jars' contents, toolchain version
 
 ``--sweep sample`` (what ``make test`` builds) compiles the whole FP16 ``SWEEP`` but only the first GEMM of each
 (kind, tile configuration) of the rest of the sweep (decode, served, ragged, BF16, FP8: ``sweep_kind``), so every kind
-of kernel the GPU times is still lowered and compiled here; ``make gpu-bundle`` builds the whole sweep (``full``). A
-full bundle also serves a request for a sample.
+of kernel the GPU times is still lowered and compiled here, and the FP8 MoE experts (``compile_moe_fp8``, their own
+library) at 16 tokens only; ``make gpu-bundle`` builds the whole sweep (``full``) and the FP8 experts at every MoE token
+count. A full bundle also serves a request for a sample.
 
 usage: gpu_bundle.py [--out DIR] [--force] [--sweep {full,sample}]
 """
@@ -46,6 +47,8 @@ MOE_VARIANTS = ((64, 128), (128, 64), (128, 256))   # (BN1, BN2) besides the def
 MOE_VARIANT_TOKENS = (16, 256, 4096)               # these token counts, three-kernel form (moe_bench.py)
 MOE_FUSED_VARIANTS = ((True, False), (False, False))   # fused kernel (tickets, reset) besides (True, True), timed
 MOE_FUSED_VARIANT_TOKENS = (256, 4096)                # in BF16 at these token counts: where the fused time goes
+MOE_FP8_SAMPLE_TOKENS = (16,)   # the FP8 experts' token counts in a sample bundle (make test); full: MOE_TOKENS
+MOE_FP8_LIBRARY = "kernels/moe-fp8-sm_90a.so"   # apart from moe-sm_90a.so: the JVM GPU bundle does not carry it
 # carried as package `moe` (no TVM): numpy, torch and triton only
 MOE_MODULES = ("__init__", "config", "schedule", "reference", "peers", "block_sort", "triton_moe", "fp8")
 
@@ -306,6 +309,47 @@ def compile_moe():
     return executable, moe
 
 
+def moe_fp8_tokens(sweep: str) -> tuple[int, ...]:
+    """The token counts of the FP8 MoE runs: every one of MOE_TOKENS in a full bundle, MOE_FP8_SAMPLE_TOKENS in a
+    sample."""
+    if sweep not in SWEEPS:
+        raise ValueError(f"sweep must be one of {SWEEPS}, not {sweep!r}")
+    return MOE_TOKENS if sweep == "full" else MOE_FP8_SAMPLE_TOKENS
+
+
+def compile_moe_fp8(sweep: str = "full"):
+    """(executable, moe_fp8): the FP8 (e4m3) expert kernels of ``axe4j.moe.cuda_fp8`` (quantise_x, gemm1,
+    quantise_h, gemm2; BF16 tokens, H and output) for each of ``moe_fp8_tokens(sweep)`` at Qwen3-30B-A3B's shapes, in
+    one IRModule. A run's ``schedule`` and ``combine`` are the BF16 run's kernels of the same token count in the
+    16-bit MoE library (``shared_symbols``): ``cuda_fp8.kernels`` builds the very same PrimFuncs."""
+    import tvm
+
+    import axe4j
+    from axe4j.moe import QWEN3_30B_A3B, cuda, cuda_fp8
+    from axe4j.moe.cuda_kernels import ROWS
+    from axe4j.moe.schedule import TileSchedule
+
+    shape, funcs, runs = QWEN3_30B_A3B, {}, []
+    for tokens in moe_fp8_tokens(sweep):
+        symbols = {}
+        for kernel, func in cuda_fp8.kernels(shape, tokens, dtype="bfloat16").items():
+            if kernel in ("schedule", "combine"):
+                continue
+            symbols[kernel] = f"moe_fp8_{kernel}_{tokens}_tokens_bf16"
+            funcs[symbols[kernel]] = func.with_attr("global_symbol", symbols[kernel])
+        runs.append({"tokens": tokens, "dtype": "bfloat16", "weight_dtype": "float8_e4m3fn", "symbols": symbols,
+                     "shared_symbols": {k: f"moe_{k}_{tokens}_tokens_bf16" for k in ("schedule", "combine")},
+                     "bn1": 128, "bn2": 128,
+                     "max_tiles": TileSchedule.max_tiles(tokens * shape.top_k, shape.experts, ROWS),
+                     "scales": {"w1": "float32 per output channel (experts x 2 intermediate)",
+                                "w2": "float32 per output channel (experts x hidden)",
+                                "x": "float32 per tile-padded row (quantise_x)",
+                                "h": "float32 per tile-padded row (quantise_h)",
+                                "formula": "scale = max |row| / 448 (1 for a zero row), code = e4m3(v / scale)"}})
+    executable = axe4j.compile(tvm.IRModule(funcs), cuda.target())
+    return executable, {"library": MOE_FP8_LIBRARY, "runs": runs}
+
+
 def fatbin(source: str, arch: str) -> bytes:
     from axe4j_tools.cuda_corpus import build
 
@@ -399,6 +443,9 @@ def build(out: Path, sweep: str = "full") -> dict:
     t = time.time()
     built, failed = compile_groups(small + timed)
     moe_executable, moe = compile_moe()
+    fp8_executable, moe_fp8 = compile_moe_fp8(sweep)
+    log(f"moe-fp8-sm_90a: {4 * len(moe_fp8['runs'])} FP8 kernels (tokens "
+        f"{', '.join(str(r['tokens']) for r in moe_fp8['runs'])}) lowered")
     log(f"moe-sm_90a: {10 * len(MOE_TOKENS) + 3 * len(MOE_VARIANTS) * len(MOE_VARIANT_TOKENS) + 2 * len(MOE_FUSED_VARIANTS) * len(MOE_FUSED_VARIANT_TOKENS)} kernels (FP16 and BF16, tokens {', '.join(map(str, MOE_TOKENS))}) lowered")
     lower_s = time.time() - t
 
@@ -420,6 +467,12 @@ def build(out: Path, sweep: str = "full") -> dict:
     libraries.append({"file": "kernels/moe-sm_90a.so", "arch": "sm_90a", "source_sha256": sha,
                       "symbols": [name for run in moe["runs"] + moe["variants"] for name in run["symbols"].values()]})
     moe["library"] = "kernels/moe-sm_90a.so"
+    fp8_executable.export_library(str(out / MOE_FP8_LIBRARY))
+    source = corpus_build.cuda_source(fp8_executable)
+    sha = hashlib.sha256(source.encode()).hexdigest()
+    sources[sha] = (source, "sm_90a")
+    libraries.append({"file": MOE_FP8_LIBRARY, "arch": "sm_90a", "source_sha256": sha,
+                      "symbols": [name for run in moe_fp8["runs"] for name in run["symbols"].values()]})
     export_s = time.time() - t
 
     t = time.time()
@@ -461,6 +514,7 @@ def build(out: Path, sweep: str = "full") -> dict:
         "libraries": libraries,
         "timings": timings,
         "moe": moe,
+        "moe_fp8": moe_fp8,
         "build_errors": failed,
         "licenses": licenses,
         "versions": {p: importlib.metadata.version(p) for p in ("apache-tvm", "apache-tvm-ffi", "nvidia-cuda-nvcc")},

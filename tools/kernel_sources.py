@@ -8,14 +8,15 @@ to ``OUT/<case>.cu``; with the ``nvidia-cuda-nvcc`` wheel's nvcc (``axe4j._cuda.
 (``nvcc -ptx -arch=<case arch>``; ``--no-ptx`` skips it). ``OUT/digests.json`` maps each case to the sha256 of its
 files. ``<case>`` is the case name with ``/`` as ``__`` (``gpu_bundle.file_stem``).
 
-Compiling all 425 catalog cases and the bundle's 78 MoE kernels, with PTX, takes about 15-20 minutes on a 2-core
-machine (1-3 s a kernel), longer than a check should, so the default set (73 kernels, about 3 minutes) is: every
-Hopper GEMM (``hopper_gemm/``), pipelined Hopper GEMM (``hopper_gemm_pipelined/``: the small cases and one large shape
-per tile configuration of the sweep, plus the fused 128x256), Blackwell GEMM (``blackwell_gemm/``), Ampere GEMM and
-CUDA MoE (``moe_cuda/``) case of the catalog; the MoE bundle kernels at 16 and 4096 tokens (FP16 and BF16,
-three-kernel and fused forms), one (BN1, BN2) variant and the fused kernel's (tickets, reset) variants at 256 tokens;
-and the first two cases of every other catalog module (a sample of the emitters' output). ``--all`` takes every
-case; ``--cases PATTERN...`` (fnmatch on case names, e.g. ``'hopper_gemm*'``) takes those matching among all of them.
+Compiling all 425 catalog cases and the bundle's 78 MoE kernels and 24 FP8 MoE kernels, with PTX, takes about 15-20
+minutes on a 2-core machine (1-3 s a kernel), longer than a check should, so the default set (102 kernels, about 4
+minutes) is: every Hopper GEMM (``hopper_gemm/``), pipelined Hopper GEMM (``hopper_gemm_pipelined/``: the small cases
+and one large shape per tile configuration of the sweep, plus the fused 128x256), Blackwell GEMM (``blackwell_gemm/``),
+Ampere GEMM and CUDA MoE (``moe_cuda/``) case of the catalog; the MoE bundle kernels at 16 and 4096 tokens (FP16 and
+BF16, three-kernel and fused forms, and the four kernels of the FP8 experts), one (BN1, BN2) variant and the fused
+kernel's (tickets, reset) variants at 256 tokens; and the first two cases of every other catalog module (a sample of
+the emitters' output). ``--all`` takes every case; ``--cases PATTERN...`` (fnmatch on case names, e.g.
+``'hopper_gemm*'``) takes those matching among all of them.
 
 The TVMScript parser reads a kernel's Python source when the kernel is built: do not edit the sources while this
 runs (take the baseline from an exported copy of the commit instead).
@@ -120,6 +121,13 @@ def _moe_sources():
             return experts_kernel(shape, tokens, max_tiles, 128, 128, "bfloat16", tickets, reset)
         return make
 
+    def fp8_of(tokens, name):
+        def make():
+            from axe4j.moe import QWEN3_30B_A3B, cuda_fp8
+
+            return cuda_fp8.kernels(QWEN3_30B_A3B, tokens, dtype="bfloat16")[name]
+        return make
+
     out = []
     for dtype, short in (("float16", "f16"), ("bfloat16", "bf16")):
         for tokens in gpu_bundle.MOE_TOKENS:
@@ -136,6 +144,9 @@ def _moe_sources():
         for tokens in gpu_bundle.MOE_FUSED_VARIANT_TOKENS:
             tag = f"{tokens}_tokens_bf16_{'tickets' if tickets else 'block_order'}_{'reset' if reset else 'no_reset'}"
             out.append(one(f"moe_experts_{tag}", fused_of(tokens, tickets, reset)))
+    for tokens in gpu_bundle.moe_fp8_tokens("full"):   # the FP8 library (gpu_bundle.compile_moe_fp8)
+        for name in ("quantise_x", "gemm1", "quantise_h", "gemm2"):
+            out.append(one(f"moe_fp8_{name}_{tokens}_tokens_bf16", fp8_of(tokens, name)))
     return out
 
 

@@ -59,6 +59,8 @@ def test_bundle_stays_under_64_mib_and_holds_no_compiler(bundle):
         assert (bundle / "licenses" / package / "NOTICE").is_file()
     assert (bundle / "bin" / "cublas_gemm_bench").is_file() and (bundle / "README.md").is_file()
     for item in PAYLOAD.iterdir():
+        if not item.is_file():   # the builder copies the payload's files (not a __pycache__ an import left)
+            continue
         assert (bundle / item.name).read_bytes() == item.read_bytes(), f"{item.name} differs from tools/gpu-bundle"
 
 
@@ -290,7 +292,8 @@ def test_runner_path_on_cpu_kernels_passes_fails_survives_a_crash_and_a_hang(bun
     mini = tmp_path / "bundle"
     mini.mkdir()
     for item in PAYLOAD.iterdir():
-        shutil.copy2(item, mini / item.name)
+        if item.is_file():
+            shutil.copy2(item, mini / item.name)
     shutil.copytree(bundle / "lib", mini / "lib")
     (mini / "kernels").mkdir()
     (mini / "cases").mkdir()
@@ -351,6 +354,84 @@ def test_moe_kernels_of_every_type_and_token_count_are_in_the_bundle(bundle, man
     for module in gpu_bundle.MOE_MODULES:
         assert (bundle / "moe" / f"{module}.py").read_text() == \
             (ROOT / "python" / "axe4j" / "moe" / f"{module}.py").read_text()
+
+
+def test_fp8_moe_kernels_are_in_their_own_library_at_the_sweeps_token_counts(bundle, manifest):
+    """The FP8 experts (axe4j.moe.cuda_fp8): quantise_x, gemm1, quantise_h and gemm2 per token count (a sample
+    bundle: 16 tokens; a full one: every MoE token count) in kernels/moe-fp8-sm_90a.so, with its fatbin; schedule and
+    combine are the BF16 run's of the same token count, the very PrimFuncs cuda_fp8 builds; the JVM GPU bundle does
+    not carry the FP8 library."""
+    import tvm
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gpu_bundle
+    import jvm_gpu_bundle
+    from axe4j.moe import QWEN3_30B_A3B, cuda, cuda_fp8
+    from axe4j.moe.cuda_kernels import ROWS
+    from axe4j.moe.schedule import TileSchedule
+
+    fp8 = manifest["moe_fp8"]
+    assert fp8["library"] == "kernels/moe-fp8-sm_90a.so" != manifest["moe"]["library"]
+    assert [r["tokens"] for r in fp8["runs"]] == list(gpu_bundle.moe_fp8_tokens(manifest["sweep"]))
+    assert gpu_bundle.moe_fp8_tokens("sample") == (16,) and gpu_bundle.moe_fp8_tokens("full") == gpu_bundle.MOE_TOKENS
+    libraries = {lib["file"]: lib for lib in manifest["libraries"]}
+    library = libraries[fp8["library"]]
+    assert (bundle / fp8["library"]).is_file()
+    assert (bundle / "fatbins" / f"{library['source_sha256']}.fatbin").read_bytes()[:4] == bytes.fromhex("50ed55ba")
+    bf16 = {r["tokens"]: r for r in manifest["moe"]["runs"] if r["dtype"] == "bfloat16"}
+    for run in fp8["runs"]:
+        tokens = run["tokens"]
+        assert run["dtype"] == "bfloat16" and run["weight_dtype"] == "float8_e4m3fn"
+        assert run["symbols"] == {k: f"moe_fp8_{k}_{tokens}_tokens_bf16"
+                                  for k in ("quantise_x", "gemm1", "quantise_h", "gemm2")}
+        assert set(run["symbols"].values()) <= set(library["symbols"])
+        assert run["shared_symbols"] == {k: bf16[tokens]["symbols"][k] for k in ("schedule", "combine")}
+        assert set(run["shared_symbols"].values()) <= set(libraries[manifest["moe"]["library"]]["symbols"])
+        assert run["max_tiles"] == TileSchedule.max_tiles(tokens * QWEN3_30B_A3B.top_k, QWEN3_30B_A3B.experts, ROWS)
+        assert set(run["scales"]) == {"w1", "w2", "x", "h", "formula"}
+    ours = cuda_fp8.kernels(QWEN3_30B_A3B, 16, dtype="bfloat16")
+    sixteen_bit = cuda.kernels(QWEN3_30B_A3B, 16, dtype="bfloat16")
+    tvm.ir.assert_structural_equal(ours["combine"], sixteen_bit["combine"])
+    tvm.ir.assert_structural_equal(ours["schedule"], cuda.schedule_kernel(QWEN3_30B_A3B, 16))
+    assert fp8["library"] not in jvm_gpu_bundle.LIBRARIES
+
+
+def _bundle_moe_bench(bundle):
+    """The bundle's moe_bench.py as a module (it imports torch only where it runs on the GPU)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bundle_moe_bench", bundle / "moe_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    before, writes = list(sys.path), sys.dont_write_bytecode
+    sys.dont_write_bytecode = True   # no __pycache__ in the bundle
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:], sys.dont_write_bytecode = before, writes
+    return module
+
+
+def test_moe_bench_fp8_arguments_are_the_fp8_kernels_parameters(bundle, manifest):
+    """moe_bench.py's FP8 run passes each kernel its parameters' shapes and types, in order (checked against the
+    PrimFuncs of axe4j.moe.cuda_fp8 at the bundle's 16-token run), and names an array of the wrong shape."""
+    from types import SimpleNamespace
+
+    from axe4j.moe import QWEN3_30B_A3B, cuda_fp8
+
+    bench = _bundle_moe_bench(bundle)
+    moe = manifest["moe"]
+    run = next(r for r in manifest["moe_fp8"]["runs"] if r["tokens"] == 16)
+    spec = bench.fp8_arrays(run, moe["shape"], moe["rows"])
+    tensors = {name: SimpleNamespace(shape=shape) for name, (shape, _) in spec.items()}
+    calls = bench.fp8_calls({k: k for k, _ in bench.FP8_CALLS}, tensors, spec, lambda t, dtype: (t.shape, dtype))
+    funcs = cuda_fp8.kernels(QWEN3_30B_A3B, 16, dtype="bfloat16")
+    assert [name for name, _ in calls] == ["schedule", "quantise_x", "gemm1", "quantise_h", "gemm2", "combine"]
+    for name, args in calls:
+        # a TIRx PrimFunc's buffer parameter is a Var with the buffer's shape and dtype (_gpu_cases.params)
+        assert [(tuple(int(d) for d in p.shape), str(p.dtype)) for p in funcs[name].params] == list(args), name
+    wrong = dict(tensors, xq=SimpleNamespace(shape=(1, 1)))
+    with pytest.raises(ValueError, match=r"xq has shape \(1, 1\), the kernel quantise_x takes"):
+        bench.fp8_calls({k: k for k, _ in bench.FP8_CALLS}, wrong, spec, lambda t, dtype: t)
 
 
 def test_bundle_schedule_without_tvm_equals_axe4js(bundle, tmp_path):

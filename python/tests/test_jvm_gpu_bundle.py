@@ -59,6 +59,8 @@ def test_bundle_stays_under_64_mib_with_a_jre_the_jars_and_no_compiler(bundle, m
 def test_everything_carried_is_in_a_carried_library_with_its_fatbin(bundle, manifest):
     python_manifest = json.loads((bundle / "manifest.json").read_text())
     libraries = {lib["file"]: lib for lib in python_manifest["libraries"]}
+    assert "kernels/moe-fp8-sm_90a.so" not in libraries and "moe_fp8" not in python_manifest   # FP8 MoE: GPU bundle
+    assert not (bundle / "kernels" / "moe-fp8-sm_90a.so").exists()
     for lib in libraries.values():
         assert (bundle / lib["file"]).is_file()
         assert (bundle / "fatbins" / f"{lib['source_sha256']}.fatbin").read_bytes()[:4] == bytes.fromhex("50ed55ba")

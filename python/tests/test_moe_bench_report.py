@@ -2,6 +2,7 @@
 what fails a run (``failures``: the exit status of a GPU run). The GPU part itself runs only on a lent GPU."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -10,7 +11,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def _bench():
     spec = importlib.util.spec_from_file_location("moe_bench_under_test", ROOT / "tools" / "gpu-bundle" / "moe_bench.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True   # no __pycache__ in the bundle's payload
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 
@@ -64,6 +69,20 @@ def test_each_wrong_or_missing_result_fails_the_run():
         "block sort differs": _result(rows=[_row(block_sort_matches={16: True, 128: False})]),
         "schedule kernel differs": _result(rows=[_row(device_schedule={"matches": False})]),
         "axe4j differs": _result(rows=[_row(axe4j_vs_reference={"matches": False})]),
+        "axe4j fp8 differs": dict(_result(rows=[_row(axe4j_fp8_vs_reference={"matches": False})]), fp8_tokens=[16]),
+        "axe4j fp8 not run": dict(_result(), fp8_tokens=[16]),
+        "axe4j fp8 not captured": _result(timings=[_timing("axe4j FP8 (e4m3)", "experts", "graph", error="CudaError")]),
     }
     for what, result in cases.items():
         assert len(bench.failures(result)) == 1, what
+
+
+def test_an_fp8_run_that_matches_passes_and_is_reported():
+    bench = _bench()
+    result = dict(_result(rows=[_row(axe4j_fp8_vs_reference={"matches": True})],
+                          timings=[_timing("axe4j FP8 (e4m3)", "experts", "graph", dtype="float8_e4m3fn",
+                                           vs_reference={"matches": True})]), fp8_tokens=[16])
+    assert bench.failures(result) == []
+    text = bench.markdown(result)
+    assert "axe4j's FP8 (e4m3) experts against the dequantised reference: 16 tokens: True" in text
+    assert "| float8_e4m3fn | 16 | axe4j FP8 (e4m3) | experts | graph | 0.250 | 60% | 4.0 | True |" in text

@@ -26,7 +26,11 @@ copy in the same run; from 256 tokens TFLOP/s. In BF16 also: the Triton peer's b
 and the Triton peer with e4m3 experts against a dequantised reference (``fp8_reference_torch``), timed. The
 library's ``schedule`` kernel (the layer's default: the schedule made on the GPU) also runs once per token count on
 the uploaded routing and each of its arrays is compared, bit for bit, with the host schedule's
-(``device_schedule``). Outputs are checked
+(``device_schedule``). In BF16, at each token count of the bundle's FP8 library (``manifest["moe_fp8"]``), axe4j's
+FP8 experts (``axe4j.moe.cuda_fp8``: the schedule kernel, quantise_x, gemm1, quantise_h, gemm2 and combine; weights
+quantised per output channel as ``Fp8MoeLayer`` does) are checked against the same dequantised reference
+(``fp8_compare``: test_moe_cuda_fp8.py's bound) and timed eagerly and as a CUDA-graph replay beside the Triton FP8
+peer. Outputs are checked
 against the numpy reference (FP32 arithmetic on the same FP16 values) and against each other. Writes ``moe.json``
 and ``moe.md`` to ``--out``.
 
@@ -155,6 +159,137 @@ class Axe4jMoe:
         return [schedule] + list(calls)
 
 
+# ---- axe4j's FP8 experts from the bundle -----------------------------------------------------------------------------
+
+# test_moe_cuda_fp8.py's bound: |got - want| <= 2e-2 |want| + 1e-2 max |want| (want: the dequantised reference)
+FP8_RTOL, FP8_ATOL_OF_MAX = 2e-2, 1e-2
+# one FP8 run (axe4j.moe.cuda_fp8.Fp8MoeLayer.calls): each kernel's arguments by name, in order
+FP8_CALLS = (("schedule", ("ids", "weights", "tile_expert", "tile_start", "tile_rows", "slot_token", "slot_pair",
+                           "row_weight", "error")),
+             ("quantise_x", ("x", "tile_start", "tile_rows", "slot_token", "xq", "x_scale")),
+             ("gemm1", ("xq", "x_scale", "w1q", "w1s", "tile_expert", "tile_rows", "row_weight", "h")),
+             ("quantise_h", ("h", "tile_start", "tile_rows", "slot_token", "hq", "h_scale")),
+             ("gemm2", ("hq", "h_scale", "w2q", "w2s", "tile_expert", "tile_start", "tile_rows", "slot_pair", "y")),
+             ("combine", ("y", "out")))
+
+
+def fp8_arrays(run: dict, shape: dict, rows: int) -> dict:
+    """name -> (shape, dtype) of every argument of one FP8 run of ``run["tokens"]`` tokens (BF16 tokens, H and
+    output; e4m3 weights with FP32 scales per output channel; e4m3 activations with FP32 scales per tile-padded
+    row), as ``Fp8MoeLayer.calls`` allocates them."""
+    T, K, E = run["tokens"], shape["top_k"], shape["experts"]
+    H, I, tiles = shape["hidden"], shape["intermediate"], run["max_tiles"]
+    padded, slots, d, e4m3 = tiles * rows, T * K + rows, run["dtype"], "float8_e4m3fn"
+    return {"ids": ((T, K), "int32"), "weights": ((T, K), "float32"), "x": ((T, H), d),
+            "w1q": ((E, 2 * I, H), e4m3), "w1s": ((E, 2 * I), "float32"),
+            "w2q": ((E, H, I), e4m3), "w2s": ((E, H), "float32"),
+            "tile_expert": ((tiles,), "int32"), "tile_start": ((tiles,), "int32"), "tile_rows": ((tiles,), "int32"),
+            "slot_token": ((slots,), "int32"), "slot_pair": ((slots,), "int32"), "row_weight": ((padded,), "float32"),
+            "error": ((1,), "int32"), "xq": ((padded, H), e4m3), "x_scale": ((padded,), "float32"),
+            "h": ((padded, I), d), "hq": ((padded, I), e4m3), "h_scale": ((padded,), "float32"),
+            "y": ((T * K, H), "float32"), "out": ((T, H), d)}
+
+
+def fp8_calls(functions: dict, tensors: dict, spec: dict, view) -> list:
+    """[(function, arguments)] of one FP8 run in launch order: ``view(tensor, dtype)`` of each named argument,
+    ``spec`` being ``fp8_arrays``'s. A tensor whose shape is not the spec's is named (a wrong view would read past
+    the kernel's buffer)."""
+    calls = []
+    for name, argument_names in FP8_CALLS:
+        args = []
+        for a in argument_names:
+            want, dtype = spec[a]
+            if tuple(tensors[a].shape) != tuple(want):
+                raise ValueError(f"FP8 run: {a} has shape {tuple(tensors[a].shape)}, the kernel {name} takes "
+                                 f"{tuple(want)}")
+            args.append(view(tensors[a], dtype))
+        calls.append((functions[name], tuple(args)))
+    return calls
+
+
+def fp8_compare(torch, got, want) -> dict:
+    got, want = got.float(), want.float()
+    scale = float(want.abs().max())
+    excess = (got - want).abs() - (FP8_RTOL * want.abs() + FP8_ATOL_OF_MAX * scale)
+    return {"max_abs_diff": float((got - want).abs().max()), "max_abs": scale, "rtol": FP8_RTOL,
+            "atol": FP8_ATOL_OF_MAX * scale, "matches": bool(excess.max() <= 0 and torch.isfinite(got).all())}
+
+
+def quantise_weights(torch, w):
+    """(codes e4m3, scales FP32) of ``w`` (experts x rows x n, FP32 on the GPU) per output channel, as
+    ``Fp8MoeLayer`` does: ``moe/fp8.py``'s ``quantise_rows`` in numpy where ml_dtypes imports, else the same formula in
+    torch (``quantise_rows_torch``); which one is returned third."""
+    try:
+        import ml_dtypes  # noqa: F401
+        from moe.fp8 import quantise_rows
+    except ImportError:
+        from moe.triton_moe import quantise_rows_torch
+
+        codes, scales = quantise_rows_torch(torch, w.reshape(-1, w.shape[-1]))
+        return codes.view(w.shape), scales.view(w.shape[:2]), "torch"
+    codes, scales = quantise_rows(w.cpu().numpy())
+    codes = torch.from_numpy(codes.view("uint8")).cuda().view(torch.float8_e4m3fn)
+    return codes, torch.from_numpy(scales).cuda(), "numpy"
+
+
+_FP8_WEIGHTS: dict = {}
+
+
+def fp8_axe4j(torch, worker, args, moe, run, x, w1_master, w2_master, t_ids, t_weights, flops, weight_bytes, hbm,
+              row) -> list:
+    """axe4j's FP8 experts (the bundle's FP8 library, the BF16 run's schedule and combine) on BF16 tokens ``x``:
+    one run on zeroed arrays checked against ``fp8_reference_torch`` (``row["axe4j_fp8_vs_reference"]``, failed by
+    ``failures``), then timed with the schedule inside, eager and as a CUDA-graph replay, beside the Triton FP8 peer."""
+    fp8 = moe["fp8"]
+    tokens = run["tokens"]
+    spec = fp8_arrays(run, moe["shape"], moe["rows"])
+    label = f"bfloat16 {tokens:5d} tokens | axe4j FP8 (e4m3)"
+    try:
+        if "weights" not in _FP8_WEIGHTS:   # the same weights at every token count: quantised once
+            _FP8_WEIGHTS["weights"] = (quantise_weights(torch, w1_master.float()),
+                                       quantise_weights(torch, w2_master.float()))
+        (w1q, w1s, how), (w2q, w2s, _) = _FP8_WEIGHTS["weights"]
+        x = x.to(torch.bfloat16).contiguous()
+        ids, weights = t_ids.to(torch.int32).contiguous(), t_weights.to(torch.float32).contiguous()
+        tensors = {"ids": ids, "weights": weights, "x": x, "w1q": w1q, "w1s": w1s, "w2q": w2q, "w2s": w2s}
+        for name, (shape, dtype) in spec.items():
+            if name not in tensors:   # e4m3 zeros as zero bytes (code 0 is +0)
+                tensors[name] = (torch.zeros(shape, dtype=torch.uint8, device="cuda").view(torch.float8_e4m3fn)
+                                 if dtype == "float8_e4m3fn" else torch.zeros(shape, dtype=getattr(torch, dtype),
+                                                                              device="cuda"))
+        functions = {k: worker.function(fp8["library"], s) for k, s in run["symbols"].items()}
+        functions.update({k: worker.function(moe["library"], s) for k, s in run["shared_symbols"].items()})
+        view = (lambda t, dtype: worker.ffi.Tensor(t.data_ptr(), tuple(t.shape), dtype, worker.device_type, 0))
+        calls = fp8_calls(functions, tensors, spec, view)
+
+        def launch():
+            worker.runtime.set_stream(torch.cuda.current_stream().cuda_stream)
+            for function, arguments in calls:
+                function(*arguments)
+
+        want = fp8_reference_torch(torch, x, w1q, w1s, w2q, w2s, ids, weights)
+        launch()
+        torch.cuda.synchronize()
+    except Exception as error:  # noqa: BLE001  (reported and failed by ``failures``; the other runs go on)
+        row["axe4j_fp8_vs_reference"] = {"matches": False, "error": f"{type(error).__name__}: {str(error)[:300]}"}
+        log(f"{label} failed: {row['axe4j_fp8_vs_reference']['error']}")
+        return []
+    check = fp8_compare(torch, tensors["out"], want)
+    if int(tensors["error"][0]):
+        check.update(matches=False, schedule_error=int(tensors["error"][0]))
+    check["weights_quantised_by"] = how
+    row["axe4j_fp8_vs_reference"] = check
+    log(f"{label} matches the dequantised reference: {check}")
+
+    def reset():   # a graph that captured nothing leaves the output 0
+        for name in ("x_scale", "h", "h_scale", "y", "out"):
+            tensors[name].zero_()
+
+    return timings(torch, "axe4j FP8 (e4m3)", {"experts": launch},
+                   lambda: fp8_compare(torch, tensors["out"], want), reset, args, tokens, "float8_e4m3fn", flops,
+                   weight_bytes, hbm)
+
+
 # ---- the benchmark ------------------------------------------------------------------------------------------------
 
 def compare(torch, got, want, dtype: str) -> dict:
@@ -265,6 +400,7 @@ def bench(args) -> dict:
     E, K, H, I = shape["experts"], shape["top_k"], shape["hidden"], shape["intermediate"]
     wanted = [int(t) for t in args.tokens.split(",")] if args.tokens else [r["tokens"] for r in moe["runs"]]
     worker = Worker(manifest, "cuda")
+    fp8_runs = manifest.get("moe_fp8", {}).get("runs", [])   # axe4j's FP8 experts, beside the Triton FP8 peer
     found, missing = peers(torch)
     hbm = hbm_bandwidth(torch)
     log(f"HBM bandwidth (device-to-device copy of 1 GiB, read + write): {hbm:.0f} GB/s")
@@ -381,6 +517,11 @@ def bench(args) -> dict:
                         g.cpu().numpy().tolist() == w_.tolist() for g, w_ in zip(got, want))
                 timing_rows += fp8_triton(torch, args, x, w1_master, w2_master, t_ids, t_weights, T, K, H, I, flops,
                                           len(set(ids.reshape(-1).tolist())) * 3 * H * I, hbm, row)
+                fp8_run = next((r for r in fp8_runs if r["tokens"] == T), None)
+                if fp8_run is not None:   # e4m3 weights: one byte each
+                    timing_rows += fp8_axe4j(torch, worker, args, dict(moe, fp8=manifest["moe_fp8"]), fp8_run, x,
+                                             w1_master, w2_master, t_ids, t_weights, flops,
+                                             len(set(ids.reshape(-1).tolist())) * 3 * H * I, hbm, row)
             del keep
             rows_out.append(row)
             line = ", ".join(f"{n}: {p['ms']:.3f} ms" if "ms" in p else f"{n}: {p['error'][:80]}"
@@ -422,7 +563,8 @@ def bench(args) -> dict:
             log(f"{dtype} {T:5d} tokens, {label}: {ms:.3f} ms, matches the reference: {check['matches']}")
     return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "shape": shape,
             "repeat": args.repeat, "launches_per_batch": LAUNCHES, "peers_missing": missing, "rows": rows_out,
-            "variants": variants_out, "hbm_GBps": hbm, "timings": timing_rows}
+            "variants": variants_out, "hbm_GBps": hbm, "timings": timing_rows,
+            "fp8_tokens": [r["tokens"] for r in fp8_runs if r["tokens"] in wanted]}
 
 
 def fp8_triton(torch, args, x, w1_master, w2_master, t_ids, t_weights, tokens, top_k, hidden, inter, flops,
@@ -483,6 +625,10 @@ def markdown(result: dict) -> str:
         lines += ["", "The schedule kernel on the GPU equals the host schedule, array for array: " + ", ".join(
             f"{r['dtype']} {r['tokens']}: {r['device_schedule'].get('matches', r['device_schedule'].get('error'))}"
             for r in checked)]
+    fp8 = [r for r in result["rows"] if "axe4j_fp8_vs_reference" in r]
+    if fp8:
+        lines += ["", "axe4j's FP8 (e4m3) experts against the dequantised reference: " + ", ".join(
+            f"{r['tokens']} tokens: {r['axe4j_fp8_vs_reference'].get('matches')}" for r in fp8)]
     if result.get("variants"):
         lines += ["", "Variants: chunk sizes of the three kernels (BN1 intermediate columns per GEMM1 CTA, BN2 hidden "
                   "columns per GEMM2 CTA; the default is 128 x 128) and forms of the fused kernel", "",
@@ -532,6 +678,11 @@ def failures(result: dict) -> list:
             if name.startswith("Triton fused-MoE") and not p.get("vs_reference", {}).get("matches", False)]
     bad += [(r["dtype"], r["tokens"], "Triton FP8") for r in result["rows"]
             if not r.get("triton_fp8_vs_reference", {"matches": True})["matches"]]
+    bad += [(r["dtype"], r["tokens"], "axe4j FP8") for r in result["rows"]
+            if not r.get("axe4j_fp8_vs_reference", {"matches": True})["matches"]]
+    bad += [(r["dtype"], r["tokens"], "axe4j FP8 not run") for r in result["rows"]
+            if r["tokens"] in result.get("fp8_tokens", []) and r["dtype"] == "bfloat16"
+            and "axe4j_fp8_vs_reference" not in r]
     bad += [(r["dtype"], r["tokens"], "block sort", bm) for r in result["rows"]
             for bm, ok in r.get("block_sort_matches", {}).items() if not ok]
     bad += [(t["dtype"], t["tokens"], t["impl"], t["scope"], t["mode"], "not timed") for t in result.get("timings", [])
