@@ -45,6 +45,7 @@ __all__ = [
     "direct_sum",
     "equivalent",
     "group",
+    "group_many",
     "image_span",
     "is_direct_sum_left",
     "is_direct_sum_right",
@@ -120,6 +121,12 @@ def group(layout, shape: Sequence[int]):
     """``(grouped, seps)``: the shard split so that iters ``seps[k]:seps[k+1]`` multiply to ``shape[k]``."""
     grouped, seps = _call("group", layout, _ints(shape))
     return grouped, [int(s) for s in seps]
+
+
+def group_many(layout, shapes: Sequence[Sequence[int]]):
+    """``(split, seps)``: the shard split (never fused) at the common refinement of ``shapes``, one seps list each."""
+    split, seps = _call("group_many", layout, [_ints(shape, f"shapes[{i}]") for i, shape in enumerate(shapes)])
+    return split, [[int(s) for s in one] for one in seps]
 
 
 def tile(inner, outer, outer_shape: Sequence[int], inner_shape: Sequence[int]):

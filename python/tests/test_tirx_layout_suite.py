@@ -25,7 +25,6 @@ pytestmark = pytest.mark.usefixtures("bridge")
 TARGET_THREADS = "warpid/laneid/wgid/wid_in_wg identified with tx and tid_in_wg under a cuda target"
 SWIZZLED_TILES = "swizzled (ComposeLayout) operands in tile, tile_of, group and slice"
 SYMBOLIC = "symbolic (TIR variable) indices and slice starts"
-GROUP_MANY = "group_many (the common refinement of several shapes)"
 
 
 # ---- the reference: a layout's map, enumerated from its iters ---------------------------------------------------
@@ -447,11 +446,36 @@ def test_group_by_logical_shape():
     assert seps == [0, 2, 4]
 
 
-@pytest.mark.xfail(strict=True, reason=GROUP_MANY)
 def test_group_many_uses_the_minimal_common_refinement():
     grouped, seps = L.group_many(TileLayout(S[30:1]), ([6, 5], [2, 15]))
     assert_same_map(grouped, TileLayout(S[(2, 3, 5):(15, 5, 1)]), "group_many")
     assert seps == [[0, 2, 3], [0, 1, 3]]
+
+
+@pytest.mark.parametrize(
+    "layout, shapes",
+    [
+        (S[30:1], ([6, 5], [2, 15])),
+        (S[6:1], ([6, 1], [2, 3])),
+        (S[6:1], ([2, 1, 3], [2, 3])),
+        (S[6:1], ([1, 6], [6])),
+        (S[(2, 3):(1, 2)], ([6],)),
+        (S[(4, 8):(8, 1)], ([2, 16], [8, 4], [32])),
+        (S[(4, 8):(1, 4)], ([2, 2, 8], [4, 2, 4])),
+    ],
+)
+def test_group_many_matches_tirx(layout, shapes):
+    """axe4j's group_many against TIRx's own: the same map, the same iter extents and the same seps."""
+    ours, our_seps = L.group_many(TileLayout(layout), shapes)
+    theirs, their_seps = TileLayout(layout).group_many([list(s) for s in shapes])
+    assert_same_map(ours, theirs, "group_many")
+    assert [int(it.extent) for it in ours.shard] == [int(it.extent) for it in theirs.shard]
+    assert our_seps == [[int(s) for s in one] for one in their_seps]
+
+
+def test_group_many_refuses_incompatible_boundaries():
+    with pytest.raises(Exception, match="group_many"):
+        L.group_many(TileLayout(S[(2, 3):(3, 1)]), ([3, 2],))
 
 
 def test_permute_by_groups():

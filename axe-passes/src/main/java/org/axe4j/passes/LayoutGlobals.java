@@ -17,6 +17,7 @@ import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.DirectSumOf;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.Group;
+import org.axe4j.layout.GroupMany;
 import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Packing;
@@ -47,6 +48,7 @@ import org.axe4j.tvm.TvmObject;
  *       {@code cuda} target (TVM's {@code Target::Current()}) the CUDA thread axes first on the axis of the layout's
  *       scope pair ({@link CudaThreads#fuse}), as TIRx's canonicalize does</li>
  *   <li>{@code group(layout, shape)}: {@code [grouped, seps]}</li>
+ *   <li>{@code group_many(layout, shapes)}: {@code [split, [seps per shape]]}, the common refinement</li>
  *   <li>{@code tile(inner, outer, outer_shape, inner_shape)}: {@code outer (x) inner}</li>
  *   <li>{@code tile_of(part, tiled, tiled_shape, part_shape, role)}: role {@code "inner"} returns the
  *       outer layout, {@code "outer"} the inner one; None when {@code tiled} is no such tiling. Swizzled layouts
@@ -123,6 +125,24 @@ public final class LayoutGlobals implements GlobalsProvider {
                     : l.layout(), shape);
             List<Object> seps = new ArrayList<>();
             g.seps().forEach(s -> seps.add((long) s));
+            return List.of(TirxLayouts.write(l.withLayout(g.layout())), seps);
+        });
+        def("group_many", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            if (!(a[1] instanceof List<?> list)) {
+                throw new IllegalArgumentException("shapes must be an array of shapes, got " + describe(a[1]));
+            }
+            List<Shape> shapes = new ArrayList<>();
+            for (int i = 0; i < list.size(); i++) {
+                shapes.add(shape(list.get(i), "shapes[" + i + "]"));
+            }
+            GroupMany.Result g = GroupMany.groupMany(l.plain("group_many"), shapes);
+            List<Object> seps = new ArrayList<>();
+            for (List<Integer> one : g.seps()) {
+                List<Object> longs = new ArrayList<>();
+                one.forEach(s -> longs.add((long) s));
+                seps.add(longs);
+            }
             return List.of(TirxLayouts.write(l.withLayout(g.layout())), seps);
         });
         def("tile", 4, 4, a -> {
