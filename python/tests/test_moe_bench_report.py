@@ -86,3 +86,27 @@ def test_an_fp8_run_that_matches_passes_and_is_reported():
     text = bench.markdown(result)
     assert "axe4j's FP8 (e4m3) experts against the dequantised reference: 16 tokens: True" in text
     assert "| float8_e4m3fn | 16 | axe4j FP8 (e4m3) | experts | graph | 0.250 | 60% | 4.0 | True |" in text
+
+
+def test_skewed_routings_crowd_every_token_on_the_same_experts_and_leave_all_but_8_empty():
+    import numpy as np
+
+    bench = _bench()
+    for tokens in (1, 16, 257):
+        routings = bench.skewed_routings(np, 128, 8, tokens, 5)
+        crowded, weights = routings["same_top_k"]
+        assert crowded.dtype == np.int32 and (crowded == np.arange(8)).all() and crowded.shape == (tokens, 8)
+        sparse, _ = routings["8_experts_used"]
+        assert len(np.unique(sparse)) == min(8, 8 * tokens) and all(len(set(row)) == 8 for row in sparse.tolist())
+        assert weights.dtype == np.float32 and (weights > 0).all() and np.allclose(weights.sum(axis=1), 1, atol=1e-6)
+
+
+def test_a_skewed_routing_that_differs_fails_the_run():
+    bench = _bench()
+    good = {"axe4j": {"matches": True}, "device_schedule": {"matches": True},
+            "Triton fused-MoE (axe4j.moe.triton_moe)": {"matches": True}, "PyTorch per-expert loop": {"error": "x"}}
+    assert bench.failures(_result(rows=[_row(skewed={"same_top_k": good})])) == []
+    for name in ("axe4j", "device_schedule", "Triton fused-MoE (axe4j.moe.triton_moe)"):
+        bad = dict(good, **{name: {"matches": False}})
+        assert bench.failures(_result(rows=[_row(skewed={"same_top_k": bad})])) == [
+            ("bfloat16", 16, "same_top_k", name)]

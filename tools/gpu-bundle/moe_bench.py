@@ -292,6 +292,51 @@ def fp8_axe4j(torch, worker, args, moe, run, x, w1_master, w2_master, t_ids, t_w
 
 # ---- the benchmark ------------------------------------------------------------------------------------------------
 
+def skewed_routings(np, experts: int, top_k: int, tokens: int, seed: int) -> dict:
+    """Routings a trained router rarely gives but a served layer must take, skewed and ragged on the GPU: {name: (ids int32, weights float32), tokens x top_k}. ``same_top_k``: every token on the same top-k experts
+    (each of them holds every token, the rest none); ``8_experts_used``: only 8 of the experts receive tokens (120 of
+    Qwen3's 128 empty), each token on top_k distinct ones of them. Weights are positive and sum to 1 per token."""
+    rng = np.random.default_rng(seed)
+    weights = rng.random((tokens, top_k)).astype(np.float32) + np.float32(0.1)
+    weights /= weights.sum(axis=1, keepdims=True)
+    crowded = np.tile(np.arange(top_k, dtype=np.int32), (tokens, 1))
+    used = rng.choice(experts, size=min(max(8, top_k), experts), replace=False)
+    sparse = np.stack([rng.permutation(used)[:top_k] for _ in range(tokens)]).astype(np.int32)
+    return {"same_top_k": (crowded, weights), "8_experts_used": (sparse, weights)}
+
+
+def skewed_checks(torch, ours, x, w1, w2, w1_host, w2_host, found, dtype: str, shape: dict, seed: int) -> dict:
+    """axe4j's fused layer (host schedule uploaded, and the schedule kernel against it) and each peer on each of
+    ``skewed_routings``, against the reference: {routing: {"axe4j": compare, "device_schedule": ..., peer: compare}}."""
+    import numpy as np
+    from moe.reference import moe_reference
+
+    results = {}
+    for name, (ids, weights) in skewed_routings(np, shape["experts"], shape["top_k"], x.shape[0], seed).items():
+        reference = torch.from_numpy(moe_reference(x.float().cpu().numpy(), w1_host, w2_host, ids, weights)).cuda()
+        t_ids, t_weights = torch.from_numpy(ids).cuda(), torch.from_numpy(weights).cuda()
+        entry = {}
+        try:
+            forms, out, keep = ours.prepare(torch, x, w1, w2, ids, weights)
+            for array in (keep[3], keep[4], out):
+                array.zero_()
+            ours.launch(forms["fused"])
+            torch.cuda.synchronize()
+            entry["axe4j"] = compare(torch, out, reference, dtype)
+            if "schedule" in ours.functions:
+                entry["device_schedule"] = ours.device_schedule(torch, t_ids, t_weights, keep)
+            del keep
+        except Exception as error:  # noqa: BLE001  (reported, and a failure of the run)
+            entry["axe4j"] = {"matches": False, "error": f"{type(error).__name__}: {str(error)[:300]}"}
+        for peer, fused in found:
+            try:
+                entry[peer] = compare(torch, fused(x, w1, w2, t_weights, t_ids), reference, dtype)
+            except Exception as error:  # noqa: BLE001  (a peer that cannot take the routing is reported)
+                entry[peer] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        results[name] = entry
+    return results
+
+
 def compare(torch, got, want, dtype: str) -> dict:
     got, want, tol = got.float(), want.float(), TOLERANCE[dtype]
     diff = (got - want).abs()
@@ -523,6 +568,10 @@ def bench(args) -> dict:
                                              w1_master, w2_master, t_ids, t_weights, flops,
                                              len(set(ids.reshape(-1).tolist())) * 3 * H * I, hbm, row)
             del keep
+            row["skewed"] = skewed_checks(torch, ours, x, w1, w2, w1_host, w2_host, found, dtype, shape, args.seed)
+            verdicts = {r: {n: c.get("matches", c.get("error", "")[:40]) for n, c in e.items()}
+                        for r, e in row["skewed"].items()}
+            log(f"{dtype} {T:5d} tokens, skewed routings (matches the reference): {verdicts}")
             rows_out.append(row)
             line = ", ".join(f"{n}: {p['ms']:.3f} ms" if "ms" in p else f"{n}: {p['error'][:80]}"
                              for n, p in row["peers"].items())
@@ -664,7 +713,8 @@ def timings_markdown(result: dict) -> str:
 
 def failures(result: dict) -> list:
     """What makes the run fail (exit 1): axe4j differing from the reference in any form, variant or CUDA graph, or
-    failing to time (axe4j's kernels must capture); the schedule kernel differing from the host schedule; the Triton
+    failing to time (axe4j's kernels must capture), or on a skewed routing; the schedule kernel differing from the host
+    schedule; the Triton
     peer (16-bit, FP8, its torch block sort) differing from its reference or failing to run."""
     bad = [(r["dtype"], r["tokens"]) for r in result["rows"]
            if not (r["axe4j_vs_reference"]["matches"] and r["axe4j_three_kernels_vs_reference"]["matches"])]
@@ -683,6 +733,10 @@ def failures(result: dict) -> list:
     bad += [(r["dtype"], r["tokens"], "axe4j FP8 not run") for r in result["rows"]
             if r["tokens"] in result.get("fp8_tokens", []) and r["dtype"] == "bfloat16"
             and "axe4j_fp8_vs_reference" not in r]
+    bad += [(r["dtype"], r["tokens"], routing, name) for r in result["rows"]
+            for routing, entry in r.get("skewed", {}).items() for name, check in entry.items()
+            if (name in ("axe4j", "device_schedule") or name.startswith("Triton fused-MoE"))
+            and not check.get("matches", False)]
     bad += [(r["dtype"], r["tokens"], "block sort", bm) for r in result["rows"]
             for bm, ok in r.get("block_sort_matches", {}).items() if not ok]
     bad += [(t["dtype"], t["tokens"], t["impl"], t["scope"], t["mode"], "not timed") for t in result.get("timings", [])
