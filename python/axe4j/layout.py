@@ -205,13 +205,17 @@ def storage(layout):
 
 def unpack(layout, num: int):
     """Each element as ``num`` contiguous elements (TIRx's ``unpack``): memory strides, replicas and the offset on m
-    times ``num``, then an inner ``(num):(1)`` on m; thread axes unchanged (TIRx also scales thread strides)."""
+    times ``num``, then an inner ``(num):(1)`` on m; thread axes unchanged (TIRx also scales thread strides).
+    A swizzled layout (``ComposeLayout``) unpacks by a power of two ``2^k``: the swizzle's ``per_element`` grows by
+    ``k`` and its tile unpacks."""
     return _call("unpack", layout, int(num))
 
 
 def pack(layout, num: int):
     """``num`` contiguous elements as one (TIRx's ``pack``), the inverse of ``unpack``: the innermost iter stride 1
-    on m with an extent ``num`` divides, every other memory stride and the offset on m multiples of ``num``."""
+    on m with an extent ``num`` divides, every other memory stride and the offset on m multiples of ``num``.
+    A swizzled layout packs by a power of two ``2^k <= 2^per_element``: ``per_element`` shrinks by ``k`` and its
+    tile packs."""
     return _call("pack", layout, int(num))
 
 

@@ -528,7 +528,6 @@ SWIZZLED_PACKING = [  # test_unpack case2/3, test_pack case2/3: (per_element, ti
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="swizzled (ComposeLayout) operands in pack and unpack")
 @pytest.mark.parametrize("name,op,given,expected", SWIZZLED_PACKING, ids=[c[0] for c in SWIZZLED_PACKING])
 def test_pack_and_unpack_of_a_swizzle(name, op, given, expected):
     from tvm.tirx.layout import ComposeLayout

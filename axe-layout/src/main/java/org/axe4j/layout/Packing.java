@@ -16,6 +16,11 @@ import java.util.TreeMap;
  * on m with an extent that n divides, and every other stride and the offset on m are multiples of n. TIRx scales or
  * divides every shard stride, thread axes included, and leaves replicas and offsets alone; the two agree on
  * memory-only layouts without replicas or offsets, and {@code docs/divergences.md} lists the difference.
+ *
+ * <p>A swizzled layout {@code swz o L} packs and unpacks by powers of two {@code n = 2^k}: with {@code j < n},
+ * {@code n swz_M(a) + j = swz_{M+k}(n a + j)}, because {@code swz} moves whole bit fields at and above bit M and the
+ * low k bits of {@code n a + j} are j. So {@code unpack(swz_M o L, n) = swz_{M+k} o unpack(L, n)}, and {@code pack}
+ * is its inverse, defined when {@code M >= k} (the n packed elements lie inside one unswizzled unit).
  */
 public final class Packing {
     private Packing() {}
@@ -81,6 +86,40 @@ public final class Packing {
             offset.put(Axis.M, m / n);
         }
         return Layout.of(shard, divided(l.replica(), n, l), offset);
+    }
+
+    /** Each element of {@code swz o L} as {@code n} contiguous elements (see the class comment). */
+    public static SwizzledLayout unpack(SwizzledLayout l, long n) {
+        requirePositive(n, "unpack");
+        if (l.swizzle().isIdentity()) {
+            return new SwizzledLayout(l.swizzle(), unpack(l.layout(), n));
+        }
+        int k = powerOfTwo(l, n, "unpack");
+        Swizzle s = l.swizzle();
+        return new SwizzledLayout(new Swizzle(s.bits(), s.base() + k, s.shift()), unpack(l.layout(), n));
+    }
+
+    /** {@code n} contiguous elements of {@code swz o L} as one, the inverse of {@link #unpack(SwizzledLayout, long)}. */
+    public static SwizzledLayout pack(SwizzledLayout l, long n) {
+        requirePositive(n, "pack");
+        if (l.swizzle().isIdentity()) {
+            return new SwizzledLayout(l.swizzle(), pack(l.layout(), n));
+        }
+        int k = powerOfTwo(l, n, "pack");
+        Swizzle s = l.swizzle();
+        if (s.base() < k) {
+            throw invalid("pack(" + l + ", " + n + "): the swizzle moves units of 2^" + s.base() + " elements, fewer "
+                    + "than the " + n + " packed into one, so a packed element would be split by the swizzle");
+        }
+        return new SwizzledLayout(new Swizzle(s.bits(), s.base() - k, s.shift()), pack(l.layout(), n));
+    }
+
+    private static int powerOfTwo(SwizzledLayout l, long n, String op) {
+        if (Long.bitCount(n) != 1) {
+            throw invalid(op + "(" + l + ", " + n + "): num must be a power of two for a swizzled layout, as the "
+                    + "swizzle moves bit fields of the address");
+        }
+        return Long.numberOfTrailingZeros(n);
     }
 
     private static List<Iter> divided(List<Iter> iters, long n, Layout l) {

@@ -101,4 +101,41 @@ class PackingTest {
         AxeException offset = assertThrows(AxeException.class, () -> Packing.pack(Layout.parse("S[8:1] + 3"), 2));
         assertTrue(offset.getMessage().contains("the offset 3 on m is not a multiple of 2"), offset.getMessage());
     }
+
+    /**
+     * unpack(swz o L, n)(x n + j) = { n swz(a) + j : a in L(x) } and pack(swz o L, n)(y) = { (swz(a) - j) / n } for
+     * a in L(y n + j), against the swizzle applied point by point; a power of two n only.
+     */
+    @Test
+    void swizzledUnpackAndPackFollowTheSwizzledAddresses() {
+        Property.forAll("unpack/pack of swz o L", CASES, r -> {
+            Shape shape = SwizzledTileTest.innerShape(r);
+            SwizzledLayout l = new SwizzledLayout(SwizzledTileTest.swizzle(r), SwizzledTileTest.memory(r, shape));
+            long n = 1L << r.nextInt(3);
+            SwizzledLayout u = Packing.unpack(l, n);
+            for (long x = 0; x < l.size(); x++) {
+                for (long j = 0; j < n; j++) {
+                    TreeSet<Long> want = new TreeSet<>();
+                    for (Point p : l.apply(x)) {
+                        want.add(p.get(Axis.M) * n + j);
+                    }
+                    assertEquals(want, SwizzledTileTest.m(u.apply(x * n + j)), l + " unpack " + n + " at " + x + "," + j);
+                }
+            }
+            SwizzledLayout back = Packing.pack(u, n);
+            for (long x = 0; x < l.size(); x++) {
+                assertEquals(SwizzledTileTest.m(l.apply(x)), SwizzledTileTest.m(back.apply(x)), l + " pack(unpack)");
+            }
+        });
+    }
+
+    @Test
+    void swizzledPackRefusesANumTheSwizzleWouldSplitOrThatIsNotAPowerOfTwo() {
+        SwizzledLayout l = SwizzledLayout.parse("Swizzle<3,1,3> o S[(8,64):(64,1)]");
+        AxeException split = assertThrows(AxeException.class, () -> Packing.pack(l, 4));
+        assertTrue(split.getMessage().contains("units of 2^1 elements"), split.getMessage());
+        AxeException odd = assertThrows(AxeException.class, () -> Packing.unpack(l, 3));
+        assertTrue(odd.getMessage().contains("power of two"), odd.getMessage());
+        assertEquals("Swizzle<3,0,3> o S[(8,32):(32,1)]", Packing.pack(l, 2).toString());
+    }
 }

@@ -219,10 +219,18 @@ public final class LayoutGlobals implements GlobalsProvider {
             TirxLayout l = layout(a[0], "layout");
             return TirxLayouts.write(l.withLayout(Packing.storage(l.layout())));
         });
-        def("pack", 2, 2, a -> TirxLayouts.toTvm(Packing.pack(plain(a[0], "layout", "pack"),
-                TirxLayouts.integer(a[1], null, "num"))));
-        def("unpack", 2, 2, a -> TirxLayouts.toTvm(Packing.unpack(plain(a[0], "layout", "unpack"),
-                TirxLayouts.integer(a[1], null, "num"))));
+        def("pack", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            long num = TirxLayouts.integer(a[1], null, "num");
+            return l.composed() ? TirxLayouts.toTvm(Packing.pack(swizzled(l, "pack"), num))
+                    : TirxLayouts.toTvm(Packing.pack(l.plain("pack (layout)"), num));
+        });
+        def("unpack", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            long num = TirxLayouts.integer(a[1], null, "num");
+            return l.composed() ? TirxLayouts.toTvm(Packing.unpack(swizzled(l, "unpack"), num))
+                    : TirxLayouts.toTvm(Packing.unpack(l.plain("unpack (layout)"), num));
+        });
         def("tile_to", 3, 3, a -> {
             TirxLayout l = layout(a[0], "layout");
             if (l.composed()) {
