@@ -26,6 +26,8 @@ import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
+import org.axe4j.layout.SwizzledLayout;
+import org.axe4j.layout.SwizzledTile;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.WellFormed;
 
@@ -56,7 +58,11 @@ import org.axe4j.layout.WellFormed;
  *   verify_well_formed {layout}                          -> {well_formed[, reason]}
  * </pre>
  *
- * Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
+ * A swizzled layout ({@code "Swizzle<3,3,3> o S[(8,64):(64,1)]"}, TIRx's {@code ComposeLayout}) is taken by apply
+ * (list and count), group, slice, storage, pack, unpack, tile_to and as the inner operand of tile; its answers are
+ * swizzled layouts in the same text form. The other operations refuse it by name.
+ *
+ * <p>Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
  * {@link Json#ECHO_LIMIT} characters). Every operation runs under the caller's {@link org.axe4j.layout.Budget}.
  */
 final class Operations {
@@ -97,9 +103,14 @@ final class Operations {
             case "equiv" -> equiv(r);
             case "tile" -> tile(r);
             case "slice" -> slice(r);
-            case "storage" -> layoutAnswer(r, () -> Packing.storage(r.layout("layout")));
-            case "pack" -> layoutAnswer(r, () -> Packing.pack(r.layout("layout"), r.integer("num")));
-            case "unpack" -> layoutAnswer(r, () -> Packing.unpack(r.layout("layout"), r.integer("num")));
+            case "storage" -> r.isSwizzled("layout") ? swizzledAnswer(r, () -> r.swizzled("layout"))
+                    : layoutAnswer(r, () -> Packing.storage(r.layout("layout")));
+            case "pack" -> r.isSwizzled("layout")
+                    ? swizzledAnswer(r, () -> Packing.pack(r.swizzled("layout"), r.integer("num")))
+                    : layoutAnswer(r, () -> Packing.pack(r.layout("layout"), r.integer("num")));
+            case "unpack" -> r.isSwizzled("layout")
+                    ? swizzledAnswer(r, () -> Packing.unpack(r.swizzled("layout"), r.integer("num")))
+                    : layoutAnswer(r, () -> Packing.unpack(r.layout("layout"), r.integer("num")));
             case "tile_to" -> tileTo(r);
             case "is_direct_sum_right", "is_direct_sum_left" -> directSumOf(r);
             case "permute_by_groups" -> layoutAnswer(r, () -> PermuteByGroups.permuteByGroups(r.layout("layout"),
@@ -123,6 +134,9 @@ final class Operations {
     }
 
     static JsonObject apply(Request r, Consumer<JsonObject> partial) {
+        if (r.isSwizzled("layout")) {
+            return applySwizzled(r);
+        }
         Layout l = r.layout("layout");
         Shape s = r.shape("shape");
         long[] coord = r.longs("coord");
@@ -154,6 +168,22 @@ final class Operations {
                 out.addProperty("count", count);
             }
             default -> out.add("points", Json.points(run(r, () -> l.apply(x))));
+        }
+        return out;
+    }
+
+    /** swz(L(x)) at a coordinate of {@code shape}; a bare swizzle admits any shape (TIRx's identity tile). */
+    private static JsonObject applySwizzled(Request r) {
+        SwizzledLayout l = r.swizzled("layout");
+        Shape s = r.shape("shape");
+        long[] coord = r.longs("coord");
+        String mode = r.mode("list", "count");
+        List<Point> points = run(r, () -> l.over(s).apply(s.flatten(coord)));
+        JsonObject out = new JsonObject();
+        if (mode.equals("count")) {
+            out.addProperty("count", points.size());
+        } else {
+            out.add("points", Json.points(points));
         }
         return out;
     }
@@ -192,6 +222,16 @@ final class Operations {
     }
 
     static JsonObject group(Request r) {
+        if (r.isSwizzled("layout")) {
+            SwizzledLayout l = r.swizzled("layout");
+            Shape s = r.shape("shape");
+            Result<SwizzledLayout> g = run(r, () -> l.group(s));
+            if (g.isEmpty()) {
+                throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "group: " + l + " by " + s + ": "
+                        + g.reason());
+            }
+            return swizzledAnswer(r, g::get);
+        }
         Layout l = r.layout("layout");
         Shape s = r.shape("shape");
         Grouped g = run(r, () -> Group.group(l, s));
@@ -221,12 +261,20 @@ final class Operations {
     static JsonObject tile(Request r) {
         Layout outer = r.layout("outer");
         Shape outerShape = r.shape("outer_shape");
-        Layout inner = r.layout("inner");
         Shape innerShape = r.shape("inner_shape");
-        Layout t = run(r, () -> Tile.tile(outer, outerShape, inner, innerShape));
+        Object t = r.isSwizzled("inner")
+                ? run(r, () -> SwizzledTile.tile(outer, outerShape, r.swizzled("inner"), innerShape))
+                : run(r, () -> Tile.tile(outer, outerShape, r.layout("inner"), innerShape));
         JsonObject out = new JsonObject();
         out.addProperty("layout", t.toString());
         out.add("shape", Json.longs(run(r, () -> Tile.tiledShape(outerShape, innerShape)).dims()));
+        return out;
+    }
+
+    private static JsonObject swizzledAnswer(Request r, Supplier<SwizzledLayout> body) {
+        SwizzledLayout l = run(r, body);
+        JsonObject out = new JsonObject();
+        out.addProperty("layout", l.toString());
         return out;
     }
 
@@ -288,23 +336,33 @@ final class Operations {
     }
 
     static JsonObject tileTo(Request r) {
-        Layout l = r.layout("layout");
         Shape s = r.shape("shape");
         Shape to = r.shape("to_shape");
-        JsonObject out = layoutAnswer(r, () -> Packing.tileTo(l, to, s));
+        JsonObject out = r.isSwizzled("layout")
+                ? swizzledAnswer(r, () -> SwizzledTile.tileTo(r.swizzled("layout"), to, s))
+                : layoutAnswer(r, () -> Packing.tileTo(r.layout("layout"), to, s));
         out.add("shape", Json.longs(to.dims()));
         return out;
     }
 
     static JsonObject slice(Request r) {
-        Layout l = r.layout("layout");
         Shape s = r.shape("shape");
         List<long[]> intervals = r.intervals("region");
         Region region = run(r, () -> Region.of(intervals.toArray(new long[0][])));
-        Layout sliced = run(r, () -> Slice.slice(l, s, region));
+        Object sliced = r.isSwizzled("layout") ? run(r, () -> swizzledSlice(r.swizzled("layout"), s, region))
+                : run(r, () -> Slice.slice(r.layout("layout"), s, region));
         JsonObject out = new JsonObject();
         out.addProperty("layout", sliced.toString());
         out.add("shape", Json.longs(region.extents().dims()));
         return out;
+    }
+
+    private static SwizzledLayout swizzledSlice(SwizzledLayout l, Shape s, Region region) {
+        Result<SwizzledLayout> sliced = l.slice(s, region);
+        if (sliced.isEmpty()) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "slice: " + l + " over " + s + " on " + region
+                    + ": " + sliced.reason());
+        }
+        return sliced.get();
     }
 }

@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.layout.SwizzledLayout;
 
 /**
  * One request of the tool ({@code {"op":"apply","layout":...}}) with typed, checked access to its
@@ -69,6 +70,23 @@ final class Request {
         }
         try {
             return Layout.parse(e.getAsString());
+        } catch (AxeException ex) {
+            throw new AxeException(ex.kind(), op + ": field '" + name + "': " + ex.getMessage(), ex);
+        }
+    }
+
+    /** True when field {@code name} is a swizzled layout's text ({@code Swizzle<B,M,S> o ...}). */
+    boolean isSwizzled(String name) {
+        JsonElement e = json.get(name);
+        return e != null && e.isJsonPrimitive() && e.getAsJsonPrimitive().isString()
+                && SwizzledLayout.isSwizzledText(e.getAsString());
+    }
+
+    /** A swizzled layout in text form, {@code Swizzle<B,M,S> o S[...]}. */
+    SwizzledLayout swizzled(String name) {
+        JsonElement e = field(name);
+        try {
+            return SwizzledLayout.parse(e.getAsString());
         } catch (AxeException ex) {
             throw new AxeException(ex.kind(), op + ": field '" + name + "': " + ex.getMessage(), ex);
         }
