@@ -32,7 +32,7 @@ from ..cuda.kernels.hopper_gemm import accumulator, shared_tile
 from ..cuda.kernels.pipeline import PipelineState
 from ..cuda.kernels.tiles import local_tile
 from .config import MoeShape
-from .cuda_kernels import N_STEP, ROWS, THREADS, init_ring
+from .cuda_kernels import ROWS, THREADS, Gemm2Part, check_chunks, init_ring
 from .fp8 import DTYPE as FP8, E4M3_MAX
 
 BK8 = 128            # K tile: one 128-byte swizzle row of e4m3
@@ -41,19 +41,7 @@ H_DTYPES = ("bfloat16", "float16")
 
 def chunk_sizes(shape: MoeShape, bn1: int, bn2: int) -> tuple[int, int]:
     """(bn1, bn2) if the FP8 kernels can tile ``shape`` with them, else ValueError naming every problem."""
-    problems = []
-    for name, value, dim, width in (("bn1", bn1, "intermediate", shape.intermediate),
-                                    ("bn2", bn2, "hidden", shape.hidden)):
-        if value % N_STEP or value > 256:
-            problems.append(f"{name}={value} must be a multiple of {N_STEP} and at most 256 (one wgmma N)")
-        if width % value:
-            problems.append(f"{name}={value} must divide {dim} ({width})")
-    for name, value in (("hidden", shape.hidden), ("intermediate", shape.intermediate)):
-        if value % BK8:
-            problems.append(f"{name} ({value}) must be a multiple of the e4m3 K tile {BK8}")
-    if problems:
-        raise ValueError(f"axe4j.moe.cuda_fp8 for {shape}: " + "; ".join(problems))
-    return bn1, bn2
+    return check_chunks(shape, bn1, bn2, BK8, "the e4m3 K tile", "axe4j.moe.cuda_fp8", ("bn1", "bn2"))
 
 
 def quantise_kernel(rows_in: int, cols: int, max_tiles: int, slots: int, dtype: str, gather: bool):
@@ -185,26 +173,15 @@ def gemm1_kernel(shape: MoeShape, max_tiles: int, bn1: int, h_dtype: str = "bflo
 
 
 def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int):
-    """``gemm2(Hq, h_scale, W2q, w2_scale, tile_expert, tile_start, tile_rows, slot_pair, Y)``."""
+    """``gemm2(Hq, h_scale, W2q, w2_scale, tile_expert, tile_start, tile_rows, slot_pair, Y)``: the 16-bit GEMM2's
+    ring and scatter (``Gemm2Part`` at K tiles of 128 e4m3), the accumulator dequantised between them."""
     E, H, I = shape.experts, shape.hidden, shape.intermediate
-    pairs = tokens * shape.top_k
-    slots = pairs + ROWS
+    part = Gemm2Part(shape, tokens, max_tiles, bn2, BK8, 1)
+    pairs, slots, mainloop, scatter = part.pairs, part.slots, part.mainloop, part.scatter
     rows_total = max_tiles * ROWS
-    k_tiles = I // BK8
-    a_layout, b_layout = shared_tile(2, 1, ROWS, BK8, 1), shared_tile(2, 1, bn2, BK8, 1)
-    y_layout = TileLayout(S[(ROWS, bn2):(bn2, 1)])
-    acc_layout = accumulator(ROWS, bn2)
+    acc_layout = part.acc_layout
     per_row = TileLayout(S[(rows_total, bn2):(1, 0)])
     per_channel = TileLayout(S[(ROWS, E * H):(0, 1)])
-    stage_bytes = (ROWS + bn2) * BK8
-
-    @T.macro
-    def load(Hq, W2_rows, A_smem, B_smem, full, i, first, kt):
-        ring = T.meta_var(PipelineState(2, kt))
-        s = ring.index()
-        Tx.copy_async(A_smem[s, 0, :, :], local_tile(Hq, (ROWS, BK8), (i, kt)), mbar=full.ptr_to([s]))
-        Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK8:kt * BK8 + BK8], mbar=full.ptr_to([s]))
-        T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
 
     @T.prim_func
     def gemm2(Hq: T.Buffer((rows_total, I), FP8), h_scale: T.Buffer((rows_total,), "float32"),
@@ -223,9 +200,9 @@ def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int):
         hs = T.decl_buffer((rows_total, bn2), "float32", data=h_scale.data, layout=per_row)
         w2s = T.decl_buffer((ROWS, E * H), "float32", data=w2_scale.data, layout=per_channel)
         pool = T.SMEMPool()
-        A_smem = pool.alloc((2, 1, ROWS, BK8), FP8, layout=a_layout, align=1024)
-        B_smem = pool.alloc((2, 1, bn2, BK8), FP8, layout=b_layout, align=1024)
-        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=y_layout, align=16)
+        A_smem = pool.alloc((2, 1, ROWS, BK8), FP8, layout=part.a_layout, align=1024)
+        B_smem = pool.alloc((2, 1, bn2, BK8), FP8, layout=part.b_layout, align=1024)
+        Y_smem = pool.alloc((ROWS, bn2), "float32", layout=part.y_layout, align=16)
         full = pool.alloc((2,), "uint64", align=8)
         pool.commit()
         init_ring(full, tid)
@@ -234,26 +211,11 @@ def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int):
             tmp = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
             Tx.wg.fill(acc[:, :], T.float32(0.0))
             first = tile_expert[i] * H + n * bn2
-            if tid == 0:
-                load(Hq, W2_rows, A_smem, B_smem, full, i, first, 0)
-            for kt in T.serial(k_tiles):
-                if tid == 0:
-                    if kt + 1 < k_tiles:
-                        load(Hq, W2_rows, A_smem, B_smem, full, i, first, kt + 1)
-                ring = T.meta_var(PipelineState(2, kt))
-                T.cuda.mbarrier_wait(full.ptr_to([ring.index()]), ring.phase())
-                Tx.wg.gemm_async(acc[:, :], A_smem[ring.index(), 0, :, :], B_smem[ring.index(), 0, :, :],
-                                 transA=False, transB=False, accum=True, wait=0, proxy_fence=False)
-                T.cuda.cta_sync()
+            mainloop(acc, Hq, W2_rows, A_smem, B_smem, full, i, first, tid)
             Tx.wg.copy(tmp[:, :], local_tile(hs, (ROWS, None), (i, None)))      # the row's scale
             Tx.wg.mul(acc[:, :], acc[:, :], tmp[:, :])
             Tx.wg.copy(tmp[:, :], w2s[:, first:first + bn2])                    # each channel's W2 scale
             Tx.wg.mul(acc[:, :], acc[:, :], tmp[:, :])
-            Tx.wg.copy(Y_smem[:, :], acc[:, :])
-            T.cuda.cta_sync()
-            for q in T.serial(ROWS // 4):
-                if q * 4 + warp < tile_rows[i]:
-                    Tx.warp.copy(Y[slot_pair[tile_start[i] + q * 4 + warp], n * bn2:n * bn2 + bn2],
-                                 Y_smem[q * 4 + warp, :])
+            scatter(acc, tile_start, tile_rows, slot_pair, Y, Y_smem, i, n, warp)
 
     return gemm2

@@ -54,18 +54,25 @@ def init_ring(full, tid):
 def chunk_sizes(shape: MoeShape, bn1: int = 128, bn2: int = 128) -> tuple[int, int]:
     """(BN1, BN2): the intermediate columns of one GEMM1 CTA and the hidden columns of one GEMM2 CTA."""
     bn1, bn2 = min(bn1, shape.intermediate), min(bn2, shape.hidden)
+    return check_chunks(shape, bn1, bn2, BK, "the K tile", "axe4j.moe.cuda")
+
+
+def check_chunks(shape: MoeShape, bn1: int, bn2: int, bk: int, k_tile: str, who: str,
+                 names: tuple[str, str] = ("BN1", "BN2")) -> tuple[int, int]:
+    """(bn1, bn2) if one wgmma N each and dividing their dims, with hidden and intermediate whole ``bk`` K tiles;
+    else a ValueError from ``who`` naming every problem, the chunk sizes as ``names``."""
     problems = []
-    for name, value, width, dim in (("BN1", bn1, shape.intermediate, "intermediate"),
-                                    ("BN2", bn2, shape.hidden, "hidden")):
+    for name, value, width, dim in ((names[0], bn1, shape.intermediate, "intermediate"),
+                                    (names[1], bn2, shape.hidden, "hidden")):
         if value % N_STEP or value > 256:
             problems.append(f"{name}={value} must be a multiple of {N_STEP} and at most 256 (one wgmma N)")
         if width % value:
             problems.append(f"{name}={value} must divide {dim} ({width})")
     for name, value in (("hidden", shape.hidden), ("intermediate", shape.intermediate)):
-        if value % BK:
-            problems.append(f"{name} ({value}) must be a multiple of the K tile {BK}")
+        if value % bk:
+            problems.append(f"{name} ({value}) must be a multiple of {k_tile} {bk}")
     if problems:
-        raise ValueError(f"axe4j.moe.cuda for {shape}: " + "; ".join(problems))
+        raise ValueError(f"{who} for {shape}: " + "; ".join(problems))
     return bn1, bn2
 
 
@@ -178,35 +185,33 @@ def gemm1_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, dtype: 
     return gemm1
 
 
-class _Gemm2:
-    """GEMM2 of one (tile, hidden chunk): the shared tiles it needs and the macro ``tile`` that computes it (TMA
-    ring of H's tile rows and W2's chunk rows, wgmma, the scatter of the rows to pair order in Y)."""
+class Gemm2Part:
+    """GEMM2 of one (tile, hidden chunk) in two macros, shared by the 16-bit and the FP8 layer: ``mainloop`` (a TMA
+    ring of H's tile rows and W2's chunk rows, one wgmma per K tile of ``bk`` elements, accumulated into ``acc``) and
+    ``scatter`` (the accumulator's rows to pair order in Y). The 16-bit ``tile`` is the two in a row; the FP8
+    kernel dequantises ``acc`` between them."""
 
-    def __init__(self, shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str):
+    def __init__(self, shape: MoeShape, tokens: int, max_tiles: int, bn2: int, bk: int = BK, itemsize: int = 2):
         H, I = shape.hidden, shape.intermediate
         self.pairs = tokens * shape.top_k
         self.slots = self.pairs + ROWS
-        k_tiles = I // BK
-        self.a_layout = shared_tile(2, 1, ROWS, BK)
-        self.b_layout = shared_tile(2, 1, bn2, BK)
+        k_tiles = I // bk
+        self.a_layout = shared_tile(2, 1, ROWS, bk, itemsize)
+        self.b_layout = shared_tile(2, 1, bn2, bk, itemsize)
         self.y_layout = TileLayout(S[(ROWS, bn2):(bn2, 1)])
-        acc_layout = accumulator(ROWS, bn2)
-        stage_bytes = (ROWS + bn2) * BK * 2
+        self.acc_layout = acc_layout = accumulator(ROWS, bn2)
+        stage_bytes = (ROWS + bn2) * bk * itemsize
 
         @T.macro
         def load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, kt):
             ring = T.meta_var(PipelineState(2, kt))
             s = ring.index()
-            Tx.copy_async(A_smem[s, 0, :, :], local_tile(Hbuf, (ROWS, BK), (i, kt)), mbar=full.ptr_to([s]))
-            Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * BK:kt * BK + BK], mbar=full.ptr_to([s]))
+            Tx.copy_async(A_smem[s, 0, :, :], local_tile(Hbuf, (ROWS, bk), (i, kt)), mbar=full.ptr_to([s]))
+            Tx.copy_async(B_smem[s, 0, :, :], W2_rows[first:first + bn2, kt * bk:kt * bk + bk], mbar=full.ptr_to([s]))
             T.ptx.mbarrier.arrive.expect_tx.shared.b64(full.ptr_to([s]), T.uint32(stage_bytes))
 
         @T.macro
-        def tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A_smem, B_smem, Y_smem, full, i, n,
-                 tid, warp):
-            acc = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
-            Tx.wg.fill(acc[:, :], T.float32(0.0))
-            first = tile_expert[i] * H + n * bn2
+        def mainloop(acc, Hbuf, W2_rows, A_smem, B_smem, full, i, first, tid):
             if tid == 0:
                 load(Hbuf, W2_rows, A_smem, B_smem, full, i, first, 0)
             for kt in T.serial(k_tiles):
@@ -218,7 +223,10 @@ class _Gemm2:
                 Tx.wg.gemm_async(acc[:, :], A_smem[ring.index(), 0, :, :], B_smem[ring.index(), 0, :, :], transA=False,
                                  transB=False, accum=True, wait=0, proxy_fence=False)
                 T.cuda.cta_sync()                          # every thread is past the wgmma before its slot refills
-            # scatter: the tile's row r is slot tile_start + r, whose pair's row of Y is slot_pair[tile_start + r];
+
+        @T.macro
+        def scatter(acc, tile_start, tile_rows, slot_pair, Y, Y_smem, i, n, warp):
+            # the tile's row r is slot tile_start + r, whose pair's row of Y is slot_pair[tile_start + r];
             # registers -> a row-major shared tile -> one warp per row (rows past tile_rows are not stored)
             Tx.wg.copy(Y_smem[:, :], acc[:, :])
             T.cuda.cta_sync()
@@ -227,12 +235,21 @@ class _Gemm2:
                     Tx.warp.copy(Y[slot_pair[tile_start[i] + q * 4 + warp], n * bn2:n * bn2 + bn2],
                                  Y_smem[q * 4 + warp, :])
 
-        self.tile = tile
+        @T.macro
+        def tile(Hbuf, W2_rows, tile_expert, tile_start, tile_rows, slot_pair, Y, A_smem, B_smem, Y_smem, full, i, n,
+                 tid, warp):
+            acc = T.alloc_buffer((ROWS, bn2), "float32", scope="local", layout=acc_layout)
+            Tx.wg.fill(acc[:, :], T.float32(0.0))
+            first = tile_expert[i] * H + n * bn2
+            mainloop(acc, Hbuf, W2_rows, A_smem, B_smem, full, i, first, tid)
+            scatter(acc, tile_start, tile_rows, slot_pair, Y, Y_smem, i, n, warp)
+
+        self.mainloop, self.scatter, self.tile = mainloop, scatter, tile
 
 
 def gemm2_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn2: int, dtype: str = "float16"):
     E, H, I = shape.experts, shape.hidden, shape.intermediate
-    part = _Gemm2(shape, tokens, max_tiles, bn2, dtype)
+    part = Gemm2Part(shape, tokens, max_tiles, bn2)
     pairs, slots, tile = part.pairs, part.slots, part.tile
 
     @T.prim_func
@@ -289,7 +306,7 @@ def experts_kernel(shape: MoeShape, tokens: int, max_tiles: int, bn1: int, bn2: 
     while the hardware starts CTAs in index order, which CUDA does not promise), ``reset=False`` leaves ``sync`` for
     the caller to zero before each launch (no done counter)."""
     E, H, I = shape.experts, shape.hidden, shape.intermediate
-    one, two = _Gemm1(shape, tokens, max_tiles, bn1, dtype), _Gemm2(shape, tokens, max_tiles, bn2, dtype)
+    one, two = _Gemm1(shape, tokens, max_tiles, bn1, dtype), Gemm2Part(shape, tokens, max_tiles, bn2)
     slots, pairs = one.slots, two.pairs
     chunks1, chunks2 = I // bn1, H // bn2
     n1, n2 = chunks1 * max_tiles, chunks2 * max_tiles
