@@ -129,7 +129,7 @@ public final class Canonicalize {
     }
 
     /** {@link #mergeShardPair} without the Optional: the merged iter, or null. */
-    private static Iter mergedOrNull(Iter outer, Iter inner) {
+    static Iter mergedOrNull(Iter outer, Iter inner) {
         if (!outer.axis().equals(inner.axis())) {
             return null;
         }

@@ -1,6 +1,5 @@
 package org.axe4j.layout;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -34,42 +33,81 @@ public final class Group {
     /** {@link #group}, or the reason no refinement exists (the shape must still be admitted). */
     public static Result<Grouped> tryGroup(Layout l, Shape shape) {
         l.requireAdmits(shape);
-        List<Iter> fused = fuse(l.shard());
+        long[] dims = new long[shape.rank()];
+        for (int k = 0; k < dims.length; k++) {
+            dims[k] = shape.dim(k);
+        }
+        Refinement r = refine(l.shard(), dims);
+        if (r.failedIter() != null) {
+            return Result.absent(
+                    "layout %s cannot be grouped by shape %s: dimension %d (extent %d) would end inside iter %s,"
+                            + " whose extent %d is neither a divisor nor a multiple of the %d still needed",
+                    l, shape, r.failedDim(), shape.dim(r.failedDim()), r.failedIter(), r.failedIter().extent(),
+                    r.need());
+        }
+        Integer[] seps = new Integer[r.seps().length];
+        for (int k = 0; k < seps.length; k++) {
+            seps[k] = r.seps()[k];
+        }
+        return Result.of(new Grouped(new Layout(r.iters(), l.replica(), l.offset()), shape, Arrays.asList(seps)));
+    }
+
+    /**
+     * The refined shard and its block boundaries ({@code iters[seps[k] .. seps[k+1])} is dimension {@code k}), or,
+     * when no refinement exists, the dimension, the iter it would end inside and what it still needed.
+     */
+    record Refinement(List<Iter> iters, int[] seps, int failedDim, Iter failedIter, long need) {
+        /** Block {@code k} of a successful refinement. */
+        List<Iter> block(int k) {
+            return iters.subList(seps[k], seps[k + 1]);
+        }
+    }
+
+    /**
+     * The algorithm of the class comment on a shard whose extents multiply to the product of {@code dims}, without
+     * building a layout: {@link #tryGroup} and tile-of share it.
+     */
+    static Refinement refine(List<Iter> shard, long[] dims) {
+        List<Iter> fused = fuse(shard);
         int next = 0; // the next iter of fused to take
         Iter split = null; // the inner part of an iter split at the previous dimension's end, taken first
-        List<Iter> out = new ArrayList<>(fused.size() + shape.rank());
-        Integer[] seps = new Integer[shape.rank() + 1];
-        seps[0] = 0;
-        for (int k = 0; k < shape.rank(); k++) {
-            long need = shape.dim(k);
-            int blockStart = out.size();
+        Iter[] out = new Iter[fused.size() + dims.length];
+        int n = 0;
+        int[] seps = new int[dims.length + 1];
+        for (int k = 0; k < dims.length; k++) {
+            long need = dims[k];
+            int blockStart = n;
             while (need > 1) {
                 // sizes agree, so iters remain while a dimension needs more
                 Iter it = split != null ? split : fused.get(next++);
                 split = null;
                 long e = it.extent();
                 if (need % e == 0) {
-                    out.add(it);
+                    out[n++] = it;
                     need /= e;
                 } else if (e % need == 0) {
-                    out.add(new Iter(need, it.stride() * (e / need), it.axis()));
+                    out[n++] = new Iter(need, it.stride() * (e / need), it.axis());
                     split = new Iter(e / need, it.stride(), it.axis());
                     need = 1;
                 } else {
-                    return Result.absent(
-                            "layout %s cannot be grouped by shape %s: dimension %d (extent %d) would end inside iter %s,"
-                                    + " whose extent %d is neither a divisor nor a multiple of the %d still needed",
-                            l, shape, k, shape.dim(k), it, e, need);
+                    return new Refinement(List.of(), seps, k, it, need);
                 }
             }
-            if (out.size() - blockStart > 1) { // fuse within the block
-                List<Iter> block = fuse(out.subList(blockStart, out.size()));
-                out.subList(blockStart, out.size()).clear();
-                out.addAll(block);
+            // Fuse within the block: D1 by one stack pass, as in Canonicalize.canonicalShard (the iters have
+            // extent >= 2 and stride-0 ones are already on m).
+            int top = blockStart;
+            for (int i = blockStart + 1; i < n; i++) {
+                Iter merged = Canonicalize.mergedOrNull(out[top], out[i]);
+                if (merged != null) {
+                    out[top] = merged;
+                } else {
+                    out[++top] = out[i];
+                }
             }
-            seps[k + 1] = out.size();
+            n = Math.min(n, top + 1);
+            seps[k + 1] = n;
         }
-        return Result.of(new Grouped(new Layout(out, l.replica(), l.offset()), shape, Arrays.asList(seps)));
+        return new Refinement(List.of(Arrays.copyOf(out, n)), seps, -1, null, 0);
     }
 
     /** Drops extent-1 iters, puts zero strides on m and fuses neighbours by D1 (the canonical shard). */

@@ -1,10 +1,12 @@
 package org.axe4j.layout;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -14,7 +16,9 @@ import java.util.TreeSet;
  * as maps ({@link Tile}) and recover the missing factor: {@link #outer} finds {@code A} (admitting
  * {@code T_A = T / T_B}) from a given inner {@code B}; {@link #inner} finds {@code B} (admitting
  * {@code T_B = T / T_A}) from a given outer {@code A}. Every answer is verified by an exact map
- * comparison before it is returned; an absent answer carries the reason ({@link Result}).
+ * comparison before it is returned, except an outer factor where neither layout has replicas: there
+ * {@code A (x) B == L} follows from the checks already made (the argument is in {@link #outer}); an
+ * absent answer carries the reason ({@link Result}).
  *
  * <p><b>Method.</b> Write {@code s = span(B)} and split every layout into its shard function {@code D}
  * and the set {@code Q = O + Rset} (offset plus replica displacements), so that {@code L(x) = D(x) + Q}.
@@ -67,45 +71,59 @@ public final class TileOf {
 
     /** The outer {@code A} with {@code tiled == A (x) inner} as maps, or why there is none. INVALID for bad shapes. */
     public static Result<Layout> outer(Layout tiled, Shape shape, Layout inner, Shape innerShape) {
-        String op = "tileOf.outer";
-        Shape outerShape = quotientShape(op, tiled, shape, inner, innerShape, "inner");
-        Result<Grouped> gb = Group.tryGroup(inner, innerShape);
-        if (gb.isEmpty()) {
+        long[] outerDims = quotientDims("tileOf.outer", tiled, shape, inner, innerShape, "inner");
+        long[] innerDims = new long[innerShape.rank()];
+        long[] splitDims = new long[2 * innerDims.length];
+        for (int k = 0; k < innerDims.length; k++) {
+            innerDims[k] = innerShape.dim(k);
+            splitDims[2 * k] = outerDims[k];
+            splitDims[2 * k + 1] = innerDims[k];
+        }
+        Group.Refinement gb = Group.refine(inner.shard(), innerDims);
+        if (gb.failedIter() != null) {
             return Result.absent("inner layout " + inner + " cannot be grouped by " + innerShape + ", so it tiles nothing");
         }
-        Shape split = Tile.interleavedShape(outerShape, innerShape);
-        Result<Grouped> gl = Group.tryGroup(tiled, split);
-        if (gl.isEmpty()) {
-            return Result.absent("layout " + tiled + " is not separable over the interleaved shape " + split);
+        Group.Refinement gl = Group.refine(tiled.shard(), splitDims);
+        if (gl.failedIter() != null) {
+            return Result.absent("layout " + tiled + " is not separable over the interleaved shape "
+                    + Shape.of(splitDims));
         }
         Map<Axis, Long> span = inner.spans();
-        List<Iter> outerShard = new ArrayList<>();
+        Iter[] outerShard = new Iter[gl.iters().size()];
+        int n = 0;
         for (int k = 0; k < shape.rank(); k++) {
-            List<Iter> innerBlock = gl.get().block(2 * k + 1);
-            if (!fusedForm(innerBlock).equals(fusedForm(gb.get().block(k)))) {
+            List<Iter> innerBlock = gl.block(2 * k + 1);
+            if (!sameShardFunction(innerBlock, gb.block(k))) {
                 return Result.absent("dimension " + k + ": the inner digits of " + tiled + " are " + innerBlock
-                        + ", not the inner layout's block " + gb.get().block(k));
+                        + ", not the inner layout's block " + gb.block(k));
             }
-            for (Iter it : gl.get().block(2 * k)) {
+            for (Iter it : gl.block(2 * k)) {
                 long s = span.getOrDefault(it.axis(), 1L);
                 if (it.stride() % s != 0) {
                     return Result.absent("dimension " + k + ": outer digit " + it + " is not a multiple of span "
                             + s + " of the inner layout on " + it.axis());
                 }
-                outerShard.add(it.withStride(it.stride() / s));
+                outerShard[n++] = s == 1 ? it : it.withStride(it.stride() / s);
             }
         }
+        List<Iter> outerIters = List.of(Arrays.copyOf(outerShard, n));
         if (tiled.replica().isEmpty() && inner.replica().isEmpty()) {
             // Q_L = {O_L} and Q_B = {O_B}, so Q_A = {(O_L - O_B) / s}, exact on every axis: the general steps
             // below on one-point sets, without building them.
-            Optional<TreeMap<Axis, Long>> offset = offsetQuotient(tiled.offset(), inner.offset(), span);
+            Optional<SortedMap<Axis, Long>> offset = offsetQuotient(tiled.offset(), inner.offset(), span);
             if (offset.isEmpty()) {
                 return Result.absent("replicas and offset of " + tiled + " are not span-scaled outer ones plus the"
                         + " inner's " + offsetReplicaSet(inner));
             }
-            Layout outer = new Layout(outerShard, List.of(), offset.get());
-            return verified(tiled, Tile.tile(outer, outerShape, inner, innerShape), outer);
+            // No rebuild check needed here: A (x) B is L as a map. Group keeps each block's function, so on the
+            // interleaved coordinate (x_0, y_0, x_1, ...) (the same flat index as z_k = x_k * T_B[k] + y_k)
+            //   D_L = sum_k L_2k(x_k) + L_2k+1(y_k),  D_{A (x) B} = sum_k s * A_k(x_k) + B_k(y_k),
+            // where A_k = L_2k / s exactly (every stride divided without remainder, so s * A_k = L_2k) and
+            // B_k = L_2k+1 (equal fused forms are equal functions); the offsets are s * (O_L - O_B) / s + O_B = O_L;
+            // neither layout has replicas. TileOfShortcutTest compares this against the rebuild on random cases.
+            return Result.of(new Layout(outerIters, List.of(), offset.get()));
         }
+        Shape outerShape = Shape.of(outerDims);
         Set<Point> qL = offsetReplicaSet(tiled);
         Set<Point> qB = offsetReplicaSet(inner);
         Set<Axis> axes = axesOf(qL, qB, span.keySet());
@@ -125,8 +143,13 @@ public final class TileOf {
             return Result.absent("the outer replica and offset set " + qA + " is not an offset plus replica iters"
                     + " (or the search budget ran out)");
         }
-        Layout outer = new Layout(outerShard, rest.get().replica(), rest.get().offset());
+        Layout outer = new Layout(outerIters, rest.get().replica(), rest.get().offset());
         return verified(tiled, Tile.tile(outer, outerShape, inner, innerShape), outer);
+    }
+
+    /** Whether two shards are the same function: equal as lists, or with equal fused forms. */
+    private static boolean sameShardFunction(List<Iter> a, List<Iter> b) {
+        return a.equals(b) || fusedForm(a).equals(fusedForm(b));
     }
 
     /** The inner {@code B} with {@code tiled == outer (x) B} as maps, or why there is none. INVALID for bad shapes. */
@@ -201,8 +224,11 @@ public final class TileOf {
     }
 
     /** {@code (O_L - O_B) / s} axis by axis, or empty where a difference is not a multiple of its span. */
-    private static Optional<TreeMap<Axis, Long>> offsetQuotient(Map<Axis, Long> tiledOffset, Map<Axis, Long> innerOffset,
-                                                               Map<Axis, Long> span) {
+    private static Optional<SortedMap<Axis, Long>> offsetQuotient(SortedMap<Axis, Long> tiledOffset,
+                                                                 Map<Axis, Long> innerOffset, Map<Axis, Long> span) {
+        if (tiledOffset.isEmpty() && innerOffset.isEmpty()) {
+            return Optional.of(tiledOffset);
+        }
         TreeMap<Axis, Long> difference = new TreeMap<>(tiledOffset);
         innerOffset.forEach((a, v) -> difference.put(a, Checks.sub("tile-of offset on " + a,
                 difference.getOrDefault(a, 0L), v)));
@@ -234,7 +260,7 @@ public final class TileOf {
         return out;
     }
 
-    private static Result<Layout> verified(Layout tiled, Layout rebuilt, Layout factor) {
+    static Result<Layout> verified(Layout tiled, Layout rebuilt, Layout factor) {
         // Equal records are the same map, so the two canonicalisations are only needed when the rebuild differs
         // in form (fused or split digits, reordered replicas).
         if (!tiled.equals(rebuilt) && !Equivalence.equivalent(tiled, rebuilt)) {
@@ -248,6 +274,12 @@ public final class TileOf {
     /** {@code T / T_known}, checking ranks, admission and divisibility; errors name the operation. */
     private static Shape quotientShape(String op, Layout tiled, Shape shape, Layout known, Shape knownShape,
                                        String role) {
+        return Shape.of(quotientDims(op, tiled, shape, known, knownShape, role));
+    }
+
+    /** {@link #quotientShape} as an array of dimensions. */
+    private static long[] quotientDims(String op, Layout tiled, Shape shape, Layout known, Shape knownShape,
+                                       String role) {
         if (shape.rank() != knownShape.rank()) {
             throw AxeException.invalid("%s: shape %s of %s has rank %d but %s shape %s of %s has rank %d;"
                             + " the ranks must be equal",
@@ -255,16 +287,16 @@ public final class TileOf {
         }
         Tile.requireAdmitted(op, "tiled", tiled, shape);
         Tile.requireAdmitted(op, role, known, knownShape);
-        List<Long> dims = new ArrayList<>();
-        for (int k = 0; k < shape.rank(); k++) {
+        long[] dims = new long[shape.rank()];
+        for (int k = 0; k < dims.length; k++) {
             if (shape.dim(k) % knownShape.dim(k) != 0) {
                 throw AxeException.invalid("%s: %s shape %s does not divide shape %s of %s (dimension %d: %d does not"
                                 + " divide %d)",
                         op, role, knownShape, shape, tiled, k, knownShape.dim(k), shape.dim(k));
             }
-            dims.add(shape.dim(k) / knownShape.dim(k));
+            dims[k] = shape.dim(k) / knownShape.dim(k);
         }
-        return new Shape(dims);
+        return dims;
     }
 
     // ---- point sets ----------------------------------------------------------------------------------
