@@ -149,7 +149,7 @@ final class DigitOffsetSlice {
     }
 
     /** The slice less {@code delta(x)}: its offset minus the digits of {@code x}. */
-    private static Layout lessDelta(Layout sliced, IndexForm form, long x) {
+    static Layout lessDelta(Layout sliced, IndexForm form, long x) {
         TreeMap<Axis, Long> offset = new TreeMap<>(sliced.offset());
         form.digits().forEach((axis, digits) -> {
             for (IndexForm.Digit d : digits) {
@@ -160,7 +160,7 @@ final class DigitOffsetSlice {
     }
 
     /** Some digit boundary {@code B} divides {@code congruence} and the box from {@code x mod B} stays below it. */
-    private static boolean aligned(Layout l, long congruence, long x, long reach) {
+    static boolean aligned(Layout l, long congruence, long x, long reach) {
         long boundary = 1;
         for (int k = l.shard().size(); k >= 0; k--) {
             if (congruence % boundary == 0 && Math.floorMod(x, boundary) + reach < boundary) {
