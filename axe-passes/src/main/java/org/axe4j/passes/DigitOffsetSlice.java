@@ -60,6 +60,7 @@ final class DigitOffsetSlice {
         long flatConstant = 0;
         List<SymbolicOffset.Term> flatTerms = new ArrayList<>();
         long congruence = 0; // G = gcd_i(R_i g_i)
+        VariableBounds bounds = new VariableBounds();
         long starts = 1;
         long r = 1;
         for (int i = n - 1; i >= 0; i--) {
@@ -87,6 +88,10 @@ final class DigitOffsetSlice {
                     throw new IllegalArgumentException(region + ": no value of the variables keeps region[" + i
                             + "] inside the shape: its begin is " + first[i] + " modulo " + g + ", past the last start "
                             + last[i] + " (width " + e.width() + " of " + dim + ")");
+                }
+                if (e.terms().size() == 1 && !bounds.bound(e.begin(), e.terms().get(0), last[i])) {
+                    throw new IllegalArgumentException(region + ": no value of " + e.terms().get(0).name() + " keeps "
+                            + "every region entry it begins inside the shape");
                 }
                 long values = (last[i] - first[i]) / g + 1;
                 // counted up to MAX_STARTS + 1, past which only "too many" matters
@@ -140,7 +145,7 @@ final class DigitOffsetSlice {
         DataType type = dataType(flatTerms, region);
         for (var e : form.digits().entrySet()) {
             for (IndexForm.Digit d : e.getValue()) {
-                long c = digit(d, flatConstant, flatTerms, type, region,
+                long c = digit(d, flatConstant, flatTerms, bounds, type, region,
                         terms.computeIfAbsent(e.getKey(), a -> new ArrayList<>()));
                 offset.merge(e.getKey(), c, (x, y) -> Checks.add("the offset of the slice", x, y));
             }
@@ -176,24 +181,60 @@ final class DigitOffsetSlice {
 
     /**
      * Adds {@code s * floormod(floordiv(x, B), e)} (the outermost without the mod) to {@code terms} and returns its
-     * integer part. A factor {@code h} common to {@code B} and every coefficient of {@code x} cancels
-     * ({@code floordiv(h*m + k, h*B') = floordiv(m + floordiv(k, h), B')}), so the quotient stays affine where
-     * {@code B} divides every coefficient; then {@code floormod(h*m + h*k, h*e') = h * floormod(m + k, e')}, a
-     * constant where {@code e} divides every coefficient.
+     * integer part, simplified by identities true at every integer value and by the variables' bounds:
+     * <ul>
+     *   <li>a factor {@code h} common to {@code B} and every coefficient of {@code x} cancels:
+     *       {@code floordiv(h*m + k, h*B') = floordiv(m + floordiv(k, h), B')};</li>
+     *   <li>whole multiples of {@code B'} leave the division: {@code floordiv(B'*a + r, B') = a + floordiv(r, B')},
+     *       each coefficient and the constant split so; a remainder {@code r} that stays in one block of
+     *       {@code B'} over the bounds is a constant quotient;</li>
+     *   <li>{@code floormod(q, e)} of an affine {@code q}: coefficients and constant reduced modulo {@code e}; over
+     *       the bounds in one block {@code [K e, K e + e)} it is {@code q - K e}; else a factor {@code g} of {@code e}
+     *       and every coefficient and the constant comes out: {@code floormod(g*m, g*e') = g * floormod(m, e')}.</li>
+     * </ul>
      */
-    private static long digit(IndexForm.Digit d, long constant, List<SymbolicOffset.Term> x, DataType type,
-            String region, List<SymbolicOffset.Term> terms) {
+    private static long digit(IndexForm.Digit d, long constant, List<SymbolicOffset.Term> x, VariableBounds bounds,
+            DataType type, String region, List<SymbolicOffset.Term> terms) {
         String what = "the offset of the slice of " + region;
         long h = common(d.divisor(), x);
         long qc = Math.floorDiv(constant, h);
         List<SymbolicOffset.Term> q = divided(x, h);
         long divisor = d.divisor() / h;
-        if (divisor != 1) { // not affine: floordiv of the reduced start
-            Object div = Tvm.call("prim.FloorDiv", AffineExprs.write(qc, q), constant(type, divisor, region), null);
-            TvmObject e = d.outermost() ? (TvmObject) div
-                    : (TvmObject) Tvm.call("prim.FloorMod", div, constant(type, d.extent(), region), null);
-            add(terms, d.stride(), opaque(e));
-            return 0;
+        if (divisor != 1) {
+            List<SymbolicOffset.Term> whole = new ArrayList<>();
+            List<SymbolicOffset.Term> rest = new ArrayList<>();
+            for (SymbolicOffset.Term t : q) {
+                whole.add(new SymbolicOffset.Term(Math.floorDiv(t.coefficient(), divisor), t.name(), t.var()));
+                rest.add(new SymbolicOffset.Term(Math.floorMod(t.coefficient(), divisor), t.name(), t.var()));
+            }
+            whole.removeIf(t -> t.coefficient() == 0);
+            rest.removeIf(t -> t.coefficient() == 0);
+            long restConstant = Math.floorMod(qc, divisor);
+            qc = Math.floorDiv(qc, divisor);
+            long[] span = bounds.interval(restConstant, rest);
+            if (span != null && Math.floorDiv(span[0], divisor) == Math.floorDiv(span[1], divisor)) {
+                qc += Math.floorDiv(span[0], divisor); // the remainder stays in one block
+            } else {
+                TvmObject div = (TvmObject) Tvm.call("prim.FloorDiv", AffineExprs.write(restConstant, rest),
+                        constant(type, divisor, region), null);
+                if (!d.outermost() && whole.isEmpty() && qc == 0) {
+                    long[] quotient = span == null ? null : new long[] {Math.floorDiv(span[0], divisor),
+                            Math.floorDiv(span[1], divisor)};
+                    boolean inRange = quotient != null && quotient[0] >= 0 && quotient[1] < d.extent();
+                    add(terms, d.stride(), opaque(inRange ? div
+                            : (TvmObject) Tvm.call("prim.FloorMod", div, constant(type, d.extent(), region), null)));
+                    return 0;
+                }
+                if (!d.outermost()) { // floormod(whole + floordiv(rest, B'), e), whole
+                    whole.add(opaque(div));
+                    TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(qc, whole),
+                            constant(type, d.extent(), region), null);
+                    add(terms, d.stride(), opaque(mod));
+                    return 0;
+                }
+                whole.add(opaque(div));
+            }
+            q = whole;
         }
         if (d.outermost()) {
             for (SymbolicOffset.Term t : q) {
@@ -201,15 +242,30 @@ final class DigitOffsetSlice {
             }
             return Checks.mul(what, d.stride(), qc);
         }
-        long g = common(d.extent(), q);
-        if (g == d.extent()) {
-            return Checks.mul(what, d.stride(), Math.floorMod(qc, d.extent()));
+        long e = d.extent();
+        List<SymbolicOffset.Term> reduced = new ArrayList<>();
+        for (SymbolicOffset.Term t : q) {
+            if (Math.floorMod(t.coefficient(), e) != 0) {
+                reduced.add(new SymbolicOffset.Term(Math.floorMod(t.coefficient(), e), t.name(), t.var()));
+            }
         }
-        if (qc % g != 0) {
+        long rc = Math.floorMod(qc, e);
+        if (reduced.isEmpty()) {
+            return Checks.mul(what, d.stride(), rc);
+        }
+        long[] span = bounds.interval(rc, reduced);
+        if (span != null && Math.floorDiv(span[0], e) == Math.floorDiv(span[1], e)) {
+            for (SymbolicOffset.Term t : reduced) { // floormod(q, e) = q - K e over the bounds
+                add(terms, Checks.mul(what, d.stride(), t.coefficient()), t);
+            }
+            return Checks.mul(what, d.stride(), rc - Math.floorDiv(span[0], e) * e);
+        }
+        long g = common(e, reduced);
+        if (rc % g != 0) {
             g = 1;
         }
-        TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(qc / g, divided(q, g)),
-                constant(type, d.extent() / g, region), null);
+        TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(rc / g, divided(reduced, g)),
+                constant(type, e / g, region), null);
         add(terms, Checks.mul(what, d.stride(), g), opaque(mod));
         return 0;
     }

@@ -181,6 +181,15 @@ class SymbolicIndexTest {
             assertEquals(org.axe4j.layout.Slice.slice(l, Shape.of(16), Region.of(new long[] {2 * t, 2 * t + 2})).image(),
                     withValue(read, v, t).image(), "v = " + t);
         }
+        // The diagonal [v, v] of (4, 4): flat 5v with v in [0, 3] (both entries bound v), so 4 * (5v % 4) + 5v // 4
+        // is 5v over that range.
+        Object plus1 = Tvm.call("prim.Add", v, Tvm.call("ir.IntImm", DataType.INT32, 1L, null), null);
+        TirxLayout diagonal = TirxLayouts.read((TvmObject) Tvm.call("axe4j.layout.slice", "S[(4,4):(1,4)]",
+                List.of(4L, 4L), List.of(List.of(v, plus1), List.of(v, plus1))));
+        assertEquals("S[1:1] + (5*v)", diagonal.toString());
+        for (long t = 0; t < 4; t++) {
+            assertEquals(l.apply(Shape.of(4, 4), t, t), withValue(diagonal, v, t).apply(0), "v = " + t);
+        }
         // Width 2 from v: S[2:4] at start 0, S[2:-11] at start 3 (across the carry).
         Object plus2 = Tvm.call("prim.Add", v, Tvm.call("ir.IntImm", DataType.INT32, 2L, null), null);
         TvmException changes = assertThrows(TvmException.class, () -> Tvm.call("axe4j.layout.slice",
