@@ -190,7 +190,8 @@ final class DigitOffsetSlice {
      *       {@code B'} over the bounds is a constant quotient;</li>
      *   <li>{@code floormod(q, e)} of an affine {@code q}: coefficients and constant reduced modulo {@code e}; over
      *       the bounds in one block {@code [K e, K e + e)} it is {@code q - K e}; else a factor {@code g} of {@code e}
-     *       and every coefficient and the constant comes out: {@code floormod(g*m, g*e') = g * floormod(m, e')}.</li>
+     *       and every coefficient comes out: {@code floormod(g*m + g*a + r, g*e') = g * floormod(m + a, e') + r}
+     *       for the reduced constant {@code g*a + r}, {@code 0 <= r < g}.</li>
      * </ul>
      */
     private static long digit(IndexForm.Digit d, long constant, List<SymbolicOffset.Term> x, VariableBounds bounds,
@@ -260,14 +261,11 @@ final class DigitOffsetSlice {
             }
             return Checks.mul(what, d.stride(), rc - Math.floorDiv(span[0], e) * e);
         }
-        long g = common(e, reduced);
-        if (rc % g != 0) {
-            g = 1;
-        }
+        long g = common(e, reduced); // floormod(g*m + g*a + r, g*e') = g * floormod(m + a, e') + r, 0 <= r < g
         TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(rc / g, divided(reduced, g)),
                 constant(type, e / g, region), null);
         add(terms, Checks.mul(what, d.stride(), g), opaque(mod));
-        return 0;
+        return Checks.mul(what, d.stride(), rc % g);
     }
 
     /** gcd of {@code n} and every coefficient. */
