@@ -194,6 +194,12 @@ def test_a_digit_offset_past_the_start_check_names_the_region(bridge):
     # Width 64 aligned to the inner digit: proven for all 64 starts 64v without enumeration, and read back by TIRx.
     ours = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v * 64, v * 64 + 64)])
     assert axe4j.layout.to_text(ours) == "S[64:64] + (v)"
+    # Width 2 from 2v: the inner iter (64, 64) split as (32, 128), (2, 64) makes 2 a boundary: all 2048 starts at once.
+    pairs = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v * 2, v * 2 + 2)])
+    assert axe4j.layout.to_text(pairs) == "S[2:64] + ((v // 32) + 128*(v % 32))"
+    for t in range(2048):
+        start = _value(pairs.offset[Axis.m], {v: t})
+        assert [start, start + 64] == [64 * (x % 64) + x // 64 for x in (2 * t, 2 * t + 1)], t
     wrapped = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v, v + 1)])
     assert axe4j.layout.to_text(wrapped) == "S[1:1] + ((v // 64) + 64*(v % 64))"
     assert axe4j.layout.to_text(axe4j.layout.canonicalize(wrapped)) == axe4j.layout.to_text(wrapped)

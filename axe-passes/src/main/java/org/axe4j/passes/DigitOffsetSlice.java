@@ -9,7 +9,6 @@ import org.axe4j.layout.Axis;
 import org.axe4j.layout.Checks;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.IndexForm;
-import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
@@ -34,9 +33,9 @@ import org.axe4j.tvm.TvmObject;
  * expression term as a free integer). That is proven
  * <ul>
  *   <li>when the box is aligned: every {@code f(b)} is congruent modulo {@code G = gcd_i(R_i g_i)}; if some digit
- *       boundary {@code B_j} (a product of inner extents) divides {@code G} and {@code f(b) mod B_j + f(w - 1) < B_j},
- *       the digits below {@code j} are those of {@code f(b) mod B_j + f(y)} and the digits from {@code j} up those of
- *       {@code f(b)}, at every start;</li>
+ *       boundary {@code B_j} (a product of inner extents, an iter split where a divisor of its extent helps)
+ *       divides {@code G} and {@code f(b) mod B_j + f(w - 1) < B_j}, the digits below {@code j} are those of
+ *       {@code f(b) mod B_j + f(y)} and the digits from {@code j} up those of {@code f(b)}, at every start;</li>
  *   <li>otherwise by slicing at every start, up to {@link #MAX_STARTS} of them, and comparing the bodies
  *       ({@link Equivalence}).</li>
  * </ul>
@@ -164,19 +163,39 @@ final class DigitOffsetSlice {
         return sliced.withOffset(offset);
     }
 
-    /** Some digit boundary {@code B} divides {@code congruence} and the box from {@code x mod B} stays below it. */
+    /**
+     * Some digit boundary {@code B} divides {@code congruence} and the box from {@code x mod B} stays below it. The
+     * boundaries are {@code B_k * q} for every divisor {@code q} of {@code e_k}: splitting {@code (e_k, s_k)} into
+     * {@code (e_k/q, q*s_k), (q, s_k)} keeps the map and makes {@code B_k * q} a boundary.
+     */
     static boolean aligned(Layout l, long congruence, long x, long reach) {
-        long boundary = 1;
-        for (int k = l.shard().size(); k >= 0; k--) {
-            if (congruence % boundary == 0 && Math.floorMod(x, boundary) + reach < boundary) {
-                return true;
+        long boundary = 1; // B_k, the product of the extents inside iter k
+        for (int k = l.shard().size() - 1; k >= -1; k--) {
+            long extent = k >= 0 ? l.shard().get(k).extent() : 1;
+            if (congruence % boundary == 0) {
+                long room = Checks.gcd(congruence / boundary, extent);
+                for (long q : divisors(room)) {
+                    long b = boundary * q; // at most the size
+                    if (Math.floorMod(x, b) + reach < b) {
+                        return true;
+                    }
+                }
             }
-            if (k > 0) {
-                Iter it = l.shard().get(k - 1);
-                boundary *= it.extent(); // at most the size
-            }
+            boundary *= extent;
         }
         return false;
+    }
+
+    /** The divisors of {@code n} up to 2^20 and their cofactors (all of them for {@code n} below 2^40). */
+    private static List<Long> divisors(long n) {
+        List<Long> out = new ArrayList<>();
+        for (long d = 1; d <= 1 << 20 && d * d <= n; d++) {
+            if (n % d == 0) {
+                out.add(d);
+                out.add(n / d);
+            }
+        }
+        return out;
     }
 
     /**

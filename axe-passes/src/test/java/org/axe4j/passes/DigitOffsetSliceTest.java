@@ -83,8 +83,9 @@ class DigitOffsetSliceTest {
         Layout l = Layout.parse("S[(4,4):(1,4)]");
         assertTrue(DigitOffsetSlice.aligned(l, 1, 5, 0)); // one element
         assertTrue(DigitOffsetSlice.aligned(l, 4, 4, 3)); // whole inner digits: [4v, 4v + 4)
-        // [2v, 2v + 2): one body (S[2:4]) at every start, but 4 does not divide the step 2: left to slicing each start
-        assertFalse(DigitOffsetSlice.aligned(l, 2, 2, 1));
+        // [2v, 2v + 2): 4 does not divide the step 2, but the inner iter (4, 4) splits into (2, 8), (2, 4): boundary 2
+        assertTrue(DigitOffsetSlice.aligned(l, 2, 2, 1));
+        assertTrue(DigitOffsetSlice.aligned(Layout.parse("S[(64,64):(1,64)]"), 2, 0, 1));
         assertFalse(DigitOffsetSlice.aligned(l, 1, 0, 1)); // [v, v + 2) crosses the boundary 4 at v = 3
         assertFalse(DigitOffsetSlice.aligned(l, 2, 1, 2)); // [2v + 1, 2v + 4) crosses it at every v
         assertEquals(Layout.parse("S[2:4]"), DigitOffsetSlice.lessDelta(Layout.parse("S[2:4] + 9"), IndexForm.of(l), 6));
