@@ -193,7 +193,12 @@ def slice(layout, shape: Sequence[int], region: Sequence[Any]):  # noqa: A001 - 
 
     A begin may be a TIR expression affine in variables (``[(stage, stage + 1), (0, 128), (0, 128)]``) when the
     width is an integer: the answer then has a symbolic offset (``stage * 16384``), equal to the slice at every
-    value. Where no offset affine in the variables is right for every value, a ``ValueError`` names the region.
+    value. Where the layout does not read the start as a translation (``S[(4,4):(1,4)]`` over ``[16]`` from
+    ``2 * v``), the offset is the layout's digit formula at the start (``v // 2 + 8 * (v % 2)``, body ``S[2:4]``),
+    given when one body is right at every start the region admits: proven when the box is aligned to a digit of the
+    layout, else checked start by start up to 1024 starts. A ``ValueError`` names the region where the body changes
+    with the start (``[(v, v + 2)]`` on the same layout), where there are more starts than that to check, or where
+    no value keeps the box inside the shape; None where the slice at some start has no layout.
     """
     return _call("slice", layout, _ints(shape), _region(region))
 

@@ -1,6 +1,7 @@
 """axe4j.layout at symbolic indices and region starts (TIR expressions), checked value by value against axe4j's
 integer answers and TIRx's symbolic ones."""
 
+import itertools
 import random
 
 import pytest
@@ -8,7 +9,7 @@ import tvm
 from tvm.tirx.layout import Axis, Iter, S, TileLayout
 
 import axe4j
-from test_layout import base_points, expected_slice, random_layout
+from test_layout import base_points, expected_slice, random_layout, replica_set
 
 
 def evaluate(expr, env: dict) -> int:
@@ -163,17 +164,145 @@ def test_slice_at_a_symbolic_start_is_the_slice_at_every_value(bridge):
     assert counts["answered"] > 100 and counts["agree with tirx"] > 100 and counts["values"] > 300
 
 
-def test_a_start_the_layout_does_not_translate_is_named(bridge):
+def test_a_start_the_layout_does_not_translate_has_a_digit_offset(bridge):
     """Column-major (4, 4) read as 16 elements from 2v: the offset is v // 2 + 8 * (v % 2), not affine in v (TIRx
-    answers with floormod terms); axe4j names the region."""
+    writes v % 2 * 8 + v % 8 // 2); one body S[2:4] fits every start. From v with width 2 the body changes with
+    the start (S[2:4] at 0, S[2:-11] at 3): refused, naming the region."""
     v = tvm.tirx.Var("v", "int32")
     layout = TileLayout(S[(4, 4):(1, 4)])
-    with pytest.raises(ValueError, match=r"region \[v \* 2:v \* 2 \+ 2\] of shape \(16\) starts at a symbolic"):
-        axe4j.layout.slice(layout, [16], [(v * 2, v * 2 + 2)])
+    ours = axe4j.layout.slice(layout, [16], [(v * 2, v * 2 + 2)])
+    assert axe4j.layout.to_text(ours) == "S[2:4] + ((v // 2) + 8*(v % 2))"
+    theirs = layout.slice([16], [(v * 2, v * 2 + 2)])
+    for t in range(8):
+        assert axe4j.layout.equivalent(instantiate(ours, {"v": t}), instantiate(theirs, {"v": t}))
+    with pytest.raises(ValueError, match=r"region \[v:v \+ 2\] of shape \(16\) starts at a symbolic index that "
+                       r"S\[\(4,4\):\(1,4\)\] does not read as a translation, and the slice's body changes"):
+        axe4j.layout.slice(layout, [16], [(v, v + 2)])
+    with pytest.raises(ValueError, match=r"no value of the variables keeps region\[0\] inside the shape"):
+        axe4j.layout.slice(layout, [16], [(v * 8 + 7, v * 8 + 17)])
     with pytest.raises(ValueError, match=r"region\[0\] has a symbolic width"):
         axe4j.layout.slice(layout, [16], [(0, v)])
     with pytest.raises(ValueError, match=r"is swizzled; axe4j slices a swizzled layout at integer starts only"):
         axe4j.layout.slice("Swizzle<3,3,3> o S[(8,64):(64,1)]", [8, 64], [(v, v + 1), (0, 64)])
+
+
+def test_a_digit_offset_past_the_start_check_names_the_region(bridge):
+    """A start over 4096 values, width 3 across digit boundaries: too many starts to compare one by one."""
+    v = tvm.tirx.Var("v", "int32")
+    with pytest.raises(ValueError, match=r"region \[v:v \+ 3\] of shape \(4096\) .* more than 1024 starts"):
+        axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v, v + 3)])
+    # Width 64 aligned to the inner digit: proven for all 64 starts 64v without enumeration, and read back by TIRx.
+    ours = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v * 64, v * 64 + 64)])
+    assert axe4j.layout.to_text(ours) == "S[64:64] + (v)"
+    # Width 2 from 2v: the inner iter (64, 64) split as (32, 128), (2, 64) makes 2 a boundary: all 2048 starts at once.
+    pairs = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v * 2, v * 2 + 2)])
+    assert axe4j.layout.to_text(pairs) == "S[2:64] + ((v // 32) + 128*(v % 32))"
+    for t in range(2048):
+        start = _value(pairs.offset[Axis.m], {v: t})
+        assert [start, start + 64] == [64 * (x % 64) + x // 64 for x in (2 * t, 2 * t + 1)], t
+    wrapped = axe4j.layout.slice("S[(64,64):(1,64)]", [4096], [(v, v + 1)])
+    assert axe4j.layout.to_text(wrapped) == "S[1:1] + ((v // 64) + 64*(v % 64))"
+    assert axe4j.layout.to_text(axe4j.layout.canonicalize(wrapped)) == axe4j.layout.to_text(wrapped)
+    at = {str(k): e for k, e in wrapped.apply(0).items()}   # TIRx reads the PrimExpr offset
+    assert _value(at["m"], {v: 70}) == 70 // 64 + 64 * (70 % 64) == 64 * 70 % 4095
+
+
+def _value(expr, bindings: dict) -> int:
+    """TVM's own evaluation: the analyzer with every variable bound to its value, simplified to a constant."""
+    if isinstance(expr, int):
+        return expr
+    analyzer = tvm.sym.Analyzer()
+    for var, value in bindings.items():
+        analyzer.bind(var, value)
+    out = analyzer.simplify(expr)
+    assert type(out).__name__ == "IntImm", (expr, bindings, out)
+    return int(out.value)
+
+
+def _at(layout, bindings: dict) -> TileLayout:
+    offset = {axis: _value(expr, bindings) for axis, expr in layout.offset.items()}
+    return TileLayout.from_iters(list(layout.shard), list(layout.replica), offset)
+
+
+def _permuted(rng: random.Random) -> TileLayout:
+    """Compact iters in a shuffled stride order (column-major and the like): starts rarely translate."""
+    extents = [rng.choice([2, 3, 4]) for _ in range(rng.randint(2, 3))]
+    order = list(range(len(extents)))
+    rng.shuffle(order)
+    strides, s = [0] * len(extents), 1
+    for k in order:
+        strides[k] = s
+        s *= extents[k]
+    return TileLayout.from_iters([Iter(e, st, Axis.m) for e, st in zip(extents, strides)], [], {})
+
+
+def test_symbolic_starts_that_do_not_translate_are_right_at_every_value(bridge):
+    """On 400 seeded layouts, shapes and boxes with one or two symbolic begins (``b + m*v``, ``b' + m'*w``): at every
+    value of the variables that keeps the box inside the shape, axe4j's answer (offset evaluated by TVM's analyzer)
+    maps like the box of the layout, enumerated; TIRx's answer at the same values is right or wrong, counted."""
+    rng = random.Random(20261130)
+    v, w = tvm.tirx.Var("v", "int32"), tvm.tirx.Var("w", "int32")
+    counts = {"answered": 0, "digit offsets": 0, "refused": 0, "none": 0, "values": 0,
+              "tirx right": 0, "tirx wrong": 0, "tirx none": 0, "tirx none where answered": 0,
+              "refused or none where tirx is right": 0}
+    for _ in range(400):
+        pick = rng.random()
+        layout = _permuted(rng) if pick < 0.5 else random_layout(rng) if pick < 0.8 else _compact(rng)
+        size = int(layout.size())
+        shape = [size] if size < 4 or rng.random() < 0.5 else _split(rng, size)
+        dims = rng.sample(range(len(shape)), 2 if len(shape) > 1 and rng.random() < 0.3 else 1)
+        region, ranges = [(0, d) for d in shape], []
+        for var, dim in zip((v, w), dims):
+            width = min(shape[dim], rng.choice([1, 1, 2, rng.randint(1, shape[dim])]))
+            step = rng.choice([1, 2, 3, 4, width])
+            base = rng.randrange(shape[dim] - width + 1) % step
+            region[dim] = (base + step * var, base + step * var + width)
+            ranges.append((var, [t for t in range(shape[dim]) if base + step * t + width <= shape[dim]], dim))
+        try:
+            ours = axe4j.layout.slice(layout, shape, region)
+        except ValueError as e:
+            assert "does not read as a translation" in str(e), e
+            ours = "refused"
+        try:
+            theirs = layout.slice(shape, region)
+        except tvm.error.InternalError:
+            theirs = None
+        if ours is None:
+            counts["none"] += 1
+            ours = "refused"
+        elif ours != "refused":
+            counts["answered"] += 1
+            counts["digit offsets"] += any("%" in str(e) or "//" in str(e) for e in ours.offset.values())
+            counts["tirx none where answered"] += theirs is None
+        else:
+            counts["refused"] += 1
+        tirx_right_everywhere = theirs is not None
+        for values in itertools.product(*[r for _, r, _ in ranges]):
+            bindings = {var: t for (var, _, _), t in zip(ranges, values)}
+            concrete = list(region)
+            for (var, _, dim), t in zip(ranges, values):
+                b, e = region[dim]
+                concrete[dim] = (_value(b, {var: t}), _value(e, {var: t}))
+            expected = expected_slice(layout, shape, concrete)
+            if ours != "refused":
+                mine = _at(ours, bindings)
+                assert base_points(mine, int(mine.size())) == expected, (layout, shape, region, values, ours)
+                assert replica_set(mine) == replica_set(layout), (layout, region, ours)
+                counts["values"] += 1
+            if theirs is None:
+                continue
+            theirs_t = _at(theirs, bindings)
+            right = int(theirs_t.size()) == len(expected) and base_points(theirs_t, len(expected)) == expected
+            counts["tirx right" if right else "tirx wrong"] += 1
+            if not right:
+                print("tirx wrong:", layout, shape, region, values, theirs)
+            tirx_right_everywhere &= right
+            if right and ours != "refused":
+                assert axe4j.layout.equivalent(mine, theirs_t), (layout, region, values, ours, theirs)
+        counts["tirx none"] += theirs is None
+        counts["refused or none where tirx is right"] += ours == "refused" and tirx_right_everywhere
+    print("symbolic starts:", counts)
+    assert counts["digit offsets"] > 40 and counts["values"] > 1000 and counts["tirx right"] > 1000
 
 
 def _compact(rng: random.Random) -> TileLayout:

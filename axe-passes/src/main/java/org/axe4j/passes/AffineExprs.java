@@ -9,9 +9,11 @@ import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmObject;
 
 /**
- * Affine TIR expressions {@code c + a1*v1 + ... + ak*vk} (integer constants, variables, +, -, and * by a
- * constant), read from and written to TVM's {@code PrimExpr} nodes. Anything else (division, min, a
- * product of two variables, ...) is not affine and is refused.
+ * TIR expressions {@code c + a1*v1 + ... + ak*vk} (integer constants, variables, +, -, and * by a constant), read
+ * from and written to TVM's {@code PrimExpr} nodes. An integer sub-expression that is not affine (division, mod,
+ * min, a product of two variables, ...) is kept whole as one term, {@code a * (v % 4)}: its value is an integer at
+ * every value of the variables, which is all the offset algebra needs. Anything that is not an integer expression
+ * is refused.
  */
 final class AffineExprs {
     /** {@code constant + sum(terms)}, one term per variable, none with coefficient 0. */
@@ -28,7 +30,7 @@ final class AffineExprs {
         for (SymbolicOffset.Term t : terms) {
             int at = -1;
             for (int i = 0; i < merged.size(); i++) {
-                if (merged.get(i).var().sameObject(t.var())) {
+                if (merged.get(i).sameQuantity(t)) {
                     at = i;
                 }
             }
@@ -77,8 +79,21 @@ final class AffineExprs {
                 throw notAffine(expr, what);
             }
             default:
+                if (isIntegerExpr(o)) { // floordiv(v, 4), v % 4, min(a, b): one opaque term
+                    terms.add(new SymbolicOffset.Term(scale, "(" + o.repr() + ")", o.share()));
+                    return 0;
+                }
                 throw notAffine(expr, what);
         }
+    }
+
+    /** A PrimExpr of an integer data type. */
+    private static boolean isIntegerExpr(TvmObject o) {
+        if (!o.fieldNames().contains("ty") || !(o.get("ty") instanceof TvmObject t) || !"ir.PrimType".equals(t.typeKey())) {
+            return false;
+        }
+        DataType type = (DataType) t.get("dtype");
+        return (type.code() == DataType.INT || type.code() == DataType.UINT) && type.lanes() == 1;
     }
 
     private static Long constantOf(Object e) {
@@ -94,7 +109,7 @@ final class AffineExprs {
     private static AxeException notAffine(Object expr, String what) {
         String shown = expr instanceof TvmObject o ? o.repr() + " (" + o.typeKey() + ")" : String.valueOf(expr);
         return new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "the " + what + " is " + shown
-                + ", not an affine expression (integer constants, variables, +, -, * by a constant)");
+                + ", not an integer expression");
     }
 
     /**

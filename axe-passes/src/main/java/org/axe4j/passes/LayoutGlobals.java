@@ -59,7 +59,8 @@ import org.axe4j.tvm.TvmObject;
  *       {@code sum == A + right}, None when there is none; {@code is_direct_sum_left(left, sum, interleaved_shape,
  *       left_shape)}: the right addend. {@code interleaved_shape} is {@code (left[0], right[0], left[1], ...)}</li>
  *   <li>{@code slice(layout, shape, region)}: the layout of the region, None when not representable; a begin
- *       affine in TIR variables gives a symbolic offset ({@link SymbolicIndex})</li>
+ *       affine in TIR variables gives a symbolic offset ({@link SymbolicIndex}), with floordiv/floormod terms
+ *       where the layout does not translate the start ({@link DigitOffsetSlice})</li>
  *   <li>{@code permute_by_groups(layout, seps, perm)}: the shard's groups of iters reordered</li>
  *   <li>{@code apply_to_shape(layout, coord, input_shape)}: the value of each shard iter (of the layout split by
  *       {@code input_shape} where it splits, else its own shard) at {@code coord}</li>

@@ -29,10 +29,12 @@ import org.axe4j.tvm.TvmObject;
  *       coordinate of a shape flattens row-major first ({@code x = sum c_i * R_i}).</li>
  *   <li>slice: a start {@code beta_i + sigma_i} ({@code sigma_i} affine in TIR variables, the width an integer)
  *       is the integer slice at {@code beta} shifted by {@link IndexForm#startShift}: a symbolic offset
- *       {@code s_k * sigma / B_k} with {@code sigma = sum sigma_i R_i}.</li>
+ *       {@code s_k * sigma / B_k} with {@code sigma = sum sigma_i R_i}. Where no iter reads the start as a
+ *       translation, {@link DigitOffsetSlice} gives the offset as the digit formula at the start, when one body
+ *       is right at every start value.</li>
  * </ul>
- * What has no such form (a swizzled layout, a start no iter reads linearly, a width that is not an integer) is
- * refused with an error naming the index or region entry.
+ * What has no such form (a swizzled layout, a slice whose body changes with the start, a width that is not an
+ * integer) is refused with an error naming the index or region entry.
  */
 final class SymbolicIndex {
     private SymbolicIndex() {}
@@ -188,7 +190,7 @@ final class SymbolicIndex {
     // ---- slice ----------------------------------------------------------------------------
 
     /** One region entry: integer begin and width, and the symbolic part of the begin. */
-    private record Entry(long begin, long width, List<SymbolicOffset.Term> terms) {}
+    record Entry(long begin, long width, List<SymbolicOffset.Term> terms) {}
 
     /**
      * {@code slice(layout, shape, region)} where some region begin is a PrimExpr: the integer slice at the
@@ -251,9 +253,9 @@ final class SymbolicIndex {
         }
         Result<IndexForm.Shift> shift = IndexForm.startShift(l.layout(), all);
         if (shift.isEmpty()) {
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "region " + shownRegion(region) + " of shape "
-                    + shape + " starts at a symbolic index that " + l + " does not read as a translation, so the slice "
-                    + "has no offset affine in the variables: " + shift.reason());
+            // Not a translation: the offset is the digit formula at the symbolic start, where one body fits all.
+            return DigitOffsetSlice.slice(l, shape, entries, "region " + shownRegion(region) + " of shape " + shape,
+                    shift.reason());
         }
         IndexForm.Shift s = shift.get();
         Result<Layout> sliced = Slice.trySlice(l.layout(), shape, Region.of(pairs));
@@ -335,7 +337,7 @@ final class SymbolicIndex {
 
     private static int indexOf(List<SymbolicOffset.Term> terms, SymbolicOffset.Term t) {
         for (int j = 0; j < terms.size(); j++) {
-            if (terms.get(j).var().sameObject(t.var())) {
+            if (terms.get(j).sameQuantity(t)) {
                 return j;
             }
         }

@@ -26,10 +26,11 @@ import org.axe4j.tvm.TvmObject;
  *
  * <p>{@link #fromTvm}/{@link #toTvm(Layout)} convert integer tile layouts to and from {@link Layout}.
  * {@link #read}/{@link #write} convert every TVM layout axe4j can express, as a {@link TirxLayout}:
- * offsets that are affine in TIR variables ({@code 2*n + 3}) keep their symbolic part, and a
+ * symbolic offsets keep their symbolic part ({@code 2*n + 3}; an integer term that is not affine, such as
+ * {@code n // 2}, whole), and a
  * {@code tirx.ComposeLayout(per_element=M, swizzle_len=B, atom_len=A, tile_layout, swizzle_inner)} is the
  * swizzle {@code Swizzle<B, M, inner ? A : -A>} after its tile layout. Symbolic extents or strides, and
- * non-affine offsets, are refused with {@link AxeException.Kind#NOT_REPRESENTABLE}.
+ * offsets that are not integer expressions, are refused with {@link AxeException.Kind#NOT_REPRESENTABLE}.
  */
 public final class TirxLayouts {
     public static final String TILE_LAYOUT = "tirx.TileLayout";
@@ -86,7 +87,7 @@ public final class TirxLayouts {
 
     private static final int AXES_CACHED = 4096;
 
-    /** Reads any TVM layout axe4j can express: integer or affine-symbolic offsets, optionally swizzled. */
+    /** Reads any TVM layout axe4j can express: integer or symbolic offsets, optionally swizzled. */
     public static TirxLayout read(TvmObject layout) {
         if (layout == null) {
             throw new AxeException(AxeException.Kind.INVALID, "read: the TVM layout is null");
@@ -222,7 +223,7 @@ public final class TirxLayouts {
         }
         throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "fromTvm: the " + what + " of " + owner.repr()
                 + " is " + shown + ", not an integer constant; symbolic extents and strides do not convert"
-                + " (read() keeps affine symbolic offsets)");
+                + " (read() keeps symbolic offsets)");
     }
 
     private static List<Iter> iters(TvmObject layout, String field) {

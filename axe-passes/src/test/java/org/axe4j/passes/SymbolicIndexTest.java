@@ -118,7 +118,7 @@ class SymbolicIndexTest {
                     pairs[i] = i == dim ? new long[] {begin, begin + width} : new long[] {0, shape.dims().get(i)};
                 }
                 Region box = Region.of(pairs);
-                Layout at = withValue(read, t);
+                Layout at = withValue(read, v, t);
                 assertEquals(box.extents().size(), at.size());
                 for (long y = 0; y < at.size(); y++) { // L'(y) = L(begin + y), by enumeration
                     long[] c = box.extents().unflatten(y);
@@ -152,11 +152,51 @@ class SymbolicIndexTest {
         assertEquals("S[(128,128):(128,1)] + (16384*v)", TirxLayouts.read(staged).toString());
     }
 
-    /** The integer layout at {@code v = value}: its symbolic offset evaluated. */
-    private static Layout withValue(TirxLayout l, long value) {
+    /** The integer layout at {@code v = value}: its symbolic offset (variables and expressions) evaluated. */
+    private static Layout withValue(TirxLayout l, TvmObject v, long value) {
         TreeMap<Axis, Long> offset = new TreeMap<>(l.layout().offset());
-        l.symbolic().terms().forEach((a, ts) -> ts.forEach(t -> offset.merge(a, t.coefficient() * value, Long::sum)));
+        l.symbolic().terms().forEach((a, ts) -> ts.forEach(
+                t -> offset.merge(a, t.coefficient() * compile(t.var(), v).applyAsLong(value), Long::sum)));
         return l.layout().withOffset(offset);
+    }
+
+    /**
+     * Starts the layout does not translate: the offset is the digit formula at the start (written back to TVM and
+     * read again), right at every start; a body that changes with the start is refused naming the region.
+     */
+    @Test
+    void aStartTheLayoutDoesNotTranslateHasADigitOffset() {
+        TvmObject v = var("v", DataType.INT32);
+        Object twoV = Tvm.call("prim.Mul", v, Tvm.call("ir.IntImm", DataType.INT32, 2L, null), null);
+        Object end = Tvm.call("prim.Add", twoV, Tvm.call("ir.IntImm", DataType.INT32, 2L, null), null);
+        TvmObject sliced = (TvmObject) Tvm.call("axe4j.layout.slice", "S[(4,4):(1,4)]", List.of(16L),
+                List.of(List.of(twoV, end)));
+        TirxLayout read = TirxLayouts.read(sliced);
+        assertEquals("S[2:4] + ((v // 2) + 8*(v % 2))", read.toString());
+        try (TvmObject back = TirxLayouts.write(read)) {
+            assertEquals(read, TirxLayouts.read(back), "the floordiv and floormod terms read back as themselves");
+        }
+        Layout l = Layout.parse("S[(4,4):(1,4)]");
+        for (long t = 0; t < 8; t++) {
+            assertEquals(org.axe4j.layout.Slice.slice(l, Shape.of(16), Region.of(new long[] {2 * t, 2 * t + 2})).image(),
+                    withValue(read, v, t).image(), "v = " + t);
+        }
+        // The diagonal [v, v] of (4, 4): flat 5v with v in [0, 3] (both entries bound v), so 4 * (5v % 4) + 5v // 4
+        // is 5v over that range.
+        Object plus1 = Tvm.call("prim.Add", v, Tvm.call("ir.IntImm", DataType.INT32, 1L, null), null);
+        TirxLayout diagonal = TirxLayouts.read((TvmObject) Tvm.call("axe4j.layout.slice", "S[(4,4):(1,4)]",
+                List.of(4L, 4L), List.of(List.of(v, plus1), List.of(v, plus1))));
+        assertEquals("S[1:1] + (5*v)", diagonal.toString());
+        for (long t = 0; t < 4; t++) {
+            assertEquals(l.apply(Shape.of(4, 4), t, t), withValue(diagonal, v, t).apply(0), "v = " + t);
+        }
+        // Width 2 from v: S[2:4] at start 0, S[2:-11] at start 3 (across the carry).
+        Object plus2 = Tvm.call("prim.Add", v, Tvm.call("ir.IntImm", DataType.INT32, 2L, null), null);
+        TvmException changes = assertThrows(TvmException.class, () -> Tvm.call("axe4j.layout.slice",
+                "S[(4,4):(1,4)]", List.of(16L), List.of(List.of(v, plus2))));
+        assertTrue(changes.getMessage().contains("region [v:v + 2] of shape (16) starts at a symbolic index")
+                && changes.getMessage().contains("S[2:4] at the start [0], S[2:-11] at [3]")
+                && changes.getMessage().contains("the slice's body changes with the start"), changes.getMessage());
     }
 
     /** A PrimExpr (or integer) as a function of {@code v}'s value, floor division as TIR's; read once. */

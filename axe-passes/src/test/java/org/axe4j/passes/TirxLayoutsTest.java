@@ -108,8 +108,16 @@ class TirxLayoutsTest {
         }
         TvmObject divided = (TvmObject) Tvm.call(TirxLayouts.TILE_LAYOUT, List.of(Tvm.call("tirx.Iter", 4L, 1L, m)),
                 List.of(), Map.of(m, Tvm.call("prim.FloorDiv", n, 2L, null)));
-        AxeException e = assertThrows(AxeException.class, () -> TirxLayouts.read(divided));
-        assertTrue(e.getMessage().contains("not an affine expression") && e.getMessage().contains("offset on axis m"),
+        // A term that is not affine (n // 2) is kept whole, and reads back as itself.
+        TirxLayout halved = TirxLayouts.read(divided);
+        assertEquals("S[4:1] + ((n // 2))", halved.toString());
+        try (TvmObject back = TirxLayouts.write(halved)) {
+            assertEquals(halved, TirxLayouts.read(back));
+        }
+        TvmObject real = (TvmObject) Tvm.call(TirxLayouts.TILE_LAYOUT, List.of(Tvm.call("tirx.Iter", 4L, 1L, m)),
+                List.of(), Map.of(m, Tvm.call("ir.FloatImm", org.axe4j.tvm.DataType.parse("float32"), 0.5, null)));
+        AxeException e = assertThrows(AxeException.class, () -> TirxLayouts.read(real));
+        assertTrue(e.getMessage().contains("not an integer expression") && e.getMessage().contains("offset on axis m"),
                 e.getMessage());
     }
 
