@@ -9,6 +9,7 @@ import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.AxisScope;
+import org.axe4j.layout.Broadcast;
 import org.axe4j.layout.Budget;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Checks;
@@ -22,15 +23,19 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Packing;
 import org.axe4j.layout.PermuteByGroups;
+import org.axe4j.layout.PermuteDims;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
+import org.axe4j.layout.ScopePair;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.SwizzledTile;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.TileOf;
+import org.axe4j.layout.TrainiumLayout;
+import org.axe4j.layout.Trivial;
 import org.axe4j.layout.WellFormed;
 import org.axe4j.tvm.GlobalsProvider;
 import org.axe4j.tvm.PackedFunction;
@@ -281,6 +286,96 @@ public final class LayoutGlobals implements GlobalsProvider {
             }
             return l.spanOn(Axis.of(string(a[1], "axis")));
         });
+        registerTirxMethods();
+    }
+
+    /**
+     * The rest of TIRx's public TileLayout and ComposeLayout methods, with TIRx's argument orders:
+     * <ul>
+     *   <li>{@code broadcast(layout, num[, position[, axis]])}: a stride-0 iter {@code (num, 0@axis)} inserted into
+     *       the shard at {@code position} (Python's list-insert index, default -1: appended; axis default m; a
+     *       ComposeLayout's tile gets it) ({@link Broadcast})</li>
+     *   <li>{@code permute_dims(layout, perm)}: the shard iters in the order {@code perm} ({@link PermuteDims})</li>
+     *   <li>{@code is_trivial(layout)}: a TileLayout that is the identity onto one memory axis ({@link Trivial});
+     *       {@code is_swizzle(layout)}: a ComposeLayout over such a tile; {@code is_trainium(layout)}: a TileLayout
+     *       on no memory axis but P, F and Bank ({@link TrainiumLayout#isTrainium})</li>
+     *   <li>{@code get_scope(layout)}: {@code [innermost unit, outermost scope]} of the thread axes, as scope names
+     *       ({@code "thread"}, {@code "warp"}, {@code "warpgroup"}, {@code "cta"}, {@code "cluster"}), None without a
+     *       thread axis in the shard ({@link ScopePair})</li>
+     *   <li>{@code trainium(annotation, shape[, is_psum])}, TIRx's class method {@code TileLayout.trainium};
+     *       {@code to_psum(layout)}: F cut into PSUM banks ({@link TrainiumLayout})</li>
+     * </ul>
+     */
+    private static void registerTirxMethods() {
+        def("broadcast", 2, 4, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            long num = TirxLayouts.integer(a[1], null, "num");
+            long position = a.length < 3 || a[2] == null ? -1 : TirxLayouts.integer(a[2], null, "position");
+            Axis axis = a.length < 4 || a[3] == null ? Axis.M : axisArgument(a[3], "axis");
+            if (l.composed() && !axis.equals(Axis.M)) {
+                throw new IllegalArgumentException("axis must be m for a swizzled layout (the swizzle acts on m), got "
+                        + axis);
+            }
+            return TirxLayouts.write(l.withLayout(Broadcast.broadcast(l.layout(), num, position, axis)));
+        });
+        def("permute_dims", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return TirxLayouts.write(l.withLayout(PermuteDims.permuteDims(l.layout(), ints(a[1], "perm"))));
+        });
+        def("is_trivial", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return !l.composed() && l.symbolic().isEmpty() && Trivial.isTrivial(l.layout());
+        });
+        def("is_swizzle", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return l.composed() && l.symbolic().isEmpty() && Trivial.isTrivial(l.layout());
+        });
+        def("is_trainium", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return !l.composed() && TrainiumLayout.isTrainium(l.layout());
+        });
+        def("get_scope", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            return ScopePair.of(l.layout(), l.symbolic().terms().keySet())
+                    .<Object>map(p -> new ArrayList<Object>(List.of(ScopePair.name(p[0]), ScopePair.name(p[1]))))
+                    .orElse(null);
+        });
+        def("trainium", 2, 3, a -> {
+            String annotation = string(a[0], "annotation");
+            boolean psum = a.length == 3 && a[2] != null && bool(a[2], "is_psum");
+            return TirxLayouts.toTvm(TrainiumLayout.annotated(annotation, shape(a[1], "shape"), psum));
+        });
+        def("to_psum", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            if (l.composed()) {
+                throw new IllegalArgumentException("to_psum: the layout " + l + " is swizzled; to_psum takes a "
+                        + "TileLayout");
+            }
+            if (!l.symbolic().on(org.axe4j.targets.Trainium.F).isEmpty()) {
+                throw new IllegalArgumentException("to_psum: the layout " + l + " has a symbolic offset on F; "
+                        + "cutting F into banks moves only shard iters");
+            }
+            return TirxLayouts.write(l.withLayout(TrainiumLayout.toPsum(l.layout())));
+        });
+    }
+
+    /** An axis argument: its name, or a {@code tirx.Axis}. */
+    private static Axis axisArgument(Object arg, String role) {
+        if (arg instanceof TvmObject o && "tirx.Axis".equals(o.typeKey())) {
+            return Axis.of((String) o.get("name"));
+        }
+        return Axis.of(string(arg, role));
+    }
+
+    /** A boolean argument (a TVM bool, or 0 / 1). */
+    private static boolean bool(Object arg, String role) {
+        if (arg instanceof Boolean b) {
+            return b;
+        }
+        if (arg instanceof Long v && (v == 0 || v == 1)) {
+            return v == 1;
+        }
+        throw new IllegalArgumentException(role + " must be a bool, got " + describe(arg));
     }
 
     /**
