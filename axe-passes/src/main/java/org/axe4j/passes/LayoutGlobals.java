@@ -323,19 +323,19 @@ public final class LayoutGlobals implements GlobalsProvider {
             return TirxLayouts.write(l.withLayout(PermuteDims.permuteDims(l.layout(), ints(a[1], "perm"))));
         });
         def("is_trivial", 1, 1, a -> {
-            TirxLayout l = layout(a[0], "layout");
-            return !l.composed() && l.symbolic().isEmpty() && Trivial.isTrivial(l.layout());
+            TileArgument l = tileOf(a[0]);
+            return !l.composed() && l.tile().symbolic().isEmpty() && Trivial.isTrivial(l.tile().layout());
         });
         def("is_swizzle", 1, 1, a -> {
-            TirxLayout l = layout(a[0], "layout");
-            return l.composed() && l.symbolic().isEmpty() && Trivial.isTrivial(l.layout());
+            TileArgument l = tileOf(a[0]);
+            return l.composed() && l.tile().symbolic().isEmpty() && Trivial.isTrivial(l.tile().layout());
         });
         def("is_trainium", 1, 1, a -> {
-            TirxLayout l = layout(a[0], "layout");
-            return !l.composed() && TrainiumLayout.isTrainium(l.layout());
+            TileArgument l = tileOf(a[0]);
+            return !l.composed() && TrainiumLayout.isTrainium(l.tile().layout());
         });
         def("get_scope", 1, 1, a -> {
-            TirxLayout l = layout(a[0], "layout");
+            TirxLayout l = tileOf(a[0]).tile();
             return ScopePair.of(l.layout(), l.symbolic().terms().keySet())
                     .<Object>map(p -> new ArrayList<Object>(List.of(ScopePair.name(p[0]), ScopePair.name(p[1]))))
                     .orElse(null);
@@ -358,6 +358,24 @@ public final class LayoutGlobals implements GlobalsProvider {
             return TirxLayouts.write(l.withLayout(TrainiumLayout.toPsum(l.layout())));
         });
     }
+
+    /**
+     * A layout argument for the predicates: a {@code tirx.ComposeLayout} object gives its tile (composed), whatever
+     * its axes (TIRx's predicates look at the tile only; a swizzle in axe4j needs a tile on m).
+     */
+    private static TileArgument tileOf(Object arg) {
+        if (arg instanceof TvmObject o && "tirx.ComposeLayout".equals(o.typeKey())) {
+            try (TvmObject tile = (TvmObject) o.get("tile_layout")) {
+                return new TileArgument(TirxLayouts.read(tile), true);
+            }
+        }
+        TirxLayout l = layout(arg, "layout");
+        return new TileArgument(new TirxLayout(l.layout(), l.symbolic(), org.axe4j.layout.Swizzle.IDENTITY, false),
+                l.composed());
+    }
+
+    /** A layout's tile (unswizzled) and whether it came swizzled (a {@code tirx.ComposeLayout}). */
+    private record TileArgument(TirxLayout tile, boolean composed) {}
 
     /** An axis argument: its name, or a {@code tirx.Axis}. */
     private static Axis axisArgument(Object arg, String role) {
