@@ -288,3 +288,29 @@ def test_to_psum_keeps_other_replicas_and_offsets_and_refuses_those_on_f(jvm):
             al.to_psum(on_f)
     with pytest.raises(ValueError, match="no PSUM form"):
         al.to_psum(TileLayout.from_iters([Iter(1000, 1, Axis.F)], [], {}))
+
+
+def test_the_upstream_test_files_cases(jvm):
+    """apache/tvm tests/python/tirx/test_layout.py: trainium_layout_tests, test_trainium_psum_layout_0 and the
+    get_scope asserts of test_scope_connected, through axe4j.layout."""
+    P, F, laneid, warpid, wid_in_wg = Axis.P, Axis.F, Axis.laneid, Axis.warpid, Axis.wid_in_wg
+    layout = al.trainium("PF", (128, 128))
+    assert al.size(layout, "P") == 128 and al.size(layout, "F") == 128
+    assert iters(al.trainium("FPF", (32, 512, 512))) == iters(TileLayout.from_iters(
+        [Iter(32, 512, F), Iter(4, 512 * 32, F), Iter(128, 1, P), Iter(512, 1, F)], [], {}))
+    assert iters(al.trainium("FPPF", (2, 4, 32, 512))) == iters(TileLayout.from_iters(
+        [Iter(2, 512, F), Iter(4, 32, P), Iter(32, 1, P), Iter(512, 1, F)], [], {}))
+    psum = al.to_psum(TileLayout.from_iters([Iter(1024, 1, F), Iter(8, 1, P)], [], {}))
+    for i in range(0, 1024, 3):
+        for j in range(8):
+            (point,) = al.apply(psum, i, j, shape=[1024, 8])
+            assert (point.get("Bank", 0), point.get("P", 0), point.get("F", 0)) == (i // 512, j, i % 512)
+    for shard, replica, want in [
+        ([(8, 4, laneid), (4, 1, laneid), (2, 1, Axis.m)], [], ("thread", "warp")),
+        ([(8, 4, laneid)], [(4, 1, laneid)], ("thread", "warp")),
+        ([(2, 2, warpid), (8, 4, laneid), (2, 1, warpid), (4, 1, laneid), (2, 1, Axis.m)], [], ("thread", "cta")),
+        ([(2, 2, wid_in_wg), (8, 4, laneid), (2, 1, wid_in_wg), (4, 1, laneid), (2, 1, Axis.m)], [],
+         ("thread", "warpgroup")),
+    ]:
+        layout = TileLayout.from_iters([Iter(*it) for it in shard], [Iter(*it) for it in replica], {})
+        assert tuple(s.name for s in al.get_scope(layout)) == want
