@@ -340,6 +340,15 @@ __all__ += ["broadcast", "get_scope", "is_swizzle", "is_trainium", "is_trivial",
             "trainium"]
 
 
+def _int_list(values: Any, function: str, what: str) -> list:
+    """A list of integers (``perm``, ``shape``); anything that is not a sequence of integers is named."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) and not (
+            hasattr(values, "__len__") and hasattr(values, "__getitem__")):
+        raise ValueError(f"axe4j.layout.{function}: {what} {values!r} ({type(values).__name__}) is not a sequence of "
+                         "integers")
+    return [_index(v, function, f"{what}[{k}]") for k, v in enumerate(values)]
+
+
 def _axis_name(axis: Any, function: str) -> str:
     """An axis given as its name or as a ``tirx.Axis``; anything else is named."""
     if isinstance(axis, str):
@@ -364,7 +373,7 @@ def permute_dims(layout, perm: Sequence[int]):
     """TIRx's ``layout.permute_dims(perm)``: the shard iters reordered, iter ``k`` of the answer being iter
     ``perm[k]``; ``perm`` must be a permutation of ``range(len(layout.shard))``. Replicas, offset and a
     ``ComposeLayout``'s swizzle are kept."""
-    return _call("permute_dims", layout, _ints(perm, "perm"))
+    return _call("permute_dims", layout, _int_list(perm, "permute_dims", "perm"))
 
 
 def is_trivial(layout) -> bool:
@@ -406,7 +415,7 @@ def trainium(annotation: str, shape: Sequence[int], is_psum: bool = False):
                          "string of 'P' and 'F'")
     if not isinstance(is_psum, (bool, int)) or isinstance(is_psum, int) and is_psum not in (0, 1):
         raise ValueError(f"axe4j.layout.trainium: is_psum {is_psum!r} is not a bool")
-    return _call("trainium", annotation, _ints(shape, "shape"), bool(is_psum))
+    return _call("trainium", annotation, _int_list(shape, "trainium", "shape"), bool(is_psum))
 
 
 def to_psum(layout):

@@ -314,3 +314,32 @@ def test_the_upstream_test_files_cases(jvm):
     ]:
         layout = TileLayout.from_iters([Iter(*it) for it in shard], [Iter(*it) for it in replica], {})
         assert tuple(s.name for s in al.get_scope(layout)) == want
+
+
+def test_symbolic_offsets_are_kept_and_counted(jvm):
+    n = tvm.tirx.Var("n", "int32")
+    layout = TileLayout.from_iters([Iter(8, 2, Axis.m), Iter(2, 1, Axis.m)], [], {Axis.m: n * 16, Axis.laneid: n})
+    assert str(al.broadcast(layout, 3, 1)) == str(layout.broadcast(3, 1))
+    assert str(al.permute_dims(layout, [1, 0])) == str(layout.permute_dims([1, 0]))
+    lanes = TileLayout.from_iters([Iter(32, 1, Axis.laneid)], [], {Axis.warpid: n})
+    assert [s.name for s in al.get_scope(lanes)] == [s.name for s in lanes.get_scope()] == ["thread", "cta"]
+    offset = TileLayout.from_iters([Iter(8, 1, Axis.m)], [], {Axis.m: n})
+    assert al.is_trivial(offset) is offset.is_trivial() is False
+
+
+@pytest.mark.parametrize("call, named", [
+    (lambda L: al.permute_dims(L, 5), "perm 5"),
+    (lambda L: al.permute_dims(L, [0, 1.5]), r"perm\[1\]"),
+    (lambda L: al.trainium("PF", None), "shape None"),
+    (lambda L: al.trainium(["P"], [2]), "annotation"),
+    (lambda L: al.trainium("PF", [2, 3], is_psum="yes"), "is_psum"),
+    (lambda L: al.broadcast(L, 2.5), "num"),
+    (lambda L: al.broadcast(L, 2, "x"), "position"),
+    (lambda L: al.broadcast(L, 2, -1, 7), "axis"),
+    (lambda L: al.get_scope(None), "layout"),
+    (lambda L: al.is_trivial(3), "layout"),
+])
+def test_bad_arguments_are_value_errors_naming_them(jvm, call, named):
+    layout = TileLayout.from_iters([Iter(8, 2, Axis.m), Iter(2, 1, Axis.m)], [], {})
+    with pytest.raises(ValueError, match=named):
+        call(layout)
