@@ -194,7 +194,7 @@ def _scoped(rng: random.Random) -> TileLayout:
     shard = [Iter(rng.choice([1, 2, 4]), rng.choice([0, 1, 2]), Axis.get(rng.choice(THREADS + ["m"])))
              for _ in range(rng.randint(0, 3))]
     reps = [Iter(2, 1, Axis.get(rng.choice(THREADS)))] if rng.random() < 0.25 else []
-    off = {Axis.get(rng.choice(THREADS)): rng.randint(1, 3)} if rng.random() < 0.25 else {}
+    off = {Axis.get(rng.choice(THREADS)): rng.randint(0, 3)} if rng.random() < 0.25 else {}  # 0 counts too
     return TileLayout.from_iters(shard, reps, off)
 
 

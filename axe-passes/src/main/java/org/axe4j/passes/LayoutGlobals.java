@@ -301,7 +301,8 @@ public final class LayoutGlobals implements GlobalsProvider {
      *       on no memory axis but P, F and Bank ({@link TrainiumLayout#isTrainium})</li>
      *   <li>{@code get_scope(layout)}: {@code [innermost unit, outermost scope]} of the thread axes, as scope names
      *       ({@code "thread"}, {@code "warp"}, {@code "warpgroup"}, {@code "cta"}, {@code "cluster"}), None without a
-     *       thread axis in the shard ({@link ScopePair})</li>
+     *       thread axis in the shard ({@link ScopePair}); an offset entry of a TVM layout on a thread axis counts even when
+     *       it is 0, as in TIRx</li>
      *   <li>{@code trainium(annotation, shape[, is_psum])}, TIRx's class method {@code TileLayout.trainium};
      *       {@code to_psum(layout)}: F cut into PSUM banks ({@link TrainiumLayout})</li>
      * </ul>
@@ -336,7 +337,9 @@ public final class LayoutGlobals implements GlobalsProvider {
         });
         def("get_scope", 1, 1, a -> {
             TirxLayout l = tileOf(a[0]).tile();
-            return ScopePair.of(l.layout(), l.symbolic().terms().keySet())
+            java.util.Set<Axis> offsetAxes = new TreeSet<>(l.symbolic().terms().keySet());
+            offsetAxes.addAll(tvmOffsetAxes(a[0])); // a zero offset counts in TIRx, and axe4j's Layout drops it
+            return ScopePair.of(l.layout(), offsetAxes)
                     .<Object>map(p -> new ArrayList<Object>(List.of(ScopePair.name(p[0]), ScopePair.name(p[1]))))
                     .orElse(null);
         });
@@ -372,6 +375,27 @@ public final class LayoutGlobals implements GlobalsProvider {
         TirxLayout l = layout(arg, "layout");
         return new TileArgument(new TirxLayout(l.layout(), l.symbolic(), org.axe4j.layout.Swizzle.IDENTITY, false),
                 l.composed());
+    }
+
+    /** The axes of a TVM layout object's offset map, zero entries included (none for layout text). */
+    private static List<Axis> tvmOffsetAxes(Object arg) {
+        List<Axis> axes = new ArrayList<>();
+        if (arg instanceof TvmObject o && TirxLayouts.COMPOSE_LAYOUT.equals(o.typeKey())) {
+            try (TvmObject tile = (TvmObject) o.get("tile_layout")) {
+                return tvmOffsetAxes(tile);
+            }
+        }
+        if (arg instanceof TvmObject o && TirxLayouts.TILE_LAYOUT.equals(o.typeKey())
+                && o.get("offset") instanceof Map<?, ?> offset) {
+            for (Object key : offset.keySet()) {
+                if (key instanceof TvmObject axis && "tirx.Axis".equals(axis.typeKey())) {
+                    axes.add(Axis.of((String) axis.get("name")));
+                } else if (key instanceof String name) {
+                    axes.add(Axis.of(name));
+                }
+            }
+        }
+        return axes;
     }
 
     /** A layout's tile (unswizzled) and whether it came swizzled (a {@code tirx.ComposeLayout}). */
