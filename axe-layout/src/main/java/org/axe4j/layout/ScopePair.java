@@ -80,8 +80,8 @@ public final class ScopePair {
             }
             AxisScope known = within.putIfAbsent(pair[0], pair[1]);
             if (known != null && known != pair[1]) {
-                throw AxeException.invalid("get_scope: %s and %s of %s both count %ss, within %s and %s", by.get(pair[0]),
-                        a, l, name(pair[0]), name(known), name(pair[1]));
+                throw AxeException.invalid("get_scope: %s and %s of %s both count %ss, within %s and %s",
+                        by.get(pair[0]), a, l, name(pair[0]), name(known), name(pair[1]));
             }
             by.putIfAbsent(pair[0], a);
             inner = inner == null || pair[0].isInside(inner) ? pair[0] : inner;

@@ -9,7 +9,6 @@ import org.axe4j.layout.ApplyToShape;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.AxisScope;
-import org.axe4j.layout.Broadcast;
 import org.axe4j.layout.Budget;
 import org.axe4j.layout.Canonicalize;
 import org.axe4j.layout.Checks;
@@ -23,19 +22,15 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Packing;
 import org.axe4j.layout.PermuteByGroups;
-import org.axe4j.layout.PermuteDims;
 import org.axe4j.layout.Point;
 import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
-import org.axe4j.layout.ScopePair;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.layout.SwizzledTile;
 import org.axe4j.layout.Tile;
 import org.axe4j.layout.TileOf;
-import org.axe4j.layout.TrainiumLayout;
-import org.axe4j.layout.Trivial;
 import org.axe4j.layout.WellFormed;
 import org.axe4j.tvm.GlobalsProvider;
 import org.axe4j.tvm.PackedFunction;
@@ -290,21 +285,23 @@ public final class LayoutGlobals implements GlobalsProvider {
     }
 
     /**
-     * The rest of TIRx's public TileLayout and ComposeLayout methods, with TIRx's argument orders:
+     * The rest of TIRx's public TileLayout and ComposeLayout methods, with TIRx's argument orders (the algebra in
+     * {@code org.axe4j.layout}: {@code Broadcast}, {@code PermuteDims}, {@code Trivial}, {@code ScopePair},
+     * {@code TrainiumLayout}):
      * <ul>
      *   <li>{@code broadcast(layout, num[, position[, axis]])}: a stride-0 iter {@code (num, 0@axis)} inserted into
      *       the shard at {@code position} (Python's list-insert index, default -1: appended; axis default m; a
-     *       ComposeLayout's tile gets it) ({@link Broadcast})</li>
-     *   <li>{@code permute_dims(layout, perm)}: the shard iters in the order {@code perm} ({@link PermuteDims})</li>
-     *   <li>{@code is_trivial(layout)}: a TileLayout that is the identity onto one memory axis ({@link Trivial});
+     *       ComposeLayout's tile gets it)</li>
+     *   <li>{@code permute_dims(layout, perm)}: the shard iters in the order {@code perm}</li>
+     *   <li>{@code is_trivial(layout)}: a TileLayout that is the identity onto one memory axis;
      *       {@code is_swizzle(layout)}: a ComposeLayout over such a tile; {@code is_trainium(layout)}: a TileLayout
-     *       on no memory axis but P, F and Bank ({@link TrainiumLayout#isTrainium})</li>
+     *       on no memory axis but P, F and Bank</li>
      *   <li>{@code get_scope(layout)}: {@code [innermost unit, outermost scope]} of the thread axes, as scope names
      *       ({@code "thread"}, {@code "warp"}, {@code "warpgroup"}, {@code "cta"}, {@code "cluster"}), None without a
-     *       thread axis in the shard ({@link ScopePair}); an offset entry of a TVM layout on a thread axis counts even when
-     *       it is 0, as in TIRx</li>
+     *       thread axis in the shard; an offset entry of a TVM layout on a thread axis counts even when it is 0, as
+     *       in TIRx</li>
      *   <li>{@code trainium(annotation, shape[, is_psum])}, TIRx's class method {@code TileLayout.trainium};
-     *       {@code to_psum(layout)}: F cut into PSUM banks ({@link TrainiumLayout})</li>
+     *       {@code to_psum(layout)}: F cut into PSUM banks</li>
      * </ul>
      */
     private static void registerTirxMethods() {
@@ -317,36 +314,40 @@ public final class LayoutGlobals implements GlobalsProvider {
                 throw new IllegalArgumentException("axis must be m for a swizzled layout (the swizzle acts on m), got "
                         + axis);
             }
-            return TirxLayouts.write(l.withLayout(Broadcast.broadcast(l.layout(), num, position, axis)));
+            Layout broadcast = org.axe4j.layout.Broadcast.broadcast(l.layout(), num, position, axis);
+            return TirxLayouts.write(l.withLayout(broadcast));
         });
         def("permute_dims", 2, 2, a -> {
             TirxLayout l = layout(a[0], "layout");
-            return TirxLayouts.write(l.withLayout(PermuteDims.permuteDims(l.layout(), ints(a[1], "perm"))));
+            Layout permuted = org.axe4j.layout.PermuteDims.permuteDims(l.layout(), ints(a[1], "perm"));
+            return TirxLayouts.write(l.withLayout(permuted));
         });
         def("is_trivial", 1, 1, a -> {
             TileArgument l = tileOf(a[0]);
-            return !l.composed() && l.tile().symbolic().isEmpty() && Trivial.isTrivial(l.tile().layout());
+            return !l.composed() && l.tile().symbolic().isEmpty()
+                    && org.axe4j.layout.Trivial.isTrivial(l.tile().layout());
         });
         def("is_swizzle", 1, 1, a -> {
             TileArgument l = tileOf(a[0]);
-            return l.composed() && l.tile().symbolic().isEmpty() && Trivial.isTrivial(l.tile().layout());
+            return l.composed() && l.tile().symbolic().isEmpty()
+                    && org.axe4j.layout.Trivial.isTrivial(l.tile().layout());
         });
         def("is_trainium", 1, 1, a -> {
             TileArgument l = tileOf(a[0]);
-            return !l.composed() && TrainiumLayout.isTrainium(l.tile().layout());
+            return !l.composed() && org.axe4j.layout.TrainiumLayout.isTrainium(l.tile().layout());
         });
         def("get_scope", 1, 1, a -> {
             TirxLayout l = tileOf(a[0]).tile();
             java.util.Set<Axis> offsetAxes = new TreeSet<>(l.symbolic().terms().keySet());
             offsetAxes.addAll(tvmOffsetAxes(a[0])); // a zero offset counts in TIRx, and axe4j's Layout drops it
-            return ScopePair.of(l.layout(), offsetAxes)
-                    .<Object>map(p -> new ArrayList<Object>(List.of(ScopePair.name(p[0]), ScopePair.name(p[1]))))
-                    .orElse(null);
+            java.util.Optional<AxisScope[]> pair = org.axe4j.layout.ScopePair.of(l.layout(), offsetAxes);
+            return pair.isEmpty() ? null : new ArrayList<Object>(List.of(org.axe4j.layout.ScopePair.name(pair.get()[0]),
+                    org.axe4j.layout.ScopePair.name(pair.get()[1])));
         });
         def("trainium", 2, 3, a -> {
             String annotation = string(a[0], "annotation");
             boolean psum = a.length == 3 && a[2] != null && bool(a[2], "is_psum");
-            return TirxLayouts.toTvm(TrainiumLayout.annotated(annotation, shape(a[1], "shape"), psum));
+            return TirxLayouts.toTvm(org.axe4j.layout.TrainiumLayout.annotated(annotation, shape(a[1], "shape"), psum));
         });
         def("to_psum", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
@@ -358,7 +359,7 @@ public final class LayoutGlobals implements GlobalsProvider {
                 throw new IllegalArgumentException("to_psum: the layout " + l + " has a symbolic offset on F; "
                         + "cutting F into banks moves only shard iters");
             }
-            return TirxLayouts.write(l.withLayout(TrainiumLayout.toPsum(l.layout())));
+            return TirxLayouts.write(l.withLayout(org.axe4j.layout.TrainiumLayout.toPsum(l.layout())));
         });
     }
 
