@@ -337,3 +337,95 @@ def image_span(layout, axis: str | None = None):
     dict (what ``tile`` scales by)."""
     result = _call("image_span", layout, axis)
     return int(result) if axis is not None else {str(k): int(v) for k, v in result.items()}
+
+
+# ---- the rest of TIRx's public Layout methods (TileLayout / ComposeLayout), TIRx's argument conventions ----
+
+__all__ += ["broadcast", "get_scope", "is_swizzle", "is_trainium", "is_trivial", "permute_dims", "to_psum",
+            "trainium"]
+
+
+def _int_list(values: Any, function: str, what: str) -> list:
+    """A list of integers (``perm``, ``shape``); anything that is not a sequence of integers is named."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) and not (
+            hasattr(values, "__len__") and hasattr(values, "__getitem__")):
+        raise ValueError(f"axe4j.layout.{function}: {what} {values!r} ({type(values).__name__}) is not a sequence of "
+                         "integers")
+    return [_index(v, function, f"{what}[{k}]") for k, v in enumerate(values)]
+
+
+def _axis_name(axis: Any, function: str) -> str:
+    """An axis given as its name or as a ``tirx.Axis``; anything else is named."""
+    if isinstance(axis, str):
+        return axis
+    name = getattr(axis, "name", None)
+    if type(axis).__name__ == "Axis" and isinstance(name, str):
+        return name
+    raise ValueError(f"axe4j.layout.{function}: axis {axis!r} ({type(axis).__name__}) is not an axis name or a "
+                     "tirx.Axis")
+
+
+def broadcast(layout, num: int, position: int = -1, axis: Any = "m"):
+    """TIRx's ``layout.broadcast(num, position, axis)``: a stride-0 iter ``(num, 0@axis)`` inserted into the shard,
+    so the same element is seen ``num`` times along the new dimension. ``position`` is Python's list-insert index
+    (``-1``, the default, appends; ``0`` puts it outermost) and must lie in ``[-(n+1), n]`` for ``n`` shard iters;
+    ``num >= 1``. A ``ComposeLayout`` broadcasts its tile (axis m only)."""
+    return _call("broadcast", layout, _index(num, "broadcast", "num"), _index(position, "broadcast", "position"),
+                 _axis_name(axis, "broadcast"))
+
+
+def permute_dims(layout, perm: Sequence[int]):
+    """TIRx's ``layout.permute_dims(perm)``: the shard iters reordered, iter ``k`` of the answer being iter
+    ``perm[k]``; ``perm`` must be a permutation of ``range(len(layout.shard))``. Replicas, offset and a
+    ``ComposeLayout``'s swizzle are kept."""
+    return _call("permute_dims", layout, _int_list(perm, "permute_dims", "perm"))
+
+
+def is_trivial(layout) -> bool:
+    """TIRx's ``layout.is_trivial()``: a ``TileLayout`` whose canonical form (TIRx's) is one stride-1 iter on a
+    memory axis, or none, with no replica and no offset; False for a ``ComposeLayout``."""
+    return bool(_call("is_trivial", layout))
+
+
+def is_swizzle(layout) -> bool:
+    """TIRx's ``layout.is_swizzle()``: a bare swizzle, a ``ComposeLayout`` whose tile is trivial."""
+    return bool(_call("is_swizzle", layout))
+
+
+def is_trainium(layout) -> bool:
+    """TIRx's ``layout.is_trainium()``: a ``TileLayout`` with no shard iter on a memory axis other than P, F and
+    Bank; False for a ``ComposeLayout``."""
+    return bool(_call("is_trainium", layout))
+
+
+def get_scope(layout):
+    """TIRx's ``layout.get_scope()``: ``(ExecScope(innermost unit), ExecScope(outermost scope))`` of the layout's
+    thread axes, or None without a thread axis in the shard. Thread axes that do not chain one order of scopes raise
+    a ``ValueError`` (TIRx's check fails), and so do the grid axes ``bx``/``by``/``bz`` (no scope names the kernel).
+    A ``ComposeLayout`` answers for its tile."""
+    pair = _call("get_scope", layout)
+    if pair is None:
+        return None
+    from tvm.tirx.exec_scope import ExecScope
+
+    return (ExecScope(str(pair[0])), ExecScope(str(pair[1])))
+
+
+def trainium(annotation: str, shape: Sequence[int], is_psum: bool = False):
+    """TIRx's ``TileLayout.trainium(annotation, shape, is_psum)``: one 'P' or 'F' per dim of ``shape``; P dims
+    row-major on P, F dims row-major on F; a single P dim over 128 (a multiple of 128) splits into 128 partitions
+    and an outer part that is the outermost F digit. ``is_psum`` then cuts F into banks (``to_psum``)."""
+    if not isinstance(annotation, str):
+        raise ValueError(f"axe4j.layout.trainium: annotation {annotation!r} ({type(annotation).__name__}) is not a "
+                         "string of 'P' and 'F'")
+    if not isinstance(is_psum, (bool, int)) or isinstance(is_psum, int) and is_psum not in (0, 1):
+        raise ValueError(f"axe4j.layout.trainium: is_psum {is_psum!r} is not a bool")
+    return _call("trainium", annotation, _int_list(shape, "trainium", "shape"), bool(is_psum))
+
+
+def to_psum(layout):
+    """TIRx's ``layout.to_psum()``: F cut into PSUM banks of 512 elements, iter by iter (an F stride that is a
+    multiple of 512 moves to Bank; one that divides 512 stays while the iter fits a bank, else splits into whole
+    banks and F). Replicas and offsets on other axes are kept (TIRx drops them); where F has no PSUM form, or has a
+    replica or offset, a ``ValueError`` says so."""
+    return _call("to_psum", layout)

@@ -282,6 +282,144 @@ public final class LayoutGlobals implements GlobalsProvider {
             }
             return l.spanOn(Axis.of(string(a[1], "axis")));
         });
+        registerTirxMethods();
+    }
+
+    /**
+     * The rest of TIRx's public TileLayout and ComposeLayout methods, with TIRx's argument orders (the algebra in
+     * {@code org.axe4j.layout}: {@code Broadcast}, {@code PermuteDims}, {@code Trivial}, {@code ScopePair},
+     * {@code TrainiumLayout}):
+     * <ul>
+     *   <li>{@code broadcast(layout, num[, position[, axis]])}: a stride-0 iter {@code (num, 0@axis)} inserted into
+     *       the shard at {@code position} (Python's list-insert index, default -1: appended; axis default m; a
+     *       ComposeLayout's tile gets it)</li>
+     *   <li>{@code permute_dims(layout, perm)}: the shard iters in the order {@code perm}</li>
+     *   <li>{@code is_trivial(layout)}: a TileLayout that is the identity onto one memory axis;
+     *       {@code is_swizzle(layout)}: a ComposeLayout over such a tile; {@code is_trainium(layout)}: a TileLayout
+     *       on no memory axis but P, F and Bank</li>
+     *   <li>{@code get_scope(layout)}: {@code [innermost unit, outermost scope]} of the thread axes, as scope names
+     *       ({@code "thread"}, {@code "warp"}, {@code "warpgroup"}, {@code "cta"}, {@code "cluster"}), None without a
+     *       thread axis in the shard; an offset entry of a TVM layout on a thread axis counts even when it is 0, as
+     *       in TIRx</li>
+     *   <li>{@code trainium(annotation, shape[, is_psum])}, TIRx's class method {@code TileLayout.trainium};
+     *       {@code to_psum(layout)}: F cut into PSUM banks</li>
+     * </ul>
+     */
+    private static void registerTirxMethods() {
+        def("broadcast", 2, 4, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            long num = TirxLayouts.integer(a[1], null, "num");
+            long position = a.length < 3 || a[2] == null ? -1 : TirxLayouts.integer(a[2], null, "position");
+            Axis axis = a.length < 4 || a[3] == null ? Axis.M : axisArgument(a[3], "axis");
+            if (l.composed() && !axis.equals(Axis.M)) {
+                throw new IllegalArgumentException("axis must be m for a swizzled layout (the swizzle acts on m), got "
+                        + axis);
+            }
+            Layout broadcast = org.axe4j.layout.Broadcast.broadcast(l.layout(), num, position, axis);
+            return TirxLayouts.write(l.withLayout(broadcast));
+        });
+        def("permute_dims", 2, 2, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            Layout permuted = org.axe4j.layout.PermuteDims.permuteDims(l.layout(), ints(a[1], "perm"));
+            return TirxLayouts.write(l.withLayout(permuted));
+        });
+        def("is_trivial", 1, 1, a -> {
+            TileArgument l = tileOf(a[0]);
+            return !l.composed() && l.tile().symbolic().isEmpty()
+                    && org.axe4j.layout.Trivial.isTrivial(l.tile().layout());
+        });
+        def("is_swizzle", 1, 1, a -> {
+            TileArgument l = tileOf(a[0]);
+            return l.composed() && l.tile().symbolic().isEmpty()
+                    && org.axe4j.layout.Trivial.isTrivial(l.tile().layout());
+        });
+        def("is_trainium", 1, 1, a -> {
+            TileArgument l = tileOf(a[0]);
+            return !l.composed() && org.axe4j.layout.TrainiumLayout.isTrainium(l.tile().layout());
+        });
+        def("get_scope", 1, 1, a -> {
+            TirxLayout l = tileOf(a[0]).tile();
+            java.util.Set<Axis> offsetAxes = new TreeSet<>(l.symbolic().terms().keySet());
+            offsetAxes.addAll(tvmOffsetAxes(a[0])); // a zero offset counts in TIRx, and axe4j's Layout drops it
+            java.util.Optional<AxisScope[]> pair = org.axe4j.layout.ScopePair.of(l.layout(), offsetAxes);
+            return pair.isEmpty() ? null : new ArrayList<Object>(List.of(org.axe4j.layout.ScopePair.name(pair.get()[0]),
+                    org.axe4j.layout.ScopePair.name(pair.get()[1])));
+        });
+        def("trainium", 2, 3, a -> {
+            String annotation = string(a[0], "annotation");
+            boolean psum = a.length == 3 && a[2] != null && bool(a[2], "is_psum");
+            return TirxLayouts.toTvm(org.axe4j.layout.TrainiumLayout.annotated(annotation, shape(a[1], "shape"), psum));
+        });
+        def("to_psum", 1, 1, a -> {
+            TirxLayout l = layout(a[0], "layout");
+            if (l.composed()) {
+                throw new IllegalArgumentException("to_psum: the layout " + l + " is swizzled; to_psum takes a "
+                        + "TileLayout");
+            }
+            if (!l.symbolic().on(org.axe4j.targets.Trainium.F).isEmpty()) {
+                throw new IllegalArgumentException("to_psum: the layout " + l + " has a symbolic offset on F; "
+                        + "cutting F into banks moves only shard iters");
+            }
+            return TirxLayouts.write(l.withLayout(org.axe4j.layout.TrainiumLayout.toPsum(l.layout())));
+        });
+    }
+
+    /**
+     * A layout argument for the predicates: a {@code tirx.ComposeLayout} object gives its tile (composed), whatever
+     * its axes (TIRx's predicates look at the tile only; a swizzle in axe4j needs a tile on m).
+     */
+    private static TileArgument tileOf(Object arg) {
+        if (arg instanceof TvmObject o && "tirx.ComposeLayout".equals(o.typeKey())) {
+            try (TvmObject tile = (TvmObject) o.get("tile_layout")) {
+                return new TileArgument(TirxLayouts.read(tile), true);
+            }
+        }
+        TirxLayout l = layout(arg, "layout");
+        return new TileArgument(new TirxLayout(l.layout(), l.symbolic(), org.axe4j.layout.Swizzle.IDENTITY, false),
+                l.composed());
+    }
+
+    /** The axes of a TVM layout object's offset map, zero entries included (none for layout text). */
+    private static List<Axis> tvmOffsetAxes(Object arg) {
+        List<Axis> axes = new ArrayList<>();
+        if (arg instanceof TvmObject o && TirxLayouts.COMPOSE_LAYOUT.equals(o.typeKey())) {
+            try (TvmObject tile = (TvmObject) o.get("tile_layout")) {
+                return tvmOffsetAxes(tile);
+            }
+        }
+        if (arg instanceof TvmObject o && TirxLayouts.TILE_LAYOUT.equals(o.typeKey())
+                && o.get("offset") instanceof Map<?, ?> offset) {
+            for (Object key : offset.keySet()) {
+                if (key instanceof TvmObject axis && "tirx.Axis".equals(axis.typeKey())) {
+                    axes.add(Axis.of((String) axis.get("name")));
+                } else if (key instanceof String name) {
+                    axes.add(Axis.of(name));
+                }
+            }
+        }
+        return axes;
+    }
+
+    /** A layout's tile (unswizzled) and whether it came swizzled (a {@code tirx.ComposeLayout}). */
+    private record TileArgument(TirxLayout tile, boolean composed) {}
+
+    /** An axis argument: its name, or a {@code tirx.Axis}. */
+    private static Axis axisArgument(Object arg, String role) {
+        if (arg instanceof TvmObject o && "tirx.Axis".equals(o.typeKey())) {
+            return Axis.of((String) o.get("name"));
+        }
+        return Axis.of(string(arg, role));
+    }
+
+    /** A boolean argument (a TVM bool, or 0 / 1). */
+    private static boolean bool(Object arg, String role) {
+        if (arg instanceof Boolean b) {
+            return b;
+        }
+        if (arg instanceof Long v && (v == 0 || v == 1)) {
+            return v == 1;
+        }
+        throw new IllegalArgumentException(role + " must be a bool, got " + describe(arg));
     }
 
     /**

@@ -56,7 +56,16 @@ import org.axe4j.layout.WellFormed;
  *   permute_by_groups {layout, seps, perm}               -> {layout}
  *   apply_to_shape {layout, shape, coord}                -> {values, layout}  (layout: the shard they index)
  *   verify_well_formed {layout}                          -> {well_formed[, reason]}
+ *   broadcast {layout, num[, position][, axis]}          -> {layout}          (num, 0@axis) inserted, position -1
+ *   permute_dims {layout, perm}                          -> {layout}          shard iters in the order perm
+ *   is_trivial / is_swizzle / is_trainium {layout}       -> {is_trivial: bool} / {is_swizzle} / {is_trainium}
+ *   get_scope {layout}                                   -> {scope: ["thread", "cta"]} or {scope: null}
+ *   trainium {annotation, shape[, is_psum]}              -> {layout, shape}   (TIRx's TileLayout.trainium)
+ *   to_psum {layout}                                     -> {layout}          (F cut into PSUM banks of 512)
  * </pre>
+ *
+ * The last eight are TIRx's remaining TileLayout / ComposeLayout methods ({@link TirxMethodOperations}); broadcast,
+ * permute_dims and the three predicates take a swizzled layout too.
  *
  * A swizzled layout ({@code "Swizzle<3,3,3> o S[(8,64):(64,1)]"}, TIRx's {@code ComposeLayout}) is taken by apply
  * (list and count), group, slice, storage, pack, unpack, tile_to and as the inner operand of tile; its answers are
@@ -69,7 +78,8 @@ final class Operations {
     /** The operations this build answers, in the order help lists them. */
     static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
             "storage", "pack", "unpack", "tile_to", "is_direct_sum_right", "is_direct_sum_left", "permute_by_groups",
-            "apply_to_shape", "verify_well_formed");
+            "apply_to_shape", "verify_well_formed", "broadcast", "permute_dims", "is_trivial", "is_swizzle",
+            "is_trainium", "get_scope", "trainium", "to_psum");
 
     /** Points per answer line of a streamed apply. */
     static final int STREAM_CHUNK = 1024;
@@ -117,6 +127,8 @@ final class Operations {
                     ints(r, "seps"), ints(r, "perm")));
             case "apply_to_shape" -> applyToShape(r);
             case "verify_well_formed" -> wellFormed(r);
+            case "broadcast", "permute_dims", "is_trivial", "is_swizzle", "is_trainium", "get_scope", "trainium",
+                    "to_psum" -> TirxMethodOperations.answer(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
                     + String.join(", ", OPS) + ") in request " + Json.abbreviate(json));
         };

@@ -130,6 +130,30 @@ final class Request {
         }
     }
 
+    /** True when the request has field {@code name} (not null): for optional fields. */
+    boolean has(String name) {
+        JsonElement e = json.get(name);
+        return e != null && !e.isJsonNull();
+    }
+
+    /** A string. */
+    String string(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonPrimitive() || !e.getAsJsonPrimitive().isString()) {
+            throw invalid("field '" + name + "' must be a string, got " + Json.abbreviate(e));
+        }
+        return e.getAsString();
+    }
+
+    /** A boolean ({@code true} or {@code false}). */
+    boolean bool(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonPrimitive() || !e.getAsJsonPrimitive().isBoolean()) {
+            throw invalid("field '" + name + "' must be true or false, got " + Json.abbreviate(e));
+        }
+        return e.getAsBoolean();
+    }
+
     /** {@code [[begin,end],...]}: half-open intervals, one per dimension. */
     List<long[]> intervals(String name) {
         JsonElement e = field(name);
