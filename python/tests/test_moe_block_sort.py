@@ -78,3 +78,21 @@ def test_the_triton_kernels_match_numpy_in_tritons_interpreter():
     script = root / "tools" / "triton_moe_interp.py"
     out = subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.count(" ok") == 6, out.stdout + out.stderr
+
+
+def test_the_triton_kernels_compile_for_sm90_without_spills_or_register_staged_loads():
+    """tools/triton_moe_compile.py: gemm1 and gemm2 of every distinct CONFIGS row (FP16, FP8; BF16 at the largest)
+    through Triton's own compiler for sm_90, in out/triton-venv: each compiles, fits the block's shared memory and
+    registers, uses wgmma from 64 rows and cp.async for its tiles. The GPU run times them (moe_bench.py)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    python = root / "out" / "triton-venv" / "bin" / "python"
+    assert python.is_file(), "out/triton-venv is missing: bash ci/setup-triton.sh installs Triton there (make test does)"
+    out = subprocess.run([str(python), str(root / "tools" / "triton_moe_compile.py")], capture_output=True, text=True,
+                         timeout=600)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) == 22 and all(line.endswith(" ok") for line in lines), \
+        out.stdout + out.stderr
+    assert sum("wgmma" in line for line in lines) == 10, out.stdout      # BM >= 64: the two largest rows, x2 x2 + BF16
