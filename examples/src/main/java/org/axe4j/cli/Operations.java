@@ -62,13 +62,23 @@ import org.axe4j.layout.WellFormed;
  *   get_scope {layout}                                   -> {scope: ["thread", "cta"]} or {scope: null}
  *   trainium {annotation, shape[, is_psum]}              -> {layout, shape}   (TIRx's TileLayout.trainium)
  *   to_psum {layout}                                     -> {layout}          (F cut into PSUM banks of 512)
+ *   size {layout[, axis]}                                -> {size: N}         (elements, or the shard's size on axis)
+ *   span {layout[, axis]}                                -> {span: N}         (TIRx's: largest coordinate + 1)
+ *   image_span {layout[, axis]}                          -> {image_span: N} or {image_span: {axis: N}}  (max - min + 1)
+ *   count {layout, x} or {layout, shape, coord}          -> {count: N}        (|L(x)|, nothing enumerated)
+ *   direct_sum {layout: B, left: A, left_shape, right_shape} -> {layout: A (+) B, shape, interleaved_shape}
+ *   group_many {layout, shapes: [[..], ..]}              -> {layout, seps: [[0, .., n], ..]}  (one seps per shape)
+ *   is_tile_inner {layout: B, tiled, tiled_shape, shape: B's} -> {layout: A, shape: A's} or {layout: null, reason}
+ *   is_tile_outer {layout: A, tiled, tiled_shape, shape: A's} -> {layout: B, shape: B's} or {layout: null, reason}
  * </pre>
  *
- * The last eight are TIRx's remaining TileLayout / ComposeLayout methods ({@link TirxMethodOperations}); broadcast,
- * permute_dims and the three predicates take a swizzled layout too.
+ * broadcast .. to_psum are TIRx's remaining TileLayout / ComposeLayout methods ({@link TirxMethodOperations}); broadcast,
+ * permute_dims and the three predicates take a swizzled layout too. size .. is_tile_outer are TIRx's sizes, direct
+ * sum, group_many and tile-of ({@link TileLayoutOperations}, which says which of them take a swizzled layout).
  *
  * A swizzled layout ({@code "Swizzle<3,3,3> o S[(8,64):(64,1)]"}, TIRx's {@code ComposeLayout}) is taken by apply
- * (list and count), group, slice, storage, pack, unpack, tile_to and as the inner operand of tile; its answers are
+ * (list and count), group, slice, storage, pack, unpack, tile_to, as the inner operand of tile, by size, span,
+ * image_span and count, and by is_tile_inner / is_tile_outer (see {@link TileLayoutOperations}); its answers are
  * swizzled layouts in the same text form. The other operations refuse it by name.
  *
  * <p>Failures are AxeExceptions whose message starts with the operation and shows the request (cut to
@@ -79,7 +89,8 @@ final class Operations {
     static final List<String> OPS = List.of("apply", "inverse", "iters", "canon", "group", "tile", "slice", "equiv",
             "storage", "pack", "unpack", "tile_to", "is_direct_sum_right", "is_direct_sum_left", "permute_by_groups",
             "apply_to_shape", "verify_well_formed", "broadcast", "permute_dims", "is_trivial", "is_swizzle",
-            "is_trainium", "get_scope", "trainium", "to_psum");
+            "is_trainium", "get_scope", "trainium", "to_psum", "size", "span", "image_span", "count", "direct_sum",
+            "group_many", "is_tile_inner", "is_tile_outer");
 
     /** Points per answer line of a streamed apply. */
     static final int STREAM_CHUNK = 1024;
@@ -129,6 +140,8 @@ final class Operations {
             case "verify_well_formed" -> wellFormed(r);
             case "broadcast", "permute_dims", "is_trivial", "is_swizzle", "is_trainium", "get_scope", "trainium",
                     "to_psum" -> TirxMethodOperations.answer(r);
+            case "size", "span", "image_span", "count", "direct_sum", "group_many", "is_tile_inner", "is_tile_outer" ->
+                TileLayoutOperations.answer(r);
             default -> throw new AxeException(AxeException.Kind.INVALID, "unknown op '" + r.op() + "' (known: "
                     + String.join(", ", OPS) + ") in request " + Json.abbreviate(json));
         };

@@ -130,6 +130,39 @@ final class Request {
         }
     }
 
+    /** An array of shapes, {@code [[8,16],[4,32]]}; an error names the element. */
+    List<Shape> shapes(String name) {
+        JsonElement e = field(name);
+        if (!e.isJsonArray()) {
+            throw invalid("field '" + name + "' must be an array of shapes (arrays of integers), got "
+                    + Json.abbreviate(e));
+        }
+        JsonArray a = e.getAsJsonArray();
+        List<Shape> out = new ArrayList<>();
+        for (int i = 0; i < a.size(); i++) {
+            String what = name + "[" + i + "]";
+            if (!a.get(i).isJsonArray()) {
+                throw invalid("field '" + what + "' must be an array of integers, got " + Json.abbreviate(a.get(i)));
+            }
+            JsonArray dims = a.get(i).getAsJsonArray();
+            long[] values = new long[dims.size()];
+            for (int k = 0; k < values.length; k++) {
+                OptionalLong v = Json.integer(dims.get(k));
+                if (v.isEmpty()) {
+                    throw invalid("field '" + what + "' element " + k + " must be a 64-bit integer, got "
+                            + Json.abbreviate(dims.get(k)));
+                }
+                values[k] = v.getAsLong();
+            }
+            try {
+                out.add(Shape.of(values));
+            } catch (AxeException ex) {
+                throw new AxeException(ex.kind(), op + ": field '" + what + "': " + ex.getMessage(), ex);
+            }
+        }
+        return out;
+    }
+
     /** True when the request has field {@code name} (not null): for optional fields. */
     boolean has(String name) {
         JsonElement e = json.get(name);
