@@ -232,6 +232,21 @@ public record Layout(List<Iter> shard, List<Iter> replica, SortedMap<Axis, Long>
         return span;
     }
 
+    /** The largest coordinate of the image on {@code axis}: {@code O_a + sum (e-1) * max(s, 0)} (TIRx's span less 1). */
+    public long largestOn(Axis axis) {
+        long max = offsetOn(axis);
+        for (List<Iter> part : List.of(shard, replica)) {
+            for (Iter it : part) {
+                if (it.axis().equals(axis) && it.stride() > 0) {
+                    long before = max;
+                    max = Checks.add(() -> "the largest coordinate of " + this + " on axis " + axis, before,
+                            it.reach());
+                }
+            }
+        }
+        return max;
+    }
+
     /** {@link #spanOn} for every axis of a shard or replica iter. */
     public SortedMap<Axis, Long> spans() {
         TreeMap<Axis, Long> spans = new TreeMap<>();

@@ -139,6 +139,23 @@ public record SwizzledLayout(Swizzle swizzle, Layout layout) {
         return out;
     }
 
+    /** The largest m coordinate of the image, by enumeration (a swizzle has no closed form for it). */
+    public long largestAddress() {
+        long size = size();
+        if (size > Equivalence.RUN_LIMIT) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "span: " + this + " is swizzled and has "
+                    + size + " elements, more than the " + Equivalence.RUN_LIMIT + " axe4j enumerates for its "
+                    + "largest address");
+        }
+        long max = Long.MIN_VALUE;
+        for (long x = 0; x < size; x++) {
+            for (Point p : apply(x)) {
+                max = Math.max(max, p.get(Axis.M));
+            }
+        }
+        return max;
+    }
+
     /** {@code swz(D(x) + O)}: the image under the zero replica. */
     public Point base(long x) {
         return swizzled(layout.base(x));

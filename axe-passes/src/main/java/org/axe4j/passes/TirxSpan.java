@@ -3,13 +3,10 @@ package org.axe4j.passes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
-import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Checks;
 import org.axe4j.layout.Equivalence;
-import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
-import org.axe4j.layout.Point;
 import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmException;
@@ -48,42 +45,13 @@ final class TirxSpan {
         long top = 1;
         List<SymbolicOffset.Term> terms = new ArrayList<>();
         for (Axis a : axes) {
-            long max = l.composed() && a.equals(Axis.M) ? swizzledMax(l) : max(l.layout(), a);
+            long max = l.composed() && a.equals(Axis.M) ? new SwizzledLayout(l.swizzle(), l.layout()).largestAddress()
+                    : l.layout().largestOn(a);
             top = Checks.add(() -> "span of " + l + (axis == null ? " (memory axes)" : " on axis " + a.name())
                     + " (max + 1)", top, max);
             terms.addAll(l.symbolic().on(a));
         }
         return AffineExprs.write(top, terms);
-    }
-
-    /** The largest coordinate of the image on {@code axis}: {@code O_a + sum (e-1) * max(s, 0)}. */
-    static long max(Layout l, Axis axis) {
-        long max = l.offsetOn(axis);
-        for (List<Iter> part : List.of(l.shard(), l.replica())) {
-            for (Iter it : part) {
-                if (it.axis().equals(axis) && it.stride() > 0) {
-                    max = Checks.add(() -> "the largest coordinate of " + l + " on axis " + axis, max, it.reach());
-                }
-            }
-        }
-        return max;
-    }
-
-    /** The largest m coordinate of a swizzled layout's image, by enumeration. */
-    private static long swizzledMax(TirxLayout l) {
-        long size = l.layout().size();
-        if (size > Equivalence.RUN_LIMIT) {
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "span: " + l + " is swizzled and has " + size
-                    + " elements, more than the " + Equivalence.RUN_LIMIT + " axe4j enumerates for its largest address");
-        }
-        SwizzledLayout s = new SwizzledLayout(l.swizzle(), l.layout());
-        long max = Long.MIN_VALUE;
-        for (long x = 0; x < size; x++) {
-            for (Point p : s.apply(x)) {
-                max = Math.max(max, p.get(Axis.M));
-            }
-        }
-        return max;
     }
 
     /** TIRx's classification; an axis TIRx has not registered is not a memory axis. */

@@ -148,7 +148,7 @@ final class Operations {
     }
 
     /** Runs an operation, prefixing any failure with the operation and its operands. */
-    private static <T> T run(Request r, Supplier<T> body) {
+    static <T> T run(Request r, Supplier<T> body) {
         try {
             return body.get();
         } catch (AxeException e) {

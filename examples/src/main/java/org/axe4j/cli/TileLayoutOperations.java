@@ -1,5 +1,7 @@
 package org.axe4j.cli;
 
+import static org.axe4j.cli.Operations.run;
+
 import com.google.gson.JsonArray;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
@@ -7,16 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Supplier;
 import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.Checks;
 import org.axe4j.layout.DirectSum;
 import org.axe4j.layout.Equivalence;
 import org.axe4j.layout.GroupMany;
-import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
-import org.axe4j.layout.Point;
 import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.SwizzledLayout;
@@ -111,7 +110,7 @@ final class TileLayoutOperations {
         long top = run(r, () -> {
             long sum = 1;
             for (Axis a : axes) {
-                long max = swizzled && a.equals(Axis.M) ? swizzledMax(s) : largest(l, a);
+                long max = swizzled && a.equals(Axis.M) ? s.largestAddress() : l.largestOn(a);
                 sum = Checks.add(() -> "span of " + l + " (largest coordinate + 1)", sum, max);
             }
             return sum;
@@ -119,34 +118,6 @@ final class TileLayoutOperations {
         JsonObject out = new JsonObject();
         out.addProperty("span", top);
         return out;
-    }
-
-    /** The largest coordinate of the image on {@code axis}: {@code O_a + sum (e-1) * max(s, 0)}. */
-    private static long largest(Layout l, Axis axis) {
-        long max = l.offsetOn(axis);
-        for (List<Iter> part : List.of(l.shard(), l.replica())) {
-            for (Iter it : part) {
-                if (it.axis().equals(axis) && it.stride() > 0) {
-                    max = Checks.add(() -> "the largest coordinate of " + l + " on axis " + axis, max, it.reach());
-                }
-            }
-        }
-        return max;
-    }
-
-    private static long swizzledMax(SwizzledLayout s) {
-        long size = s.size();
-        if (size > Equivalence.RUN_LIMIT) {
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "span: " + s + " is swizzled and has " + size
-                    + " elements, more than the " + Equivalence.RUN_LIMIT + " axe4j enumerates for its largest address");
-        }
-        long max = Long.MIN_VALUE;
-        for (long x = 0; x < size; x++) {
-            for (Point p : s.apply(x)) {
-                max = Math.max(max, p.get(Axis.M));
-            }
-        }
-        return max;
     }
 
     private static JsonObject imageSpan(Request r) {
@@ -269,15 +240,5 @@ final class TileLayoutOperations {
             q[k] = whole.dim(k) / part.dim(k);
         }
         return q;
-    }
-
-    private static <T> T run(Request r, Supplier<T> body) {
-        try {
-            return body.get();
-        } catch (AxeException e) {
-            JsonObject operands = r.json().deepCopy();
-            operands.remove("op");
-            throw new AxeException(e.kind(), r.op() + " " + Json.abbreviate(operands) + ": " + e.getMessage(), e);
-        }
     }
 }

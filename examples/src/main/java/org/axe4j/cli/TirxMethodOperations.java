@@ -1,5 +1,7 @@
 package org.axe4j.cli;
 
+import static org.axe4j.cli.Operations.run;
+
 import com.google.gson.JsonArray;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
@@ -7,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
-import org.axe4j.layout.AxeException;
 import org.axe4j.layout.Axis;
 import org.axe4j.layout.AxisScope;
 import org.axe4j.layout.Broadcast;
@@ -121,15 +122,6 @@ final class TirxMethodOperations {
         return out;
     }
 
-    private static <T> T run(Request r, Supplier<T> body) {
-        try {
-            return body.get();
-        } catch (AxeException e) {
-            JsonObject operands = r.json().deepCopy();
-            operands.remove("op");
-            throw new AxeException(e.kind(), r.op() + " " + Json.abbreviate(operands) + ": " + e.getMessage(), e);
-        }
-    }
 
     private static JsonObject layout(Request r, Supplier<Layout> body) {
         return text(run(r, body));
