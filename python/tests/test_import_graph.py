@@ -1,4 +1,4 @@
-"""The modules of ``python/axe4j`` import one another without a circle, and none imports a deprecation shim.
+"""The modules of ``python/axe4j`` import one another without a circle.
 
 Every module is parsed (``ast``, nothing is imported); an edge is any ``import``/``from ... import`` of an axe4j
 module, at module level or inside a function, relative imports resolved. ``from pkg import name`` is an edge to
@@ -6,8 +6,6 @@ module, at module level or inside a function, relative imports resolved. ``from 
 import of a package by a module inside it (``from . import install`` in ``axe4j.compile``, ``import axe4j`` in
 ``axe4j.trn.kernels.gemm``): by then Python has the package half-built in ``sys.modules``, and the name read from
 it (``install``) is defined before any submodule runs; that edge cannot make a circle of the kind this test is for.
-The deprecation shims (``MOVED_TO = "new.path"`` at module level, see ``axe4j/_deprecated.py``) are left out of the
-graph, and an edge into one fails the test.
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "axe4j"
-SHIM_MARKER = "MOVED_TO"
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -28,11 +25,6 @@ def module_name(path: Path, root: Path = PACKAGE) -> str:
 
 def modules(root: Path = PACKAGE) -> dict[str, tuple[Path, ast.Module]]:
     return {module_name(p, root): (p, ast.parse(p.read_text(), str(p))) for p in sorted(root.rglob("*.py"))}
-
-
-def is_shim(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == SHIM_MARKER
-                                                     for t in node.targets) for node in tree.body)
 
 
 def _resolve(name: str, path: Path, level: int, module: str | None) -> str:
@@ -63,13 +55,11 @@ def imports(name: str, path: Path, tree: ast.Module, known: set[str]) -> set[str
     return found
 
 
-def graph(root: Path = PACKAGE) -> tuple[dict[str, set[str]], set[str]]:
-    """({module: modules it imports}, shims), shims not among the keys."""
+def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """{module: the axe4j modules it imports}."""
     parsed = modules(root)
-    shims = {name for name, (_, tree) in parsed.items() if is_shim(tree)}
     known = set(parsed)
-    edges = {name: imports(name, path, tree, known) for name, (path, tree) in parsed.items() if name not in shims}
-    return edges, shims
+    return {name: imports(name, path, tree, known) for name, (path, tree) in parsed.items()}
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
@@ -112,27 +102,19 @@ def test_resolves_relative_and_function_level_imports(tmp_path):
     (pkg / "a.py").write_text("def f():\n    from .sub import b\n")
     (pkg / "sub" / "__init__.py").write_text("")
     (pkg / "sub" / "b.py").write_text("from ..a import f\n")
-    (pkg / "old.py").write_text('MOVED_TO = "pkg.a"\n')
+    (pkg / "old.py").write_text("X = 1\n")
     (pkg / "c.py").write_text("import pkg.old\n")
-    edges, shims = graph(pkg)
-    assert shims == {"pkg.old"}
+    edges = graph(pkg)
     assert edges["pkg.a"] == {"pkg.sub.b"} and edges["pkg.sub.b"] == {"pkg.a"}
     assert edges["pkg.c"] == {"pkg.old"}
     assert find_cycle(edges) == ["pkg.a", "pkg.sub.b", "pkg.a"]
 
 
 def test_no_import_circle():
-    edges, _ = graph()
+    edges = graph()
     assert "axe4j.dispatch" in edges and "axe4j.cuda.emit" in edges
     cycle = find_cycle(edges)
     assert cycle is None, "import circle: " + " -> ".join(cycle)
-
-
-def test_no_module_imports_a_shim():
-    edges, shims = graph()
-    assert "axe4j.cuda_emit" in shims and "axe4j.kernels.hopper_gemm" in shims
-    bad = sorted(f"{name} imports {target}" for name, targets in edges.items() for target in targets & shims)
-    assert not bad, "modules import deprecation shims (use the new paths): " + "; ".join(bad)
 
 
 def emitter_modules(root: Path = PACKAGE) -> set[str]:
@@ -147,7 +129,7 @@ def emitter_modules(root: Path = PACKAGE) -> set[str]:
 
 
 def test_only_a_target_package_imports_its_emitters():
-    edges, _ = graph()
+    edges = graph()
     emitters = emitter_modules()
     assert {"axe4j.cpu.emit", "axe4j.cuda.tma_emit", "axe4j.trn.emit"} <= emitters
     bad = sorted(f"{name} imports {target}" for name, targets in edges.items() for target in targets & emitters

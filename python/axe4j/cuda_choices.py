@@ -1,6 +1,0 @@
-"""Deprecated: moved to ``axe4j.cuda.choices``; this name goes in the next release."""
-
-from ._deprecated import moved
-
-MOVED_TO = "axe4j.cuda.choices"
-moved(__name__, MOVED_TO)

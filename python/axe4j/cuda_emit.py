@@ -1,6 +1,0 @@
-"""Deprecated: moved to ``axe4j.cuda.emit``; this name goes in the next release."""
-
-from ._deprecated import moved
-
-MOVED_TO = "axe4j.cuda.emit"
-moved(__name__, MOVED_TO)
