@@ -83,20 +83,23 @@ from ._errors import PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
 from .cuda import interp as cuda_interp
 from .compile import compile, explain, host_target
-from .export import export_library
+from .export import ExportError, export_library
 from .lowering import Lowering
+from .target_check import TargetError
 from .lowering import last as lowered
 from .transform import pipeline
 
 THREADS, THREADS_FROM = _threads.size_thread_pool()   # before TVM's CPU pool starts (docs/cpu-dispatch.md)
 
 __all__ = [
+    "ExportError",
     "InstallInfo",
     "Lowering",
     "PlanError",
     "RuleError",
     "SetupError",
     "StrictError",
+    "TargetError",
     "compile",
     "explain",
     "export_library",

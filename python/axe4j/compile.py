@@ -30,9 +30,13 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
     docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
     one (CPU, CUDA registers and shared tiles, Trainium SBUF/PSUM tiles). The executable's ``lowered`` lists, per
     tile call, the dispatch case that lowered it (``axe4j.lowering.Lowering``: axe4j's rule with its plan's notes, or
-    TVM's own case); ``axe4j.lowered()`` returns the same for the last compile in this thread."""
-    from . import dispatch, install, lowering
+    TVM's own case); ``axe4j.lowered()`` returns the same for the last compile in this thread.
 
+    The target is checked before any lowering (``axe4j.target_check``): ``"cpu"`` means ``host_target()``, a CUDA
+    target must name an arch nvcc builds."""
+    from . import dispatch, install, lowering, target_check
+
+    target = target_check.checked(target)
     install()
     dispatch.register()
     lowering.watch()
@@ -247,11 +251,11 @@ def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
     import tvm
     from tvm.tirx.tile_primitive import TilePrimitiveCall
 
-    from . import dispatch, install
+    from . import dispatch, install, target_check
 
+    target = target_check.checked(target)
     install()
     dispatch.register()
-    target = tvm.target.Target(target) if isinstance(target, str) else target
     funcs = [("main", mod)] if not hasattr(mod, "functions") else [(str(g.name_hint), f) for g, f in mod.functions.items()]
     lines = []
     funcs, mod = _with_inferred_layouts(funcs, mod, target, lines)

@@ -47,34 +47,83 @@ def cuda_sources(executable) -> list[str]:
 def export_library(executable, path: str | os.PathLike, target=None) -> Path:
     """Writes ``path`` with ``executable.export_library`` and, when it holds CUDA modules, ``path.fatbins/`` with
     nvcc's fatbin of each module's source for ``target``'s arch (the CUDA target it was compiled for; required then).
-    Returns the library's path. nvcc is the ``nvidia-cuda-nvcc`` wheel's (``axe4j.use_pip_nvcc``)."""
+    Returns the library's path. nvcc is the ``nvidia-cuda-nvcc`` wheel's (``axe4j.use_pip_nvcc``).
+
+    All or nothing: when a step fails, neither the library nor its fatbin folder is left behind, and the error
+    (``ExportError``) starts with the compiler's own cause (``nvcc fatal: ...``, ``error: ...``)."""
+    path = Path(path)
+    sidecar = sidecar_of(path)
+    _check_target(executable, path, target)
+    try:
+        return _export(executable, path, sidecar, target)
+    except Exception as error:
+        for written in (path, sidecar):
+            if written.is_dir():
+                shutil.rmtree(written, ignore_errors=True)
+            elif written.exists():
+                written.unlink()
+        if type(error).__name__ == "SetupError":
+            raise
+        raise ExportError(f"export_library({path}): {compiler_cause(str(error))}\n(nothing was written; "
+                          f"TVM's message follows)\n{error}") from error
+
+
+class ExportError(RuntimeError):
+    """An export that failed; its first line is the compiler's cause."""
+
+
+# The lines of a compiler failure that say why, most telling first: nvcc's fatal errors, then source errors.
+_CAUSES = (re.compile(r"nvcc fatal\s*:.*"), re.compile(r"ptxas (?:fatal|error)\s*:.*"),
+           re.compile(r"[^\n]*\berror\b\s*:.*", re.IGNORECASE))
+
+
+def compiler_cause(message: str) -> str:
+    """The line of ``message`` that names why compilation failed (nvcc's ``fatal`` first), else its first line."""
+    for pattern in _CAUSES:
+        found = pattern.search(message)
+        if found:
+            return found.group(0).strip()
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    return lines[0].strip() if lines else "export failed"
+
+
+def _check_target(executable, path: Path, target) -> None:
+    sources = cuda_sources(executable)
+    if sources and (target is None or target.kind.name != "cuda"):
+        raise ValueError(f"export_library({path}): the executable holds {len(sources)} CUDA module(s); pass the CUDA "
+                         f"target it was compiled for (e.g. Target({{'kind': 'cuda', 'arch': 'sm_90a'}}, host='llvm')), "
+                         f"not {target}")
+    if sources:
+        from .target_check import check_cuda_arch
+
+        check_cuda_arch(target, str(target.attrs.get("arch", "")))
+
+
+def _export(executable, path: Path, sidecar: Path, target) -> Path:
     import tvm
 
     from ._cuda import use_pip_nvcc
     from ._errors import SetupError
 
-    path = Path(path)
+    sources = cuda_sources(executable)
     executable.export_library(str(path))
-    sidecar = sidecar_of(path)
     if sidecar.exists():
         shutil.rmtree(sidecar)
-    sources = cuda_sources(executable)
     if not sources:
         return path
-    if target is None or target.kind.name != "cuda":
-        raise ValueError(f"export_library({path}): the executable holds {len(sources)} CUDA module(s); pass the CUDA "
-                         f"target it was compiled for (e.g. Target({{'kind': 'cuda', 'arch': 'sm_90a'}}, host='llvm')), "
-                         f"not {target}")
     arch = str(target.arch)
     nvcc = use_pip_nvcc()
     callback = tvm.get_global_func("tvm_callback_cuda_compile", allow_missing=True)
     if callback is None:
         raise SetupError("TVM's tvm_callback_cuda_compile is not registered (import tvm.support.nvcc)")
-    sidecar.mkdir(parents=True)
-    entries = []
+    fatbins = []
     for source in sources:
         with target:
             binary = bytes(callback(source))
+        fatbins.append((source, binary))
+    sidecar.mkdir(parents=True)
+    entries = []
+    for source, binary in fatbins:
         sha = hashlib.sha256(source.encode()).hexdigest()
         (sidecar / f"{sha}.fatbin").write_bytes(binary)
         kernels = sorted(set(KERNEL_NAME.findall(source)))
