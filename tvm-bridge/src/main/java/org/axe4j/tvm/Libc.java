@@ -7,8 +7,9 @@ import com.sun.jna.Pointer;
 
 /**
  * The few libc calls the loader needs: {@code sigaction} to save and restore the JVM's signal
- * handlers around the load of TVM's libraries, and {@code dlopen(RTLD_NOLOAD)} to tell whether
- * a library is already in the process.
+ * handlers around the load of TVM's libraries, {@code dlopen(RTLD_NOLOAD)} to tell whether
+ * a library is already in the process, and the C environment and affinity mask that size TVM's
+ * thread pool ({@link CpuPool}).
  */
 final class Libc {
     /** {@code struct sigaction} is 152 bytes on x86-64 and aarch64 glibc; the buffer leaves room. */
@@ -39,6 +40,22 @@ final class Libc {
     static native int sigaction(int signal, Pointer action, Pointer oldAction);
 
     static native Pointer dlopen(String path, int flags);
+
+    /** The CPUs this process may run on, as a bit mask of {@code size} bytes; 0 on success. */
+    static native int sched_getaffinity(int pid, long size, Pointer mask);
+
+    /** The C environment's value (what TVM's {@code getenv} sees; Java's {@code System.getenv} is a copy). */
+    static native String getenv(String name);
+
+    static native int setenv(String name, String value, int overwrite);
+
+    /** Sets {@code name} in the C environment unless it is set. */
+    static void setenv(String name, String value) {
+        ensureRegistered();
+        if (setenv(name, value, 0) != 0) {
+            throw new IllegalStateException("setenv(" + name + ") failed");
+        }
+    }
 
     /** Returns free heap pages to the system, so resident size reflects live allocations. */
     static native int malloc_trim(long pad);

@@ -364,6 +364,7 @@ public final class TvmLibraries {
     }
 
     private static Loaded loadRuntime(Located located) {
+        CpuPool.size();   // before the pool can start: TVM reads TVM_NUM_THREADS when it does
         List<String> loadedPaths = new ArrayList<>();
         List<String> reused = new ArrayList<>();
         List<String> restored = new ArrayList<>();
