@@ -1,5 +1,5 @@
 """make bench-mesh end to end on a small tensor: every case planned, executed on 8 MPI ranks, compiled by GSPMD,
-and the claims of the README's table: axe4j's plan moves the minimum in every case (partial and uneven included),
+and the claims of docs/measured.md's table: axe4j's plan moves the minimum in every case (partial and uneven included),
 GSPMD moves more on partial sources and refuses the uneven rows, DTensor's order moves more on the reshuffles."""
 
 import json
