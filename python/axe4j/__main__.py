@@ -1,4 +1,5 @@
-"""``python -m axe4j --version``: the versions in use and where each part came from.
+"""``python -m axe4j --version``: the versions in use and where each part came from;
+``python -m axe4j java [JVM options] Program.java|MainClass [arguments]``: Java with axe4j's jars (``axe4j.java_launcher``).
 
 Prints axe4j's version (Python package and the Java side's answer), TVM's, the JVM's with its library and where it
 was found, and the jar set the JVM started with. It starts the JVM (``axe4j.install()``), so what it prints is
@@ -27,8 +28,18 @@ def version_report() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["java"]:
+        from axe4j import java_launcher
+
+        try:
+            return java_launcher.run(argv[1:])
+        except axe4j.SetupError as error:
+            print(f"python -m axe4j java: {error}", file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(prog="python -m axe4j", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="store_true", help="print the versions and the jars in use")
+    parser.epilog = "python -m axe4j java [JVM options] Program.java|MainClass [arguments]: runs Java with axe4j's jars"
     arguments = parser.parse_args(argv)
     if not arguments.version:
         parser.print_help()
