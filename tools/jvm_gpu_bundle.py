@@ -33,6 +33,8 @@ import time
 import zipfile
 from pathlib import Path
 
+import gpu_bundle   # tools/, beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 GPU_BUNDLE = ROOT / "out" / "gpu-bundle"
 PAYLOAD = ROOT / "tools" / "jvm-gpu-bundle"
@@ -42,8 +44,7 @@ MARGIN = 1 << 20                 # kept free beyond the checkout: the checkout g
 MANIFESTS = 1 << 20              # kept free for the manifests, written after the cases are picked
 ARCH = "sm_90a"
 LIBRARIES = ("kernels/axe4j-sm_90a.so", "kernels/upstream-sm_90a.so", "kernels/moe-sm_90a.so")
-GEMMS = ("hopper_gemm_pipelined/8192x8192x8192_128x256", "hopper_gemm_pipelined/4096x4096x4096_128x256",
-         "hopper_gemm_pipelined/4096x28672x4096_128x256")   # the last: Llama-3-8B's MLP up/gate projection, 4096 tokens
+GEMMS = gpu_bundle.JVM_TIMED_GEMMS   # built in every GPU bundle, a sample one too
 MOE_TOKENS = (16, 4096)
 MOE_DTYPE = "bfloat16"
 LAUNCH_CASE = "corpus/copy_async_cp_async_cta_f16/sm_90a"
