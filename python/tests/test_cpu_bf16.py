@@ -240,3 +240,45 @@ def test_reduce_initial_values_are_below_and_above_every_value():
     wide = a.astype(np.float32)
     same_bits(b, wide.max(axis=1).astype(BF16))
     same_bits(c, wide.min(axis=1).astype(BF16))
+
+
+# ---- every element-wise rule and both reduce rules, on a tiled layout ---------------------------------------------
+
+TILED = TileLayout(S[(2, 4, 2, 4):(32, 4, 16, 1)])   # (8, 8) in 4 x 4 tiles
+TILED_ADDRESS = np.array([[(i // 4) * 32 + (i % 4) * 4 + (j // 4) * 16 + j % 4 for j in range(8)] for i in range(8)])
+
+
+@pytest.mark.parametrize("dispatch", ["axe4j-cpu-vector", "axe4j-cpu-digits", "axe4j-cpu-scalar"])
+def test_every_elementwise_rule_on_a_tiled_source(dispatch):
+    @T.prim_func
+    def kernel(Af: T.Buffer((64,), "bfloat16"), B: T.Buffer((8, 8), "bfloat16"), C: T.Buffer((8, 8), "bfloat16"),
+               D: T.Buffer((8, 8), "float32"), E: T.Buffer((8, 8), "bfloat16")):
+        A = T.decl_buffer((8, 8), "bfloat16", data=Af.data, layout=TILED)
+        Tx.copy(B[:, :], A[:, :], dispatch=dispatch)
+        Tx.fill(C[:, :], T.bfloat16(2.5), dispatch=dispatch)
+        Tx.cast(D[:, :], A[:, :], dispatch=dispatch)
+        Tx.mul(E[:, :], A[:, :], A[:, :], dispatch=dispatch)
+
+    a = bf16_values(64)
+    _, b, c, d, e = run(kernel, a, np.zeros((8, 8), BF16), np.zeros((8, 8), BF16), np.zeros((8, 8), np.float32),
+                        np.zeros((8, 8), BF16))
+    logical = a[TILED_ADDRESS]
+    same_bits(b, logical)
+    same_bits(c, np.full((8, 8), 2.5, BF16))
+    np.testing.assert_array_equal(d, logical.astype(np.float32))
+    same_bits(e, (logical.astype(np.float32) ** 2).astype(BF16))
+
+
+@pytest.mark.parametrize("dispatch", ["axe4j-cpu-reduce", "axe4j-cpu-reduce-digits"])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_both_reduce_rules_on_a_tiled_source(dispatch, name):
+    tile_op = {"max": Tx.max, "min": Tx.min}[name]
+
+    @T.prim_func
+    def kernel(Af: T.Buffer((64,), "bfloat16"), B: T.Buffer((8,), "bfloat16")):
+        A = T.decl_buffer((8, 8), "bfloat16", data=Af.data, layout=TILED)
+        tile_op(B[:], A[:, :], axes=-1, dispatch=dispatch)
+
+    a = bf16_values(64)
+    _, b = run(kernel, a, np.zeros(8, BF16))
+    same_bits(b, getattr(np, name)(a[TILED_ADDRESS].astype(np.float32), axis=1).astype(BF16))

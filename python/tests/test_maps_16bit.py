@@ -208,3 +208,46 @@ def test_cuda_unary_map_rounds_once(rule, name, dtype):
     cuda_interp.run(executable, x, out)
     # the GPU's exp is ex2.approx: a few float32 ulps, so fewer results sit exactly on numpy's
     check_rounded_once(out.reshape(-1), reference(fn, x, dtype=dtype).reshape(-1), min_equal=0.95)
+
+
+def _cuda_fma(dtype):
+    """a * b + c on a warpgroup's register tiles (the register rule)."""
+    shape = (ROWS, COLS)
+    layout = TileLayout(S[shape:(1 @ tid_in_wg, 1)])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle, D_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, dtype)
+        D = T.match_buffer(D_ptr, shape, dtype)
+        _header(128)
+        a = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        b = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        c = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        d = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        Tx.wg.copy(a[:, :], A[:, :])
+        Tx.wg.copy(b[:, :], B[:, :])
+        Tx.wg.copy(c[:, :], C[:, :])
+        Tx.wg.fma(d[:, :], a[:, :], b[:, :], c[:, :])
+        Tx.wg.copy(D[:, :], d[:, :])
+
+    return kernel
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cuda_fma_rounds_once(dtype):
+    """The product of two 16-bit values is exact in float32, so only the sum rounds (then to 16 bits): a float16
+    product past 65504, cancelled by the bias, comes out finite."""
+    rng = np.random.default_rng(5)
+    half = (ROWS // 2, COLS)
+    # first half: products in [65536, 129600] (past float16's 65504) and a bias of -65504; second half: any values
+    a = np.concatenate([rng.uniform(256, 360, half), rng.standard_normal(half) * 10]).astype(np.float32)
+    b = np.concatenate([rng.uniform(256, 360, half), rng.standard_normal(half) * 10]).astype(np.float32)
+    c = np.concatenate([np.full(half, -65504.0), rng.standard_normal(half) * 100]).astype(np.float32)
+    a, b, c = (x.astype(NUMPY[dtype]) for x in (a, b, c))
+    out = np.zeros_like(a)
+    cuda_interp.run(axe4j.compile(_cuda_fma(dtype), _cuda_target()), a, b, c, out)
+    expected = reference(lambda x, y, z: x * y + z, a, b, c, dtype=dtype)
+    assert np.isfinite(expected.astype(np.float32)).all()
+    np.testing.assert_array_equal(out.view(np.uint16), expected.view(np.uint16))
