@@ -282,3 +282,24 @@ def test_both_reduce_rules_on_a_tiled_source(dispatch, name):
     a = bf16_values(64)
     _, b = run(kernel, a, np.zeros(8, BF16))
     same_bits(b, getattr(np, name)(a[TILED_ADDRESS].astype(np.float32), axis=1).astype(BF16))
+
+
+def test_mixed_dtypes_a_scalar_operand_and_zero():
+    """max of float32 into bfloat16, max of bfloat16 into float32, add of a bfloat16 scalar, zero."""
+    @T.prim_func
+    def kernel(A: T.Buffer((6, 40), "float32"), B: T.Buffer((6,), "bfloat16"), C: T.Buffer((6, 40), "bfloat16"),
+               D: T.Buffer((6,), "float32"), E: T.Buffer((6, 40), "bfloat16"), F: T.Buffer((6, 40), "bfloat16")):
+        Tx.max(B[:], A[:, :], axes=-1)
+        Tx.cast(C[:, :], A[:, :])
+        Tx.max(D[:], C[:, :], axes=-1)
+        Tx.add(E[:, :], C[:, :], T.bfloat16(1.5))
+        Tx.zero(F[:, :])
+
+    a = (RNG.standard_normal((6, 40)) * 100).astype(np.float32)
+    _, b, c, d, e, f = run(kernel, a, np.zeros(6, BF16), np.zeros((6, 40), BF16), np.zeros(6, np.float32),
+                           np.zeros((6, 40), BF16), np.ones((6, 40), BF16))
+    same_bits(b, a.max(axis=1).astype(BF16))
+    same_bits(c, a.astype(BF16))
+    np.testing.assert_array_equal(d, a.astype(BF16).astype(np.float32).max(axis=1))
+    same_bits(e, (a.astype(BF16).astype(np.float32) + np.float32(1.5)).astype(BF16))
+    same_bits(f, np.zeros((6, 40), BF16))
