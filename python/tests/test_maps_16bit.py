@@ -251,3 +251,39 @@ def test_cuda_fma_rounds_once(dtype):
     expected = reference(lambda x, y, z: x * y + z, a, b, c, dtype=dtype)
     assert np.isfinite(expected.astype(np.float32)).all()
     np.testing.assert_array_equal(out.view(np.uint16), expected.view(np.uint16))
+
+
+def _cuda_fdiv(dtype):
+    """a / b on a warpgroup's register tiles (the register rule)."""
+    shape = (ROWS, COLS)
+    layout = TileLayout(S[shape:(1 @ tid_in_wg, 1)])
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, dtype)
+        _header(128)
+        a = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        b = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        c = T.alloc_buffer(shape, dtype, scope="local", layout=layout)
+        Tx.wg.copy(a[:, :], A[:, :])
+        Tx.wg.copy(b[:, :], B[:, :])
+        Tx.wg.fdiv(c[:, :], a[:, :], b[:, :])
+        Tx.wg.copy(C[:, :], c[:, :])
+
+    return kernel
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cuda_fdiv_is_correctly_rounded(dtype):
+    rng = np.random.default_rng(9)
+    x = every_finite(dtype)
+    a, b = (rng.choice(x, (ROWS, COLS)) for _ in range(2))
+    out = np.zeros_like(a)
+    with np.errstate(all="ignore"):
+        cuda_interp.run(axe4j.compile(_cuda_fdiv(dtype), _cuda_target()), a, b, out)
+    expected = reference(lambda p, q: p / q, a, b, dtype=dtype)
+    nan = np.isnan(expected.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(out.astype(np.float32)), nan)
+    np.testing.assert_array_equal(out[~nan].view(np.uint16), expected[~nan].view(np.uint16))
