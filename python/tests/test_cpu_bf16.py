@@ -108,8 +108,10 @@ def test_copy_and_cast_from_a_stride0_source(layout, src_dtype, dst_dtype):
     a = a.astype(BF16 if src_dtype == "bfloat16" else src_dtype)
     out = run(kernel, a, np.zeros((5, 24), BF16 if dst_dtype == "bfloat16" else dst_dtype))[1]
     expected = _logical(a, layout)
-    # numpy's cast between float16 and bfloat16 goes through float32, which is exact for both
-    same_bits(out, expected.astype(np.float32).astype(out.dtype)) if out.dtype == BF16 else \
+    # widening float16 or bfloat16 to float32 is exact: the reference rounds once, from float32
+    if out.dtype == BF16:
+        same_bits(out, expected.astype(np.float32).astype(BF16))
+    else:
         np.testing.assert_array_equal(out, expected.astype(np.float32).astype(out.dtype))
 
 
@@ -185,7 +187,7 @@ def test_unary_maps_compute_in_float32_and_round_once(name):
     # a result across a bfloat16 rounding boundary: at most one bfloat16 step apart, and equal almost everywhere
     got_bits, ref_bits = out.view(np.int16).astype(np.int32), expected.astype(BF16).view(np.int16).astype(np.int32)
     assert np.max(np.abs(got_bits - ref_bits)) <= 1
-    assert np.mean(got_bits == ref_bits) > 0.97
+    assert np.mean(got_bits == ref_bits) > 0.99
 
 
 # ---- reductions, with their initial values -----------------------------------------------------------------------
