@@ -305,3 +305,20 @@ def test_mixed_dtypes_a_scalar_operand_and_zero():
     np.testing.assert_array_equal(d, a.astype(BF16).astype(np.float32).max(axis=1))
     same_bits(e, (a.astype(BF16).astype(np.float32) + np.float32(1.5)).astype(BF16))
     same_bits(f, np.zeros((6, 40), BF16))
+
+
+def test_a_copy_moves_bits_unchanged():
+    """A copy stores each loaded element's bits: a signalling NaN's payload and -0 survive, from a stride-0 source
+    too (a value computed through float32 would make the NaN quiet)."""
+    @T.prim_func
+    def kernel(A: T.Buffer((8,), "bfloat16"), B: T.Buffer((8,), "bfloat16"), Cf: T.Buffer((1,), "bfloat16"),
+               D: T.Buffer((5, 24), "bfloat16")):
+        C = T.decl_buffer((5, 24), "bfloat16", data=Cf.data, layout=BROADCAST_ALL)
+        Tx.copy(B[0:8], A[0:8])
+        Tx.copy(D[:, :], C[:, :])
+
+    a = np.array([0x7F81, 0xFF82, 0x8000, 0x0001, 0x7F80, 0x3F80, 0x7FC3, 0xC000], np.uint16).view(BF16)
+    c = np.array([0x7F85], np.uint16).view(BF16)
+    _, b, _, d = run(kernel, a, np.zeros(8, BF16), c, np.zeros((5, 24), BF16))
+    np.testing.assert_array_equal(b.view(np.uint16), a.view(np.uint16))
+    np.testing.assert_array_equal(d.view(np.uint16), np.full((5, 24), 0x7F85, np.uint16))

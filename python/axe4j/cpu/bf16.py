@@ -44,7 +44,7 @@ def rounded_bits(f32):
 def bits_of(value):
     """uint16 bits of bfloat16 ``value``: a load's bits unchanged; anything else through float32, rounded once (a
     ``Cast`` to bfloat16 from float32 rounds its float32 operand directly)."""
-    if isinstance(value, TensorLoad):
+    if isinstance(value, TensorLoad) and is_bf16(value.ty):
         return tirx.reinterpret(BITS, value)
     if isinstance(value, tirx.Cast) and str(value.value.ty) == "float32":
         return rounded_bits(value.value)
