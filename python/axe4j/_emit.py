@@ -139,8 +139,24 @@ def _dtype(expr) -> str:
     return str(expr.ty)
 
 
+# Maps whose result a 16-bit float cannot carry through its own arithmetic (an intermediate overflows, as exp(-x)
+# in silu's x / (1 + exp(-x)) does for x <= -11.1 in float16, or each step rounds): for a float16 or bfloat16
+# destination they compute in float32 and round once to the destination dtype. float32 carries more than twice
+# the 16-bit precision plus 2 bits, so a correctly rounded float32 div or sqrt rounded again is the correctly
+# rounded 16-bit result; the product of two 16-bit values is exact in float32.
+WIDENED_MAPS = frozenset({"exp", "exp2", "log2", "sqrt", "reciprocal", "silu", "fdiv", "fma"})
+NARROW_FLOATS = frozenset({"float16", "bfloat16"})
+
+
+def compute_dtype(op, dtype) -> str:
+    """The dtype map ``op`` computes in for a ``dtype`` destination (float32 for ``WIDENED_MAPS`` on 16 bits)."""
+    return "float32" if op in WIDENED_MAPS and dtype in NARROW_FLOATS else dtype
+
+
 def _value(op, dtype, sources):
-    """The element expression of a map op from its source values (already loaded or scalar)."""
+    """The element expression of a map op from its source values (already loaded or scalar). Each source is taken
+    in the destination dtype; ``compute_dtype`` says in which dtype the op then computes (the result is cast back
+    to ``dtype`` once)."""
 
     def as_dtype(v):
         return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
@@ -154,6 +170,15 @@ def _value(op, dtype, sources):
     if op == "zero":
         return tirx.const(0, dtype)
     x = [as_dtype(s if not isinstance(s, (int, float)) else tirx.const(s, dtype)) for s in sources]
+    wide = compute_dtype(op, dtype)
+    if wide != dtype:
+        x = [tirx.Cast(wide, v) for v in x]
+    value = _computed(op, wide, x)
+    return value if wide == dtype else tirx.Cast(dtype, value)
+
+
+def _computed(op, dtype, x):
+    """Map ``op`` of operands ``x``, all of ``dtype``, in ``dtype``."""
     unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
              "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
     if op in unary:

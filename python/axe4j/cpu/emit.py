@@ -11,6 +11,7 @@ from tvm.script import tirx as T
 from .._emit import (_address, _base_last, _combine, _digit_address, _digit_views, _dtype, _flat_views, _identity,
                      _is_zero, _nest, _source_count, _sources, _spans, _store_replicas, _value, operand_bases)
 from .._registry import emits
+from . import bf16
 
 
 @emits("affine")
@@ -21,7 +22,7 @@ def _emit_affine(request, plan):
     dst = request.buffers["dst"]
     slots = _sources(request, _source_count(request.op))
 
-    def body(counters, views):
+    def body(counters, views, bits):
         values = []
         for kind, what in slots:
             if kind == "scalar":
@@ -31,11 +32,12 @@ def _emit_affine(request, plan):
         value = _value(request.op, str(dst.dtype), values)
         addr = _address(bases["dst"], loops, "dst", counters)
         for r in _base_last(access["dst"].replicas):
-            T.buffer_store(views["dst"], value, [addr + r if r else addr])
+            bf16.store(views["dst"], bits, value, [addr + r if r else addr])
 
     def whole():
         views = _flat_views(request, _spans(request, access, bases, loops, plan.tail))
-        _nest(loops, lambda c: body(c, views), tail=plan.tail)
+        bits = bf16.bits_alias(views["dst"])
+        _nest(loops, lambda c: body(c, views, bits), tail=plan.tail)
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -116,8 +118,8 @@ def _emit_reduce(request, plan):
     spatial = [l for l in loops if not l.reduces]
     identity = {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[combine]
 
-    def init(counters, views):
-        T.buffer_store(views["dst"], identity, [_address(bases["dst"], spatial, "dst", counters)])
+    def init(counters, views, bits):
+        bf16.store(views["dst"], bits, identity, [_address(bases["dst"], spatial, "dst", counters)])
 
     def op(a, b):
         return {"sum": lambda: a + b, "max": lambda: tirx.max(a, b), "min": lambda: tirx.min(a, b)}[combine]()
@@ -126,9 +128,9 @@ def _emit_reduce(request, plan):
         x = views["src0"][_address(bases["src0"], loops, "src0", counters)]
         return x if _dtype(x) == dtype else tirx.Cast(dtype, x)
 
-    def body(counters, views):
+    def body(counters, views, bits):
         addr = _address(bases["dst"], loops, "dst", counters)
-        T.buffer_store(views["dst"], op(views["dst"][addr], load_src(counters, views)), [addr])
+        bf16.store(views["dst"], bits, op(views["dst"][addr], load_src(counters, views)), [addr])
 
     def lanes_tree(acc, lo, hi):
         """combine(acc[lo], ..., acc[hi - 1]) as a balanced tree."""
@@ -137,32 +139,35 @@ def _emit_reduce(request, plan):
         mid = (lo + hi) // 2
         return op(lanes_tree(acc, lo, mid), lanes_tree(acc, mid, hi))
 
-    def vector_body(spatial_counters, views, reduced, lanes, tail):
+    def vector_body(spatial_counters, views, bits, reduced, lanes, tail):
         # one partial result per lane over the reduced loops, then the lanes combined into the destination
         acc = T.decl_buffer((lanes,), dtype, scope="local", layout=None)
+        acc_bits = bf16.bits_alias(acc)
         with T.vectorized(lanes) as j:
-            T.buffer_store(acc, identity, [j])
+            bf16.store(acc, acc_bits, identity, [j])
 
         def accumulate(counters):
             lane = counters[-1]
-            T.buffer_store(acc, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)), [lane])
+            bf16.store(acc, acc_bits, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)),
+                       [lane])
 
         _nest(reduced, accumulate, tail=tail)
         addr = _address(bases["dst"], spatial, "dst", spatial_counters)
-        T.buffer_store(views["dst"], op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
+        bf16.store(views["dst"], bits, op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
 
     def whole():
         tail = plan.tail
         views = _flat_views(request, _spans(request, access, bases, loops, tail))
+        bits = bf16.bits_alias(views["dst"])
         if plan.vector_reduce:
             reduced = loops[len(spatial):]
             if plan.init:
-                _nest(spatial, lambda c: init(c, views))
-            _nest(spatial, lambda c: vector_body(c, views, reduced, reduced[-1].extent, tail))
+                _nest(spatial, lambda c: init(c, views, bits))
+            _nest(spatial, lambda c: vector_body(c, views, bits, reduced, reduced[-1].extent, tail))
             return
         if plan.init:
-            _nest(spatial, lambda c: init(c, views), tail=tail)
-        _nest(loops, lambda c: body(c, views), tail=tail)
+            _nest(spatial, lambda c: init(c, views, bits), tail=tail)
+        _nest(loops, lambda c: body(c, views, bits), tail=tail)
 
     @T.prim_func(check_well_formed=False)
     def impl():
