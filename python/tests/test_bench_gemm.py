@@ -67,6 +67,14 @@ def test_distinct_values_do_not_depend_on_numpys_float16_sort():
     assert out.returncode == 0 and out.stdout.split() == ["9"], (out.stdout, out.stderr[-2000:])
 
 
+def test_numpys_float16_sorts_are_refused_under_the_tests():
+    """conftest installs ``_no_float16_sort``: a float16 sort fails on every host, not only where it is unordered."""
+    for sort in (np.sort, np.unique, np.argsort, np.median):
+        with pytest.raises(TypeError, match="float16 array: .*widen to float32"):
+            sort(np.ones(3, np.float16))
+    assert _distinct(np.array([1, 2, 2], np.float16)) == 2 and len(np.unique(np.ones(3, np.float32))) == 1
+
+
 def test_random_and_structured_inputs_are_what_they_say():
     a, b = bundle_runner.gemm_inputs("randn", 64, 48, 256)
     a2, _ = bundle_runner.gemm_inputs("randn", 64, 48, 256)
