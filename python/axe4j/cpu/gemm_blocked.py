@@ -79,6 +79,7 @@ def emit(request, plan):
     # fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows), and a bfloat16 one cannot be: TVM's bfloat16
     # lowering miscompiles a bound widened value (an int-to-float conversion of the raw bits) and rejects a bound raw one
     bind_widened_v = str(request.buffers[v_role].dtype) == "float16"
+    bf16_u = str(request.buffers[u_role].dtype) == "bfloat16"
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -230,8 +231,13 @@ def emit(request, plan):
                 for u in range(EU):
                     value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
                     for k, vk in zip(ks, row):
-                        value = value + scale(u, k) * vk
+                        value = value + factors[(u, k)] * vk
                     store(views, value, u, v)
+
+            # alpha * U[u, k] of the pass, bound before the column loop: LLVM cannot tell that the stores to D leave
+            # U alone, and otherwise reloaded, rescaled and rebroadcast each factor for every column vector (4 scalar
+            # multiplies and 4 broadcasts per 4 FMAs on znver4); a bfloat16 U stays unbound (see bind_widened_v)
+            factors = {(u, k): scale(u, k) if bf16_u else T.bind(scale(u, k)) for u in range(EU) for k in ks}
             each_column(body)
 
         with T.serial(EU) as u:
