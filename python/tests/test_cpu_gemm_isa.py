@@ -14,6 +14,7 @@ from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
 import axe4j
+from _asm import innermost_fma_loop
 from axe4j.cpu import target as cpu_target
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
@@ -136,21 +137,6 @@ def test_cache_sizes_are_read_from_sysfs_and_default_where_absent(tmp_path):
     assert cpu_target.cache_bytes(tmp_path / "absent") == cpu_target.DEFAULT_CACHE_BYTES
 
 
-def _row_kernel_loop(asm: str) -> list[str]:
-    """The innermost loop (a block that jumps back to its own label) with the most FMAs."""
-    import re
-
-    lines = asm.splitlines()
-    labels = {line.split(":")[0]: i for i, line in enumerate(lines) if re.match(r"^\.\w+:", line)}
-    loops = []
-    for i, line in enumerate(lines):
-        jump = re.match(r"\s+j\w+\s+(\.\w+)", line)
-        if jump and jump.group(1) in labels and labels[jump.group(1)] < i:
-            body = lines[labels[jump.group(1)]:i + 1]
-            if not any(re.match(r"^\.\w+:", b) for b in body[1:]):
-                loops.append(body)
-    return max(loops, key=lambda body: sum("vfmadd" in b for b in body))
-
 
 @pytest.mark.parametrize("mcpu", ["znver4", "skylake-avx512"])
 def test_the_row_kernel_scales_each_u_value_once_per_pass_not_per_column_vector(mcpu):
@@ -168,7 +154,7 @@ def test_the_row_kernel_scales_each_u_value_once_per_pass_not_per_column_vector(
     target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
     assert "row kernel" in axe4j.explain(gemm, target, file=io.StringIO())
     lib = axe4j.compile(gemm, target)
-    loop = _row_kernel_loop(lib.mod.inspect_source("asm"))
+    loop = innermost_fma_loop(lib.mod.inspect_source("asm"))
     fmas = [line for line in loop if "vfmadd" in line and "zmm" in line]
     assert len(fmas) >= 4 and not [line for line in loop if "vmulss" in line or "vbroadcastss" in line], loop
     if not runs_here(AVX512):
