@@ -40,6 +40,9 @@ def java(bridge) -> types.SimpleNamespace:
 
 
 def pytest_configure(config):
+    import _no_float16_sort
+
+    _no_float16_sort.install()
     config.addinivalue_line("markers", "gpu: runs kernels on a CUDA GPU; skipped, with the reason, where tvm.cuda() does not exist")
     config.addinivalue_line("markers", "strict: the module's kernels compile in strict mode (AXE4J_STRICT=1): a tile "
                                        "call TVM's own cases lower, or a narrowed plan, fails the test")

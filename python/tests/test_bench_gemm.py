@@ -5,6 +5,7 @@ the PNG chart writer. Reading the timings into choices is tested in test_gemm_tu
 import tvm  # noqa: F401  (before the JVM)
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -47,6 +48,33 @@ def test_without_a_gpu_it_prints_the_recorded_figures_and_builds_nothing():
     assert "No GPU figures yet for" in out.stdout and "1x4096x4096" in out.stdout
 
 
+def _distinct(values) -> int:
+    """Distinct values of a float16 array, sorted in float32 (exact): numpy 2.4's float16 sort on AVX512_ICL (Zen 4,
+    Ice Lake) leaves inversions in arrays of about 16,000 elements and more, so ``np.unique`` miscounts there."""
+    return len(np.unique(np.asarray(values).astype(np.float32)))
+
+
+def test_distinct_values_do_not_depend_on_numpys_float16_sort():
+    """Under numpy's AVX512_ICL sort (this CPU's AVX512_SPR path switched off where it has one), the 64 x 256
+    structured A has its nine values; ``np.unique`` of the float16 array itself counts 13 there."""
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES="AVX512_SPR") if __cpu_features__.get("AVX512_SPR") else None
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import run as r; import numpy as np; "
+            "s, _ = r.gemm_inputs('structured', 64, 48, 256); print(len(np.unique(s.astype(np.float32))))")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "tools" / "gpu-bundle")], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0 and out.stdout.split() == ["9"], (out.stdout, out.stderr[-2000:])
+
+
+def test_numpys_float16_sorts_are_refused_under_the_tests():
+    """conftest installs ``_no_float16_sort``: a float16 sort fails on every host, not only where it is unordered."""
+    for sort in (np.sort, np.unique, np.argsort, np.median):
+        with pytest.raises(TypeError, match="float16 array: .*widen to float32"):
+            sort(np.ones(3, np.float16))
+    assert _distinct(np.array([1, 2, 2], np.float16)) == 2 and len(np.unique(np.ones(3, np.float32))) == 1
+
+
 def test_random_and_structured_inputs_are_what_they_say():
     a, b = bundle_runner.gemm_inputs("randn", 64, 48, 256)
     a2, _ = bundle_runner.gemm_inputs("randn", 64, 48, 256)
@@ -55,7 +83,7 @@ def test_random_and_structured_inputs_are_what_they_say():
     values = a.astype(np.float64).ravel()
     assert abs(values.mean()) < 0.05 and abs(values.std() - 1.0) < 0.05 and len(np.unique(values)) > 1000
     s, _ = bundle_runner.gemm_inputs("structured", 64, 48, 256)
-    assert len(np.unique(s)) == 9   # the formula's nine values: low entropy
+    assert _distinct(s) == 9   # the formula's nine values: low entropy
     import ml_dtypes   # BF16 as the runner holds it (bits in uint16), against ml_dtypes' rounding
 
     a16, _ = bundle_runner.gemm_inputs("randn", 64, 48, 256, "bfloat16")

@@ -9,6 +9,9 @@ keep its sentinel.
 
 import tvm  # noqa: F401  (before the JVM)
 
+import os
+import re
+
 import numpy as np
 import pytest
 from tvm.script import tirx as T
@@ -838,20 +841,44 @@ def test_integer_reductions(name):
     np.testing.assert_array_equal(tb.numpy(), ref(a, axis=0))
 
 
-def test_blocked_gemm_for_the_host_cpu_keeps_its_accumulators_in_registers():
-    """Only the two packed panels come from TVM's workspace, in each of the two K-block bodies (the first
-    applies beta * C, the rest add into D); the accumulator tile is a stack array (scope ``global`` under
-    1 KiB), which LLVM promotes to registers. On an FMA machine the host target fuses."""
+# -mcpus whose code the blocked GEMM is checked on, whatever this machine runs: (register kind, accumulator registers
+# of the plan's tile): AVX2 6 x 2 ymm, AVX-512 8 x 2 zmm. LLVM generates code for any -mcpu; only running needs the ISA.
+GEMM_CODE_TARGETS = {"x86-64-v3": ("ymm", 12), "znver3": ("ymm", 12), "znver4": ("zmm", 16),
+                     "skylake-avx512": ("zmm", 16), "host": None}
+# the caches the K and u blocks are sized from: this machine's (sysfs), and a 32 KiB L1d / 1 MiB L2 core (Zen 4,
+# Skylake-SP), whose AVX-512 K block is shorter (3 K blocks at K = 300 where a 48 KiB L1d gives 2); the AVX2 plan's
+# blocks are constants, so AVX2 -mcpus are checked under one
+GEMM_CODE_CACHES = {"sysfs": None, "l1d_32k": {"l1d": 32 * 1024, "l2": 1024 * 1024}}
+
+
+@pytest.mark.parametrize("mcpu,caches", [(mcpu, caches) for mcpu in GEMM_CODE_TARGETS for caches in GEMM_CODE_CACHES
+                                         if caches == "sysfs" or GEMM_CODE_TARGETS[mcpu] != ("ymm", 12)])
+def test_blocked_gemm_keeps_its_accumulators_in_registers_and_its_panels_in_the_workspace(mcpu, caches, monkeypatch):
+    """Only the two packed panels come from TVM's workspace, in each K-block body (the first applies beta * C, the
+    rest add into D): 2 loads of ``TVMBackendAllocWorkspace`` per K block of the plan. The accumulator tile is a
+    stack array (scope ``global`` under 1 KiB), which LLVM keeps in registers: no spill or reload anywhere, and the
+    FMAs accumulate into at least the tile's count of vector registers of the ISA's width."""
+    from axe4j.cpu import target as cpu_target
+
+    if GEMM_CODE_CACHES[caches] is not None:
+        monkeypatch.setattr(cpu_target, "cache_bytes", lambda root=None: dict(GEMM_CODE_CACHES[caches]))
     m, n, k = 60, 48, 300
     kernel, a_shape, b_shape = _gemm_kernel(m, n, k, beta=1.0)
-    target = axe4j.host_target()
+    target = axe4j.host_target() if mcpu == "host" else tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
     assert target.kind.name == "llvm" and target.attrs["mcpu"]
+    isa, _, _ = cpu_target.isa_of(target)
+    kind, accumulators = GEMM_CODE_TARGETS[mcpu] or (("zmm", 16) if isa == "avx512" else ("ymm", 12))
+    plan = axe4j.explain(kernel, target, file=open(os.devnull, "w"))
+    kc = int(re.search(r"K block (\d+)", plan).group(1))
     lib = axe4j.compile(kernel, target)
-    ll = lib.mod.inspect_source("ll")
+    ll, asm = lib.mod.inspect_source("ll"), lib.mod.inspect_source("asm")
     allocs = [line for line in ll.splitlines() if "@__TVMBackendAllocWorkspace" in line and "load" in line]
-    assert len(allocs) == 4, allocs
-    if "fma" in open("/proc/cpuinfo").read().split():
-        assert "vfmadd" in lib.mod.inspect_source("asm")
+    assert len(allocs) == 2 * -(-k // kc), (target, kc, allocs)
+    assert "Spill" not in asm and "Reload" not in asm, target
+    fmas = re.findall(r"\bvfmadd\w+\s+[^\n]*%(" + kind + r"\d+)\s*$", asm, re.MULTILINE)
+    assert len(set(fmas)) >= accumulators, (target, sorted(set(fmas)))
+    if mcpu != "host":
+        return
     a, b, c = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape), RNG.standard_normal((m, n))
     ts = [tvm.runtime.tensor(x.astype("float32")) for x in (a, b, c, np.zeros(m * n))]
     lib(*ts)

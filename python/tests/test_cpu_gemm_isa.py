@@ -14,6 +14,7 @@ from tvm.script import tirx as T
 from tvm.tirx.script import tile as Tx
 
 import axe4j
+from _asm import innermost_fma_loop
 from axe4j.cpu import target as cpu_target
 
 pytestmark = pytest.mark.strict   # the product's own kernels: a fallback or a narrowed plan fails
@@ -134,3 +135,33 @@ def test_cache_sizes_are_read_from_sysfs_and_default_where_absent(tmp_path):
         (tmp_path / name / "size").write_text(f"{size}\n")
     assert cpu_target.cache_bytes(tmp_path) == {"l1d": 48 * 1024, "l2": 2048 * 1024}
     assert cpu_target.cache_bytes(tmp_path / "absent") == cpu_target.DEFAULT_CACHE_BYTES
+
+
+
+@pytest.mark.parametrize("mcpu", ["znver4", "skylake-avx512"])
+def test_the_row_kernel_scales_each_u_value_once_per_pass_not_per_column_vector(mcpu):
+    """Compiled for the -mcpu (any machine), run where this machine has AVX-512: at 1 x 4096 x 4096 with alpha = 1.5
+    the row kernel's column loop holds only V loads, FMAs and D's load and store: alpha * U[u, k] is bound before
+    it. Unbound, LLVM (unable to tell D's stores from U) reloaded, rescaled and rebroadcast the 4 factors of a pass
+    for each 16-column vector: 4 vmulss and 4 vbroadcastss per 4 FMAs."""
+    m, n, k = 1, 4096, 4096
+
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), "float32"), B: T.Buffer((k, n), "float32"), C: T.Buffer((m, n), "float32"),
+             D: T.Buffer((m, n), "float32")):
+        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.5), T.float32(0.0))
+
+    target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+    assert "row kernel" in axe4j.explain(gemm, target, file=io.StringIO())
+    lib = axe4j.compile(gemm, target)
+    loop = innermost_fma_loop(lib.mod.inspect_source("asm"))
+    fmas = [line for line in loop if "vfmadd" in line and "zmm" in line]
+    assert len(fmas) >= 4 and not [line for line in loop if "vmulss" in line or "vbroadcastss" in line], loop
+    if not runs_here(AVX512):
+        return
+    rng = np.random.default_rng(4)
+    a = rng.integers(-3, 4, (m, k)).astype("float32")
+    b = rng.integers(-3, 4, (k, n)).astype("float32")
+    ts = [tvm.runtime.tensor(x) for x in (a, b, np.zeros((m, n), "float32"), np.zeros((m, n), "float32"))]
+    lib(*ts)
+    np.testing.assert_array_equal(ts[3].numpy(), (1.5 * (a.astype(np.int64) @ b.astype(np.int64))).astype("float32"))

@@ -74,11 +74,15 @@ def emit(request, plan):
     lanes = plan.lanes                                           # the row kernel's vector width
     prefetch_d = plan.prefetch_d
     k_rows = plan.k_rows if plan.k_rows is not None else 1      # row kernel: V rows added per pass over D
-    # row kernel: a float16 V is widened once per column vector and bound for all rows; LLVM repeated vcvtph2ps for
-    # every row otherwise (8 x 4096 x 4096: 41-75 -> 61-115 GFLOP/s, two runs). A float32 V is not bound (its loads
-    # fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows), and a bfloat16 one cannot be: TVM's bfloat16
-    # lowering miscompiles a bound widened value (an int-to-float conversion of the raw bits) and rejects a bound raw one
-    bind_widened_v = str(request.buffers[v_role].dtype) == "float16"
+    # row kernel: a 16-bit V is widened once per column vector and bound for all rows; LLVM repeated vcvtph2ps for
+    # every row otherwise (float16, 8 x 4096 x 4096: 41-75 -> 61-115 GFLOP/s, two runs). A float32 V is not bound (its
+    # loads fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows). TVM's bfloat16 lowering miscompiles a bound
+    # Cast of a bfloat16 (an int-to-float conversion of the raw bits) and rejects a bound raw one, so a bfloat16 is
+    # widened by its bits where it is bound (load_bindable)
+    def bindable(role):   # a bfloat16 only as float32 bits (a bfloat16 D keeps bfloat16 arithmetic, nothing bound)
+        return str(request.buffers[role].dtype) != "bfloat16" or dtype == "float32"
+
+    bind_widened_v = str(request.buffers[v_role].dtype) in ("float16", "bfloat16") and bindable(v_role)
 
     def cast(v):
         return v if str(v.ty) == dtype else tirx.Cast(dtype, v)
@@ -215,8 +219,17 @@ def emit(request, plan):
             each_column(body)
 
         def scale(u, k):
-            a = load(views, u_role, k, **{u_dim: u})
+            a = load_bindable(u_role, k, **{u_dim: u})
             return a if _is_one(alpha) else const(alpha) * a
+
+        def load_bindable(role, k, **coord):
+            """An element of ``role`` as float32 that ``T.bind`` may hold: a bfloat16 is widened by its bits (the top
+            half of a float32), since a bound ``Cast`` of one is miscompiled (see ``bind_widened_v``)."""
+            raw = views[role][addr(role, k=k, **coord)]
+            if str(request.buffers[role].dtype) != "bfloat16" or dtype != "float32":
+                return cast(raw)
+            bits = tirx.Cast("uint32", tirx.call_intrin("uint16", "tirx.reinterpret", raw))
+            return tirx.call_intrin(dtype, "tirx.reinterpret", bits << tirx.const(16, "uint32"))
 
         def add(ks):
             """D[u, v] += scale(u, k) * V[k, v] for k in ks, in that order (as k by k), for every row u in one pass over
@@ -224,14 +237,18 @@ def emit(request, plan):
             after they are read. Rows inside the column loop ran 1.1-1.5x the rows outside it (a pass over the chunk per
             row) at 2, 4 and 8 x 4096 x 4096 (fp32, bf16, fp16; two runs, same process)."""
             def body(v):
-                row = [load(views, v_role, k, **{v_dim: v}) for k in ks]
-                if bind_widened_v:
-                    row = [T.bind(x) for x in row]
+                row = [T.bind(load_bindable(v_role, k, **{v_dim: v})) for k in ks] if bind_widened_v \
+                    else [load(views, v_role, k, **{v_dim: v}) for k in ks]
                 for u in range(EU):
                     value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
                     for k, vk in zip(ks, row):
-                        value = value + scale(u, k) * vk
+                        value = value + factors[(u, k)] * vk
                     store(views, value, u, v)
+
+            # alpha * U[u, k] of the pass, bound before the column loop: LLVM cannot tell that the stores to D leave
+            # U alone, and otherwise reloaded, rescaled and rebroadcast each factor for every column vector (4 scalar
+            # multiplies and 4 broadcasts per 4 FMAs on znver4; a bfloat16 U also widened each again)
+            factors = {(u, k): T.bind(scale(u, k)) if bindable(u_role) else scale(u, k) for u in range(EU) for k in ks}
             each_column(body)
 
         with T.serial(EU) as u:

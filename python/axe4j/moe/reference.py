@@ -8,8 +8,10 @@ import numpy as np
 def route_reference(logits: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:
     """(ids, weights), each tokens x top_k: the top_k largest logits of each row (ties to the lower expert id),
     in decreasing order, and the softmax over those k logits (softmax over all experts, then renormalized over the
-    chosen ones, is the same)."""
-    ids = np.argsort(-logits, axis=1, kind="stable")[:, :top_k].astype(np.int32)
+    chosen ones, is the same). 16-bit logits are ranked in float32 (exact): numpy's own float16 sort is not
+    ordered on every CPU (on AVX512_ICL it leaves inversions in long arrays)."""
+    keys = logits.astype(np.float32) if logits.dtype.itemsize < 4 else logits
+    ids = np.argsort(-keys, axis=1, kind="stable")[:, :top_k].astype(np.int32)
     chosen = np.take_along_axis(logits, ids, axis=1).astype(np.float64)
     e = np.exp(chosen - chosen[:, :1])
     return ids, (e / e.sum(axis=1, keepdims=True)).astype(np.float32)

@@ -384,12 +384,6 @@ _MATH = {
     "tirx.cos": np.cos, "tirx.floor": np.floor, "tirx.ceil": np.ceil, "tirx.round": np.rint,
     "tirx.trunc": np.trunc, "tirx.sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tirx.erf": None,
 }
-_EXTERN_MATH = {"__expf": np.exp, "expf": np.exp, "exp": np.exp, "hexp": np.exp, "__logf": np.log, "logf": np.log,
-                "sqrtf": np.sqrt, "hsqrt": np.sqrt, "sqrt": np.sqrt, "rsqrtf": lambda x: 1 / np.sqrt(x),
-                "fabsf": np.abs, "__habs": np.abs, "tanhf": np.tanh, "__expf2": np.exp, "exp2f": np.exp2,
-                "__exp2f": np.exp2, "hexp2": np.exp2, "__log2f": np.log2, "log2f": np.log2, "fmaxf": np.maximum,
-                "fminf": np.minimum, "__hmax": np.maximum, "__hmin": np.minimum, "max": np.maximum,
-                "min": np.minimum}
 
 
 class Interpreter:

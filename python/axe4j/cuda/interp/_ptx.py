@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _math
 from . import _values as V
 from ._errors import KernelFault, NotModelled, thread_name
-from ._exec import _EXTERN_MATH, _MATH, AllOf, BarrierWait, Until, key, loaded
+from ._exec import _MATH, AllOf, BarrierWait, Until, key, loaded
 from ._memory import Pointer
 from . import _tensor as TC
 from . import _cluster as CL
@@ -309,14 +310,10 @@ def call(interp, g, e, name):
     args = e.args
     if name in _MATH and _MATH[name] is not None:
         x = interp.eval(g, args[0])
-        return _MATH[name](x.astype(np.float32) if x.dtype == np.float16 else x).astype(x.dtype)
+        wide = x.dtype in (np.dtype(np.float16), V.numpy_dtype("bfloat16"))
+        return V.convert(_MATH[name](x.astype(np.float32) if wide else x), str(e.ty))  # 16-bit: float32, round once
     if name in ("tirx.call_pure_extern", "tirx.call_extern"):
-        fn = str(args[0].value)
-        if fn in _EXTERN_MATH:
-            values = [interp.eval(g, a) for a in args[1:]]
-            out = _EXTERN_MATH[fn](*values)
-            return np.asarray(out).astype(V.numpy_dtype(e.ty))
-        raise NotModelled(f"extern function {fn}")
+        return _math.call(str(args[0].value), [interp.eval(g, a) for a in args[1:]], e.ty)
     if name == "tirx.if_then_else":
         cond = np.asarray(interp.eval(g, args[0]), dtype=bool)
         if cond.all():
