@@ -322,3 +322,40 @@ def test_a_copy_moves_bits_unchanged():
     _, b, _, d = run(kernel, a, np.zeros(8, BF16), c, np.zeros((5, 24), BF16))
     np.testing.assert_array_equal(b.view(np.uint16), a.view(np.uint16))
     np.testing.assert_array_equal(d.view(np.uint16), np.full((5, 24), 0x7F85, np.uint16))
+
+
+# ---- GEMM into a bfloat16 D: float32 arithmetic, D rounded where it is stored ----------------------------------
+
+def _gemm(m, n, k, alpha):
+    @T.prim_func
+    def gemm(A: T.Buffer((m, k), "bfloat16"), B: T.Buffer((k, n), "bfloat16"), C: T.Buffer((m, n), "bfloat16"),
+             D: T.Buffer((m, n), "bfloat16")):
+        Tx.gemm(D[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(alpha), T.float32(0.0))
+    return gemm
+
+
+@pytest.mark.parametrize("mcpu", [None, "skylake-avx512", "znver4", "x86-64-v3"])
+@pytest.mark.parametrize("m, n, k", [(2, 256, 64), (64, 96, 300)])   # the row kernel (AVX-512), the packed tile
+def test_gemm_into_bfloat16_compiles_for_every_cpu(mcpu, m, n, k):
+    target = axe4j.host_target() if mcpu is None else tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+    lib = axe4j.compile(_gemm(m, n, k, 1.0), target)
+    if mcpu is not None:
+        return   # compiled for another CPU: not run here
+    a = RNG.integers(-3, 4, (m, k)).astype(BF16)
+    b = RNG.integers(-3, 4, (k, n)).astype(BF16)
+    tensors = [tvm.runtime.tensor(x) for x in (a, b, np.zeros((m, n), BF16), np.zeros((m, n), BF16))]
+    lib(*tensors)
+    # integer partial sums below 256 are exact in bfloat16: the product is too, whatever the order
+    same_bits(tensors[3].numpy(), (a.astype("float32") @ b.astype("float32")).astype(BF16))
+
+
+def test_gemm_into_bfloat16_on_random_values_is_within_the_roundings_of_d():
+    m, n, k = 64, 96, 300
+    lib = axe4j.compile(_gemm(m, n, k, 1.5), axe4j.host_target())
+    a, b = RNG.standard_normal((m, k)).astype(BF16), RNG.standard_normal((k, n)).astype(BF16)
+    tensors = [tvm.runtime.tensor(x) for x in (a, b, np.zeros((m, n), BF16), np.zeros((m, n), BF16))]
+    lib(*tensors)
+    reference = 1.5 * (a.astype(np.float64) @ b.astype(np.float64))
+    # D is read and rounded once per K block of the plan (at most 3 here): within 2 bfloat16 steps of the scale
+    step = np.exp2(np.floor(np.log2(np.abs(reference).max())) - 7)
+    assert np.abs(tensors[3].numpy().astype(np.float64) - reference).max() <= 2 * step

@@ -39,6 +39,7 @@ from tvm.script import tirx as T
 
 from .._emit import _base_last as base_last, _is_zero as is_zero, data_of, operand_bases
 from .._registry import emits
+from . import bf16
 
 
 @emits("gemm-blocked")
@@ -47,7 +48,10 @@ def emit(request, plan):
     bases = operand_bases(request, plan)   # run-time starts added to each operand's base
     access = plan.access
     M, N, K = plan.M, plan.N, plan.K
-    dtype = str(request.buffers["D"].dtype)
+    d_dtype = str(request.buffers["D"].dtype)
+    # the arithmetic's type: D's, except that a bfloat16 D accumulates in float32 and is rounded once where it is
+    # stored, through its uint16 bits (axe4j.cpu.bf16: TVM's llvm lowering rejects a broadcast bfloat16 store)
+    dtype = "float32" if bf16.is_bf16(d_dtype) else d_dtype
     alpha, beta = request.scalars["alpha"], request.scalars["beta"]
     use_c = not is_zero(beta)
     v_dim = plan.vector_dim
@@ -79,8 +83,8 @@ def emit(request, plan):
     # loads fold into the FMAs; binding ran 0.87-1.16x at 2, 4 and 8 rows). TVM's bfloat16 lowering miscompiles a bound
     # Cast of a bfloat16 (an int-to-float conversion of the raw bits) and rejects a bound raw one, so a bfloat16 is
     # widened by its bits where it is bound (load_bindable)
-    def bindable(role):   # a bfloat16 only as float32 bits (a bfloat16 D keeps bfloat16 arithmetic, nothing bound)
-        return str(request.buffers[role].dtype) != "bfloat16" or dtype == "float32"
+    def bindable(role):   # a bfloat16 only as float32 bits, and nothing bound for a bfloat16 D
+        return not bf16.is_bf16(d_dtype) and (str(request.buffers[role].dtype) != "bfloat16" or dtype == "float32")
 
     bind_widened_v = str(request.buffers[v_role].dtype) in ("float16", "bfloat16") and bindable(v_role)
 
@@ -136,7 +140,7 @@ def emit(request, plan):
     def store(views, value, u, v):
         a = addr("D", **{u_dim: u, v_dim: v})
         for r in base_last(access["D"].replicas):
-            T.buffer_store(views["D"], value, [a + r if r else a])
+            bf16.store(views["D"], views["D bits"], value, [a + r if r else a])
 
     def write_tile(views, acc_row, u0, v0, first, i, j):
         u, v = u0 + i, v0 + j
@@ -145,7 +149,7 @@ def emit(request, plan):
             if use_c:
                 value = value + const(beta) * cast(views["C"][addr("C", **{u_dim: u, v_dim: v})])
         else:
-            value = views["D"][addr("D", **{u_dim: u, v_dim: v})] + value
+            value = cast(views["D"][addr("D", **{u_dim: u, v_dim: v})]) + value
         store(views, value, u, v)
 
     def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
@@ -156,7 +160,7 @@ def emit(request, plan):
         if prefetch_d:
             # the D tile is read and written after the K loop; its rows are a row stride apart (often a page
             # each): ask for its cache lines now, for writing, so the loads overlap the FMAs
-            line = 64 // (int("".join(ch for ch in dtype if ch.isdigit()) or 8) // 8)
+            line = 64 // (int("".join(ch for ch in d_dtype if ch.isdigit()) or 8) // 8)
             for i in range(mu):
                 for j in range(0, nv, line):
                     T.evaluate(tirx.call_llvm_intrin("void", "llvm.prefetch.p0", tirx.address_of(
@@ -240,7 +244,7 @@ def emit(request, plan):
                 row = [T.bind(load_bindable(v_role, k, **{v_dim: v})) for k in ks] if bind_widened_v \
                     else [load(views, v_role, k, **{v_dim: v}) for k in ks]
                 for u in range(EU):
-                    value = views["D"][addr("D", **{u_dim: u, v_dim: v})]
+                    value = cast(views["D"][addr("D", **{u_dim: u, v_dim: v})])
                     for k, vk in zip(ks, row):
                         value = value + factors[(u, k)] * vk
                     store(views, value, u, v)
@@ -273,6 +277,7 @@ def emit(request, plan):
         views = {role: T.decl_buffer((spans[role],), request.buffers[role].dtype,
                                      data=data_of(request.buffers[role]), layout=None)
                  for role in ("D", "A", "B", "C")}
+        views["D bits"] = bf16.bits_alias(views["D"])
         if plan.kernel == "rows":
             rows(views)
             return
