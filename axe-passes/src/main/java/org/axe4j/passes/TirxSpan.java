@@ -48,7 +48,7 @@ final class TirxSpan {
                 if (t.coefficient() % l.swizzle().period() != 0) {
                     // swz(p + t) moves with t's low bits: its largest value is no sum of the offset and a constant
                     throw new org.axe4j.layout.AxeException(org.axe4j.layout.AxeException.Kind.NOT_REPRESENTABLE,
-                            "span: " + l + " is swizzled after a symbolic offset whose term " + t + " is not a multiple"
+                            l + " is swizzled after a symbolic offset whose term " + t + " is not a multiple"
                             + " of the swizzle's period " + l.swizzle().period() + ", so its largest address depends on"
                             + " the value of " + t.name() + " bit by bit; axe4j gives the span where every symbolic"
                             + " term is a multiple of the period");
