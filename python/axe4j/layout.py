@@ -329,7 +329,9 @@ def span(layout, axis: str | None = None):
     """TIRx's ``layout.span(axis)``: one past the largest coordinate on ``axis`` (the offset counted), the size of
     ``[0, max]``; without ``axis``, the memory axes added into one address, as TIRx does. A TIR expression where the
     offset is symbolic. TIRx counts negative strides with their sign and ignores a ``ComposeLayout``'s swizzle;
-    this is the largest coordinate of the image in both cases (docs/tirx.md)."""
+    this is the largest coordinate of the image in both cases (docs/tirx.md). A swizzled layout whose symbolic offset
+    on m has a term that is not a multiple of the swizzle's period has no such expression: a ``ValueError`` names
+    the term."""
     result = _call("span", layout, axis)
     return int(result) if isinstance(result, int) else result
 
