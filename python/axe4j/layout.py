@@ -235,8 +235,10 @@ def apply(layout, *coord, shape: Sequence[int] | None = None) -> list[dict]:
     ``apply(L, [2, 3], [4, 8])`` (coordinate, shape) still works.
 
     An index may be a TIR expression (``tvm.tirx.Var``, ``4 * v + 1``): the coordinates are then TIR expressions
-    (``floordiv``/``floormod`` of the flat index) equal to the integer answer at every value in range; a swizzled
-    layout takes integer indices only (a ``ValueError`` names the index).
+    (``floordiv``/``floormod`` of the flat index) equal to the integer answer at every value in range. On a swizzled
+    layout (``ComposeLayout``) the swizzle applies after every offset, symbolic or not: the m coordinate is the swizzle
+    of the whole address, written with ``^``, ``&`` and ``>>`` where a symbolic part is not a multiple of the
+    swizzle's period.
     """
     if len(coord) == 2 and shape is None and all(isinstance(c, (list, tuple)) for c in coord):
         coord, shape = tuple(coord[0]), coord[1]            # apply(L, coordinate, shape)
@@ -327,7 +329,9 @@ def span(layout, axis: str | None = None):
     """TIRx's ``layout.span(axis)``: one past the largest coordinate on ``axis`` (the offset counted), the size of
     ``[0, max]``; without ``axis``, the memory axes added into one address, as TIRx does. A TIR expression where the
     offset is symbolic. TIRx counts negative strides with their sign and ignores a ``ComposeLayout``'s swizzle;
-    this is the largest coordinate of the image in both cases (docs/tirx.md)."""
+    this is the largest coordinate of the image in both cases (docs/tirx.md). A swizzled layout whose symbolic offset
+    on m has a term that is not a multiple of the swizzle's period has no such expression: a ``ValueError`` names
+    the term."""
     result = _call("span", layout, axis)
     return int(result) if isinstance(result, int) else result
 

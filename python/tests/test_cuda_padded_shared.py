@@ -87,6 +87,32 @@ def test_without_allocation_by_span_the_interpreter_faults(monkeypatch):
         cuda_interp.run(executable, a, np.zeros_like(a))
 
 
+def test_a_view_with_the_tile_s_padded_layout_compiles_and_reads_the_tile():
+    """A decl_buffer view of a padded shared tile's memory, with the tile's own layout S[(4,8):(9,1)]: checked against
+    the allocation's span (35 elements), not the tile's shape (32); the copy through it is exact."""
+    layout = TileLayout(S[(4, 8):(9, 1)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        X = T.alloc_buffer((4, 8), "float32", scope="shared", layout=layout)
+        V = T.decl_buffer((4, 8), "float32", data=X.data, layout=layout)
+        Tx.cta.copy(X[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:, :], V[:, :])
+
+    executable, source = _compile(kernel)
+    assert _shared_arrays(source) == {"X_ptr": 35}, source
+    a = np.random.default_rng(1).standard_normal((4, 8)).astype("float32")
+    b = np.zeros_like(a)
+    cuda_interp.run(executable, a, b)
+    np.testing.assert_array_equal(b, a)
+
+
 # ---- ldmatrix / mma from padded shared tiles ------------------------------------------------------------------------
 
 def _a_layout(m, k):

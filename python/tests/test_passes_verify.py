@@ -76,6 +76,19 @@ def padded_allocation(scope="global"):
     return k
 
 
+def padded_view(view_pitch):
+    """A shared (4, 8) tile with rows 9 apart is allocated by its span, 35 elements; a view of its memory with rows
+    ``view_pitch`` apart reaches element 3 * view_pitch + 7: inside the allocation for 9, past it for 10."""
+    @T.prim_func
+    def k(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        _cuda_header(1)
+        X = T.alloc_buffer((4, 8), "float32", scope="shared", layout=TileLayout(S[(4, 8):(9, 1)]))
+        V = T.decl_buffer((4, 8), "float32", data=X.data, layout=TileLayout(S[(4, 8):(view_pitch, 1)]))
+        Tx.cta.copy(X[:, :], A[:, :])
+        Tx.cta.copy(B[:, :], V[:, :])
+    return k
+
+
 def negative_address():
     @T.prim_func
     def k(Sf: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -357,6 +370,10 @@ CASES = {
                                                                   "0), past the 256 elements TVM allocates of shape "
                                                                   "(8, 32); it needs 312 elements: declare the buffer "
                                                                   "with shape (8, 40) and use its region [0:8, 0:32]")]),
+    "view_past_padded_tile": (lambda: padded_view(10), SM90,
+                              [("memory-span", "buffer V (4, 8) float32 shared: the layout reaches element 37 (shard "
+                                               "37 + replicas 0 + offset 0), past the 35 float32 elements of X's "
+                                               "memory")]),
     "negative_address": (negative_address, None, [("memory-span", "reaches address -7, before the start")]),
     "offset_past_memory": (offset_past_memory, None, [("offset-range", "reaches element 41 (shard 31 + replicas 0 + "
                                                        "offset 10), past the 40 float32 elements of Sf's memory")]),
@@ -493,6 +510,7 @@ def correct_cuda():
 
 @pytest.mark.parametrize("make,target", [(correct_cpu, "llvm"), (correct_cpu, None), (correct_cuda, SM90),
                                          (gemm_async_fine, SM90), (lambda: padded_allocation("shared"), SM90),
+                                         (lambda: padded_view(9), SM90),
                                          (lambda: padded_allocation("local"), None)])
 def test_a_correct_kernel_produces_no_diagnostic(make, target):
     assert at.verify(make(), _target(target)) == []
@@ -549,3 +567,13 @@ def test_the_verify_pass_reports_every_function_of_a_module():
     assert "VerifyLayouts: 1 layout violation in second:" in message and "[layout-shape] second: " in message
     fine = tvm.IRModule({"a": correct_cpu().with_attr("global_symbol", "a")})
     assert isinstance(at.VerifyLayouts()(fine), tvm.IRModule)   # no violation: the module goes on
+
+
+def test_a_view_is_checked_against_the_allocation_it_aliases_after_allocation_by_span():
+    """Once AllocateBySpan has made X a declaration over its 35-element storage, a view of X's data is still checked
+    against those 35 elements: the view with X's own padded layout passes, one reaching element 37 does not."""
+    for pitch, expected in ((9, []), (10, ["past the 35 float32 elements of X's memory"])):
+        mod = at.AllocateBySpan()(tvm.IRModule({"k": padded_view(pitch)}))
+        assert "decl_buffer((35,)" not in mod.script() and "(35,)" in mod.script(), mod.script()
+        found = at.verify(mod["k"], _target(SM90))
+        assert len(found) == len(expected) and all(e in d for e, d in zip(expected, found)), found

@@ -67,7 +67,8 @@ import org.axe4j.tvm.TvmObject;
  *   <li>{@code verify_well_formed(layout)}: whether the thread axes chain one order of scopes</li>
  *   <li>{@code apply(layout, x)} or {@code apply(layout, coord, shape)}: every point of L(x), each a
  *       map from every axis of the layout to its coordinate (a PrimExpr where the offset or the index is
- *       symbolic: {@link SymbolicIndex})</li>
+ *       symbolic: {@link SymbolicIndex}; on a swizzled layout the swizzle of the whole address, every offset
+ *       inside it: {@link SwizzledAddress})</li>
  *   <li>{@code count(layout, x)} or {@code count(layout, coord, shape)}: how many points L(x) has, without
  *       enumerating them</li>
  *   <li>{@code points(layout, x, shape, start, limit)}: points {@code start .. start+limit-1} of L(x) in the order
@@ -218,7 +219,11 @@ public final class LayoutGlobals implements GlobalsProvider {
         def("verify_well_formed", 1, 1, a -> WellFormed.isWellFormed(layout(a[0], "layout").layout()));
         def("storage", 1, 1, a -> {
             TirxLayout l = layout(a[0], "layout");
-            return TirxLayouts.write(l.withLayout(Packing.storage(l.layout())));
+            // offsets on thread axes go with their iters, symbolic ones too
+            java.util.TreeMap<Axis, List<SymbolicOffset.Term>> kept = new java.util.TreeMap<>(l.symbolic().terms());
+            kept.keySet().removeIf(axis -> axis.kind() == org.axe4j.layout.AxisKind.THREAD);
+            return TirxLayouts.write(new TirxLayout(Packing.storage(l.layout()), new SymbolicOffset(kept), l.swizzle(),
+                    l.composed()));
         });
         def("pack", 2, 2, a -> {
             TirxLayout l = layout(a[0], "layout");
@@ -604,15 +609,42 @@ public final class LayoutGlobals implements GlobalsProvider {
         if (SymbolicIndex.anySymbolic(a[1])) {
             return SymbolicIndex.apply(l, a[1], a.length == 3 ? a[2] : null);
         }
+        boolean swizzledOffset = l.composed() && !l.symbolic().on(Axis.M).isEmpty();
         if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
             // A bare swizzle is the swizzle of memory: every index x >= 0 (of any shape) maps to swz(x).
             long x = a.length == 3 && a[2] != null ? shape(a[2], "shape").flatten(integers(a[1], "coord"))
                     : TirxLayouts.integer(a[1], null, "x");
-            return pointMaps(l, new SwizzledLayout(l.swizzle(), l.layout()).applyAny(x));
+            SwizzledLayout bare = new SwizzledLayout(l.swizzle(), l.layout());
+            if (!swizzledOffset) {
+                return pointMaps(l, bare.applyAny(x));
+            }
+            bare.applyAny(x); // refuses a negative index
+            return swizzledPointMaps(l, x < l.layout().size() ? l.layout().apply(x)
+                    : List.of(new Point(new java.util.TreeMap<>(Map.of(Axis.M, x)))));
         }
         long x = flatIndex(l, a[1], a.length == 3 ? a[2] : null);
+        if (swizzledOffset) {
+            return swizzledPointMaps(l, l.layout().apply(x));
+        }
         List<Point> points = l.composed() ? new SwizzledLayout(l.swizzle(), l.layout()).apply(x) : l.layout().apply(x);
         return pointMaps(l, points);
+    }
+
+    /**
+     * Points of a swizzled layout with a symbolic offset on m, from the points of its integer layout before the swizzle:
+     * the m coordinate is {@code swz(p_m + symbolic)}, the swizzle after every offset ({@link SwizzledAddress}).
+     */
+    private static List<Object> swizzledPointMaps(TirxLayout l, List<Point> unswizzled) {
+        List<Object> out = new ArrayList<>();
+        for (Object o : pointMaps(l, unswizzled)) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> coords = (Map<String, Object>) o;
+            long m = ((Point) unswizzled.get(out.size())).get(Axis.M);
+            coords.put(Axis.M.name(), SwizzledAddress.of(l.swizzle(), m, l.symbolic().on(Axis.M),
+                    "the address on m of " + l));
+            out.add(coords);
+        }
+        return out;
     }
 
     /** {@code points(layout, x, shape, start, limit)}: one page of L(x), in apply's order; plain layouts only. */
@@ -674,12 +706,38 @@ public final class LayoutGlobals implements GlobalsProvider {
         }
         SwizzledLayout sa = new SwizzledLayout(a.swizzle(), a.layout());
         SwizzledLayout sb = new SwizzledLayout(b.swizzle(), b.layout());
-        for (long x = 0; x < size; x++) {
-            if (!new TreeSet<>(sa.apply(x)).equals(new TreeSet<>(sb.apply(x)))) {
-                return false;
+        // The common symbolic offset s on m is swizzled with the rest: both maps repeat when s grows by the larger
+        // period P, and s takes every multiple of g = gcd(its coefficients), so the residues s mod P that occur are
+        // the multiples of gcd(g, P); the maps must agree at each.
+        long period = Math.max(a.swizzle().period(), b.swizzle().period());
+        long g = 0;
+        for (SymbolicOffset.Term t : a.symbolic().on(Axis.M)) {
+            g = org.axe4j.layout.Checks.gcd(g, t.coefficient() % period);
+        }
+        long step = g == 0 ? period : org.axe4j.layout.Checks.gcd(g, period);
+        if (size * (period / step) > Equivalence.RUN_LIMIT) {
+            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "equivalent: " + a + " and " + b
+                    + " are swizzled after a symbolic offset; comparing them at its " + period / step + " residues"
+                    + " modulo the period " + period + " takes more than the " + Equivalence.RUN_LIMIT + " points"
+                    + " axe4j enumerates");
+        }
+        for (long s = 0; s < period; s += step) {
+            for (long x = 0; x < size; x++) {
+                if (!new TreeSet<>(shifted(sa, x, s)).equals(new TreeSet<>(shifted(sb, x, s)))) {
+                    return false;
+                }
             }
         }
         return true;
+    }
+
+    /** {@code { swz(p + s) | p in L(x) }}: a swizzled layout's points with {@code s} added before the swizzle. */
+    private static List<Point> shifted(SwizzledLayout l, long x, long s) {
+        List<Point> out = new ArrayList<>();
+        for (Point p : l.layout().apply(x)) {
+            out.add(new Point(new java.util.TreeMap<>(Map.of(Axis.M, l.swizzle().apply(p.get(Axis.M) + s)))));
+        }
+        return out;
     }
 
     private static String string(Object arg, String role) {

@@ -16,6 +16,7 @@ import org.axe4j.layout.Region;
 import org.axe4j.layout.Result;
 import org.axe4j.layout.Shape;
 import org.axe4j.layout.Slice;
+import org.axe4j.layout.SwizzledLayout;
 import org.axe4j.tvm.DataType;
 import org.axe4j.tvm.Tvm;
 import org.axe4j.tvm.TvmObject;
@@ -33,8 +34,10 @@ import org.axe4j.tvm.TvmObject;
  *       translation, {@link DigitOffsetSlice} gives the offset as the digit formula at the start, when one body
  *       is right at every start value.</li>
  * </ul>
- * What has no such form (a swizzled layout, a slice whose body changes with the start, a width that is not an
- * integer) is refused with an error naming the index or region entry.
+ * A swizzled layout ({@code swz o L}) keeps its swizzle after every offset: apply gives {@code swz} of the whole
+ * address as an expression ({@link SwizzledAddress}), slice the body and symbolic offset under the swizzle.
+ * What has no such form (a slice whose body changes with the start, a width that is not an integer) is refused with
+ * an error naming the index or region entry.
  */
 final class SymbolicIndex {
     private SymbolicIndex() {}
@@ -68,9 +71,8 @@ final class SymbolicIndex {
 
     /** Every point of L(x) at a symbolic flat index or coordinate, each {@code {axis: PrimExpr or integer}}. */
     static List<Object> apply(TirxLayout l, Object x, Object shapeArg) {
-        if (l.composed()) {
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "the index " + shown(x) + " is symbolic and "
-                    + l + " is swizzled; axe4j applies a swizzle (an XOR of index bits) at integer indices only");
+        if (l.composed() && new SwizzledLayout(l.swizzle(), l.layout()).isBare()) {
+            return applyBare(l, x, shapeArg);
         }
         Flat flat = shapeArg == null ? new Flat(require(x, "x"), "x") : flatten(l, x, shapeArg);
         IndexForm form = IndexForm.of(l.layout());
@@ -81,6 +83,10 @@ final class SymbolicIndex {
             axes.addAll(r.coords().keySet());
             axes.addAll(l.symbolic().terms().keySet());
             for (Axis a : axes) {
+                if (l.composed() && a.equals(Axis.M)) {
+                    coords.put(a.name(), swizzledAddress(l, flat, form, r));
+                    continue;
+                }
                 Object sum = null;
                 for (IndexForm.Digit d : form.digits().getOrDefault(a, List.of())) {
                     sum = add(sum, digit(flat, d));
@@ -94,6 +100,55 @@ final class SymbolicIndex {
             out.add(coords);
         }
         return out;
+    }
+
+    /**
+     * The m coordinate of a swizzled layout at a symbolic index: {@code swz(D_m(x) + O_m + r_m + symbolic_m)}, the
+     * swizzle after every offset; digits and terms that are multiples of the swizzle's period are added after it.
+     */
+    private static Object swizzledAddress(TirxLayout l, Flat flat, IndexForm form, Point r) {
+        long period = l.swizzle().period();
+        String what = "the address on m of " + l + " at " + flat.name() + " " + flat.expr().repr();
+        List<SwizzledAddress.Part> parts = new ArrayList<>();
+        for (IndexForm.Digit d : form.digits().getOrDefault(Axis.M, List.of())) {
+            parts.add(new SwizzledAddress.Part(digit(flat, d), d.stride() % period == 0));
+        }
+        long c = Checks.add(() -> "the coordinate on m of " + l, l.layout().offsetOn(Axis.M), r.get(Axis.M));
+        parts.add(new SwizzledAddress.Part(c == 0 ? null : constant(flat, c), c % period == 0));
+        for (SymbolicOffset.Term t : l.symbolic().on(Axis.M)) {
+            parts.add(new SwizzledAddress.Part(sameType(flat, (TvmObject) AffineExprs.write(0, List.of(t)),
+                    "the symbolic offset on m of " + l), t.coefficient() % period == 0));
+        }
+        Object address = SwizzledAddress.of(l.swizzle(), parts, what);
+        return address == null ? 0L : address;
+    }
+
+    /**
+     * A bare swizzle (the swizzle of memory, any size) at a symbolic index: the flat index (of a coordinate: row-major
+     * over the shape given) is the address, {@code swz(x + symbolic_m)}.
+     */
+    private static List<Object> applyBare(TirxLayout l, Object x, Object shapeArg) {
+        TirxLayout over = l;
+        if (shapeArg != null) {
+            Shape shape = LayoutGlobals.shape(shapeArg, "shape");
+            over = l.withLayout(new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout());
+        }
+        Flat flat = shapeArg == null ? new Flat(require(x, "x"), "x") : flatten(over, x, shapeArg);
+        List<SwizzledAddress.Part> parts = new ArrayList<>();
+        parts.add(new SwizzledAddress.Part(flat.expr(), false));
+        for (SymbolicOffset.Term t : l.symbolic().on(Axis.M)) {
+            parts.add(new SwizzledAddress.Part(sameType(flat, (TvmObject) AffineExprs.write(0, List.of(t)),
+                    "the symbolic offset on m of " + l), t.coefficient() % l.swizzle().period() == 0));
+        }
+        Map<String, Object> coords = new LinkedHashMap<>();
+        TreeSet<Axis> axes = new TreeSet<>(l.symbolic().terms().keySet());
+        axes.add(Axis.M);
+        for (Axis a : axes) {
+            coords.put(a.name(), a.equals(Axis.M) ? SwizzledAddress.of(l.swizzle(), parts, "the address on m of " + l)
+                    : sameType(flat, (TvmObject) AffineExprs.write(0, l.symbolic().on(a)),
+                            "the symbolic offset on " + a.name() + " of " + l));
+        }
+        return List.of(coords);
     }
 
     /** A flat index as a PrimExpr, and what names it in errors. */
@@ -202,6 +257,11 @@ final class SymbolicIndex {
             throw new IllegalArgumentException("region has " + region.size() + " entries for shape " + shape
                     + " of rank " + shape.rank());
         }
+        if (l.composed()) {
+            // (swz o L)(b + y) = swz(L(b + y)): slice the layout under the swizzle, which stays after every offset; a
+            // bare swizzle is the identity over the shape
+            l = l.withLayout(new SwizzledLayout(l.swizzle(), l.layout()).over(shape).layout());
+        }
         List<Entry> entries = new ArrayList<>();
         for (int k = 0; k < region.size(); k++) {
             entries.add(entry(region.get(k), "region[" + k + "]"));
@@ -246,10 +306,6 @@ final class SymbolicIndex {
         boolean symbolic = false;
         for (long c : coefficients) {
             symbolic |= c != 0;
-        }
-        if (symbolic && l.composed()) {
-            throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE, "region " + shownRegion(region) + " starts at "
-                    + "a symbolic index and " + l + " is swizzled; axe4j slices a swizzled layout at integer starts only");
         }
         Result<IndexForm.Shift> shift = IndexForm.startShift(l.layout(), all);
         if (shift.isEmpty()) {

@@ -22,7 +22,8 @@ import org.axe4j.tvm.TvmException;
  * <p>TIRx sums {@code (e-1) * s} with the sign of the stride, so with a negative stride its figure is not
  * {@code max + 1} (it can be 0 or negative); TIRx also gives a {@code ComposeLayout} its tile layout's span,
  * while here the swizzled image's largest coordinate is counted (enumerated, up to
- * {@link Equivalence#RUN_LIMIT} elements).
+ * {@link Equivalence#RUN_LIMIT} elements). A swizzled layout's symbolic offset on {@code m} passes the swizzle only
+ * where each term is a multiple of its period ({@code swz(p + o) = swz(p) + o}); any other is refused by name.
  */
 final class TirxSpan {
     private TirxSpan() {}
@@ -39,6 +40,18 @@ final class TirxSpan {
             for (Axis a : all) {
                 if (isMemory(a)) {
                     axes.add(a);
+                }
+            }
+        }
+        if (l.composed() && axes.contains(Axis.M)) {
+            for (SymbolicOffset.Term t : l.symbolic().on(Axis.M)) {
+                if (t.coefficient() % l.swizzle().period() != 0) {
+                    // swz(p + t) moves with t's low bits: its largest value is no sum of the offset and a constant
+                    throw new org.axe4j.layout.AxeException(org.axe4j.layout.AxeException.Kind.NOT_REPRESENTABLE,
+                            l + " is swizzled after a symbolic offset whose term " + t + " is not a multiple"
+                            + " of the swizzle's period " + l.swizzle().period() + ", so its largest address depends on"
+                            + " the value of " + t.name() + " bit by bit; axe4j gives the span where every symbolic"
+                            + " term is a multiple of the period");
                 }
             }
         }

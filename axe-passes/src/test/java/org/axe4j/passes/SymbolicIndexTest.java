@@ -136,9 +136,10 @@ class SymbolicIndexTest {
     @Test
     void errorsNameTheIndexOrTheRegion() {
         TvmObject v = var("v", DataType.INT32);
-        TvmException swizzled = assertThrows(TvmException.class,
-                () -> Tvm.call("axe4j.layout.apply", "Swizzle<3,3,3> o S[(8,64):(64,1)]", v));
-        assertTrue(swizzled.getMessage().contains("the index v is symbolic"), swizzled.getMessage());
+        TvmException narrow = assertThrows(TvmException.class,
+                () -> Tvm.call("axe4j.layout.apply", "Swizzle<3,5,3> o S[256:1]", var("i", new DataType(DataType.INT, 8, 1))));
+        assertTrue(narrow.getMessage().contains("is int8 and Swizzle<3,5,3> needs the constant 224"),
+                narrow.getMessage());
         TvmException wrap = assertThrows(TvmException.class,
                 () -> Tvm.call("axe4j.layout.slice", "S[(4,4):(1,4)]", List.of(16L),
                         List.of(List.of(v, Tvm.call("prim.Add", v, Tvm.call("ir.IntImm", DataType.INT32, 2L, null),
@@ -150,6 +151,17 @@ class SymbolicIndexTest {
                         List.of(0L, 128L)));
         assertNotNull(staged);
         assertEquals("S[(128,128):(128,1)] + (16384*v)", TirxLayouts.read(staged).toString());
+    }
+
+    @Test
+    void aSwizzledLayoutAtASymbolicIndexIsTheSwizzleOfTheWholeAddress() {
+        TvmObject v = var("v", DataType.INT32);
+        org.axe4j.layout.SwizzledLayout l = org.axe4j.layout.SwizzledLayout.parse("Swizzle<3,3,3> o S[(8,64):(64,1)] + 5");
+        Object m = ((Map<?, ?>) ((List<?>) Tvm.call("axe4j.layout.apply", l.toString(), v)).get(0)).get("m");
+        java.util.function.LongUnaryOperator at = compile(m, v);
+        for (long x = 0; x < l.size(); x++) {
+            assertEquals(l.apply(x).get(0).get(Axis.M), at.applyAsLong(x), l + " at v = " + x + ": " + m);
+        }
     }
 
     /** The integer layout at {@code v = value}: its symbolic offset (variables and expressions) evaluated. */
@@ -223,6 +235,10 @@ class SymbolicIndexTest {
             case "prim.Mul" -> x -> a.applyAsLong(x) * b.applyAsLong(x);
             case "prim.FloorDiv" -> x -> Math.floorDiv(a.applyAsLong(x), b.applyAsLong(x));
             case "prim.FloorMod" -> x -> Math.floorMod(a.applyAsLong(x), b.applyAsLong(x));
+            case "prim.BitwiseXor" -> x -> a.applyAsLong(x) ^ b.applyAsLong(x);
+            case "prim.BitwiseAnd" -> x -> a.applyAsLong(x) & b.applyAsLong(x);
+            case "prim.RShift" -> x -> a.applyAsLong(x) >> b.applyAsLong(x);
+            case "prim.LShift" -> x -> a.applyAsLong(x) << b.applyAsLong(x);
             default -> throw new AssertionError("unexpected node " + o.typeKey() + " " + o.repr());
         };
     }

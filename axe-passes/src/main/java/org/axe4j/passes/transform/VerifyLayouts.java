@@ -25,7 +25,8 @@ import org.axe4j.passes.transform.TirFunction.Region;
  * <ul>
  *   <li>{@code layout-shape}: the layout's size is the buffer's element count and it groups by the shape</li>
  *   <li>{@code memory-span}: addresses {@code offset + sum (e-1)*s} stay in {@code [0, elements of the data)}: a
- *       view's data is the buffer it aliases, a parameter's (the caller's memory) or a global allocation's its own
+ *       view's data is the memory of the allocation it aliases (an on-chip allocation's layout span, as
+ *       {@link AllocateBySpan} sizes it), a parameter's (the caller's memory) or a global allocation's its own
  *       shape's elements; the message names the shape to declare. On-chip allocations are sized by their layout's
  *       span ({@link AllocateBySpan}) and not reported</li>
  *   <li>{@code thread-extent}: per thread axis, the largest coordinate is below the launched extent
@@ -215,12 +216,33 @@ public final class VerifyLayouts {
             }
             return;
         }
-        long capacity = data.elements() * data.elementBytes() / b.elementBytes();
-        if (data.elements() > 0 && r.highest() >= capacity) { // 0: a pool sized at launch (dynamic shared memory)
+        Buffer memory = memoryOf(data);
+        long capacity = memoryElements(memory) * memory.elementBytes() / b.elementBytes();
+        if (memory.elements() > 0 && r.highest() >= capacity) { // 0: a pool sized at launch (dynamic shared memory)
             report(culprit(r, capacity, "memory-span"), subject(b), text, "the layout reaches element " + r.highest()
                     + " (shard " + r.shard() + " + replicas " + r.replica() + " + offset " + r.offset()
                     + "), past the " + capacity + " " + b.dtype() + " elements of " + data.name() + "'s memory");
         }
+    }
+
+    /**
+     * The buffer that owns the memory {@code data} views: {@code data} itself, or, for a declaration over another
+     * buffer's data, that buffer's owner (a padded allocation that {@link AllocateBySpan} has already resized is a
+     * declaration over its storage).
+     */
+    static Buffer memoryOf(Buffer data) {
+        Buffer owner = data;
+        for (int hops = 0; owner.origin() == TirFunction.Origin.DECL && owner.aliasOf() != null
+                && owner.aliasOf() != owner && owner.aliasOf().constantShape() && hops < 64; hops++) {
+            owner = owner.aliasOf();
+        }
+        return owner;
+    }
+
+    /** The elements an allocation really has: an on-chip one is allocated by its layout's span, else its shape's. */
+    static long memoryElements(Buffer owner) {
+        Long bySpan = AllocateBySpan.storageElements(owner);
+        return bySpan != null ? bySpan : owner.elements();
     }
 
     /** Where {@code b} starts in its data, in bytes ({@code elem_offset} times its element size); null if symbolic. */
