@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ._errors import SetupError
+
 __all__ = [
     "apply",
     "apply_to_shape",
@@ -90,8 +92,9 @@ def _ints(values: Sequence[Any], what: str = "shape") -> list:
 
 
 def _region(region: Sequence[Any]) -> list:
-    import tvm
+    from . import _lane
 
+    tvm = _lane.tvm()
     out = []
     for k, r in enumerate(region):
         if isinstance(r, tvm.ir.Range):
@@ -262,9 +265,12 @@ def _index(value: Any, function: str, what: str = "index", symbolic: bool = Fals
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         try:
-            import tvm
+            from . import _lane
 
-            if isinstance(value, tvm.tirx.IntImm):
+            tvm = _lane.tvm()
+            # 0.27 has IntImm in tvm.tirx, the new TIRx in tvm_tirx.ir.
+            int_imm = tvm.tirx.IntImm if hasattr(tvm.tirx, "IntImm") else tvm.ir.IntImm
+            if isinstance(value, int_imm):
                 return int(value.value)
             if tvm.ir.is_prim_expr(value):
                 if symbolic:
@@ -272,7 +278,7 @@ def _index(value: Any, function: str, what: str = "index", symbolic: bool = Fals
                 where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
                 raise ValueError(f"{where}: the {what} {value} is symbolic; {where} takes integers here (bind the "
                                  "variable first)")
-        except ImportError:
+        except (ImportError, SetupError):
             pass
         where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
         raise ValueError(f"{where}: {what} {value!r} ({type(value).__name__}) is not an integer")

@@ -391,7 +391,7 @@ public final class LayoutGlobals implements GlobalsProvider {
                 && o.get("offset") instanceof Map<?, ?> offset) {
             for (Object key : offset.keySet()) {
                 if (key instanceof TvmObject axis && "tirx.Axis".equals(axis.typeKey())) {
-                    axes.add(Axis.of((String) axis.get("name")));
+                    axes.add(Axis.of(TirxLayouts.axisName(axis)));
                 } else if (key instanceof String name) {
                     axes.add(Axis.of(name));
                 }
@@ -406,7 +406,7 @@ public final class LayoutGlobals implements GlobalsProvider {
     /** An axis argument: its name, or a {@code tirx.Axis}. */
     private static Axis axisArgument(Object arg, String role) {
         if (arg instanceof TvmObject o && "tirx.Axis".equals(o.typeKey())) {
-            return Axis.of((String) o.get("name"));
+            return Axis.of(TirxLayouts.axisName(o));
         }
         return Axis.of(string(arg, role));
     }
