@@ -570,7 +570,7 @@ public final class LayoutGlobals implements GlobalsProvider {
             Object item = list.get(k);
             String what = "region[" + k + "]";
             if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
-                long begin = TirxLayouts.integer(r.get("min"), null, what + ".min");
+                long begin = TirxLayouts.integer(TirxLayouts.rangeBegin(r), null, what + ".min");
                 long extent = TirxLayouts.integer(r.get("extent"), null, what + ".extent");
                 pairs[k] = new long[] {begin, Checks.add(what + " end (min + extent)", begin, extent)};
             } else if (item instanceof List<?> pair && pair.size() == 2) {

@@ -248,6 +248,11 @@ public final class TirxLayouts {
                 "fromTvm: expected a tirx.Axis or an axis name, got " + key);
     }
 
+    /** The begin of an {@code ir.Range}: its field {@code min} on TVM 0.27, {@code begin} on the new TIRx. */
+    public static Object rangeBegin(TvmObject range) {
+        return range.get(range.fieldNames().contains("min") ? "min" : "begin");
+    }
+
     /**
      * The name of a {@code tirx.Axis}: its field {@code name} on TVM 0.27; on the new TIRx (tvm_tirx) the axis is an
      * {@code ffi.Enum} entry whose name is the field {@code _str_index}.
