@@ -227,3 +227,21 @@ def test_every_answer_equals_the_027_lane(jvm, answers_027):
     for op, answers in ours.items():
         assert answers == theirs["answers"][op], op
     assert sum(a not in (None, "error") for a in ours["slice"] + ours["symbolic_slice"]) >= 60
+
+
+def test_java_alone_loads_tvm_tirx_by_its_library_names():
+    """No Python TVM in the process: tvm-bridge finds tvm_tirx's libraries in the venv (lane tvm_tirx) and Java's
+    layout globals build and read tvm_tirx layouts."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AXE4J_VENV=sys.prefix)
+    run = subprocess.run([sys.executable, str(Path(__file__).parent / "_jvm_hosted.py")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    hosted = json.loads(run.stdout.splitlines()[-1])
+    assert hosted["python_tvm_modules"] == []
+    names = [Path(p).name for p in hosted["loaded"]]
+    assert names == ["libtvm_ffi.so", "libtvm_runtime.so", "libtvm_tirx_compiler.so",
+                     "libtvm_tirx_llvm_backend_native.so"], hosted["loaded"]
+    assert all("/tvm_tirx/lib/" in p for p in hosted["loaded"][1:]), hosted["loaded"]
+    assert hosted["type_key"] == "tirx.TileLayout"
+    assert hosted["text"] == "S[(4,8):(8@laneid,1)] + 3"
+    assert hosted["apply"] == "[{laneid=8, m=4}]"
