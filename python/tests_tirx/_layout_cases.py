@@ -1,8 +1,8 @@
 """Seeded layout cases for the axe4j.layout globals, the same on both TVM lanes (docs/tvm-versions.md).
 
 Every case is plain data (iters as ``(extent, stride, axis)``), built into the running lane's TIRx layouts, so that the
-0.27 venv and the tvm_tirx venv ask Java the same questions. ``answers()`` is what each lane answers, as JSON;
-``python _layout_cases.py`` prints it (the tvm_tirx tests run this in the 0.27 venv and compare).
+0.27 venv and the tvm_tirx venv ask Java the same questions. ``answers()`` is what each lane answers, as JSON (the
+tvm_tirx tests compare theirs with what ``_ask_027.py`` prints in the 0.27 venv).
 """
 
 from __future__ import annotations
@@ -230,9 +230,3 @@ def answers() -> dict:
                     outcome(lambda c=c: int(al.span(tile(c["spec"]), "m")))] for c in span_cases()]
     return out
 
-
-if __name__ == "__main__":
-    import axe4j
-
-    axe4j.install()
-    print(json.dumps({"lane": _lane.name(), "answers": answers()}))

@@ -24,6 +24,7 @@ from axe4j import _lane
 from axe4j import layout as al
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _doc_blocks  # noqa: E402
 import _layout_cases as cases  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ def answers_027():
         pytest.fail(f"{VENV_027} is missing: the 0.27 lane's venv (make python) answers the same cases")
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     env.pop(_lane.LANE_ENV, None)
-    process = subprocess.Popen([str(VENV_027), str(Path(cases.__file__))], env=env, stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(VENV_027), str(Path(__file__).parent / "_ask_027.py")], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     yield process
     if process.poll() is None:
@@ -47,6 +48,14 @@ def answers_027():
 @pytest.fixture(scope="module")
 def jvm(answers_027):
     return axe4j.install()
+
+
+@pytest.fixture(scope="module")
+def asked_027(answers_027):
+    """What the 0.27 process printed, once it is done."""
+    stdout, stderr = answers_027.communicate(timeout=300)
+    assert answers_027.returncode == 0, stderr[-3000:]
+    return json.loads(stdout)
 
 
 def point(layout, i) -> dict:
@@ -218,11 +227,9 @@ def test_span_is_one_past_the_largest_coordinate(jvm):
         assert al.span(layout) == int(layout.span()), case
 
 
-def test_every_answer_equals_the_027_lane(jvm, answers_027):
+def test_every_answer_equals_the_027_lane(jvm, asked_027):
     ours = cases.answers()
-    stdout, stderr = answers_027.communicate(timeout=300)
-    assert answers_027.returncode == 0, stderr[-3000:]
-    theirs = json.loads(stdout)
+    theirs = asked_027
     assert theirs["lane"] == "tvm"
     for op, answers in ours.items():
         assert answers == theirs["answers"][op], op
@@ -245,3 +252,14 @@ def test_java_alone_loads_tvm_tirx_by_its_library_names():
     assert hosted["type_key"] == "tirx.TileLayout"
     assert hosted["text"] == "S[(4,8):(8@laneid,1)] + 3"
     assert hosted["apply"] == "[{laneid=8, m=4}]"
+
+
+def test_every_code_block_of_tvm_versions_md_runs_on_its_lane(jvm, asked_027):
+    """docs/tvm-versions.md: each block names its lane; tvm_tirx blocks run here, tvm blocks ran in .venv."""
+    every = _doc_blocks.blocks()
+    assert every and all(b["language"] == "python" and b["lane"] in ("tvm", "tvm_tirx") for b in every), \
+        [(b["line"], b["language"], b["lane"]) for b in every]
+    ran = _doc_blocks.run("tvm_tirx") + asked_027["doc_blocks"]
+    assert sorted(r["line"] for r in ran) == [b["line"] for b in every]
+    failed = [r for r in ran if r["error"]]
+    assert not failed, "\n".join(f"docs/tvm-versions.md:{r['line']}\n{r['error']}" for r in failed)
