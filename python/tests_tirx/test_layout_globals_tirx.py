@@ -263,3 +263,11 @@ def test_every_code_block_of_tvm_versions_md_runs_on_its_lane(jvm, asked_027):
     assert sorted(r["line"] for r in ran) == [b["line"] for b in every]
     failed = [r for r in ran if r["error"]]
     assert not failed, "\n".join(f"docs/tvm-versions.md:{r['line']}\n{r['error']}" for r in failed)
+
+
+def test_version_report_names_tvm_tirx():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    run = subprocess.run([sys.executable, "-m", "axe4j", "--version"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"TVM {tvm_tirx.__version__} at {Path(tvm_tirx.__file__).parent}" in run.stdout, run.stdout
