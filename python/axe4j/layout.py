@@ -408,10 +408,19 @@ def get_scope(layout):
     """TIRx's ``layout.get_scope()``: ``(ExecScope(innermost unit), ExecScope(outermost scope))`` of the layout's
     thread axes, or None without a thread axis in the shard. Thread axes that do not chain one order of scopes raise
     a ``ValueError`` (TIRx's check fails), and so do the grid axes ``bx``/``by``/``bz`` (no scope names the kernel).
-    A ``ComposeLayout`` answers for its tile."""
+    A ``ComposeLayout`` answers for its tile. On the new TIRx (tvm_tirx) the pair is of ``ThreadScope``s named after
+    the thread axes' backend (``cuda.warp``), as tvm_tirx's own ``get_scope`` answers."""
     pair = _call("get_scope", layout)
     if pair is None:
         return None
+    from . import _lane
+
+    if _lane.is_tirx():
+        from tvm_tirx.tirx.thread_scope import ThreadScope
+
+        tile = getattr(layout, "tile_layout", layout)
+        backend = next(it.axis.backend for it in tile.shard if it.axis.is_thread())
+        return (ThreadScope(f"{backend}.{pair[0]}"), ThreadScope(f"{backend}.{pair[1]}"))
     from tvm.tirx.exec_scope import ExecScope
 
     return (ExecScope(str(pair[0])), ExecScope(str(pair[1])))

@@ -271,3 +271,27 @@ def test_version_report_names_tvm_tirx():
                          timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"TVM {tvm_tirx.__version__} at {Path(tvm_tirx.__file__).parent}" in run.stdout, run.stdout
+
+
+def test_get_scope_and_well_formedness_as_tvm_tirx_answers(jvm):
+    """get_scope gives tvm_tirx's ThreadScopes; verify_well_formed (0.27's name) agrees with check_well_formed."""
+    import random
+
+    rng = random.Random(4609)
+    checked = 0
+    for _ in range(60):
+        spec = cases.random_spec(rng, iters=(1, 4), axes=("m", "laneid", "warpid", "wid_in_wg", "wgid"))
+        layout = cases.tile(spec)
+        try:
+            layout.check_well_formed()
+            theirs = layout.get_scope()
+        except Exception:  # noqa: BLE001 - tvm_tirx raises on a layout that is not well formed
+            theirs = "error"
+        assert al.verify_well_formed(layout) == (theirs != "error"), spec
+        if theirs == "error":
+            continue
+        ours = al.get_scope(layout)
+        assert (None if ours is None else tuple(map(str, ours))) == \
+            (None if theirs is None else tuple(map(str, theirs))), spec
+        checked += ours is not None
+    assert checked >= 20
