@@ -18,6 +18,12 @@ wheel: build
 python:
 	bash ci/setup-python.sh
 
+## The new TIRx lane's virtual environment .venv-tirx: apache-tvm-tirx pinned (ci/requirements-tirx.txt), this checkout's
+## python/ on its path; a venv of its own, as tvm_tirx and apache-tvm 0.27 cannot share a process (docs/tvm-versions.md).
+.PHONY: python-tirx
+python-tirx:
+	bash ci/setup-tirx.sh
+
 ## Set up everything from a fresh clone, then run the paper's examples.
 demo: python build
 	bin/axe demo

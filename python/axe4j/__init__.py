@@ -77,7 +77,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from . import _classpath, _jvm, _signals, _threads, _tvm, layout, transform
+from . import _classpath, _jvm, _lane, _signals, _threads, _tvm, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
@@ -164,7 +164,10 @@ def install(*, classpath: list[str] | None = None, jvm_options: list[str] | None
 
 
 def _register_cpu_dispatch() -> None:
-    """Adds the Java CPU dispatch cases to TVM's table when the schedules jar is on the classpath."""
+    """Adds the Java CPU dispatch cases to TVM's table when the schedules jar is on the classpath (0.27 lane only: the
+    new TIRx has no dispatch table, docs/tvm-versions.md)."""
+    if _lane.is_tirx():
+        return
     import tvm
 
     if tvm.get_global_func("axe4j.schedules.table", allow_missing=True) is not None:
@@ -182,9 +185,9 @@ def version() -> str:
     """The version the Java side answers through the TVM global ``axe4j.version``."""
     if _info is None:
         raise SetupError("axe4j.version() needs the Java side: call axe4j.install() first")
-    import tvm
+    import tvm_ffi
 
-    return str(tvm.get_global_func(VERSION_GLOBAL)())
+    return str(tvm_ffi.get_global_func(VERSION_GLOBAL)())
 
 
 def _check_same_request(requested) -> None:
@@ -197,13 +200,15 @@ def _check_same_request(requested) -> None:
 
 def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> InstallInfo:
     jvm_was_running = _jvm_running()
-    if jvm_was_running and "tvm" not in sys.modules:
+    lane = _lane.name()
+    if jvm_was_running and lane not in sys.modules:
         raise SetupError(
             "a JVM is already running in this process and TVM is not loaded yet: loading TVM now would "
             "replace the JVM's SIGSEGV handler and crash the JVM at its first null check. "
-            "Import tvm (and axe4j) before anything starts the JVM.")
-    import tvm  # noqa: F401  (loads the TVM libraries before the JVM; see the module docstring)
+            f"Import {lane} (and axe4j) before anything starts the JVM.")
+    _lane.tvm()  # loads the TVM libraries before the JVM (see the module docstring)
     import jpype
+    import tvm_ffi
 
     libdirs = _tvm.loaded_library_dirs()
     libdir_value = os.pathsep.join(libdirs)
@@ -228,7 +233,7 @@ def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> Inst
     java_classpath = str(system.getProperty("java.class.path"))
     _call_java_install(jpype, java_classpath)
     return InstallInfo(
-        version=_version_from_registry(tvm, libdirs),
+        version=_version_from_registry(tvm_ffi, libdirs),
         java_version=str(system.getProperty("java.version")),
         jvm_path=jvm.path,
         jvm_origin=jvm.origin,
@@ -270,8 +275,8 @@ def _call_java_install(jpype, java_classpath: str) -> None:
                          f"{error.getMessage()}\n{error.stacktrace()}") from error
 
 
-def _version_from_registry(tvm, libdirs: list[str]) -> str:
-    function = tvm.get_global_func(VERSION_GLOBAL, allow_missing=True)
+def _version_from_registry(tvm_ffi, libdirs: list[str]) -> str:
+    function = tvm_ffi.get_global_func(VERSION_GLOBAL, allow_missing=True)
     if function is None:
         raise SetupError(f"{JAVA_ENTRY_CLASS}.install() returned, but the TVM global {VERSION_GLOBAL} is not "
                          f"visible from Python: Java must load libtvm_ffi.so from {libdirs[0]} "

@@ -12,10 +12,12 @@ import argparse
 import os
 import sys
 
-import tvm  # noqa: F401  (TVM before the JVM; see axe4j.install)
+from axe4j import _lane
 
-import axe4j
-from axe4j import _classpath
+tvm = _lane.tvm()  # TVM (tvm or tvm_tirx) before the JVM; see axe4j.install
+
+import axe4j  # noqa: E402
+from axe4j import _classpath  # noqa: E402
 
 
 def version_report() -> str:

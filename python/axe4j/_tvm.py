@@ -16,8 +16,11 @@ from ._errors import SetupError
 
 def loaded_library_dirs() -> list[str]:
     """Folders of the loaded ``libtvm_ffi.so`` and ``libtvm_runtime.so``, in that order, without repeats."""
-    import tvm
     import tvm_ffi
+
+    from . import _lane
+
+    tvm = _lane.tvm()
 
     ffi_file = _handle_path(getattr(tvm_ffi, "LIB", None)) or tvm_ffi.libinfo.find_libtvm_ffi()
     loaded = getattr(getattr(tvm, "base", None), "_LOADED_LIBS", {})

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ._errors import SetupError
+
 __all__ = [
     "apply",
     "apply_to_shape",
@@ -90,8 +92,9 @@ def _ints(values: Sequence[Any], what: str = "shape") -> list:
 
 
 def _region(region: Sequence[Any]) -> list:
-    import tvm
+    from . import _lane
 
+    tvm = _lane.tvm()
     out = []
     for k, r in enumerate(region):
         if isinstance(r, tvm.ir.Range):
@@ -264,9 +267,12 @@ def _index(value: Any, function: str, what: str = "index", symbolic: bool = Fals
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         try:
-            import tvm
+            from . import _lane
 
-            if isinstance(value, tvm.tirx.IntImm):
+            tvm = _lane.tvm()
+            # 0.27 has IntImm in tvm.tirx, the new TIRx in tvm_tirx.ir.
+            int_imm = tvm.tirx.IntImm if hasattr(tvm.tirx, "IntImm") else tvm.ir.IntImm
+            if isinstance(value, int_imm):
                 return int(value.value)
             if tvm.ir.is_prim_expr(value):
                 if symbolic:
@@ -274,7 +280,7 @@ def _index(value: Any, function: str, what: str = "index", symbolic: bool = Fals
                 where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
                 raise ValueError(f"{where}: the {what} {value} is symbolic; {where} takes integers here (bind the "
                                  "variable first)")
-        except ImportError:
+        except (ImportError, SetupError):
             pass
         where = "axe4j.layout" if function == "layout" else f"axe4j.layout.{function}"
         raise ValueError(f"{where}: {what} {value!r} ({type(value).__name__}) is not an integer")
@@ -406,10 +412,19 @@ def get_scope(layout):
     """TIRx's ``layout.get_scope()``: ``(ExecScope(innermost unit), ExecScope(outermost scope))`` of the layout's
     thread axes, or None without a thread axis in the shard. Thread axes that do not chain one order of scopes raise
     a ``ValueError`` (TIRx's check fails), and so do the grid axes ``bx``/``by``/``bz`` (no scope names the kernel).
-    A ``ComposeLayout`` answers for its tile."""
+    A ``ComposeLayout`` answers for its tile. On the new TIRx (tvm_tirx) the pair is of ``ThreadScope``s named after
+    the thread axes' backend (``cuda.warp``), as tvm_tirx's own ``get_scope`` answers."""
     pair = _call("get_scope", layout)
     if pair is None:
         return None
+    from . import _lane
+
+    if _lane.is_tirx():
+        from tvm_tirx.tirx.thread_scope import ThreadScope
+
+        tile = getattr(layout, "tile_layout", layout)
+        backend = next(it.axis.backend for it in tile.shard if it.axis.is_thread())
+        return (ThreadScope(f"{backend}.{pair[0]}"), ThreadScope(f"{backend}.{pair[1]}"))
     from tvm.tirx.exec_scope import ExecScope
 
     return (ExecScope(str(pair[0])), ExecScope(str(pair[1])))

@@ -124,10 +124,11 @@ final class AffineExprs {
         DataType type = (DataType) ((TvmObject) terms.get(0).var().get("ty")).get("dtype");
         Object sum = null;
         for (SymbolicOffset.Term t : terms) {
-            Object term = t.coefficient() == 1 ? t.var()
-                    : Tvm.call("prim.Mul", t.var(), Tvm.call("ir.IntImm", type, t.coefficient(), null), null);
-            sum = sum == null ? term : Tvm.call("prim.Add", sum, term, null);
+            Object term = t.coefficient() == 1 ? t.var() : Tvm.call("prim.Mul", t.var(),
+                    Tvm.call("ir.IntImm", type, t.coefficient(), IrLocation.none()), IrLocation.none());
+            sum = sum == null ? term : Tvm.call("prim.Add", sum, term, IrLocation.none());
         }
-        return constant == 0 ? sum : Tvm.call("prim.Add", sum, Tvm.call("ir.IntImm", type, constant, null), null);
+        return constant == 0 ? sum : Tvm.call("prim.Add", sum,
+                Tvm.call("ir.IntImm", type, constant, IrLocation.none()), IrLocation.none());
     }
 }

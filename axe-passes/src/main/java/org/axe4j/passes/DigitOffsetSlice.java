@@ -236,19 +236,20 @@ final class DigitOffsetSlice {
                 qc += Math.floorDiv(span[0], divisor); // the remainder stays in one block
             } else {
                 TvmObject div = (TvmObject) Tvm.call("prim.FloorDiv", AffineExprs.write(restConstant, rest),
-                        constant(type, divisor, region), null);
+                        constant(type, divisor, region), IrLocation.none());
                 if (!d.outermost() && whole.isEmpty() && qc == 0) {
                     long[] quotient = span == null ? null : new long[] {Math.floorDiv(span[0], divisor),
                             Math.floorDiv(span[1], divisor)};
                     boolean inRange = quotient != null && quotient[0] >= 0 && quotient[1] < d.extent();
                     add(terms, d.stride(), opaque(inRange ? div
-                            : (TvmObject) Tvm.call("prim.FloorMod", div, constant(type, d.extent(), region), null)));
+                            : (TvmObject) Tvm.call("prim.FloorMod", div, constant(type, d.extent(), region),
+                                    IrLocation.none())));
                     return 0;
                 }
                 if (!d.outermost()) { // floormod(whole + floordiv(rest, B'), e), whole
                     whole.add(opaque(div));
                     TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(qc, whole),
-                            constant(type, d.extent(), region), null);
+                            constant(type, d.extent(), region), IrLocation.none());
                     add(terms, d.stride(), opaque(mod));
                     return 0;
                 }
@@ -282,7 +283,7 @@ final class DigitOffsetSlice {
         }
         long g = common(e, reduced); // floormod(g*m + g*a + r, g*e') = g * floormod(m + a, e') + r, 0 <= r < g
         TvmObject mod = (TvmObject) Tvm.call("prim.FloorMod", AffineExprs.write(rc / g, divided(reduced, g)),
-                constant(type, e / g, region), null);
+                constant(type, e / g, region), IrLocation.none());
         add(terms, Checks.mul(what, d.stride(), g), opaque(mod));
         return Checks.mul(what, d.stride(), rc % g);
     }
@@ -344,7 +345,7 @@ final class DigitOffsetSlice {
                         + "constant " + value + ", which does not fit it; give an int64 start");
             }
         }
-        return (TvmObject) Tvm.call("ir.IntImm", type, value, null);
+        return (TvmObject) Tvm.call("ir.IntImm", type, value, IrLocation.none());
     }
 
     private static long flat(long[] b, long[] rowStride) {

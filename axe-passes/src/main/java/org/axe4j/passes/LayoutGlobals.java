@@ -396,7 +396,7 @@ public final class LayoutGlobals implements GlobalsProvider {
                 && o.get("offset") instanceof Map<?, ?> offset) {
             for (Object key : offset.keySet()) {
                 if (key instanceof TvmObject axis && "tirx.Axis".equals(axis.typeKey())) {
-                    axes.add(Axis.of((String) axis.get("name")));
+                    axes.add(Axis.of(TirxLayouts.axisName(axis)));
                 } else if (key instanceof String name) {
                     axes.add(Axis.of(name));
                 }
@@ -411,7 +411,7 @@ public final class LayoutGlobals implements GlobalsProvider {
     /** An axis argument: its name, or a {@code tirx.Axis}. */
     private static Axis axisArgument(Object arg, String role) {
         if (arg instanceof TvmObject o && "tirx.Axis".equals(o.typeKey())) {
-            return Axis.of((String) o.get("name"));
+            return Axis.of(TirxLayouts.axisName(o));
         }
         return Axis.of(string(arg, role));
     }
@@ -575,7 +575,7 @@ public final class LayoutGlobals implements GlobalsProvider {
             Object item = list.get(k);
             String what = "region[" + k + "]";
             if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
-                long begin = TirxLayouts.integer(r.get("min"), null, what + ".min");
+                long begin = TirxLayouts.integer(TirxLayouts.rangeBegin(r), null, what + ".min");
                 long extent = TirxLayouts.integer(r.get("extent"), null, what + ".extent");
                 pairs[k] = new long[] {begin, Checks.add(what + " end (min + extent)", begin, extent)};
             } else if (item instanceof List<?> pair && pair.size() == 2) {

@@ -203,8 +203,9 @@ final class SymbolicIndex {
 
     /** {@code stride * floormod(floordiv(x, B), e)}, the outermost without the mod. */
     private static Object digit(Flat x, IndexForm.Digit d) {
-        Object q = d.divisor() == 1 ? x.expr() : Tvm.call("prim.FloorDiv", x.expr(), constant(x, d.divisor()), null);
-        Object t = d.outermost() ? q : Tvm.call("prim.FloorMod", q, constant(x, d.extent()), null);
+        Object q = d.divisor() == 1 ? x.expr()
+                : Tvm.call("prim.FloorDiv", x.expr(), constant(x, d.divisor()), IrLocation.none());
+        Object t = d.outermost() ? q : Tvm.call("prim.FloorMod", q, constant(x, d.extent()), IrLocation.none());
         return d.stride() == 1 ? t : mul(t, constant(x, d.stride()));
     }
 
@@ -223,7 +224,7 @@ final class SymbolicIndex {
                         + "layout needs the constant " + value + ", which does not fit it; give an int64 index");
             }
         }
-        return Tvm.call("ir.IntImm", type, value, null);
+        return Tvm.call("ir.IntImm", type, value, IrLocation.none());
     }
 
     private static TvmObject sameType(Flat x, TvmObject e, String what) {
@@ -235,11 +236,11 @@ final class SymbolicIndex {
     }
 
     private static Object add(Object a, Object b) {
-        return a == null ? b : Tvm.call("prim.Add", a, b, null);
+        return a == null ? b : Tvm.call("prim.Add", a, b, IrLocation.none());
     }
 
     private static Object mul(Object a, Object b) {
-        return Tvm.call("prim.Mul", a, b, null);
+        return Tvm.call("prim.Mul", a, b, IrLocation.none());
     }
 
     // ---- slice ----------------------------------------------------------------------------
@@ -346,7 +347,7 @@ final class SymbolicIndex {
         }
         for (Object item : list) {
             if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())
-                    && (isSymbolic(r.get("min")) || isSymbolic(r.get("extent")))) {
+                    && (isSymbolic(TirxLayouts.rangeBegin(r)) || isSymbolic(r.get("extent")))) {
                 return true;
             }
             if (item instanceof List<?> pair && pair.stream().anyMatch(SymbolicIndex::isSymbolic)) {
@@ -360,7 +361,7 @@ final class SymbolicIndex {
         AffineExprs.Affine begin;
         long width;
         if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
-            begin = AffineExprs.read(r.get("min"), what + ".min");
+            begin = AffineExprs.read(TirxLayouts.rangeBegin(r), what + ".min");
             width = integerWidth(AffineExprs.read(r.get("extent"), what + ".extent"), new AffineExprs.Affine(0, List.of()), what);
         } else if (item instanceof List<?> pair && pair.size() == 2) {
             begin = AffineExprs.read(pair.get(0), what + " begin");
@@ -404,7 +405,7 @@ final class SymbolicIndex {
         List<String> parts = new ArrayList<>();
         for (Object item : region) {
             if (item instanceof TvmObject r && "ir.Range".equals(r.typeKey())) {
-                parts.add(shown(r.get("min")) + ":+" + shown(r.get("extent")));
+                parts.add(shown(TirxLayouts.rangeBegin(r)) + ":+" + shown(r.get("extent")));
             } else if (item instanceof List<?> p && p.size() == 2) {
                 parts.add(shown(p.get(0)) + ":" + shown(p.get(1)));
             } else {

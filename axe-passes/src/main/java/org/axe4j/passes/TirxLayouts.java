@@ -242,10 +242,23 @@ public final class TirxLayouts {
             return Axis.of(name);
         }
         if (key instanceof TvmObject o && "tirx.Axis".equals(o.typeKey())) {
-            return Axis.of((String) o.get("name"));
+            return Axis.of(axisName(o));
         }
         throw new AxeException(AxeException.Kind.NOT_REPRESENTABLE,
                 "fromTvm: expected a tirx.Axis or an axis name, got " + key);
+    }
+
+    /** The begin of an {@code ir.Range}: its field {@code min} on TVM 0.27, {@code begin} on the new TIRx. */
+    public static Object rangeBegin(TvmObject range) {
+        return range.get(range.fieldNames().contains("min") ? "min" : "begin");
+    }
+
+    /**
+     * The name of a {@code tirx.Axis}: its field {@code name} on TVM 0.27; on the new TIRx (tvm_tirx) the axis is an
+     * {@code ffi.Enum} entry whose name is the field {@code _str_index}.
+     */
+    public static String axisName(TvmObject axis) {
+        return (String) axis.get(axis.fieldNames().contains("name") ? "name" : "_str_index");
     }
 
     private static List<Object> tvmIters(List<Iter> iters) {

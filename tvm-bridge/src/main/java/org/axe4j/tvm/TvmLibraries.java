@@ -42,6 +42,14 @@ import java.util.Optional;
  * once to a cache directory). Inside a virtual environment the libraries live in
  * {@code lib/python3*}{@code /site-packages/{tvm_ffi/lib, tvm/lib}}.
  *
+ * <p>Two TVMs, one per process (the lane, docs/tvm-versions.md): apache-tvm 0.27 (package {@code tvm}: the compiler
+ * is {@code libtvm_compiler}) and the new TIRx, apache-tvm-tirx (package {@code tvm_tirx}: {@code libtvm_tirx_compiler}
+ * and the LLVM backend {@code libtvm_tirx_llvm_backend_native}, no {@code libtvm_runtime_extra}). Both share
+ * apache-tvm-ffi's {@code libtvm_ffi}. System property {@code axe4j.tvm.lane} or environment variable
+ * {@code AXE4J_TVM_LANE} ({@code tvm} or {@code tvm_tirx}) picks the package folder inside a virtual environment and
+ * the walked-up folder ({@code .venv} or {@code .venv-tirx}); unset, a virtual environment's {@code tvm} is taken
+ * where it has one, else its {@code tvm_tirx}. A library folder given outright is searched for either compiler.
+ *
  * <p>{@code libtvm_ffi} installs its own SIGSEGV handler from a static constructor, which would
  * take over the signal the JVM uses for implicit null checks. The loader saves the JVM's actions
  * for SIGSEGV, SIGBUS, SIGFPE and SIGILL before loading and puts back every one that changed.
@@ -66,12 +74,19 @@ public final class TvmLibraries {
      * pinning prevents.
      */
     public static final String UNPIN_PROPERTY = "axe4j.tvm.unpinLibraries";
+    /** {@code tvm} (apache-tvm 0.27) or {@code tvm_tirx} (apache-tvm-tirx): which TVM package to load. */
+    public static final String LANE_PROPERTY = "axe4j.tvm.lane";
+    public static final String LANE_ENV = "AXE4J_TVM_LANE";
+    public static final String LANE_TVM = "tvm";
+    public static final String LANE_TIRX = "tvm_tirx";
 
     static final String FFI = "libtvm_ffi.so";
     static final String RUNTIME = "libtvm_runtime.so";
     static final String COMPILER = "libtvm_compiler.so";
     static final String RUNTIME_EXTRA = "libtvm_runtime_extra.so";
     static final String RUNTIME_CUDA = "libtvm_runtime_cuda.so";
+    static final String TIRX_COMPILER = "libtvm_tirx_compiler.so";
+    static final String TIRX_LLVM_BACKEND = "libtvm_tirx_llvm_backend_native.so";
 
     private static final int[] GUARDED_SIGNALS = {Libc.SIGSEGV, Libc.SIGBUS, Libc.SIGFPE, Libc.SIGILL};
 
@@ -89,7 +104,7 @@ public final class TvmLibraries {
      * (a runtime-only installation).
      */
     public record Located(Path ffi, Path runtime, Optional<Path> compiler, Optional<Path> runtimeExtra,
-                          Optional<Path> runtimeCuda, List<String> searched) {}
+                          Optional<Path> runtimeCuda, Optional<Path> llvmBackend, List<String> searched) {}
 
     /** What {@link #load()} did, for logs and diagnostics. */
     public record Loaded(Located located, List<String> loadedPaths, List<String> reusedPaths,
@@ -118,8 +133,10 @@ public final class TvmLibraries {
                     throw new TvmLoadException(LIBRARIES_PROPERTY + " (or " + LIBRARIES_ENV + ") must be 'runtime' or"
                             + " 'all', not '" + mode + "'");
                 }
+                String lane = nonBlank(System.getProperty(LANE_PROPERTY)) ? System.getProperty(LANE_PROPERTY)
+                        : System.getenv(LANE_ENV);
                 loaded = loadRuntime(locate(System.getProperty(LIBDIR_PROPERTY), System.getenv(LIBDIR_ENV),
-                        System.getenv(VENV_ENV), Paths.get(System.getProperty("user.dir"))));
+                        System.getenv(VENV_ENV), lane, Paths.get(System.getProperty("user.dir"))));
                 if ("all".equals(mode)) {
                     loadCompiler();
                 }
@@ -144,7 +161,8 @@ public final class TvmLibraries {
             if (compilerLoaded == null) {
                 Located located = runtime.located();
                 if (located.compiler().isEmpty()) {
-                    throw new TvmLoadException("this TVM installation is runtime-only: no " + COMPILER + " next to "
+                    throw new TvmLoadException("this TVM installation is runtime-only: no " + COMPILER + " or "
+                            + TIRX_COMPILER + " next to "
                             + located.runtime() + "; looked in: " + String.join(", ", located.searched())
                             + ". Compiling needs the apache-tvm wheel's libraries (" + VENV_ENV + " or -D"
                             + LIBDIR_PROPERTY + ")");
@@ -278,6 +296,22 @@ public final class TvmLibraries {
      * @throws TvmLoadException naming every place searched when a required library is missing
      */
     public static Located locate(String libdirProperty, String libdirEnv, String venvEnv, Path workingDirectory) {
+        return locate(libdirProperty, libdirEnv, venvEnv, null, workingDirectory);
+    }
+
+    /**
+     * As {@link #locate(String, String, String, Path)}, for a lane: {@code tvm}, {@code tvm_tirx}, or null/blank
+     * (a virtual environment's {@code tvm} where it has one, else its {@code tvm_tirx}).
+     *
+     * @throws TvmLoadException naming the lane when it is neither
+     */
+    public static Located locate(String libdirProperty, String libdirEnv, String venvEnv, String lane,
+                                 Path workingDirectory) {
+        if (nonBlank(lane) && !lane.equals(LANE_TVM) && !lane.equals(LANE_TIRX)) {
+            throw new TvmLoadException(LANE_PROPERTY + " (or " + LANE_ENV + ") must be '" + LANE_TVM + "' or '"
+                    + LANE_TIRX + "', not '" + lane + "'");
+        }
+        String venvName = LANE_TIRX.equals(lane) ? ".venv-tirx" : ".venv";
         List<String> searched = new ArrayList<>();
         List<Path> dirs = new ArrayList<>();
         String explicit = nonBlank(libdirProperty) ? libdirProperty : nonBlank(libdirEnv) ? libdirEnv : null;
@@ -291,13 +325,13 @@ public final class TvmLibraries {
             }
         } else if (nonBlank(venvEnv)) {
             origin = "environment " + VENV_ENV;
-            dirs.addAll(venvLibraryDirs(Paths.get(venvEnv), searched));
+            dirs.addAll(venvLibraryDirs(Paths.get(venvEnv), lane, searched));
         } else {
-            origin = "the nearest .venv above " + workingDirectory;
+            origin = "the nearest " + venvName + " above " + workingDirectory;
             for (Path dir = workingDirectory.toAbsolutePath().normalize(); dir != null; dir = dir.getParent()) {
-                Path venv = dir.resolve(".venv");
+                Path venv = dir.resolve(venvName);
                 if (Files.isDirectory(venv)) {
-                    dirs.addAll(venvLibraryDirs(venv, searched));
+                    dirs.addAll(venvLibraryDirs(venv, lane, searched));
                     break;
                 }
                 searched.add(venv + " (no such directory)");
@@ -313,7 +347,8 @@ public final class TvmLibraries {
         Map<String, Path> found = new LinkedHashMap<>();
         for (Path dir : dirs) {
             searched.add(dir.toString());
-            for (String name : List.of(FFI, RUNTIME, COMPILER, RUNTIME_EXTRA, RUNTIME_CUDA)) {
+            for (String name : List.of(FFI, RUNTIME, COMPILER, TIRX_COMPILER, RUNTIME_EXTRA, RUNTIME_CUDA,
+                    TIRX_LLVM_BACKEND)) {
                 Path candidate = dir.resolve(name);
                 if (!found.containsKey(name) && Files.isRegularFile(candidate)) {
                     found.put(name, candidate.toAbsolutePath().normalize());
@@ -331,14 +366,17 @@ public final class TvmLibraries {
                     + "); looked in: " + String.join(", ", searched)
                     + ". Set -D" + LIBDIR_PROPERTY + "=<dir>[" + File.pathSeparator + "<dir>...], " + LIBDIR_ENV
                     + ", or " + VENV_ENV + "=<virtualenv with apache-tvm>, or put org.axe4j:tvm-runtime-natives ("
-                    + RuntimeNatives.PLATFORM + ") on the class path; ci/setup-python.sh creates .venv.");
+                    + RuntimeNatives.PLATFORM + ") on the class path; ci/setup-python.sh creates .venv (apache-tvm),"
+                    + " ci/setup-tirx.sh .venv-tirx (apache-tvm-tirx, -D" + LANE_PROPERTY + "=" + LANE_TIRX + ").");
         }
-        return new Located(found.get(FFI), found.get(RUNTIME), Optional.ofNullable(found.get(COMPILER)),
+        // The compiler beside the runtime: 0.27's name first, then the new TIRx's.
+        Path compiler = found.containsKey(COMPILER) ? found.get(COMPILER) : found.get(TIRX_COMPILER);
+        return new Located(found.get(FFI), found.get(RUNTIME), Optional.ofNullable(compiler),
                 Optional.ofNullable(found.get(RUNTIME_EXTRA)), Optional.ofNullable(found.get(RUNTIME_CUDA)),
-                Collections.unmodifiableList(searched));
+                Optional.ofNullable(found.get(TIRX_LLVM_BACKEND)), Collections.unmodifiableList(searched));
     }
 
-    private static List<Path> venvLibraryDirs(Path venv, List<String> searched) {
+    private static List<Path> venvLibraryDirs(Path venv, String lane, List<String> searched) {
         List<Path> dirs = new ArrayList<>();
         Path lib = venv.resolve("lib");
         if (!Files.isDirectory(lib)) {
@@ -351,8 +389,11 @@ public final class TvmLibraries {
             Collections.sort(sorted);
             for (Path python : sorted) {
                 Path site = python.resolve("site-packages");
+                String tvmPackage = nonBlank(lane) ? lane
+                        : Files.isDirectory(site.resolve(LANE_TVM)) || !Files.isDirectory(site.resolve(LANE_TIRX))
+                                ? LANE_TVM : LANE_TIRX;
                 dirs.add(site.resolve("tvm_ffi").resolve("lib"));
-                dirs.add(site.resolve("tvm").resolve("lib"));
+                dirs.add(site.resolve(tvmPackage).resolve("lib"));
             }
         } catch (IOException e) {
             searched.add(lib + " (unreadable: " + e.getMessage() + ")");
@@ -379,7 +420,8 @@ public final class TvmLibraries {
         Ffi.register(ffi);
         ffiLibrary = ffi;
         List<String> skipped = new ArrayList<>();
-        skipped.add(located.compiler().isPresent() ? COMPILER + " (on demand)" : COMPILER + " (not found: runtime only)");
+        skipped.add(located.compiler().map(c -> c.getFileName() + " (on demand)")
+                .orElse(COMPILER + " (not found: runtime only)"));
         return new Loaded(located, List.copyOf(loadedPaths), List.copyOf(reused), List.copyOf(skipped),
                 List.copyOf(restored));
     }
@@ -406,6 +448,10 @@ public final class TvmLibraries {
                 }
             } else {
                 skipped.add(RUNTIME_CUDA + " (not found)");
+            }
+            // The new TIRx's LLVM code generator (target llvm); it links libtvm_tirx_compiler.
+            if (located.llvmBackend().isPresent()) {
+                open(located.llvmBackend().get(), Libc.RTLD_NOW | Libc.RTLD_LOCAL, loadedPaths, reused);
             }
         } finally {
             List<String> now = new ArrayList<>();

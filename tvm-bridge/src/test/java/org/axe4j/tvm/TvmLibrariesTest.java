@@ -61,6 +61,65 @@ class TvmLibrariesTest {
         assertTrue(walked.runtimeExtra().isPresent());
     }
 
+    /** A virtual environment's folders with empty files of the given names (locate only looks at names). */
+    private static Path fakeVenv(Path root, String... files) throws Exception {
+        Path site = root.resolve("lib").resolve("python3.11").resolve("site-packages");
+        for (String file : files) {
+            Path path = site.resolve(file);
+            Files.createDirectories(path.getParent());
+            Files.createFile(path);
+        }
+        return root;
+    }
+
+    @Test
+    void theNewTirxIsFoundByItsOwnLibraryNames(@TempDir Path dir) throws Exception {
+        Path venv = fakeVenv(dir, "tvm_ffi/lib/libtvm_ffi.so", "tvm_tirx/lib/libtvm_runtime.so",
+                "tvm_tirx/lib/libtvm_tirx_compiler.so", "tvm_tirx/lib/libtvm_tirx_llvm_backend_native.so",
+                "tvm_tirx/lib/libtvm_runtime_cuda.so");
+        for (String lane : new String[] {null, TvmLibraries.LANE_TIRX}) {
+            TvmLibraries.Located l = TvmLibraries.locate(null, null, venv.toString(), lane, Path.of("/"));
+            Path lib = venv.resolve("lib/python3.11/site-packages/tvm_tirx/lib").toAbsolutePath().normalize();
+            assertEquals(lib.resolve("libtvm_runtime.so"), l.runtime());
+            assertEquals(lib.resolve("libtvm_tirx_compiler.so"), l.compiler().orElseThrow());
+            assertEquals(lib.resolve("libtvm_tirx_llvm_backend_native.so"), l.llvmBackend().orElseThrow());
+            assertTrue(l.runtimeExtra().isEmpty());
+        }
+        // A library folder given outright: the new TIRx's compiler beside its runtime.
+        Path lib = venv.resolve("lib/python3.11/site-packages/tvm_tirx/lib");
+        Path ffi = venv.resolve("lib/python3.11/site-packages/tvm_ffi/lib");
+        TvmLibraries.Located explicit = TvmLibraries.locate(ffi + java.io.File.pathSeparator + lib, null, null,
+                Path.of("/"));
+        assertTrue(explicit.compiler().orElseThrow().endsWith("libtvm_tirx_compiler.so"));
+    }
+
+    @Test
+    void theLaneChoosesBetweenTwoTvmsInOneVenv(@TempDir Path dir) throws Exception {
+        Path venv = fakeVenv(dir, "tvm_ffi/lib/libtvm_ffi.so", "tvm/lib/libtvm_runtime.so",
+                "tvm/lib/libtvm_compiler.so", "tvm_tirx/lib/libtvm_runtime.so", "tvm_tirx/lib/libtvm_tirx_compiler.so");
+        TvmLibraries.Located unset = TvmLibraries.locate(null, null, venv.toString(), null, Path.of("/"));
+        TvmLibraries.Located tvm = TvmLibraries.locate(null, null, venv.toString(), TvmLibraries.LANE_TVM, Path.of("/"));
+        TvmLibraries.Located tirx = TvmLibraries.locate(null, null, venv.toString(), TvmLibraries.LANE_TIRX,
+                Path.of("/"));
+        assertTrue(unset.compiler().orElseThrow().endsWith(Path.of("tvm", "lib", "libtvm_compiler.so")));
+        assertEquals(unset, tvm);
+        assertTrue(tirx.runtime().endsWith(Path.of("tvm_tirx", "lib", "libtvm_runtime.so")));
+        assertTrue(tirx.compiler().orElseThrow().endsWith(Path.of("tvm_tirx", "lib", "libtvm_tirx_compiler.so")));
+        TvmLoadException bad = assertThrows(TvmLoadException.class,
+                () -> TvmLibraries.locate(null, null, venv.toString(), "tirx", Path.of("/")));
+        assertTrue(bad.getMessage().contains("'tirx'") && bad.getMessage().contains(TvmLibraries.LANE_PROPERTY),
+                bad.getMessage());
+    }
+
+    @Test
+    void theTirxLaneWalksUpToVenvTirx(@TempDir Path dir) throws Exception {
+        Path deep = Files.createDirectories(dir.resolve("a"));
+        TvmLoadException e = assertThrows(TvmLoadException.class,
+                () -> TvmLibraries.locate(null, null, null, TvmLibraries.LANE_TIRX, deep));
+        assertTrue(e.getMessage().contains(deep.resolve(".venv-tirx").toString()), e.getMessage());
+        assertTrue(e.getMessage().contains("ci/setup-tirx.sh"), e.getMessage());
+    }
+
     @Test
     void loadIsIdempotentAcrossThreads() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
