@@ -8,6 +8,8 @@ import threading
 _worker_lock = threading.Lock()
 
 
+from .target_check import host_target  # noqa: F401  (axe4j.host_target, as before)
+
 STRICT_ENV = "AXE4J_STRICT"
 
 
@@ -136,17 +138,6 @@ def _check_trn_allocation(mod, executable):
         if isinstance(func, tvm.tirx.PrimFunc):
             trn_allocation.check(func, source)
             executable.trn_layout_extents.update(trn_allocation.layout_extents(func))
-
-
-def host_target():
-    """The ``llvm`` target for this machine's CPU (``mcpu`` = LLVM's name for it, e.g. ``znver3``).
-
-    Plain ``"llvm"`` is TVM's generic x86-64: SSE2 only, no FMA, so a 16-lane fp32 loop runs as four SSE
-    operations and a GEMM reaches about a quarter of what the same plan does with AVX2 and FMA. Use this target
-    for code that runs where it is compiled; use an explicit ``mcpu`` for a module exported to other machines."""
-    import tvm
-
-    return tvm.target.Target({"kind": "llvm", "mcpu": str(tvm.target.codegen.llvm_get_system_cpu())})
 
 
 def _has_worker_axis(layout) -> bool:
