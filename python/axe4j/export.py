@@ -71,8 +71,8 @@ def export_library(executable, path: str | os.PathLike, target=None, *, function
     manifest = None
     if functions is not None:   # checked before anything is written: a bad roles= leaves no files
         cuda_arch = str(target.attrs.get("arch", "")) if cuda_sources(executable) else None
-        manifest = manifests.build(path, functions, target if target is not None else getattr(executable, "target", None),
-                                   cuda_arch, roles)
+        compiled_for = target if target is not None else getattr(executable, "target", None)
+        manifest = manifests.build(path, functions, compiled_for, cuda_arch, roles)
     elif roles is not None:
         raise ValueError(f"export_library({path}): roles= needs the PrimFuncs (functions=, or an executable "
                          "from axe4j.compile)")
