@@ -486,6 +486,11 @@ public final class ModuleService {
         }
     }
 
+    /** The folder holding the loaded versions' copies (one per version still in use). */
+    Path scratch() {
+        return scratch;
+    }
+
     int generation() {
         return current.get().generation;
     }

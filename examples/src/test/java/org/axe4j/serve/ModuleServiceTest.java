@@ -490,11 +490,30 @@ class ModuleServiceTest {
             failed = post(s, "/admin/reload?path=" + broken, null, new byte[0]);
             assertEquals(422, failed.statusCode());
             assertTrue(failed.body().contains("broken.so failed to load; still serving generation 7"), failed.body());
+            Path renamed = work.resolve("renamed.so");
+            Files.copy(v1, renamed);
+            Files.writeString(Manifest.of(renamed), Files.readString(Manifest.of(v1)).replace("\"matmul\"",
+                    "\"conv\""));
+            failed = post(s, "/admin/reload?path=" + renamed, null, new byte[0]);
+            assertEquals(422, failed.statusCode());
+            assertTrue(failed.body().contains("does not match its manifest") && failed.body().contains("conv"),
+                    failed.body());
+            Path malformed = work.resolve("malformed.so");
+            Files.copy(v1, malformed);
+            Files.writeString(Manifest.of(malformed), "{\"format\": 1, \"device\": {\"kind\": \"cpu\"}}");
+            failed = post(s, "/admin/reload?path=" + malformed, null, new byte[0]);
+            assertEquals(422, failed.statusCode());
+            assertTrue(failed.body().contains("malformed.so.manifest.json: field 'functions' is missing"),
+                    failed.body());
             float[] x = random(new Random(3), N);
             assertClose(plus(x, x, 0), addAnswer(s, x, x), "version 1 (the last reloaded) still serves");
+            try (var versions = Files.list(s.scratch())) {
+                assertEquals(List.of("v7"), versions.map(v -> v.getFileName().toString()).toList(),
+                        "the replaced versions and the failed loads are closed and their copies deleted");
+            }
             String metrics = get(s, "/metrics").body();
             assertTrue(metrics.contains("axe_reloads_total{result=\"ok\"} 6"), metrics);
-            assertTrue(metrics.contains("axe_reloads_total{result=\"failed\"} 2"), metrics);
+            assertTrue(metrics.contains("axe_reloads_total{result=\"failed\"} 4"), metrics);
             assertTrue(metrics.contains("axe_module_generation 7"), metrics);
             System.out.println("[serve] reloads under load: " + answered + " answers, " + fromV2
                     + " from version 2, none failed");
