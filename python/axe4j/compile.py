@@ -57,6 +57,8 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
     _raise_rule_errors(None)
     lowering.keep(rows)
     executable.lowered = list(rows)
+    executable.functions = mod   # the PrimFuncs as written, and their target: export_library's manifest
+    executable.target = target
     from ._arguments import ShapeCheckedExecutable
     from tvm.runtime import Executable
 

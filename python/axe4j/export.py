@@ -9,6 +9,8 @@ of the source they were made from (``org.axe4j.tvm.cuda.CudaBinaries``). ``expor
     gemm.so.fatbins/
         <sha256 of source>.fatbin   nvcc's fatbin of each CUDA module's source, for the target's arch
         manifest.json               {"arch": ..., "fatbins": [{"sha256", "bytes", "kernels"}], "nvcc": ...}
+    gemm.so.manifest.json        each function's arguments (shape, dtype, input or output) and the device, for a
+                                 service that loads any module (``axe serve``; ``axe4j.manifest``)
 
 Content addressing means a fatbin can only serve the source it was compiled from: an edited library fails loudly at
 load time instead of running stale code.
@@ -44,20 +46,43 @@ def cuda_sources(executable) -> list[str]:
     return sources
 
 
-def export_library(executable, path: str | os.PathLike, target=None) -> Path:
+def export_library(executable, path: str | os.PathLike, target=None, *, functions=None, roles=None) -> Path:
     """Writes ``path`` with ``executable.export_library`` and, when it holds CUDA modules, ``path.fatbins/`` with
     nvcc's fatbin of each module's source for ``target``'s arch (the CUDA target it was compiled for; required then).
     Returns the library's path. nvcc is the ``nvidia-cuda-nvcc`` wheel's (``axe4j.use_pip_nvcc``).
 
-    All or nothing: when a step fails, neither the library nor its fatbin folder is left behind, and the error
-    (``ExportError``) starts with the compiler's own cause (``nvcc fatal: ...``, ``error: ...``)."""
+    Beside it goes ``path.manifest.json`` (``axe4j.manifest``) describing the PrimFuncs ``functions`` (an IRModule,
+    a PrimFunc or a dict of them; default: those ``axe4j.compile`` was given, kept on its executable). An argument
+    the function writes is an output, the others inputs; ``roles={function: {argument: role}}`` overrides that
+    (``"inout"`` for one read and written in place). An executable from ``tvm.compile`` without ``functions=`` gets
+    no manifest, since the compiled library no longer holds the argument shapes.
+
+    All or nothing: when a step fails, neither the library nor its fatbin folder nor its manifest is left behind,
+    and the error (``ExportError``) starts with the compiler's own cause (``nvcc fatal: ...``, ``error: ...``)."""
+    from . import manifest as manifests
+
     path = Path(path)
     sidecar = sidecar_of(path)
+    described = manifests.manifest_of(path)
     _check_target(executable, path, target)
+    functions = functions if functions is not None else getattr(executable, "functions", None)
+    if described.exists():
+        described.unlink()
+    manifest = None
+    if functions is not None:   # checked before anything is written: a bad roles= leaves no files
+        cuda_arch = str(target.attrs.get("arch", "")) if cuda_sources(executable) else None
+        compiled_for = target if target is not None else getattr(executable, "target", None)
+        manifest = manifests.build(path, functions, compiled_for, cuda_arch, roles)
+    elif roles is not None:
+        raise ValueError(f"export_library({path}): roles= needs the PrimFuncs (functions=, or an executable "
+                         "from axe4j.compile)")
     try:
-        return _export(executable, path, sidecar, target)
+        written_path = _export(executable, path, sidecar, target)
+        if manifest is not None:
+            manifests.write(path, manifest)
+        return written_path
     except Exception as error:
-        for written in (path, sidecar):
+        for written in (path, sidecar, described):
             if written.is_dir():
                 shutil.rmtree(written, ignore_errors=True)
             elif written.exists():

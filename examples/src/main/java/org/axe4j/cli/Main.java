@@ -43,6 +43,9 @@ public final class Main {
             "                             (axe layout --help lists them with their arguments)",
             "  axe demo [--out DIR]       the paper's worked examples with their mapped coordinates;",
             "                             writes SVG pictures of their tiles into DIR (default out/demo)",
+            "  axe serve MODULE.so [--port N] [--threads N] [--queue N] [--deadline-ms N]",
+            "                             serves each function of a module axe4j.export_library wrote",
+            "                             over HTTP on 127.0.0.1 (docs/serving.md); SIGTERM drains",
             "  axe --help                 this text",
             "",
             "exit codes: 0 ok, 2 bad input, 3 not representable, 4 too large (over a cap), 1 internal error,",
@@ -81,6 +84,7 @@ public final class Main {
             return switch (list.get(0)) {
                 case "layout" -> LayoutCommands.run(list.subList(1, list.size()), in, out, env);
                 case "demo" -> Demo.run(list.subList(1, list.size()), out);
+                case "serve" -> org.axe4j.serve.ServeCommand.run(list.subList(1, list.size()), out, err);
                 default -> throw new AxeException(AxeException.Kind.INVALID,
                         "unknown command '" + list.get(0) + "' (see: axe --help)");
             };
