@@ -258,12 +258,15 @@ def test_explain_says_how_the_tuned_kernel_runs_its_epilogue():
     ragged = gemm_tuning.hopper_gemm_tuned(200, 136, 72, epilogue=epilogue)
     first = axe4j.explain(ragged, TARGET, file=open("/dev/null", "w")).splitlines()[0]
     assert first.startswith("main: hopper_gemm_pipelined tiles 128x128: rule"), first
-    assert first.endswith("; fused epilogue (alpha=1,beta=0,bias,silu): C and the bias by TMA (edge tiles clip); "
+    assert first.endswith("; fused epilogue (alpha=1,beta=0,bias,silu): the bias by TMA (edge tiles clip); "
                           "32-column chunks"), first
     decode = str(gemm_tuning.hopper_gemm_tuned(1, 4096, 4096, epilogue=epilogue).attrs["axe4j.tuning"])
     assert decode.startswith("hopper_gemm_pipelined swap-AB tiles 128x16 (N x M), split-K 4: rule"), decode
-    assert decode.endswith("fused epilogue (alpha=1,beta=0,bias,silu): C and the bias by TMA (edge tiles clip); "
-                           "16-column chunks, C read transposed, the bias down the tile's rows, once per tile, after "
-                           "the sum of the 4 split-K partials"), decode
+    assert decode.endswith("fused epilogue (alpha=1,beta=0,bias,silu): the bias down the rows by TMA (edge tiles "
+                           "clip); 16-column chunks, once per tile, after the sum of the 4 split-K partials"), decode
     whole = str(gemm_tuning.hopper_gemm_tuned(2048, 2048, 2048, epilogue=Epilogue(1.0, 1.0)).attrs["axe4j.tuning"])
-    assert whole.endswith("C and the bias by register loads (whole tiles); 32-column chunks"), whole
+    assert whole.endswith("fused epilogue (alpha=1,beta=1): C by register loads (whole tiles); 32-column chunks"), \
+        whole
+    swapped = gemm_tuning.hopper_gemm_tuned(16, 256, 128, epilogue=Epilogue(1.0, 0.5, True)).attrs["axe4j.tuning"]
+    assert str(swapped).endswith("C transposed and the bias down the rows by register loads (whole tiles); "
+                                 "16-column chunks"), swapped

@@ -82,14 +82,15 @@ def epilogue_plan(m: int, n: int, bm: int, bn: int, epilogue, swap_ab: bool = Fa
     ``axe4j.tuning`` attribute, which ``axe4j.explain`` prints)."""
     if epilogue is None:
         return "no fused epilogue"
+    operands = " and ".join(([f"C{' transposed' if swap_ab else ''}"] if epilogue.beta != 0 else []) +
+                            ([f"the bias{' down the rows' if swap_ab else ''}"] if epilogue.bias else []))
     if epilogue_through_tma(m, n, bm, bn, epilogue, swap_ab):
-        reads = "C and the bias by TMA (edge tiles clip)"
-    elif epilogue.beta != 0 or epilogue.bias:
-        reads = "C and the bias by register loads (whole tiles)"
+        reads = f"{operands} by TMA (edge tiles clip)"
+    elif operands:
+        reads = f"{operands} by register loads (whole tiles)"
     else:
-        reads = "no operand reads"
-    where = [f"{epilogue_cols(bn)}-column chunks"] + (["C read transposed, the bias down the tile's rows"]
-                                                         if swap_ab else [])
+        reads = "no operand read"
+    where = [f"{epilogue_cols(bn)}-column chunks"]
     if split_k > 1:
         where.append(f"once per tile, after the sum of the {split_k} split-K partials")
     return f"fused epilogue ({epilogue.label}): {reads}; " + ", ".join(where)
