@@ -24,6 +24,11 @@ Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`
   TMA loads read zeros past the tensor's end (also for M smaller than one 64-row block, down to M = 1) and its TMA
   store writes nothing there, so no code path differs at the edge. TMA's one rule is that rows are a multiple of
   16 bytes: K and N multiples of 8 (FP16/BF16); ``gemm_tuning.padded_gemm`` runs other shapes on zero-padded copies.
+* **Fused epilogue at any shape.** act(alpha acc + beta C + bias) runs on the accumulator after the K loop (after
+  split-K's sum). On whole tiles C and the bias come by register loads; where the grid has edge tiles, one thread of
+  each consumer loads C's box (D's own) into the staging tile and the bias box into a float32 vector by TMA, which
+  clips, and the consumer waits on its own mbarrier (``epilogue_through_tma``). Swapped, C is read through the
+  transposed staging view and the bias runs down the tile's rows.
 * **Decode and small M** (docs/cuda-gemm.md, "Decode and small-M strategies"): ``bm=64`` runs one consumer
   warpgroup; ``swap_ab`` computes D^T = B A^T (N on the tile's rows, M on its BN columns) and writes the accumulator
   into D's staging box through a transposed layout of the same bytes (``transposed_staging``); ``split_k=S`` walks
@@ -220,6 +225,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     the persistent CTAs walk like tiles; the kernel takes (A, B, W, Count, D): each unit stores its FP32 partial
     sum into the workspace W (``split_k_workspace``) and counts itself in Count (zeros, left zeros); the last unit
     of a tile sums W[0], ..., W[S - 1] in that order (deterministic whichever unit comes last) and stores D.
+    The fused epilogue runs at every shape, tile and strategy above but clusters with split-K; with split-K the
+    kernel takes (A, B, C, Bias, W, Count, D) and the epilogue runs once per tile, after the sum.
     Raises ValueError naming every parameter it cannot lower."""
     dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
     itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
