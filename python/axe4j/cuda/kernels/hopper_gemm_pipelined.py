@@ -471,8 +471,9 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                             bias_rows = T.decl_buffer((n, m), "float32", data=Bias.data,
                                                       layout=TileLayout(S[(n, m):(1, 0)]))   # column stride 0
                         else:
+                            # row stride 0: the broadcast
                             bias_rows = T.decl_buffer((half, n), "float32", data=Bias.data,
-                                                      layout=TileLayout(S[(half, n):(0, 1)]))   # row stride 0: broadcast
+                                                      layout=TileLayout(S[(half, n):(0, 1)]))
                         for c in T.unroll(bn // ch):
                             # (no let-bound starts: the register rule reads c * ch as a multiple of it)
                             cols = acc[:, c * ch:c * ch + ch]
@@ -484,7 +485,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                                 if clipped:
                                     Tx.wg.copy(c_in[:, :], D_acc[part, 0, :, c * ch:c * ch + ch])
                                 elif swap_ab:
-                                    Tx.wg.copy(c_in[:, :], c_tile[row:row + half, tn * bn + c * ch:tn * bn + c * ch + ch])
+                                    Tx.wg.copy(c_in[:, :], c_tile[row:row + half,
+                                                                  tn * bn + c * ch:tn * bn + c * ch + ch])
                                 else:
                                     Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * ch:tn * bn + c * ch + ch])
                                 Tx.wg.cast(c_f32[:, :], c_in[:, :])
