@@ -17,6 +17,9 @@ M on its BN = ``swap_bn(M)`` columns); and for any configuration whose tiles lea
 (``split_for``: K split S ways, FP32 partials, the tile's last unit sums them in order). Without a measurement the
 rule takes, at M <= 64, swap-AB with BM = 128 (split-K when its tiles leave SMs idle), and above it the tile rule
 above, split-K'd when no configuration fills the SMs.
+
+With a fused epilogue (``epilogue=``) the same configurations apply (its bias boxes and mbarriers fit beside every
+one), and the tuned kernel's ``axe4j.tuning`` attribute ends with how the epilogue runs there (``epilogue_plan``).
 """
 
 from __future__ import annotations
