@@ -229,3 +229,44 @@ def test_explain_shows_the_decode_strategy_and_the_tuned_swap_kernel_runs():
     axe4j.use_pip_nvcc()
     cuda_interp.run(axe4j.compile(padded.kernel, TARGET), a2, b2, d2)
     np.testing.assert_array_equal(padded.unpad(d2).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32).T)
+
+
+# ---- the fused epilogue at every shape the GEMM serves ---------------------------------------------------------------
+
+def test_every_served_shape_has_a_configuration_that_runs_the_fused_epilogue():
+    """The epilogue's shared memory (the bias boxes and their mbarriers) leaves every configuration in place, so the
+    chooser takes the same one with an epilogue as without, and the builder accepts it."""
+    from axe4j.cuda.kernels.epilogue import Epilogue
+    from axe4j.cuda.kernels.hopper_gemm_pipelined import hopper_gemm_pipelined
+
+    epilogue = Epilogue(0.5, 0.25, True, "silu")
+    small = ((200, 136, 72), (63, 136, 200), (17, 264, 72), (1, 256, 128), (1, 136, 256))
+    for shape in gemm_tuning.SWEEP + gemm_tuning.SERVED + small:
+        options = gemm_tuning.applicable(*shape, epilogue=epilogue)
+        assert options == gemm_tuning.applicable(*shape), shape
+        assert gemm_tuning.choose(*shape, epilogue=epilogue) == gemm_tuning.choose(*shape), shape
+    for shape in small + ((1, 4096, 4096), (64, 4096, 4096)):
+        config = gemm_tuning.choose(*shape, epilogue=epilogue).config
+        kernel = hopper_gemm_pipelined(*shape, epilogue=epilogue, **config.options())
+        assert len(kernel.params) == 4 + (2 if config.split_k > 1 else 0) + 1, (shape, config.label)
+
+
+def test_explain_says_how_the_tuned_kernel_runs_its_epilogue():
+    from axe4j.cuda.kernels.epilogue import Epilogue
+
+    epilogue = Epilogue(bias=True, activation="silu")
+    ragged = gemm_tuning.hopper_gemm_tuned(200, 136, 72, epilogue=epilogue)
+    first = axe4j.explain(ragged, TARGET, file=open("/dev/null", "w")).splitlines()[0]
+    assert first.startswith("main: hopper_gemm_pipelined tiles 128x128: rule"), first
+    assert first.endswith("; fused epilogue (alpha=1,beta=0,bias,silu): the bias by TMA (edge tiles clip); "
+                          "32-column chunks"), first
+    decode = str(gemm_tuning.hopper_gemm_tuned(1, 4096, 4096, epilogue=epilogue).attrs["axe4j.tuning"])
+    assert decode.startswith("hopper_gemm_pipelined swap-AB tiles 128x16 (N x M), split-K 4: rule"), decode
+    assert decode.endswith("fused epilogue (alpha=1,beta=0,bias,silu): the bias down the rows by TMA (edge tiles "
+                           "clip); 16-column chunks, once per tile, after the sum of the 4 split-K partials"), decode
+    whole = str(gemm_tuning.hopper_gemm_tuned(2048, 2048, 2048, epilogue=Epilogue(1.0, 1.0)).attrs["axe4j.tuning"])
+    assert whole.endswith("fused epilogue (alpha=1,beta=1): C by register loads (whole tiles); 32-column chunks"), \
+        whole
+    swapped = gemm_tuning.hopper_gemm_tuned(16, 256, 128, epilogue=Epilogue(1.0, 0.5, True)).attrs["axe4j.tuning"]
+    assert str(swapped).endswith("C transposed and the bias down the rows by register loads (whole tiles); "
+                                 "16-column chunks"), swapped

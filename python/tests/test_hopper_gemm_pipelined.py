@@ -67,6 +67,28 @@ FUSED = {
     "256x128_tiles_fused_relu": ((512, 256, 128), dict(bm=256, bn=128, sms=1), Epilogue(1.0, 0.0, True, "relu")),
     "128x128_tiles_fused_beta": ((256, 256, 192), dict(bm=128, bn=128, sms=3), Epilogue(-1.0, 2.0, False, None)),
 }
+# ... and at every shape the GEMM serves: edge tiles (C and the bias by TMA, boxes that clip), 64-row tiles, swap-AB
+# (C read transposed, the bias down the tile's rows), split-K (the epilogue once, after the sum), FP16 and BF16; the
+# whole-tile swap-AB and split-K kernels read C and the bias with register loads
+FUSED.update({
+    "ragged_200x136x72_128x128_fused_silu": ((200, 136, 72), dict(bm=128, bn=128, sms=3, group_m=2),
+                                             Epilogue(0.5, 0.25, True, "silu")),
+    "ragged_17x264x72_64x256_fused_beta_silu": ((17, 264, 72), dict(bm=64, bn=256, sms=2),
+                                                Epilogue(1.0, -0.5, False, "silu")),
+    "ragged_63x136x256_64x128_split4_bf16_fused_relu": ((63, 136, 256), dict(bm=64, bn=128, sms=3, split_k=4,
+                                                                             dtype="bfloat16"),
+                                                        Epilogue(2.0, 0.0, True, "relu")),
+    "swap_128x16_split2_1x136x256_fused_beta_bias": ((1, 136, 256), dict(bm=128, bn=16, sms=2, swap_ab=True,
+                                                                         split_k=2), Epilogue(1.0, 1.0, True, None)),
+    "swap_128x16_1x256x128_bf16_fused_silu": ((1, 256, 128), dict(bm=128, bn=16, sms=2, swap_ab=True,
+                                                                  dtype="bfloat16"), Epilogue(0.5, 0.0, True, "silu")),
+    "swap_64x64_63x200x72_bf16_fused_silu": ((63, 200, 72), dict(bm=64, bn=64, sms=3, swap_ab=True,
+                                                                 dtype="bfloat16"), Epilogue(1.0, 0.5, True, "silu")),
+    "swap_128x16_whole_16x256x128_fused_relu": ((16, 256, 128), dict(bm=128, bn=16, sms=2, swap_ab=True),
+                                                Epilogue(1.0, 0.5, True, "relu")),
+    "128x128_split2_whole_128x128x128_fused_silu": ((128, 128, 128), dict(bm=128, bn=128, sms=2, split_k=2),
+                                                    Epilogue(1.0, 0.5, True, "silu")),
+})
 FUSED_LARGE = {"8192x4096x4096_128x256_fused": ((8192, 4096, 4096), dict(bm=128, bn=256),
                                                 Epilogue(0.5, 0.25, True, "silu"))}
 
@@ -151,14 +173,16 @@ def _build(name):
     return _built[name]
 
 
-def _fused_operands(shape, seed=0):
-    """A, B (small integers), C (D's type, normal), Bias (float32, normal) and D (zeros)."""
+def _fused_operands(shape, options=None, seed=0):
+    """A, B (small integers), C (D's type, normal), Bias (float32, normal), [split-K's W, Count] and D (zeros)."""
     m, n, k = shape
+    options = options or {}
+    np_dtype = ml_dtypes.bfloat16 if options.get("dtype") == "bfloat16" else np.float16
     rng = np.random.default_rng(seed)
-    a = rng.integers(-2, 3, (m, k)).astype("float16")
-    b = rng.integers(-2, 3, (n, k)).astype("float16")
-    return [a, b, rng.standard_normal((m, n)).astype("float16"), rng.standard_normal(n).astype("float32"),
-            np.zeros((m, n), "float16")]
+    a = rng.integers(-2, 3, (m, k)).astype(np_dtype)
+    b = rng.integers(-2, 3, (n, k)).astype(np_dtype)
+    return [a, b, rng.standard_normal((m, n)).astype(np_dtype), rng.standard_normal(n).astype("float32")] + \
+        _workspace(shape, options) + [np.zeros((m, n), np_dtype)]
 
 
 def gpu_cases():
@@ -181,8 +205,9 @@ def gpu_cases():
         cases.append(_gpu_cases.GpuCase(
             name=f"hopper_gemm_pipelined/{name}", arch="sm_90a", build=lambda name=name: _build(name),
             kernel=lambda name=name: _kernel(name), target=TARGET,
-            args=lambda shape=shape: _fused_operands(shape), outputs=(4,),
-            expected=lambda args, e=epilogue: [e.reference(args[0], args[1], args[2], args[3], "float16")],
+            args=lambda shape=shape, options=options: _fused_operands(shape, options),
+            outputs=(4 + 2 * (options.get("split_k", 1) > 1),),
+            expected=lambda args, e=epilogue: [e.reference(args[0], args[1], args[2], args[3], args[-1].dtype)],
             rtol=1e-2, atol=1e-2, size="large" if name in FUSED_LARGE else "small",
             epilogue={"alpha": epilogue.alpha, "beta": epilogue.beta, "bias": epilogue.bias,
                       "activation": epilogue.activation}))
@@ -252,16 +277,18 @@ def test_fp8_runs_k32_wgmma_from_128_byte_rows_and_bad_types_are_named():
 
 @pytest.mark.parametrize("name", sorted(FUSED))
 def test_fused_epilogue_matches_numpy_when_interpreted(name):
-    shape, _, epilogue = FUSED[name]
-    args = _fused_operands(shape)
+    shape, options, epilogue = FUSED[name]
+    args = _fused_operands(shape, options)
     cuda_interp.run(_build(name), *args)
-    np.testing.assert_allclose(args[4].astype("float32"),
-                               epilogue.reference(*args[:4], "float16").astype("float32"), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(args[-1].astype("float32"),
+                               epilogue.reference(*args[:4], args[-1].dtype).astype("float32"), rtol=1e-2, atol=1e-2)
+    if options.get("split_k", 1) > 1:   # the epilogue ran once per tile, in the unit that summed; counts back to 0
+        assert not args[5].any(), args[5]
 
 
 def test_ragged_edges_are_tma_boxes_past_the_end_and_unaligned_rows_are_named():
     """The edge tiles are the same TMA boxes as inner ones (the tensor map has the real M, N, K; TMA clips), and
-    what TMA cannot address is refused with the shape to pad to; a fused epilogue needs whole tiles."""
+    what TMA cannot address is refused with the shape to pad to; a fused epilogue's C and bias are TMA boxes too."""
     plans = axe4j.explain(hopper_gemm_pipelined(1, 264, 72, bm=128, bn=256, sms=2), TARGET)
     assert "tensor map dims [72, 1]" in plans and "tensor map dims [72, 264]" in plans   # A and B: real dims
     assert "tensor map dims [264, 1]" in plans   # D: 1 row, the 64-row store box clipped
@@ -269,8 +296,10 @@ def test_ragged_edges_are_tma_boxes_past_the_end_and_unaligned_rows_are_named():
         hopper_gemm_pipelined(128, 256, 100)
     with pytest.raises(ValueError, match=r"N=250: TMA needs D's rows .* pad N to 256"):
         hopper_gemm_pipelined(128, 250, 128)
-    with pytest.raises(ValueError, match="the fused epilogue reads C and the bias with register loads"):
-        hopper_gemm_pipelined(200, 256, 128, bm=128, bn=256, epilogue=Epilogue(1.0, 1.0, False, None))
+    fused = axe4j.explain(hopper_gemm_pipelined(200, 136, 72, bm=128, bn=128, sms=3,
+                                                epilogue=Epilogue(1.0, 1.0, True, None)), TARGET)
+    assert "tensor map dims [136, 200]" in fused   # C's box like D's, clipped at M and N
+    assert "tensor map dims [136]" in fused        # the bias box, clipped at N
 
 
 def test_fused_kernels_take_c_and_bias_and_refuse_what_they_cannot_chunk():
@@ -349,10 +378,8 @@ def test_decode_strategies_refuse_what_they_cannot_lower():
         hopper_gemm_pipelined(64, 512, 256, bm=96, bn=128)
     with pytest.raises(ValueError, match=r"split_k=3 must be a positive divisor of the 4 K tiles"):
         hopper_gemm_pipelined(64, 512, 256, bm=64, bn=128, split_k=3)
-    with pytest.raises(ValueError, match=r"split_k=2 with a fused epilogue or a cluster is not written"):
-        hopper_gemm_pipelined(256, 512, 256, split_k=2, epilogue=Epilogue())
-    with pytest.raises(ValueError, match=r"swap_ab=True and a fused epilogue together are not written"):
-        hopper_gemm_pipelined(16, 512, 256, bm=128, bn=16, swap_ab=True, epilogue=Epilogue())
+    with pytest.raises(ValueError, match=r"split_k=2 with a cluster is not written"):
+        hopper_gemm_pipelined(256, 512, 256, split_k=2, cluster=(2, 1))
 
 
 def test_explain_shows_the_wait_depth():
@@ -486,3 +513,17 @@ def test_sass_reads_come_from_the_operands_after_the_destination():
               (0x70, "F2FP.F16.F32.PACK_AB R6, R25, R24")]
     assert sass.accumulator_reads_in_flight(flight) == ["/*0030*/ F2FP.F16.F32.PACK_AB R6, R55, R54",
                                                         "/*0050*/ STS [R24], R3"]
+
+
+def test_the_served_gemm_example_in_the_docs_runs(tmp_path, monkeypatch):
+    """docs/cuda-gemm.md, "A served GEMM, end to end": the block as written (tuned GEMM + bias + SiLU at 200x136x72,
+    compiled for sm_90a, checked against numpy in the interpreter, exported with its fatbin)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cuda-gemm.md").read_text()
+    section = doc[doc.index("## A served GEMM, end to end"):]
+    block = section[section.index("```python\n") + len("```python\n"):section.index("\n```\n")]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "docs/cuda-gemm.md", "exec"), {"__name__": "served_gemm_example"})
+    assert (tmp_path / "gemm_bias_silu.so").is_file()
+    assert list((tmp_path / "gemm_bias_silu.so.fatbins").glob("*.fatbin"))

@@ -3,7 +3,7 @@ on the accumulator's own layout before D is converted and stored.
 
 ``C`` has D's shape and type and is read only when ``beta != 0``; ``bias`` is a float32 vector over N (one value
 per output column) read only when ``bias`` is set; ``act`` is ``None``, ``"relu"`` (max(x, 0)) or ``"silu"``
-(x / (1 + e^-x)). A kernel built with an epilogue takes (A, B, C, Bias, D).
+(x / (1 + e^-x)). A kernel built with an epilogue takes (A, B, C, Bias, D), with split-K (A, B, C, Bias, W, Count, D).
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ M on its BN = ``swap_bn(M)`` columns); and for any configuration whose tiles lea
 (``split_for``: K split S ways, FP32 partials, the tile's last unit sums them in order). Without a measurement the
 rule takes, at M <= 64, swap-AB with BM = 128 (split-K when its tiles leave SMs idle), and above it the tile rule
 above, split-K'd when no configuration fills the SMs.
+
+With a fused epilogue (``epilogue=``) the same configurations apply (its bias boxes and mbarriers fit beside every
+one), and the tuned kernel's ``axe4j.tuning`` attribute ends with how the epilogue runs there (``epilogue_plan``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hopper_gemm_pipelined import check, hopper_gemm_pipelined, split_k_workspace, stages_for
+from .hopper_gemm_pipelined import (check, epilogue_bytes, epilogue_cols, epilogue_plan, hopper_gemm_pipelined,
+                                    split_k_workspace, stages_for)
 
 TUNING_FILE = Path(__file__).with_name("gemm_tuning.json")
 SMS = 132
@@ -137,10 +141,11 @@ def split_for(m: int, n: int, k: int, config: Config, dtype: str = "float16") ->
     return 1
 
 
-def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
-    """The configurations the builder accepts for this shape: ``CONFIGS`` in order; at M <= ``DECODE_M`` the
-    64-row tiles and swap-AB (BM 128, 64; BN ``swap_bn(M)``); then, for each of these without a cluster whose tiles
-    leave SMs idle, its split-K form (``split_for``)."""
+def applicable(m: int, n: int, k: int, dtype: str = "float16", epilogue=None) -> list[Config]:
+    """The configurations the builder accepts for this shape (with ``epilogue``, a fused
+    ``axe4j.cuda.kernels.epilogue.Epilogue``: its shared memory and column chunks counted): ``CONFIGS`` in order; at
+    M <= ``DECODE_M`` the 64-row tiles and swap-AB (BM 128, 64; BN ``swap_bn(M)``); then, for each of these without
+    a cluster whose tiles leave SMs idle, its split-K form (``split_for``)."""
     found = []
     fp8 = dtype in FP8_TYPES
     bk, itemsize, out = (BK_FP8, 1, "bfloat16") if fp8 else (BK, 2, dtype)
@@ -151,9 +156,12 @@ def applicable(m: int, n: int, k: int, dtype: str = "float16") -> list[Config]:
     for config in candidates:
         if not config.swap_ab and config.bm > -(-m // 128) * 128:
             continue   # a taller tile than M rounded up to 128 rows only computes rows past the end
+        if epilogue is not None and config.bn % epilogue_cols(config.bn):
+            continue
+        extra = epilogue_bytes(m, n, config.bm, config.bn, epilogue, config.swap_ab)
         try:
-            check(m, n, k, config.bm, config.bn, bk, stages_for(config.bm, config.bn, bk, itemsize, 2), GROUP_M, SMS,
-                  dtype, config.cluster, out_dtype=out, swap_ab=config.swap_ab)
+            check(m, n, k, config.bm, config.bn, bk, stages_for(config.bm, config.bn, bk, itemsize, 2, extra),
+                  GROUP_M, SMS, dtype, config.cluster, out_dtype=out, swap_ab=config.swap_ab, extra=extra)
         except ValueError:
             continue
         found.append(config)
@@ -224,10 +232,12 @@ def load(path: Path = TUNING_FILE) -> dict:
     return json.loads(path.read_text()).get("entries", {})
 
 
-def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a", path: Path = TUNING_FILE) -> Choice:
-    """The configuration for this problem: the measured best, else the rule of the module docstring. Raises
+def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a", path: Path = TUNING_FILE,
+           epilogue=None) -> Choice:
+    """The configuration for this problem (with a fused ``epilogue``: among those that run it, which at the
+    shapes the GEMM serves are all of them): the measured best, else the rule of the module docstring. Raises
     ValueError naming the shape when no configuration applies."""
-    options = applicable(m, n, k, dtype)
+    options = applicable(m, n, k, dtype, epilogue)
     if not options:
         try:
             check(m, n, k, *CONFIGS[0][:2], BK, stages_for(*CONFIGS[0][:2], BK), GROUP_M, SMS, dtype)
@@ -273,16 +283,20 @@ def choose(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a",
                                  f"({tiles(m, n, most)}), the least past the edges{why}")
 
 
-def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a"):
+def hopper_gemm_tuned(m: int, n: int, k: int, dtype: str = "float16", arch: str = "sm_90a", epilogue=None):
     """``hopper_gemm_pipelined`` with the chosen configuration; the choice is the PrimFunc's ``axe4j.tuning``
-    attribute, which ``axe4j.explain`` prints. A split-K choice takes (A, B, W, Count, D) (``Config.workspace``)."""
-    choice = choose(m, n, k, dtype, arch)
-    kernel = hopper_gemm_pipelined(m, n, k, dtype=dtype, **choice.config.options(dtype))
+    attribute, which ``axe4j.explain`` prints. A split-K choice takes (A, B, W, Count, D) (``Config.workspace``);
+    with a fused ``epilogue`` the kernel takes (A, B, C, Bias, D), split-K (A, B, C, Bias, W, Count, D), and the
+    attribute says how the epilogue runs at this shape (``epilogue_plan``)."""
+    choice = choose(m, n, k, dtype, arch, epilogue=epilogue)
     config = choice.config
+    kernel = hopper_gemm_pipelined(m, n, k, dtype=dtype, epilogue=epilogue, **config.options(dtype))
     tile = f"swap-AB tiles {config.bm}x{config.bn} (N x M)" if config.swap_ab else f"tiles {config.bm}x{config.bn}"
     where = "" if config.cluster == (1, 1) else f" in {config.cluster[0]}x{config.cluster[1]} clusters"
     split = f", split-K {config.split_k}" if config.split_k > 1 else ""
-    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined {tile}{where}{split}: {choice.reason}")
+    fused = "" if epilogue is None else "; " + epilogue_plan(m, n, config.bm, config.bn, epilogue, config.swap_ab,
+                                                             config.split_k)
+    return kernel.with_attr("axe4j.tuning", f"hopper_gemm_pipelined {tile}{where}{split}: {choice.reason}{fused}")
 
 
 @dataclass(frozen=True)

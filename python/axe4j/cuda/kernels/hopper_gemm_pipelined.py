@@ -24,6 +24,11 @@ Structure (each decision is a layout or a tile-op argument that ``axe4j.explain`
   TMA loads read zeros past the tensor's end (also for M smaller than one 64-row block, down to M = 1) and its TMA
   store writes nothing there, so no code path differs at the edge. TMA's one rule is that rows are a multiple of
   16 bytes: K and N multiples of 8 (FP16/BF16); ``gemm_tuning.padded_gemm`` runs other shapes on zero-padded copies.
+* **Fused epilogue at any shape.** act(alpha acc + beta C + bias) runs on the accumulator after the K loop (after
+  split-K's sum). On whole tiles C and the bias come by register loads; where the grid has edge tiles, one thread of
+  each consumer loads C's box (D's own) into the staging tile and the bias box into a float32 vector by TMA, which
+  clips, and the consumer waits on its own mbarrier (``epilogue_through_tma``). Swapped, C is read through the
+  transposed staging view and the bias runs down the tile's rows.
 * **Decode and small M** (docs/cuda-gemm.md, "Decode and small-M strategies"): ``bm=64`` runs one consumer
   warpgroup; ``swap_ab`` computes D^T = B A^T (N on the tile's rows, M on its BN columns) and writes the accumulator
   into D's staging box through a transposed layout of the same bytes (``transposed_staging``); ``split_k=S`` walks
@@ -55,12 +60,55 @@ EPILOGUE_COLS = 32   # accumulator columns the fused epilogue works on at a time
 ARRIVAL_BYTES = 8    # split-K: one int32 per consumer warpgroup (allocated in every kernel, used by split-K's)
 
 
-def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2, out_itemsize: int | None = None) -> int:
+def stages_for(bm: int, bn: int, bk: int, itemsize: int = 2, out_itemsize: int | None = None, extra: int = 0) -> int:
     """The most ring slots of (BM + BN) x BK elements of ``itemsize`` bytes (and 2 mbarriers each) that fit a CTA's
-    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same) and
-    split-K's two arrival words (``ARRIVAL_BYTES``)."""
+    shared memory beside the BM x BN epilogue staging tile (``out_itemsize`` bytes an element, default the same),
+    split-K's two arrival words (``ARRIVAL_BYTES``) and ``extra`` bytes (``epilogue_bytes``)."""
     per = (bm + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize) - ARRIVAL_BYTES) // per))
+    return max(1, min(MAX_STAGES, (SHARED_BYTES - bm * bn * (out_itemsize or itemsize) - ARRIVAL_BYTES - extra) // per))
+
+
+def epilogue_cols(bn: int) -> int:
+    """Accumulator columns the fused epilogue works on at a time: ``EPILOGUE_COLS``, or all BN when narrower
+    (swap-AB's BN = 16 at decode)."""
+    return min(bn, EPILOGUE_COLS)
+
+
+def epilogue_through_tma(m: int, n: int, bm: int, bn: int, epilogue, swap_ab: bool = False) -> bool:
+    """Whether the fused epilogue loads C and the bias with TMA (boxes that clip at the tensors' ends): when it reads
+    either and the tile grid has edge tiles. On whole tiles it reads them with register loads from global memory."""
+    rows, cols = (n, m) if swap_ab else (m, n)
+    reads = epilogue is not None and (epilogue.beta != 0 or epilogue.bias)
+    return bool(reads and (rows % bm or cols % bn))
+
+
+def epilogue_plan(m: int, n: int, bm: int, bn: int, epilogue, swap_ab: bool = False, split_k: int = 1) -> str:
+    """How the fused epilogue runs at this shape and configuration, in words (``gemm_tuning`` puts it in the kernel's
+    ``axe4j.tuning`` attribute, which ``axe4j.explain`` prints)."""
+    if epilogue is None:
+        return "no fused epilogue"
+    operands = " and ".join(([f"C{' transposed' if swap_ab else ''}"] if epilogue.beta != 0 else []) +
+                            ([f"the bias{' down the rows' if swap_ab else ''}"] if epilogue.bias else []))
+    if epilogue_through_tma(m, n, bm, bn, epilogue, swap_ab):
+        reads = f"{operands} by TMA (edge tiles clip)"
+    elif operands:
+        reads = f"{operands} by register loads (whole tiles)"
+    else:
+        reads = "no operand read"
+    where = [f"{epilogue_cols(bn)}-column chunks"]
+    if split_k > 1:
+        where.append(f"once per tile, after the sum of the {split_k} split-K partials")
+    return f"fused epilogue ({epilogue.label}): {reads}; " + ", ".join(where)
+
+
+def epilogue_bytes(m: int, n: int, bm: int, bn: int, epilogue, swap_ab: bool = False) -> int:
+    """Shared memory of the TMA-loaded epilogue: each consumer's bias box (float32: BN columns, swapped BM/2 rows)
+    and its mbarrier (8 bytes), 128-byte aligned; C lands in the staging tile D is stored from (no bytes more)."""
+    if not epilogue_through_tma(m, n, bm, bn, epilogue, swap_ab):
+        return 0
+    consumers = consumers_of(bm)
+    span = bm // consumers if swap_ab else bn
+    return consumers * span * 4 + 128 + consumers * 8
 
 
 def tile_order(t, tiles_m: int, tiles_n: int, group_m: int):
@@ -107,7 +155,7 @@ def consumers_of(bm: int) -> int:
 
 
 def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtype_b=None, out_dtype=None,
-          swap_ab=False):
+          swap_ab=False, extra=0):
     dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
     itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
     problems = []
@@ -138,7 +186,7 @@ def check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster=(1, 1), dtyp
         problems.append(f"BM={bm}, BN={bn}: {(bm // consumers_of(bm)) * bn // 128} accumulator registers per "
                         "consumer thread "
                         "(at most 128 leave room for addresses)")
-    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize + ARRIVAL_BYTES
+    smem = stages * ((bm + bn) * bk * itemsize + 16) + bm * bn * out_itemsize + ARRIVAL_BYTES + extra
     if smem > SHARED_BYTES:
         problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} need {smem} bytes of shared memory; an H100 CTA "
                         f"has {SHARED_BYTES}")
@@ -177,29 +225,28 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     the persistent CTAs walk like tiles; the kernel takes (A, B, W, Count, D): each unit stores its FP32 partial
     sum into the workspace W (``split_k_workspace``) and counts itself in Count (zeros, left zeros); the last unit
     of a tile sums W[0], ..., W[S - 1] in that order (deterministic whichever unit comes last) and stores D.
+    The fused epilogue runs at every shape, tile and strategy above but clusters with split-K; with split-K the
+    kernel takes (A, B, C, Bias, W, Count, D) and the epilogue runs once per tile, after the sum.
     Raises ValueError naming every parameter it cannot lower."""
     dtype_b, out_dtype = dtype_b or dtype, out_dtype or output_dtype(dtype)
     itemsize, out_itemsize = ITEMSIZE.get(dtype, 2), ITEMSIZE.get(out_dtype, 2)
     bk = bk or 128 // itemsize   # one 128-byte swizzle row of K
-    stages = stages or stages_for(bm, bn, bk, itemsize, out_itemsize)
+    extra = epilogue_bytes(m, n, bm, bn, epilogue, swap_ab)
+    stages = stages or stages_for(bm, bn, bk, itemsize, out_itemsize, extra)
     cluster = tuple(cluster)
-    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster, dtype_b, out_dtype, swap_ab)
+    check(m, n, k, bm, bn, bk, stages, group_m, sms, dtype, cluster, dtype_b, out_dtype, swap_ab, extra)
     if scale and epilogue is not None:
         raise ValueError("hopper_gemm_pipelined: scale=True and a fused epilogue together are not written; fold the "
                          "scales into the epilogue's alpha")
     if split_k < 1 or ceil_div(k, bk) % split_k:
         raise ValueError(f"hopper_gemm_pipelined(K={k}, BK={bk}): split_k={split_k} must be a positive divisor of "
                          f"the {ceil_div(k, bk)} K tiles")
-    if split_k > 1 and (epilogue is not None or tuple(cluster) != (1, 1)):
-        raise ValueError(f"hopper_gemm_pipelined: split_k={split_k} with a fused epilogue or a cluster is not written")
-    if swap_ab and epilogue is not None:
-        raise ValueError("hopper_gemm_pipelined: swap_ab=True and a fused epilogue together are not written")
-    if epilogue is not None and bn % EPILOGUE_COLS:
-        raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {EPILOGUE_COLS}-column chunks")
-    if epilogue is not None and (m % bm or n % bn):
-        raise ValueError(f"hopper_gemm_pipelined(M={m}, N={n}): the fused epilogue reads C and the bias with register "
-                         f"loads that do not clip at the edge, so M and N must be multiples of the {bm}x{bn} tile; "
-                         "without an epilogue any M and N run (TMA clips the edge tiles)")
+    if split_k > 1 and tuple(cluster) != (1, 1):
+        raise ValueError(f"hopper_gemm_pipelined: split_k={split_k} with a cluster is not written")
+    if epilogue is not None and bn % epilogue_cols(bn):
+        raise ValueError(f"hopper_gemm_pipelined: BN={bn}: the fused epilogue works on {epilogue_cols(bn)}-column "
+                         "chunks")
+    clipped = epilogue_through_tma(m, n, bm, bn, epilogue, swap_ab)
     consumers = consumers_of(bm)
     half = bm // consumers   # rows of one consumer warpgroup
     threads = 128 * (consumers + 1)
@@ -209,7 +256,14 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
     a_layout = shared_tile(stages, consumers, half, bk, itemsize)
     b_layout = shared_tile(stages, 1, bn, bk, itemsize)
     acc_layout = accumulator(half, bn)
-    chunk_layout = accumulator(half, EPILOGUE_COLS)
+    ch = epilogue_cols(bn)
+    chunk_layout = accumulator(half, ch)
+    span = half if swap_ab else bn   # the bias box of one consumer: its rows swapped, else the tile's columns
+    strides = (span, 1, 0) if swap_ab else (span, 0, 1)   # the bias runs down the rows swapped, else along them
+    bias_layout = TileLayout(S[(consumers, half, bn):strides])
+    operand_bytes = 0   # what one consumer's epilogue TMA loads bring: C's box and the bias box
+    if clipped:
+        operand_bytes = (half * bn * out_itemsize if epilogue.beta != 0 else 0) + (span * 4 if epilogue.bias else 0)
     k_tiles = ceil_div(k, bk) // split_k   # K tiles of one work unit; the last one reads past K: TMA fills zeros
     # edge tiles: zero-filled loads, clipped TMA stores
     tiles_m, tiles_n = ceil_div(rows_total, bm), ceil_div(cols_total, bn)
@@ -264,12 +318,21 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         full = pool.alloc((stages,), "uint64", align=8)
         empty = pool.alloc((stages,), "uint64", align=8)
         arrivals = pool.alloc((consumers,), "int32", align=4)   # split-K: each consumer's count before it arrived
+        if clipped:
+            # each consumer's bias box, and the same bytes as a (BM/2 x BN) tile broadcast along the other dim
+            bias_smem = pool.alloc((consumers, span), "float32", align=128)
+            pool.move_base_to(pool.offset - consumers * span * 4)
+            bias_tile = pool.alloc((consumers, half, bn), "float32", align=128, layout=bias_layout)
+            operands = pool.alloc((consumers,), "uint64", align=8)   # each consumer's C and bias loads landed
         pool.commit()
         if tid == 0:
             for s in T.unroll(stages):
                 T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(1))
                 # released by every consumer of every CTA the slot's (multicast) loads write into
                 T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(consumers * size))
+            if clipped:
+                for h in T.unroll(consumers):
+                    T.ptx.mbarrier.init.shared.b64(operands.ptr_to([h]), T.uint32(1))
         T.ptx.fence.proxy.async_.shared__cta()
         if size == 1:
             T.cuda.cta_sync()
@@ -316,6 +379,9 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
             acc = T.alloc_buffer((half, bn), "float32", scope="local", layout=acc_layout)
             out = T.alloc_buffer((half, bn), out_dtype, scope="local", layout=acc_layout)
             part = wg - 1
+            if clipped:
+                loaded = T.alloc_local([1], "int32")   # epilogue operand loads so far: the mbarrier's phase
+                loaded[0] = 0
             for j in T.serial(mine):
                 if size == 1:
                     tm, tn = tile_order(tile_of(unit + j * units), tiles_m, tiles_n, group_m)
@@ -345,35 +411,6 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                         release(empty, final.advance(-1), size)
                     release(empty, final, size)
                 row = tm * bm + part * half
-                if epilogue is not None:
-                    # act(alpha acc + beta C + bias) on the accumulator's layout, EPILOGUE_COLS columns at a time so
-                    # that the chunks of C and bias stay few registers
-                    bias_rows = T.decl_buffer((half, n), "float32", data=Bias.data,
-                                              layout=TileLayout(S[(half, n):(0, 1)]))   # row stride 0: broadcast
-                    for c in T.unroll(bn // EPILOGUE_COLS):
-                        # (no let-bound starts: the register rule reads c * EPILOGUE_COLS as a multiple of it)
-                        cols = acc[:, c * EPILOGUE_COLS:c * EPILOGUE_COLS + EPILOGUE_COLS]
-                        if epilogue.alpha != 1.0:
-                            Tx.wg.mul(cols, cols, T.float32(epilogue.alpha))
-                        if epilogue.beta != 0.0:
-                            c_in = T.alloc_buffer((half, EPILOGUE_COLS), out_dtype, scope="local",
-                                                  layout=chunk_layout)
-                            c_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
-                                                   layout=chunk_layout)
-                            Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * EPILOGUE_COLS:
-                                                     tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
-                            Tx.wg.cast(c_f32[:, :], c_in[:, :])
-                            Tx.wg.fma(cols, c_f32[:, :], T.float32(epilogue.beta), cols)
-                        if epilogue.bias:
-                            b_f32 = T.alloc_buffer((half, EPILOGUE_COLS), "float32", scope="local",
-                                                   layout=chunk_layout)
-                            Tx.wg.copy(b_f32[:, :], bias_rows[:, tn * bn + c * EPILOGUE_COLS:
-                                                              tn * bn + c * EPILOGUE_COLS + EPILOGUE_COLS])
-                            Tx.wg.add(cols, cols, b_f32[:, :])
-                        if epilogue.activation == "relu":
-                            Tx.wg.maximum(cols, cols, T.float32(0.0))
-                        if epilogue.activation == "silu":
-                            Tx.wg.silu(cols, cols)
                 if split_k > 1:
                     # publish this unit's FP32 partial: W[split, tile], a fence, then one count per consumer
                     Tx.wg.copy(W[(unit + j * units) // tiles, tile_of(unit + j * units), part * half:part * half + half,
@@ -398,6 +435,78 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                             Count[tile_of(unit + j * units) * consumers + part] = 0
                     if scale:
                         Tx.wg.mul(acc[:, :], acc[:, :], Scale[0] * Scale[1])   # dequantise: the per-tensor scales
+                    if epilogue is not None:
+                        if clipped:
+                            # C into the staging tile (D's own box) and the bias into this consumer's vector, by
+                            # TMA: an edge tile's boxes read zeros past the tensors' ends, and D's store clips there
+                            if tid_in_wg == 0:
+                                T.ptx.cp.async_.bulk.wait_group.read(0)   # the last store has read the staging tile
+                            T.cuda.warpgroup_sync(1 + part)
+                            if tid_in_wg == 0:
+                                if epilogue.beta != 0.0:
+                                    if swap_ab:
+                                        Tx.copy_async(D_smem[part, 0, :, :], C[tn * bn:tn * bn + bn, row:row + half],
+                                                      mbar=operands.ptr_to([part]))
+                                    else:
+                                        Tx.copy_async(D_smem[part, 0, :, :], C[row:row + half, tn * bn:tn * bn + bn],
+                                                      mbar=operands.ptr_to([part]))
+                                if epilogue.bias:
+                                    if swap_ab:
+                                        Tx.copy_async(bias_smem[part, :], Bias[row:row + half],
+                                                      mbar=operands.ptr_to([part]))
+                                    else:
+                                        Tx.copy_async(bias_smem[part, :], Bias[tn * bn:tn * bn + bn],
+                                                      mbar=operands.ptr_to([part]))
+                                T.ptx.mbarrier.arrive.expect_tx.shared.b64(operands.ptr_to([part]),
+                                                                           T.uint32(operand_bytes))
+                            for h in T.unroll(consumers):
+                                if part == h:   # one barrier address per branch: the consumers wait apart
+                                    T.cuda.mbarrier_wait(operands.ptr_to([h]), loaded[0] % 2)
+                            loaded[0] = loaded[0] + 1
+                        # act(alpha acc + beta C + bias) on the accumulator's layout, `ch` columns at a time so that
+                        # the chunks of C and bias stay few registers; after split-K's sum, once per tile
+                        if swap_ab:
+                            # N on the tile's rows, M on its columns: C read transposed, the bias down the rows
+                            c_tile = T.decl_buffer((n, m), out_dtype, data=C.data, layout=TileLayout(S[(n, m):(1, n)]))
+                            bias_rows = T.decl_buffer((n, m), "float32", data=Bias.data,
+                                                      layout=TileLayout(S[(n, m):(1, 0)]))   # column stride 0
+                        else:
+                            # row stride 0: the broadcast
+                            bias_rows = T.decl_buffer((half, n), "float32", data=Bias.data,
+                                                      layout=TileLayout(S[(half, n):(0, 1)]))
+                        for c in T.unroll(bn // ch):
+                            # (no let-bound starts: the register rule reads c * ch as a multiple of it)
+                            cols = acc[:, c * ch:c * ch + ch]
+                            if epilogue.alpha != 1.0:
+                                Tx.wg.mul(cols, cols, T.float32(epilogue.alpha))
+                            if epilogue.beta != 0.0:
+                                c_in = T.alloc_buffer((half, ch), out_dtype, scope="local", layout=chunk_layout)
+                                c_f32 = T.alloc_buffer((half, ch), "float32", scope="local", layout=chunk_layout)
+                                if clipped:
+                                    Tx.wg.copy(c_in[:, :], D_acc[part, 0, :, c * ch:c * ch + ch])
+                                elif swap_ab:
+                                    Tx.wg.copy(c_in[:, :], c_tile[row:row + half,
+                                                                  tn * bn + c * ch:tn * bn + c * ch + ch])
+                                else:
+                                    Tx.wg.copy(c_in[:, :], C[row:row + half, tn * bn + c * ch:tn * bn + c * ch + ch])
+                                Tx.wg.cast(c_f32[:, :], c_in[:, :])
+                                Tx.wg.fma(cols, c_f32[:, :], T.float32(epilogue.beta), cols)
+                            if epilogue.bias:
+                                b_f32 = T.alloc_buffer((half, ch), "float32", scope="local", layout=chunk_layout)
+                                if clipped:
+                                    Tx.wg.copy(b_f32[:, :], bias_tile[part, :, c * ch:c * ch + ch])
+                                elif swap_ab:
+                                    Tx.wg.copy(b_f32[:, :], bias_rows[row:row + half,
+                                                                      tn * bn + c * ch:tn * bn + c * ch + ch])
+                                else:
+                                    Tx.wg.copy(b_f32[:, :], bias_rows[:, tn * bn + c * ch:tn * bn + c * ch + ch])
+                                Tx.wg.add(cols, cols, b_f32[:, :])
+                            if epilogue.activation == "relu":
+                                Tx.wg.maximum(cols, cols, T.float32(0.0))
+                            if epilogue.activation == "silu":
+                                Tx.wg.silu(cols, cols)
+                        if clipped:
+                            T.cuda.warpgroup_sync(1 + part)   # every thread has read C before D overwrites it
                     Tx.wg.cast(out[:, :], acc[:, :])
                     # registers -> swizzled shared (stmatrix) -> global (TMA store); the previous tile's store must have
                     # read this warpgroup's staging tile first
@@ -435,6 +544,15 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
                 body(B, A, D, None, None, Scale, None, None)
             else:
                 body(A, B, D, None, None, Scale, None, None)
+    elif split_k > 1 and epilogue is not None:
+        @T.prim_func
+        def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), C: T.Buffer((m, n), out_dtype),
+                   Bias: T.Buffer((n,), "float32"), W: T.Buffer((split_k, tiles, bm, bn), "float32"),
+                   Count: T.Buffer((tiles * consumers,), "int32"), D: T.Buffer((m, n), out_dtype)):
+            if swap_ab:
+                body(B, A, D, C, Bias, None, W, Count)
+            else:
+                body(A, B, D, C, Bias, None, W, Count)
     elif split_k > 1:
         @T.prim_func
         def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b),
@@ -455,5 +573,8 @@ def hopper_gemm_pipelined(m: int, n: int, k: int, bm: int = 128, bn: int = 256, 
         @T.prim_func
         def kernel(A: T.Buffer((m, k), dtype), B: T.Buffer((n, k), dtype_b), C: T.Buffer((m, n), out_dtype),
                    Bias: T.Buffer((n,), "float32"), D: T.Buffer((m, n), out_dtype)):
-            body(A, B, D, C, Bias, None, None, None)
+            if swap_ab:
+                body(B, A, D, C, Bias, None, None, None)
+            else:
+                body(A, B, D, C, Bias, None, None, None)
     return kernel
