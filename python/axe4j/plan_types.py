@@ -1575,6 +1575,46 @@ class RegisterAccess:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CudaRegisterBoxesPlan:
+    """Plan kind 'cuda-register-boxes': Java record CudaPlans.RegisterBoxes."""
+
+    threads: int
+    boxes: tuple[CudaRegisterPlan, ...]
+    notes: tuple[str, ...]
+
+    RECORD: ClassVar[str] = 'CudaPlans.RegisterBoxes'
+    KIND: ClassVar[str] = 'cuda-register-boxes'
+    FIELDS: ClassVar[tuple[str, ...]] = ('threads', 'boxes', 'notes')
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    @classmethod
+    def from_json(cls, obj, path: str = "", kind: str | None = None) -> CudaRegisterBoxesPlan:
+        """``obj`` (a parsed plan JSON object of this kind) checked against the schema; else PlanError."""
+        kind = _plan_header(obj, cls.KIND)
+        prefix = ""
+        _fields_known(obj, cls.RECORD, cls.FIELDS, kind, prefix, skipped=("kind", "schema"))
+        return cls(
+            threads=_field(obj, 'threads', _long, cls.RECORD, kind, prefix, False),
+            boxes=_field(obj, 'boxes', _list_of(_record_of('CudaRegisterPlan')), cls.RECORD, kind, prefix, False),
+            notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
+        )
+
+    def to_json(self) -> dict:
+        """The JSON object this was read from (optional fields left out when None)."""
+        out = {"kind": self.KIND, "schema": SCHEMA_VERSION}
+        out['threads'] = _json(self.threads)
+        out['boxes'] = _json(self.boxes)
+        out['notes'] = _json(self.notes)
+        return out
+
+    def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON
+        return (_rebuilt, (type(self), self.to_json()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CudaShuffleReducePlan:
     """Plan kind 'cuda-shuffle-reduce': Java record CudaPlans.ShuffleReduce."""
 
@@ -2316,6 +2356,7 @@ KIND_TYPES: dict[str, type] = {
     'cuda-reduce': CudaReducePlan,
     'cuda-tree-reduce': CudaTreeReducePlan,
     'cuda-register': CudaRegisterPlan,
+    'cuda-register-boxes': CudaRegisterBoxesPlan,
     'cuda-shuffle-reduce': CudaShuffleReducePlan,
     'cuda-tcgen05': CudaTcgen05Plan,
     'cuda-tcgen05-ldst': CudaTmemCopyPlan,
@@ -2340,6 +2381,7 @@ AnyPlan = Union[
     CudaReducePlan,
     CudaTreeReducePlan,
     CudaRegisterPlan,
+    CudaRegisterBoxesPlan,
     CudaShuffleReducePlan,
     CudaTcgen05Plan,
     CudaTmemCopyPlan,

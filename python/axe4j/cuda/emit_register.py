@@ -27,11 +27,13 @@ from .._registry import emits
 FULL_WARP = 0xFFFFFFFF
 
 
-@emits("cuda-register", "cuda-shuffle-reduce")
+@emits("cuda-register", "cuda-register-boxes", "cuda-shuffle-reduce")
 def emit(request, plan):
     """The PrimFunc of a typed register plan (``axe4j.plan_types``)."""
     if plan.kind == "cuda-register":
-        return _emit_register(request, plan)
+        return _emit_register(request, [plan])
+    if plan.kind == "cuda-register-boxes":   # a region cut at digit boundaries: one register plan per box
+        return _emit_register(request, plan.boxes)
     return _emit_shuffle_reduce(request, plan)
 
 
@@ -98,7 +100,22 @@ def _unrolled(loops, body, counters=()):
         _unrolled(loops[1:], body, counters + (v,))
 
 
-def _emit_register(request, plan):
+def _emit_register(request, plans):
+    """The register plans one after the other (each box of a cut region is one plan)."""
+    bodies = [_register_body(request, plan) for plan in plans]
+
+    def every_box():
+        for body in bodies:
+            body()
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        every_box()
+
+    return impl
+
+
+def _register_body(request, plan):
     bases = operand_bases(request, plan)   # run-time starts added to each operand's base
     loops = plan.loops
     access = plan.access
@@ -140,11 +157,7 @@ def _emit_register(request, plan):
 
         _guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
 
-    @T.prim_func(check_well_formed=False)
-    def impl():
-        whole()
-
-    return impl
+    return whole
 
 
 def _emit_shuffle_reduce(request, plan):

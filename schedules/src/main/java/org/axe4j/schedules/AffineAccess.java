@@ -243,6 +243,11 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         return op.layout().shard().stream().anyMatch(it -> it.axis().equals(CPU) && it.extent() > 1);
     }
 
+    /** The digit extents of each buffer dim, innermost first, as {@link #of} walks them (no region applied). */
+    public static List<List<Long>> digitExtents(Operand op) {
+        return groupByDim(op).stream().map(d -> d.stream().map(Piece::extent).toList()).toList();
+    }
+
     /** The shard iters regrouped per buffer dim, innermost first; splits an iter across dims when divisible. */
     static List<List<Piece>> groupByDim(Operand op) {
         Deque<Piece> iters = new ArrayDeque<>();

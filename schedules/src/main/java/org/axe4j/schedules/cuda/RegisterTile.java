@@ -304,6 +304,28 @@ final class RegisterTile {
     }
 
     /**
+     * The digit extents of each buffer dim of {@code o}, innermost first, as {@link #region} walks them (no region
+     * applied); declines a layout that cannot be grouped by the shape.
+     */
+    static List<List<Long>> digitExtents(Operand o) {
+        Grouped grouped;
+        try {
+            grouped = Group.group(o.layout(), Shape.of(o.shape()));
+        } catch (AxeException e) {
+            throw Declined.of("%s: %s", o, e.getMessage().strip());
+        }
+        List<List<Long>> out = new ArrayList<>();
+        for (int d = 0; d < o.shape().length; d++) {
+            List<Long> digits = new ArrayList<>();
+            for (Iter it : grouped.block(d)) {
+                digits.add(0, it.extent());
+            }
+            out.add(digits);
+        }
+        return out;
+    }
+
+    /**
      * Groups the shard per dim ({@link Group#group}: refined and fused so each dim's iters multiply to its extent)
      * and applies the region: pieces, guards and the slot base.
      */

@@ -80,6 +80,13 @@ public final class CudaPlans {
                            List<List<Long>> writeOnce, List<NestLoop> loops, Map<String, RegisterAccess> access,
                            List<String> notes) implements SchedulePlan {}
 
+    /**
+     * A register-tile op whose region crosses layout digits part way, as boxes cut at digit boundaries: each box a
+     * {@link Register} plan over its part of the region, run one after the other.
+     */
+    @PlanKind("cuda-register-boxes")
+    public record RegisterBoxes(long threads, List<Register> boxes, List<String> notes) implements SchedulePlan {}
+
     /** A reduction in registers finished by warp shuffles over the lane {@code masks}. */
     @PlanKind("cuda-shuffle-reduce")
     public record ShuffleReduce(String combine, boolean init, long threads, List<List<Long>> guards,
