@@ -18,8 +18,8 @@ import org.axe4j.schedules.Request;
  * in any operand is not cut (its digits move with the start).
  */
 final class RegisterBoxes {
-    /** At most this many boxes: each is unrolled over the thread's slots. */
-    static final int MAX_BOXES = 64;
+    /** At most this many boxes (each unrolled over the thread's slots); beyond, axe4j-cuda-register-digits takes the call. */
+    static final int MAX_BOXES = 16;
 
     private RegisterBoxes() {}
 
