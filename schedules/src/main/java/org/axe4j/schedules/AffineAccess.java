@@ -111,6 +111,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
             }
             List<Piece> loops = new ArrayList<>();
             long count = op.extent()[d];
+            long step = 1;   // A_j: the elements of the dim one step of digit j moves over
             for (Piece digit : digits.subList(0, fixed)) {
                 long a = digit.extent();
                 long low = pos % a;
@@ -124,10 +125,14 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     base += low * digit.stride();
                     count = 1;
                 } else {
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way",
-                            op, op.start()[d], op.start()[d] + op.extent()[d], d, a, digit.stride());
+                    long cut = (op.start()[d] / (step * a) + 1) * step * a;
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way:"
+                            + " use regions that meet at element %d of the dim ([%d, %d) and [%d, %d)), or one that "
+                            + "starts at a multiple of %d", op, op.start()[d], op.start()[d] + op.extent()[d], d, a,
+                            digit.stride(), cut, op.start()[d], cut, cut, op.start()[d] + op.extent()[d], step * a);
                 }
                 pos /= a;
+                step *= a;
             }
             if (runTime) {
                 RunTimeDim rt = runTimeDim(op, d, s, digits.subList(fixed, digits.size()), known, count);
@@ -167,8 +172,8 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         long r = Math.floorMod(above.residue(), g);
         if (count > 1 && r + count > g) {
             throw Declined.of("%s: dim %d starts at a run-time index %s, so the region (%d elements past the start's "
-                    + "known part of %d) may cross digit (%d, stride %d) of %s part way", op, d, s, count, known,
-                    first.extent(), first.stride(), merge(high));
+                    + "known part of %d) may cross digit (%d, stride %d) of %s part way: %s", op, d, s, count, known,
+                    first.extent(), first.stride(), merge(high), startAdvice(s, known, first.extent(), count));
         }
         List<Piece> loops = count > 1 ? List.of(first.withExtentStride(count, first.stride())) : List.of();
         // digit J takes the values g k + r; each digit above it any value: x_j(s) = floor(s / A_j) mod a_j
@@ -185,6 +190,26 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
             divisor *= p.extent();
         }
         return new RunTimeDim(loops, terms, offset);
+    }
+
+    /**
+     * The way forward for a run-time start s that may carry a region of {@code count} elements across digit J
+     * ({@code a} values, each {@code known} elements): a start that is a multiple of {@code known * m} (m the
+     * smallest divisor of a with count <= m) never does; when it is one, T.meta_var lets TVM see it.
+     */
+    static String startAdvice(Modular s, long known, long a, long count) {
+        long m = a;
+        for (long q = count; q <= a; q++) {
+            if (a % q == 0) {
+                m = q;
+                break;
+            }
+        }
+        if (count > a) {
+            return "the region is wider than the digit; split it into regions of at most " + a * known + " elements";
+        }
+        return "a start that is a multiple of " + known * m + " never crosses it; if the start is one, bind it with "
+                + "T.meta_var(...) (a plain assignment hides what TVM knows of it: here " + s + ")";
     }
 
     /** What the run-time starts add to the base for the start values {@code starts} (constant dims ignored). */

@@ -135,7 +135,8 @@ final class CudaRegisterDigitsRule implements Rule {
         if (!same) {
             throw Declined.of("%s: %s and %s are register tiles that do not hold the region in the same slots of the "
                     + "same threads (same layout, shape and constant region needed); moving elements between threads "
-                    + "needs shuffles or shared memory", call.op(), o, part);
+                    + "needs shuffles or shared memory: copy %s to a shared tile, sync the scope, then copy that tile "
+                    + "to %s", call.op(), o, part, call.operands().get(1).name(), call.operands().get(0).name());
         }
     }
 }

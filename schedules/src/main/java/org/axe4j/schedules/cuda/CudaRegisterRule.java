@@ -278,7 +278,8 @@ final class CudaRegisterRule implements Rule {
 
     private static Declined different(Request call, List<Operand> ops, int partition, int o, int k) {
         return Declined.of("%s: %s and %s hold region dim %d on different threads; moving elements between threads "
-                + "needs shuffles or shared memory", call.op(), ops.get(o), ops.get(partition), k);
+                + "needs shuffles or shared memory: copy %s to a shared tile, sync the scope, then copy that tile to "
+                + "%s", call.op(), ops.get(o), ops.get(partition), k, ops.get(1).name(), ops.get(0).name());
     }
 
     /**

@@ -369,6 +369,7 @@ final class RegisterTile {
             List<Piece> pieces = new ArrayList<>();
             long pos = o.start()[d];
             long count = o.extent()[d];
+            long radix = 1;   // the elements of the dim one step of the digit moves over
             for (long[] digit : digits) {
                 long a = digit[0];
                 boolean thread = digit[2] != 0;
@@ -381,11 +382,15 @@ final class RegisterTile {
                 } else if (low + count <= a) {
                     take = count;
                 } else {
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way", what,
-                            o.start()[d], o.start()[d] + o.extent()[d], d, a);
+                    long cut = (o.start()[d] / (radix * a) + 1) * radix * a;
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way: use "
+                            + "regions that meet at element %d of the dim ([%d, %d) and [%d, %d)), or one that starts "
+                            + "at a multiple of %d", what, o.start()[d], o.start()[d] + o.extent()[d], d, a, cut,
+                            o.start()[d], cut, cut, o.start()[d] + o.extent()[d], radix * a);
                 }
                 count /= take;
                 pos /= a;
+                radix *= a;
                 if (thread) {
                     if (take < a) {
                         guards.add(new Guard(digit[2], a, low, take));
@@ -437,8 +442,9 @@ final class RegisterTile {
         int i = chunkDigit(digits, extent);
         if (i < 0) {
             throw Declined.of("%s: dim %d starts at a run-time index (%s) and its region of %d elements is no "
-                    + "run of whole digits of %s: it crosses a digit part way for some start", what, d, valuesText(s),
-                    extent, describeDigits(digits));
+                    + "run of whole digits of %s: it crosses a digit part way for some start; regions of %s elements "
+                    + "are such runs", what, d, valuesText(s), extent, describeDigits(digits), runExtents(digits,
+                    extent));
         }
         long below = span(digits, i);
         long m = extent / below;
@@ -508,6 +514,28 @@ final class RegisterTile {
             c *= digits.get(k)[0];
         }
         return found;
+    }
+
+    /** The region extents near {@code extent} that are runs of whole digits (c_i m, m <= a_i): the way forward. */
+    private static String runExtents(List<long[]> digits, long extent) {
+        java.util.TreeSet<Long> runs = new java.util.TreeSet<>();
+        long c = 1;
+        for (long[] digit : digits) {
+            for (long m = 1; m <= digit[0]; m++) {
+                runs.add(c * m);
+            }
+            c *= digit[0];
+        }
+        Long below = runs.floor(extent);
+        Long above = runs.ceiling(extent);
+        List<String> near = new ArrayList<>();
+        if (below != null) {
+            near.add(Long.toString(below));
+        }
+        if (above != null && !above.equals(below)) {
+            near.add(Long.toString(above));
+        }
+        return String.join(" or ", near);
     }
 
     /** c_i: the product of the extents of the digits below i. */
