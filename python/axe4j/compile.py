@@ -47,13 +47,12 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
             from . import _refusal
             from ._axes import explain_unknown_axis
 
+            unknown_axis = explain_unknown_axis(error, mod)
+            if unknown_axis is not None:
+                raise unknown_axis from error
             refused = _refusal.clearer(error)
             if refused is not None:
                 raise refused from error
-
-            clearer = explain_unknown_axis(error, mod)
-            if clearer is not None:
-                raise clearer from error
             raise
     _raise_rule_errors(None)
     lowering.keep(rows)

@@ -65,6 +65,9 @@ PROOFS = (
     *(Proof(("copy",), v, "global/shared <-> global/shared, plain memory layouts, every thread of the scope active",
             _memory_copy, "corpus copy_g2s_s2g_{warp,wg,cta}, copy_window_thread")
       for v in ("vec_auto", "vec_16b", "vec_32b", "vec_64b", "vec_128b", "vec_256b")),
+    Proof(("copy_async",), "tmem<->local", "tensor memory <-> local at warpgroup scope, every thread active",
+          lambda c: c.full and c.scope == "warpgroup" and sorted(c.storage) == ["local", "tmem"],
+          "the tcgen05 kernel of test_cuda_run_time_offsets.py, run against numpy by its interpreted twin"),
     Proof(MAP_OPS, "smem", "shared operands with plain memory layouts, every thread of the scope active",
           lambda c: c.full and c.all_in("shared") and all(c.plain),
           "corpus exp_shared_cta, sqrt_shared_warp, add_shared_cta, cast/fill shared cta"),
