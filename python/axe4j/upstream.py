@@ -22,7 +22,7 @@ from typing import Callable
 
 KIND = "cuda"
 MAP_OPS = ("cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu", "add", "sub", "mul", "fdiv",
-           "maximum", "minimum", "fma")
+           "maximum", "fma")   # the maps TVM has reg/smem cases for
 REDUCE_OPS = ("sum", "max", "min")
 
 
@@ -73,9 +73,9 @@ PROOFS = (
           "corpus exp_shared_cta, sqrt_shared_warp, add_shared_cta, cast/fill shared cta"),
     Proof(MAP_OPS, "reg", "thread scope, local operands", lambda c: c.scope == "thread" and c.all_in("local"),
           "corpus sqrt_reg_thread_f32"),
-    *(Proof(REDUCE_OPS, v, "thread scope, local operands", lambda c: c.scope == "thread" and c.all_in("local"),
+    *(Proof(ops, v, "thread scope, local operands", lambda c: c.scope == "thread" and c.all_in("local"),
             "corpus sum_rows_local_thread_f32, max_local_thread_f32, sum_local_thread_packed_f32")
-      for v in ("local", "3input_maxmin", "packed_add_sum")),
+      for ops, v in ((REDUCE_OPS, "local"), (("max", "min"), "3input_maxmin"), (("sum",), "packed_add_sum"))),
 )
 
 

@@ -135,7 +135,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                 step *= a;
             }
             if (runTime) {
-                RunTimeDim rt = runTimeDim(op, d, s, digits.subList(fixed, digits.size()), known, count);
+                RunTimeDim rt = runTimeDim(op, d, s, digits, fixed, known, count);
                 loops.addAll(rt.loops());
                 startTerms.put(d, rt.terms());
                 startOffset = startOffset.plus(rt.offset());
@@ -155,7 +155,9 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
      * The digits {@code high} of dim d from J up (A_J = {@code known} divides c), of which the region still walks
      * {@code count} elements: one merged stride, or a loop inside digit J for every n (see the class comment).
      */
-    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> high, long known, long count) {
+    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> digits, int fixed, long known,
+            long count) {
+        List<Piece> high = digits.subList(fixed, digits.size());
         List<Piece> merged = merge(high);
         if (merged.stream().anyMatch(Piece::distributed)) {
             throw Declined.of("%s: dim %d starts at a run-time index %s on the worker axis cpu", op, d, s);
@@ -173,7 +175,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         if (count > 1 && r + count > g) {
             throw Declined.of("%s: dim %d starts at a run-time index %s, so the region (%d elements past the start's "
                     + "known part of %d) may cross digit (%d, stride %d) of %s part way: %s", op, d, s, count, known,
-                    first.extent(), first.stride(), merge(high), startAdvice(s, known, first.extent(), count));
+                    first.extent(), first.stride(), merge(high), startAdvice(s, digits, op.extent()[d]));
         }
         List<Piece> loops = count > 1 ? List.of(first.withExtentStride(count, first.stride())) : List.of();
         // digit J takes the values g k + r; each digit above it any value: x_j(s) = floor(s / A_j) mod a_j
@@ -193,22 +195,30 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
     }
 
     /**
-     * The way forward for a run-time start s that may carry a region of {@code count} elements across digit J
-     * ({@code a} values, each {@code known} elements): a start that is a multiple of {@code known * m} (m the
-     * smallest divisor of a with count <= m) never does; when it is one, T.meta_var lets TVM see it.
+     * The way forward for a run-time start s of a region of {@code extent} elements over the dim's digits (a_j,
+     * innermost first, c_j = a_0 ... a_{j-1}): with i the highest digit where c_i divides the extent and
+     * {@code m = extent / c_i <= a_i}, a start that is a multiple of {@code c_i * q} (q the smallest divisor of a_i
+     * with m <= q) covers the digits below i whole and m values of digit i that never carry; when the start is one,
+     * T.meta_var lets TVM see it.
      */
-    static String startAdvice(Modular s, long known, long a, long count) {
-        long m = a;
-        for (long q = count; q <= a; q++) {
-            if (a % q == 0) {
-                m = q;
-                break;
+    static String startAdvice(Modular s, List<Piece> digits, long extent) {
+        long c = 1;
+        long multiple = 0;
+        for (Piece p : digits) {
+            long a = p.extent();
+            if (extent % c == 0 && extent / c <= a) {
+                long q = extent / c;
+                while (a % q != 0) {
+                    q++;
+                }
+                multiple = c * q;
             }
+            c *= a;
         }
-        if (count > a) {
-            return "the region is wider than the digit; split it into regions of at most " + a * known + " elements";
+        if (multiple == 0) {
+            return "no start keeps a region of " + extent + " elements inside whole digits of this dim; split it";
         }
-        return "a start that is a multiple of " + known * m + " never crosses it; if the start is one, bind it with "
+        return "a start that is a multiple of " + multiple + " never crosses one; if the start is one, bind it with "
                 + "T.meta_var(...) (a plain assignment hides what TVM knows of it: here " + s + ")";
     }
 
