@@ -29,6 +29,9 @@ def clearer(error):
         return None
     op_call, scope, declines = noted
     tvm_line = next((line.strip() for line in text.splitlines() if TVM_MARK in line), TVM_MARK)
+    op = re.search(r"op=(\S+)", tvm_line)
+    if op is not None and str(op_call.op.name) != op.group(1):   # the notes are of another call
+        return None
     target = re.search(r"target=(\S+)", tvm_line)
     seen = {d.variant for d in declines}
     declines = list(declines) + [d for d in _tvm_table(text) if d.variant not in seen]
