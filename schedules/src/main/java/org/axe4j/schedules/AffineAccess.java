@@ -125,11 +125,11 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     base += low * digit.stride();
                     count = 1;
                 } else {
-                    long cut = (op.start()[d] / (step * a) + 1) * step * a;
                     throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way:"
-                            + " use regions that meet at element %d of the dim ([%d, %d) and [%d, %d)), or one that "
-                            + "starts at a multiple of %d", op, op.start()[d], op.start()[d] + op.extent()[d], d, a,
-                            digit.stride(), cut, op.start()[d], cut, cut, op.start()[d] + op.extent()[d], step * a);
+                            + " use the regions %s of the dim, each inside whole digits, or one that starts at a "
+                            + "multiple of %d", op, op.start()[d], op.start()[d] + op.extent()[d], d, a,
+                            digit.stride(), segmentsText(digits.stream().map(Piece::extent).toList(), op.start()[d],
+                            op.extent()[d]), step * a);
                 }
                 pos /= a;
                 step *= a;
@@ -276,6 +276,53 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
     /** True when a shard iter of {@code op}'s layout is on the {@link #CPU} axis. */
     public static boolean distributed(Operand op) {
         return op.layout().shard().stream().anyMatch(it -> it.axis().equals(CPU) && it.extent() > 1);
+    }
+
+    /**
+     * True when the region [start, start + count) of a dim with digit extents a_j (innermost first) is affine in the
+     * digits: walking them from the inside with pos = start, each digit is either taken whole from 0 (pos mod a = 0,
+     * a | count: count /= a) or holds the rest ((pos mod a) + count <= a); then pos /= a.
+     */
+    public static boolean fitsDigits(List<Long> digits, long start, long count) {
+        long pos = start;
+        for (long a : digits) {
+            long low = pos % a;
+            if (count == 1) {
+                pos /= a;
+                continue;
+            }
+            if (low == 0 && count % a == 0) {
+                count /= a;
+            } else if (low + count <= a) {
+                count = 1;
+            } else {
+                return false;
+            }
+            pos /= a;
+        }
+        return true;
+    }
+
+    /** The region [start, start + count) as the fewest consecutive regions each {@link #fitsDigits}, greedily. */
+    public static List<long[]> segments(List<Long> digits, long start, long count) {
+        List<long[]> out = new ArrayList<>();
+        long from = start;
+        long end = start + count;
+        while (from < end) {
+            long to = end;
+            while (to > from + 1 && !fitsDigits(digits, from, to - from)) {
+                to--;
+            }
+            out.add(new long[] {from, to});
+            from = to;
+        }
+        return out;
+    }
+
+    /** {@link #segments} as text: {@code [4, 8) [8, 32) [32, 36)}. */
+    public static String segmentsText(List<Long> digits, long start, long count) {
+        return String.join(" ", segments(digits, start, count).stream().map(x -> "[" + x[0] + ", " + x[1] + ")")
+                .toList());
     }
 
     /** The digit extents of each buffer dim, innermost first, as {@link #of} walks them (no region applied). */

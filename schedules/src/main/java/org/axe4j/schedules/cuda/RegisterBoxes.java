@@ -10,9 +10,7 @@ import org.axe4j.schedules.Request;
 /**
  * Cuts a register-tile call whose region crosses a layout digit part way into boxes that do not.
  *
- * <p>A region [b, b + e) of a dim with digit extents a_0, a_1, ... (innermost first) is affine in the digits when,
- * walking them from the inside with pos = b and count = e, each digit is either taken whole from 0 (pos mod a = 0,
- * a | count: count /= a) or holds the rest ((pos mod a) + count <= a); then pos /= a. Per loop dim, from the region's
+ * <p>A region of a dim is affine in its digits as {@link AffineAccess#fitsDigits} says. Per loop dim, from the region's
  * start, the longest segment that is affine in every operand's digits is taken, then the next from its end (a
  * segment of one element always is). The boxes are the products of the dims' segments. A dim with a run-time start
  * in any operand is not cut (its digits move with the start).
@@ -82,28 +80,9 @@ final class RegisterBoxes {
     private static boolean fitsAll(List<Operand> ops, List<List<List<Long>>> digits, int k, long from, long to) {
         for (int o = 0; o < ops.size(); o++) {
             int d = ops.get(o).loopDims()[k];
-            if (!fits(digits.get(o).get(d), ops.get(o).start()[d] + from, to - from)) {
+            if (!AffineAccess.fitsDigits(digits.get(o).get(d), ops.get(o).start()[d] + from, to - from)) {
                 return false;
             }
-        }
-        return true;
-    }
-
-    /** The region [start, start + count) is affine in the digit extents (innermost first); see the class comment. */
-    static boolean fits(List<Long> digits, long start, long count) {
-        long pos = start;
-        for (long a : digits) {
-            long low = pos % a;
-            if (count == 1) {
-                // the digit is fixed
-            } else if (low == 0 && count % a == 0) {
-                count /= a;
-            } else if (low + count <= a) {
-                count = 1;
-            } else {
-                return false;
-            }
-            pos /= a;
         }
         return true;
     }

@@ -13,6 +13,7 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.schedules.AffineAccess;
 import org.axe4j.schedules.AffineAccess.StartTerm;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.Modular;
@@ -382,11 +383,10 @@ final class RegisterTile {
                 } else if (low + count <= a) {
                     take = count;
                 } else {
-                    long cut = (o.start()[d] / (radix * a) + 1) * radix * a;
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way: use "
-                            + "regions that meet at element %d of the dim ([%d, %d) and [%d, %d)), or one that starts "
-                            + "at a multiple of %d", what, o.start()[d], o.start()[d] + o.extent()[d], d, a, cut,
-                            o.start()[d], cut, cut, o.start()[d] + o.extent()[d], radix * a);
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way: use the "
+                            + "regions %s of the dim, each inside whole digits, or one that starts at a multiple of %d",
+                            what, o.start()[d], o.start()[d] + o.extent()[d], d, a, AffineAccess.segmentsText(
+                            digits.stream().map(x -> x[0]).toList(), o.start()[d], o.extent()[d]), radix * a);
                 }
                 count /= take;
                 pos /= a;
