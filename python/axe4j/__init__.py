@@ -79,7 +79,7 @@ from dataclasses import dataclass
 
 from . import _classpath, _jvm, _lane, _signals, _threads, _tvm, layout, transform
 from ._cuda import use_pip_nvcc
-from ._errors import PlanError, RuleError, SetupError, StrictError
+from ._errors import DispatchRefused, PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
 from .cuda import interp as cuda_interp
 from .compile import compile, explain, host_target
@@ -92,6 +92,7 @@ from .transform import pipeline
 THREADS, THREADS_FROM = _threads.size_thread_pool()   # before TVM's CPU pool starts (docs/cpu-dispatch.md)
 
 __all__ = [
+    "DispatchRefused",
     "ExportError",
     "InstallInfo",
     "Lowering",

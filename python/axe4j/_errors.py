@@ -34,3 +34,11 @@ class StrictError(ValueError):
     why axe4j's rules declined it."""
 
     __module__ = "axe4j"
+
+
+class DispatchRefused(RuntimeError):
+    """``axe4j.compile``: no dispatch case lowers a tile call. The first line names the call, its scope and target, and
+    each tensor operand with its storage scope and layout; below it every case's reason, axe4j's rules first, each
+    with its way forward where it has one; the last line is TVM's own (``TIRx schedule dispatch failed: ...``)."""
+
+    __module__ = "axe4j"

@@ -26,7 +26,8 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
     ``strict=True`` (default: ``AXE4J_STRICT``) refuses a kernel any tile call of which TVM's own dispatch case
     lowered instead of an axe4j rule, or an axe4j rule lowered with accesses narrower than the layouts allow (a plan
     note ``narrowed: ...``, e.g. a tile offset whose alignment a plain assignment hid), with a ``StrictError`` naming
-    each such call.
+    each such call. In the default mode a call no axe4j rule takes is lowered by one of TVM's own CUDA cases only where
+    that case is proven right for it (``axe4j.upstream``); otherwise the compile fails with the rules' reasons.
 
     For ``tir_pipeline="tirx"`` and ``"trn"`` the layout passes run first (verify -> infer -> canonicalize,
     docs/passes.md): a layout violation raises one ``ValueError`` naming all of them, buffers without a layout get
@@ -36,23 +37,28 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
 
     The target is checked before any lowering (``axe4j.target_check``): ``"cpu"`` means ``host_target()``, a CUDA
     target must name an arch nvcc builds."""
-    from . import dispatch, install, lowering, target_check
+    from . import dispatch, install, lowering, target_check, upstream
 
     target = target_check.checked(target)
     install()
     dispatch.register()
     lowering.watch()
     dispatch.take_rule_errors()
-    with lowering.record() as rows:
+    strict = strict if strict is not None else strict_default()
+    with lowering.record() as rows, lowering.guarded(None if strict else upstream.guard):
         try:
             executable = _compile(mod, target, **kwargs)
         except Exception as error:
             _raise_rule_errors(error)
+            from . import _refusal
             from ._axes import explain_unknown_axis
 
-            clearer = explain_unknown_axis(error, mod)
-            if clearer is not None:
-                raise clearer from error
+            unknown_axis = explain_unknown_axis(error, mod)
+            if unknown_axis is not None:
+                raise unknown_axis from error
+            refused = _refusal.clearer(error)
+            if refused is not None:
+                raise refused from error
             raise
     _raise_rule_errors(None)
     lowering.keep(rows)
@@ -64,7 +70,7 @@ def compile(mod, target="llvm", *, strict=None, **kwargs):  # noqa: A001  (mirro
 
     if type(executable) is Executable:
         executable.__class__ = ShapeCheckedExecutable   # argument errors name the expected and given shapes
-    if strict if strict is not None else strict_default():
+    if strict:
         _refuse_fallbacks(executable.lowered)
     return executable
 
@@ -299,7 +305,9 @@ def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
                 if d["accepted"]:
                     lines.append("    plan: " + _plan_summary(d["plan"]))
             if chosen is None and forced is None:
-                if others:
+                if others and cuda:
+                    lines.extend(_upstream_verdicts(call, request, str(scope), others))
+                elif others:
                     lines.append(f"  FALLBACK: no axe4j rule accepts this call; TVM's own cases lower it "
                                  f"({', '.join(v for v, _ in others)}); axe4j.compile(..., strict=True) refuses it")
                 else:
@@ -310,6 +318,23 @@ def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
     report = "\n".join(lines)
     print(report, file=file or sys.stdout)
     return report
+
+
+def _upstream_verdicts(call, request, scope, others):
+    """explain's lines for a CUDA call no axe4j rule accepts: which of TVM's cases are proven right for it
+    (``axe4j.upstream``) and may lower it in the default mode, or that the default mode refuses it."""
+    from . import upstream
+
+    facts = upstream.describe(call, scope, int(request.params.get("threads", 0) or 0) > 0)
+    verdicts = [(v, *upstream.verdict(str(call.op.name).split(".")[-1], v, facts)) for v, _ in others]
+    proven = [(v, why) for v, runs, why in verdicts if runs]
+    if proven:
+        return [f"  FALLBACK: no axe4j rule accepts this call; of TVM's own cases only those proven right for it may "
+                f"lower it: {', '.join(v for v, _ in proven)} ({proven[0][1]}); axe4j.compile(..., strict=True) "
+                f"refuses it"]
+    return [f"  REFUSED: no axe4j rule accepts this call, and none of TVM's own cases "
+            f"({', '.join(v for v, _ in others)}) is proven right for it ({upstream.operands_text(facts)} at {scope} "
+            f"scope): the default mode refuses it with the reasons above; naming a case (dispatch=\"...\") runs it"]
 
 
 def _request_for(call, recorded, target, scope):

@@ -138,9 +138,11 @@ def recorded_requests(mod, target) -> tuple[list, str | None]:
     module = tvm.IRModule({"main": mod}) if isinstance(mod, tirx.PrimFunc) else mod
     module = tvm.IRModule({g: (f.with_attr("target", target) if isinstance(f, tirx.PrimFunc) else f)
                            for g, f in module.functions.items()})
+    from . import upstream
+
     _recording.sink = []
     try:
-        with target:
+        with target, lowering.guarded(upstream.guard):   # as the default mode dispatches
             tirx.transform.TilePrimitiveDispatch()(module)
         return list(_recording.sink), None
     except Exception as error:  # noqa: BLE001  (reported by explain, raised again by compile)

@@ -8,6 +8,10 @@ instruction both emit cannot tell. ``watch()`` wraps the implementation of every
 priority, whether it is axe4j's, and an axe4j plan's notes). ``axe4j.compile`` keeps the rows of its compilation
 on the executable it returns (``executable.lowered``) and as ``axe4j.lowered()``.
 
+In ``axe4j.compile``'s default mode (``guarded``) the wrapper lets one of TVM's cases run only where
+``axe4j.upstream`` proves it right for the call; elsewhere it declines, so a call no axe4j rule takes fails to compile
+with the rules' reasons instead of going to a case known to be wrong.
+
 The wrapper also refuses one hand-off outright: a ``copy_async`` global -> shared with ``mbar=`` is a TMA load whose
 consumers wait on the mbarrier for its bytes (``expect_tx``); a case that is not a TMA case (TVM's ``ldgsts``
 cp.async ranks above TVM's TMA cases) would issue the copy without the barrier, and the kernel would wait forever
@@ -55,12 +59,25 @@ def record():
     rows: list[Lowering] = []
     outer, outer_calls = getattr(_local, "rows", None), getattr(_local, "calls", None)
     _local.rows, _local.calls = rows, []
+    _local.declining = None
     try:
         yield rows
     finally:
         _local.rows, _local.calls = outer, outer_calls
         if outer is not None:
             outer.extend(rows)
+
+
+@contextlib.contextmanager
+def guarded(check):
+    """While open in this thread, each of TVM's cases first calls ``check(op_call, sctx, op, kind, variant)``, which
+    may decline the call (``axe4j.upstream.guard`` in the default mode); ``check`` None: no guard."""
+    outer = getattr(_local, "guard", None)
+    _local.guard = check
+    try:
+        yield
+    finally:
+        _local.guard = outer
 
 
 def note_plan(notes) -> None:
@@ -83,11 +100,18 @@ def _watched(case, op, kind):
     inner = case.impl
 
     def impl(op_call, sctx):
-        if (op == "copy_async" and kind == "cuda" and case.variant not in TMA_VARIANTS
-                and not case.variant.startswith(AXE4J_PREFIX)):   # axe4j's cp.async rule declines any config
-            _refuse_mbarrier_copy(op_call, sctx, case.variant)
-        _local.notes = ()
-        result = inner(op_call, sctx)
+        try:
+            if (op == "copy_async" and kind == "cuda" and case.variant not in TMA_VARIANTS
+                    and not case.variant.startswith(AXE4J_PREFIX)):   # axe4j's cp.async rule declines any config
+                _refuse_mbarrier_copy(op_call, sctx, case.variant)
+            check = getattr(_local, "guard", None)
+            if check is not None and not case.variant.startswith(AXE4J_PREFIX):
+                check(op_call, sctx, op, kind, case.variant)   # TVM's case runs only where proven right (upstream)
+            _local.notes = ()
+            result = inner(op_call, sctx)
+        except Exception as error:   # the dispatcher tries the next case; the refusal names every case's reason
+            _note_decline(op_call, sctx, case, error)
+            raise
         rows = getattr(_local, "rows", None)
         if rows is not None:
             _add(rows, Lowering(op, kind, case.variant, case.priority, _one_line(op_call), _local.notes), op_call)
@@ -97,6 +121,34 @@ def _watched(case, op, kind):
     impl._axe4j_watched = True
     impl.__name__ = getattr(inner, "__name__", "impl")
     return impl
+
+
+@dataclass(frozen=True)
+class Decline:
+    """One case's reason for not lowering a call."""
+
+    variant: str
+    priority: int
+    reason: str
+
+
+def _note_decline(op_call, sctx, case, error) -> None:
+    """Keeps, per thread, the declines of the call being dispatched (a new call starts a new list)."""
+    seen = getattr(_local, "declining", None)
+    if seen is None or not seen[0].same_as(op_call):
+        seen = (op_call, str(getattr(sctx, "scope_kind", "")), [])
+        _local.declining = seen
+    if case.variant.startswith(AXE4J_PREFIX + "explain"):   # explain's recording case, never a reason
+        return
+    text = str(error).strip()
+    if type(error).__name__ != "DispatchFail":
+        text = f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
+    seen[2].append(Decline(case.variant, case.priority, text))
+
+
+def last_declines():
+    """(call, scope kind, [Decline]) of the last call a case declined in this thread, or None."""
+    return getattr(_local, "declining", None)
 
 
 def _add(rows, row, op_call):

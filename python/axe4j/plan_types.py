@@ -1575,6 +1575,113 @@ class RegisterAccess:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CudaRegisterBoxesPlan:
+    """Plan kind 'cuda-register-boxes': Java record CudaPlans.RegisterBoxes."""
+
+    threads: int
+    boxes: tuple[CudaRegisterPlan, ...]
+    notes: tuple[str, ...]
+
+    RECORD: ClassVar[str] = 'CudaPlans.RegisterBoxes'
+    KIND: ClassVar[str] = 'cuda-register-boxes'
+    FIELDS: ClassVar[tuple[str, ...]] = ('threads', 'boxes', 'notes')
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    @classmethod
+    def from_json(cls, obj, path: str = "", kind: str | None = None) -> CudaRegisterBoxesPlan:
+        """``obj`` (a parsed plan JSON object of this kind) checked against the schema; else PlanError."""
+        kind = _plan_header(obj, cls.KIND)
+        prefix = ""
+        _fields_known(obj, cls.RECORD, cls.FIELDS, kind, prefix, skipped=("kind", "schema"))
+        return cls(
+            threads=_field(obj, 'threads', _long, cls.RECORD, kind, prefix, False),
+            boxes=_field(obj, 'boxes', _list_of(_record_of('CudaRegisterPlan')), cls.RECORD, kind, prefix, False),
+            notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
+        )
+
+    def to_json(self) -> dict:
+        """The JSON object this was read from (optional fields left out when None)."""
+        out = {"kind": self.KIND, "schema": SCHEMA_VERSION}
+        out['threads'] = _json(self.threads)
+        out['boxes'] = _json(self.boxes)
+        out['notes'] = _json(self.notes)
+        return out
+
+    def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON
+        return (_rebuilt, (type(self), self.to_json()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudaRegisterDigitsPlan:
+    """Plan kind 'cuda-register-digits': Java record CudaPlans.RegisterDigits."""
+
+    threads: int
+    partition: str
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    slot_base: int
+    slots: int
+    register_digits: tuple[tuple[int, ...], ...]
+    thread_digits: tuple[tuple[int, ...], ...]
+    write_once: tuple[tuple[int, ...], ...]
+    memory: Mapping[str, CudaDigitOperand]
+    registers: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    RECORD: ClassVar[str] = 'CudaPlans.RegisterDigits'
+    KIND: ClassVar[str] = 'cuda-register-digits'
+    FIELDS: ClassVar[tuple[str, ...]] = ('threads', 'partition', 'shape', 'dims', 'slot_base', 'slots', 'register_digits', 'thread_digits', 'write_once', 'memory', 'registers', 'notes')
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    @classmethod
+    def from_json(cls, obj, path: str = "", kind: str | None = None) -> CudaRegisterDigitsPlan:
+        """``obj`` (a parsed plan JSON object of this kind) checked against the schema; else PlanError."""
+        kind = _plan_header(obj, cls.KIND)
+        prefix = ""
+        _fields_known(obj, cls.RECORD, cls.FIELDS, kind, prefix, skipped=("kind", "schema"))
+        return cls(
+            threads=_field(obj, 'threads', _long, cls.RECORD, kind, prefix, False),
+            partition=_field(obj, 'partition', _str, cls.RECORD, kind, prefix, False),
+            shape=_field(obj, 'shape', _list_of(_long), cls.RECORD, kind, prefix, False),
+            dims=_field(obj, 'dims', _list_of(_int), cls.RECORD, kind, prefix, False),
+            slot_base=_field(obj, 'slot_base', _long, cls.RECORD, kind, prefix, False),
+            slots=_field(obj, 'slots', _long, cls.RECORD, kind, prefix, False),
+            register_digits=_field(obj, 'register_digits', _list_of(_list_of(_long)), cls.RECORD, kind, prefix, False),
+            thread_digits=_field(obj, 'thread_digits', _list_of(_list_of(_long)), cls.RECORD, kind, prefix, False),
+            write_once=_field(obj, 'write_once', _list_of(_list_of(_long)), cls.RECORD, kind, prefix, False),
+            memory=_field(obj, 'memory', _map_of(_record_of('CudaDigitOperand')), cls.RECORD, kind, prefix, False),
+            registers=_field(obj, 'registers', _list_of(_str), cls.RECORD, kind, prefix, False),
+            notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
+        )
+
+    def to_json(self) -> dict:
+        """The JSON object this was read from (optional fields left out when None)."""
+        out = {"kind": self.KIND, "schema": SCHEMA_VERSION}
+        out['threads'] = _json(self.threads)
+        out['partition'] = _json(self.partition)
+        out['shape'] = _json(self.shape)
+        out['dims'] = _json(self.dims)
+        out['slot_base'] = _json(self.slot_base)
+        out['slots'] = _json(self.slots)
+        out['register_digits'] = _json(self.register_digits)
+        out['thread_digits'] = _json(self.thread_digits)
+        out['write_once'] = _json(self.write_once)
+        out['memory'] = _json(self.memory)
+        out['registers'] = _json(self.registers)
+        out['notes'] = _json(self.notes)
+        return out
+
+    def __reduce__(self):   # copy, deepcopy and pickle rebuild it from its JSON
+        return (_rebuilt, (type(self), self.to_json()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CudaShuffleReducePlan:
     """Plan kind 'cuda-shuffle-reduce': Java record CudaPlans.ShuffleReduce."""
 
@@ -2316,6 +2423,8 @@ KIND_TYPES: dict[str, type] = {
     'cuda-reduce': CudaReducePlan,
     'cuda-tree-reduce': CudaTreeReducePlan,
     'cuda-register': CudaRegisterPlan,
+    'cuda-register-boxes': CudaRegisterBoxesPlan,
+    'cuda-register-digits': CudaRegisterDigitsPlan,
     'cuda-shuffle-reduce': CudaShuffleReducePlan,
     'cuda-tcgen05': CudaTcgen05Plan,
     'cuda-tcgen05-ldst': CudaTmemCopyPlan,
@@ -2340,6 +2449,8 @@ AnyPlan = Union[
     CudaReducePlan,
     CudaTreeReducePlan,
     CudaRegisterPlan,
+    CudaRegisterBoxesPlan,
+    CudaRegisterDigitsPlan,
     CudaShuffleReducePlan,
     CudaTcgen05Plan,
     CudaTmemCopyPlan,

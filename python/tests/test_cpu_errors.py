@@ -24,7 +24,10 @@ def test_a_layout_that_does_not_admit_the_buffer_shape(bridge):
 
     message = compile_error(kernel)
     assert "op=tirx.tile.copy" in message, message
-    assert "src0 (A): layout S[(4,4):(4,1)] (size 16) does not admit the buffer shape (8,8) (size 64)" in message
+    assert "src0 (A): layout S[(4,4):(4,1)] (size 16) does not admit the buffer shape (8,8) (size 64): declare A " \
+           "with the layout's shape (4,4), or give it a layout of 64 elements over (8,8)" in message
+    assert message.startswith("no dispatch case lowers T.tile.copy(B[0:8, 0:8], A[0:8, 0:8]) (thread scope, llvm): "
+                              "B global S[(8,8):(8,1)], A global S[(4,4):(4,1)]"), message
 
 
 def test_mismatched_regions(bridge):

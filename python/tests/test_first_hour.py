@@ -188,7 +188,7 @@ def test_an_unknown_layout_axis_is_named_with_the_axes_tvm_knows():
         Tx.warp.copy(B[:, :], R[:, :])
 
     target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm")
-    with pytest.warns(UserWarning), pytest.raises(ValueError) as error:
+    with pytest.raises(ValueError) as error:   # TVM's scalar fallback, which warned, is not run in the default mode
         axe4j.compile(kernel, target)
     message = str(error.value)
     assert message.startswith("layout axis 'lanid' in `R"), message

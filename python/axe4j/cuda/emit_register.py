@@ -20,18 +20,23 @@ from tvm import tirx
 from tvm.script import tirx as T
 
 from .emit import _swizzle, _swizzled_span, thread_index
-from .._emit import _base_last, _combine, _identity, _source_count, _sources, _value, operand_bases
+from .._emit import (_base_last, _combine, _digit_address, _identity, _source_count, _sources, _value, data_of,
+                     operand_bases)
 from .._registry import emits
 
 # every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
 FULL_WARP = 0xFFFFFFFF
 
 
-@emits("cuda-register", "cuda-shuffle-reduce")
+@emits("cuda-register", "cuda-register-boxes", "cuda-register-digits", "cuda-shuffle-reduce")
 def emit(request, plan):
     """The PrimFunc of a typed register plan (``axe4j.plan_types``)."""
     if plan.kind == "cuda-register":
-        return _emit_register(request, plan)
+        return _emit_register(request, [plan])
+    if plan.kind == "cuda-register-boxes":   # a region cut at digit boundaries: one register plan per box
+        return _emit_register(request, plan.boxes)
+    if plan.kind == "cuda-register-digits":
+        return _emit_register_digits(request, plan)
     return _emit_shuffle_reduce(request, plan)
 
 
@@ -98,7 +103,22 @@ def _unrolled(loops, body, counters=()):
         _unrolled(loops[1:], body, counters + (v,))
 
 
-def _emit_register(request, plan):
+def _emit_register(request, plans):
+    """The register plans one after the other (each box of a cut region is one plan)."""
+    bodies = [_register_body(request, plan) for plan in plans]
+
+    def every_box():
+        for body in bodies:
+            body()
+
+    @T.prim_func(check_well_formed=False)
+    def impl():
+        every_box()
+
+    return impl
+
+
+def _register_body(request, plan):
     bases = operand_bases(request, plan)   # run-time starts added to each operand's base
     loops = plan.loops
     access = plan.access
@@ -140,11 +160,92 @@ def _emit_register(request, plan):
 
         _guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
 
+    return whole
+
+
+def _emit_register_digits(request, plan):
+    """Each thread visits its slots (register digit counters, unrolled): the partition's flat index
+    ``sum c_k below_k + sum ((t / tau_k) % e_k) below_k``, its coordinate in the partition's shape, a guard that it
+    lies in the region (and, for a memory destination, that the thread's replica digits are 0); every operand at the
+    same offset in its region (memory: ``_digit_address``; registers: the same slot)."""
+    part = plan.partition
+    shape = [int(n) for n in plan.shape]
+    rows = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        rows[d] = rows[d + 1] * shape[d + 1]
+    p_start, p_extent = request.regions[part]
+    dst = request.buffers["dst"]
+    slots = _sources(request, _source_count(request.op))
+    digits = [(int(e), int(s), int(b)) for e, s, b in plan.register_digits]
+
+    def views_of():
+        views = {}
+        for role, buffer in request.buffers.items():
+            if role in plan.memory:
+                entry = plan.memory[role]
+                span = entry.base + sum((e - 1) * abs(st) for e, st, _ in entry.iters) + max([0, *entry.replicas]) + 1
+            else:
+                span = plan.slots
+            views[role] = T.decl_buffer((span,), buffer.dtype, data=data_of(buffer), scope=buffer.scope(),
+                                        layout=None)
+        return views
+
+    def whole():
+        views = views_of()
+        t = thread_index(request.scope, request.sctx, plan.threads)
+        held = 0
+        for extent, tau, below in plan.thread_digits:
+            held = held + _digit(t, int(tau), int(extent)) * int(below)
+        held = T.bind(held) if plan.thread_digits else held
+
+        def element(counters):
+            slot = plan.slot_base + sum(c * s for c, (_, s, _) in zip(counters, digits))
+            flat = held + sum(c * b for c, (_, _, b) in zip(counters, digits))
+            coord = [tirx.floormod(tirx.floordiv(flat, rows[d]), shape[d]) if rows[d] * shape[d] != 1 else 0
+                     for d in range(len(shape))]
+            inside = [tirx.all(p_start[d] <= coord[d], coord[d] < p_start[d] + p_extent[d]) if p_extent[d] > 1
+                      else coord[d] == p_start[d] for d in range(len(shape)) if p_extent[d] < shape[d]]
+            offsets = [coord[d] - p_start[d] for d in plan.dims]
+
+            def address(role):
+                if role not in plan.memory:
+                    return slot
+                entry = plan.memory[role]
+                at = list(request.regions[role][0])
+                for k, d in enumerate(entry.dims):
+                    at[d] = at[d] + offsets[k]
+                return _digit_address(entry, at)
+
+            def body():
+                values = [what if kind == "scalar" else views[what][address(what)] for kind, what in slots]
+                value = _value(request.op, str(dst.dtype), values)
+                if "dst" in plan.memory:
+                    for r in _base_last(plan.memory["dst"].replicas):
+                        T.buffer_store(views["dst"], value, [address("dst") + r if r else address("dst")])
+                else:
+                    T.buffer_store(views["dst"], value, [slot])
+
+            cond = _condition(t, [], plan.write_once)
+            for part_ in inside:
+                cond = part_ if cond is None else tirx.all(cond, part_)
+            _guarded(cond, body)
+
+        _unrolled([_Loop(e) for e, _, _ in digits], element)
+
     @T.prim_func(check_well_formed=False)
     def impl():
         whole()
 
     return impl
+
+
+class _Loop:
+    """A slot loop of ``_unrolled``: ``extent`` counters, unrolled."""
+
+    kind = "unroll"
+
+    def __init__(self, extent):
+        self.extent = extent
 
 
 def _emit_shuffle_reduce(request, plan):

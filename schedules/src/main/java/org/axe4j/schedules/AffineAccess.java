@@ -111,6 +111,7 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
             }
             List<Piece> loops = new ArrayList<>();
             long count = op.extent()[d];
+            long step = 1;   // A_j: the elements of the dim one step of digit j moves over
             for (Piece digit : digits.subList(0, fixed)) {
                 long a = digit.extent();
                 long low = pos % a;
@@ -124,13 +125,17 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
                     base += low * digit.stride();
                     count = 1;
                 } else {
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way",
-                            op, op.start()[d], op.start()[d] + op.extent()[d], d, a, digit.stride());
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d (stride %d) part way:"
+                            + " use the regions %s of the dim, each inside whole digits, or one that starts at a "
+                            + "multiple of %d", op, op.start()[d], op.start()[d] + op.extent()[d], d, a,
+                            digit.stride(), segmentsText(digits.stream().map(Piece::extent).toList(), op.start()[d],
+                            op.extent()[d]), step * a);
                 }
                 pos /= a;
+                step *= a;
             }
             if (runTime) {
-                RunTimeDim rt = runTimeDim(op, d, s, digits.subList(fixed, digits.size()), known, count);
+                RunTimeDim rt = runTimeDim(op, d, s, digits, fixed, known, count);
                 loops.addAll(rt.loops());
                 startTerms.put(d, rt.terms());
                 startOffset = startOffset.plus(rt.offset());
@@ -150,7 +155,9 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
      * The digits {@code high} of dim d from J up (A_J = {@code known} divides c), of which the region still walks
      * {@code count} elements: one merged stride, or a loop inside digit J for every n (see the class comment).
      */
-    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> high, long known, long count) {
+    private static RunTimeDim runTimeDim(Operand op, int d, Modular s, List<Piece> digits, int fixed, long known,
+            long count) {
+        List<Piece> high = digits.subList(fixed, digits.size());
         List<Piece> merged = merge(high);
         if (merged.stream().anyMatch(Piece::distributed)) {
             throw Declined.of("%s: dim %d starts at a run-time index %s on the worker axis cpu", op, d, s);
@@ -167,8 +174,8 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
         long r = Math.floorMod(above.residue(), g);
         if (count > 1 && r + count > g) {
             throw Declined.of("%s: dim %d starts at a run-time index %s, so the region (%d elements past the start's "
-                    + "known part of %d) may cross digit (%d, stride %d) of %s part way", op, d, s, count, known,
-                    first.extent(), first.stride(), merge(high));
+                    + "known part of %d) may cross digit (%d, stride %d) of %s part way: %s", op, d, s, count, known,
+                    first.extent(), first.stride(), merge(high), startAdvice(s, digits, op.extent()[d]));
         }
         List<Piece> loops = count > 1 ? List.of(first.withExtentStride(count, first.stride())) : List.of();
         // digit J takes the values g k + r; each digit above it any value: x_j(s) = floor(s / A_j) mod a_j
@@ -185,6 +192,34 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
             divisor *= p.extent();
         }
         return new RunTimeDim(loops, terms, offset);
+    }
+
+    /**
+     * The way forward for a run-time start s of a region of {@code extent} elements over the dim's digits (a_j,
+     * innermost first, c_j = a_0 ... a_{j-1}): with i the highest digit where c_i divides the extent and
+     * {@code m = extent / c_i <= a_i}, a start that is a multiple of {@code c_i * q} (q the smallest divisor of a_i
+     * with m <= q) covers the digits below i whole and m values of digit i that never carry; when the start is one,
+     * T.meta_var lets TVM see it.
+     */
+    static String startAdvice(Modular s, List<Piece> digits, long extent) {
+        long c = 1;
+        long multiple = 0;
+        for (Piece p : digits) {
+            long a = p.extent();
+            if (extent % c == 0 && extent / c <= a) {
+                long q = extent / c;
+                while (a % q != 0) {
+                    q++;
+                }
+                multiple = c * q;
+            }
+            c *= a;
+        }
+        if (multiple == 0) {
+            return "no start keeps a region of " + extent + " elements inside whole digits of this dim; split it";
+        }
+        return "a start that is a multiple of " + multiple + " never crosses one; if the start is one, bind it with "
+                + "T.meta_var(...) (a plain assignment hides what TVM knows of it: here " + s + ")";
     }
 
     /** What the run-time starts add to the base for the start values {@code starts} (constant dims ignored). */
@@ -241,6 +276,58 @@ public record AffineAccess(long base, List<List<Piece>> dims, List<Long> replica
     /** True when a shard iter of {@code op}'s layout is on the {@link #CPU} axis. */
     public static boolean distributed(Operand op) {
         return op.layout().shard().stream().anyMatch(it -> it.axis().equals(CPU) && it.extent() > 1);
+    }
+
+    /**
+     * True when the region [start, start + count) of a dim with digit extents a_j (innermost first) is affine in the
+     * digits: walking them from the inside with pos = start, each digit is either taken whole from 0 (pos mod a = 0,
+     * a | count: count /= a) or holds the rest ((pos mod a) + count <= a); then pos /= a.
+     */
+    public static boolean fitsDigits(List<Long> digits, long start, long count) {
+        long pos = start;
+        for (long a : digits) {
+            long low = pos % a;
+            if (count == 1) {
+                pos /= a;
+                continue;
+            }
+            if (low == 0 && count % a == 0) {
+                count /= a;
+            } else if (low + count <= a) {
+                count = 1;
+            } else {
+                return false;
+            }
+            pos /= a;
+        }
+        return true;
+    }
+
+    /** The region [start, start + count) as the fewest consecutive regions each {@link #fitsDigits}, greedily. */
+    public static List<long[]> segments(List<Long> digits, long start, long count) {
+        List<long[]> out = new ArrayList<>();
+        long from = start;
+        long end = start + count;
+        while (from < end) {
+            long to = end;
+            while (to > from + 1 && !fitsDigits(digits, from, to - from)) {
+                to--;
+            }
+            out.add(new long[] {from, to});
+            from = to;
+        }
+        return out;
+    }
+
+    /** {@link #segments} as text: {@code [4, 8) [8, 32) [32, 36)}. */
+    public static String segmentsText(List<Long> digits, long start, long count) {
+        return String.join(" ", segments(digits, start, count).stream().map(x -> "[" + x[0] + ", " + x[1] + ")")
+                .toList());
+    }
+
+    /** The digit extents of each buffer dim, innermost first, as {@link #of} walks them (no region applied). */
+    public static List<List<Long>> digitExtents(Operand op) {
+        return groupByDim(op).stream().map(d -> d.stream().map(Piece::extent).toList()).toList();
     }
 
     /** The shard iters regrouped per buffer dim, innermost first; splits an iter across dims when divisible. */

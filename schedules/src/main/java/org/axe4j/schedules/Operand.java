@@ -66,8 +66,9 @@ public record Operand(String role, String name, String dtype, long[] shape, long
         }
         org.axe4j.layout.Shape admitted = org.axe4j.layout.Shape.of(shape);
         if (layout != null && !layout.admits(admitted)) {
-            throw Declined.of("%s (%s): layout %s (size %d) does not admit the buffer shape %s (size %d)", role, name,
-                    layout, layout.size(), admitted, admitted.size());
+            throw Declined.of("%s (%s): layout %s (size %d) does not admit the buffer shape %s (size %d): declare %s "
+                    + "with the layout's shape %s, or give it a layout of %d elements over %s", role, name, layout,
+                    layout.size(), admitted, admitted.size(), name, layoutShape(layout), admitted.size(), admitted);
         }
         if (shape.length != start.length || shape.length != extent.length || shape.length != runTimeStarts.length) {
             throw Declined.of("%s (%s): region rank %d/%d differs from buffer rank %d", role, name, start.length,
@@ -85,6 +86,11 @@ public record Operand(String role, String name, String dtype, long[] shape, long
                         start[d] + extent[d], d, shape[d]);
             }
         }
+    }
+
+    /** The extents of the layout's shard iters, as a shape: {@code (4,4)} for {@code S[(4,4):(4,1)]}. */
+    private static String layoutShape(Layout layout) {
+        return "(" + String.join(",", layout.shard().stream().map(it -> Long.toString(it.extent())).toList()) + ")";
     }
 
     /** The first dim whose region is wider than the buffer's dim (so it runs past the end wherever it starts). */

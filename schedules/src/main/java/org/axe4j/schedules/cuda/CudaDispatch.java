@@ -10,7 +10,7 @@ import org.axe4j.schedules.Rule;
 
 /**
  * The CUDA dispatch table (target kind {@code cuda}), highest priority first per op: element-wise ops on register
- * tiles ({@link CudaRegisterRule}), {@code ldmatrix}/{@code stmatrix} copies ({@link CudaMatrixRules}), then over
+ * tiles ({@link CudaRegisterRule}, else one element per slot: {@link CudaRegisterDigitsRule}), {@code ldmatrix}/{@code stmatrix} copies ({@link CudaMatrixRules}), then over
  * the scope's threads ({@link CudaRules}); {@code copy_async} as TMA ({@link CudaTmaRule}) or {@code cp.async}
  * ({@link CudaAsyncRules}) or, between tensor memory and registers, {@code tcgen05.ld}/{@code st}
  * ({@link CudaTmemRule}); reductions by warp shuffles ({@link CudaShuffleReduceRule}), shuffle trees or one thread
@@ -27,8 +27,10 @@ public final class CudaDispatch {
         for (String op : List.of("copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
                 "add", "sub", "mul", "fdiv", "maximum", "minimum", "fma")) {
             table.put(op, op.equals("copy")
-                    ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR, CudaRules.DIGITS)
-                    : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRules.DIGITS));
+                    ? List.of(CudaRegisterRule.INSTANCE, CudaMatrixRules.LDST, CudaRules.VECTOR,
+                            CudaRegisterDigitsRule.INSTANCE, CudaRules.DIGITS)
+                    : List.of(CudaRegisterRule.INSTANCE, CudaRules.VECTOR, CudaRegisterDigitsRule.INSTANCE,
+                            CudaRules.DIGITS));
         }
         table.put("copy_async", List.of(CudaTmaRule.TMA, CudaAsyncRules.CP_ASYNC, CudaTmemRule.INSTANCE));
         for (String op : List.of("sum", "max", "min")) {

@@ -59,7 +59,43 @@ final class CudaRegisterRule implements Rule {
         return true;
     }
 
+    /**
+     * The plan of {@link #planWhole}; a region that crosses a layout digit part way is cut at digit boundaries
+     * ({@link RegisterBoxes}) and each box planned alone, when every box can be.
+     */
     public SchedulePlan plan(Request call) {
+        try {
+            return planWhole(call);
+        } catch (Declined whole) {
+            List<Request> boxes = RegisterBoxes.of(call);
+            if (boxes.isEmpty()) {
+                throw whole;
+            }
+            List<CudaPlans.Register> plans = new ArrayList<>();
+            List<String> notes = new ArrayList<>();
+            notes.add("the region crosses layout digits part way: " + boxes.size() + " boxes cut at digit boundaries");
+            for (Request box : boxes) {
+                try {
+                    plans.add(planWhole(box));
+                } catch (Declined part) {
+                    throw Declined.of("%s; cut at digit boundaries into %d boxes, the box %s still declines: %s",
+                            whole.getMessage(), boxes.size(), region(box), part.getMessage());
+                }
+                notes.add("box " + region(box) + ": " + String.join("; ", plans.get(plans.size() - 1)
+                        .notes()));
+            }
+            return new CudaPlans.RegisterBoxes(plans.get(0).threads(), plans, notes);
+        }
+    }
+
+    /** The box's destination region as written: {@code dst=r[0:4]}. */
+    private static String region(Request box) {
+        String text = box.operands().get(0).toString();
+        return text.substring(0, text.indexOf("] ") + 1);
+    }
+
+    /** One register plan over the whole region (see the class comment), or declines. */
+    static CudaPlans.Register planWhole(Request call) {
         long threads = CudaRules.requireCudaScope(call);
         if (call.scope().equals("thread")) {
             throw Declined.of("%s at thread scope: a register tile is the thread's own (axe4j-cuda-vector)",
@@ -242,7 +278,8 @@ final class CudaRegisterRule implements Rule {
 
     private static Declined different(Request call, List<Operand> ops, int partition, int o, int k) {
         return Declined.of("%s: %s and %s hold region dim %d on different threads; moving elements between threads "
-                + "needs shuffles or shared memory", call.op(), ops.get(o), ops.get(partition), k);
+                + "needs shuffles or shared memory: copy %s to a shared tile, sync the scope, then copy that tile to "
+                + "%s", call.op(), ops.get(o), ops.get(partition), k, ops.get(1).name(), ops.get(0).name());
     }
 
     /**

@@ -56,6 +56,12 @@ final class CudaShuffleReduceRule implements Rule {
                 : new JsonObject();
         for (Operand o : List.of(dst, src)) {
             String scope = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+            if (!scope.equals("local") && o == dst && storageOf(storage, src).equals("local")) {
+                throw Declined.of("%s: %s is in %s memory; shuffles reduce a register tile into a register tile: "
+                        + "reduce into a local tile of shape %s on the source's threads (its kept dims on the same "
+                        + "thread and register digits, the reduced lanes replicated with R[...]), then copy that "
+                        + "tile to %s", call.op(), o, scope, java.util.Arrays.toString(o.extent()), o.name());
+            }
             if (!scope.equals("local")) {
                 throw Declined.of("%s: %s is in %s memory; shuffles reduce a register tile into a register tile",
                         call.op(), o, scope);
@@ -208,5 +214,9 @@ final class CudaShuffleReduceRule implements Rule {
                 CudaRegisterRule.describeLoops(loops, ops), masks, access, List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " per thread, " + terms
                 + " register term" + (terms == 1 ? "" : "s") + " folded each, then " + masks.size()
                 + " butterfly shuffle" + (masks.size() == 1 ? "" : "s") + " (xor " + masks + ")"));
+    }
+
+    private static String storageOf(JsonObject storage, Operand o) {
+        return storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
     }
 }

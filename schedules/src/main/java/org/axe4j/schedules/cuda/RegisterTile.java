@@ -13,6 +13,7 @@ import org.axe4j.layout.Grouped;
 import org.axe4j.layout.Iter;
 import org.axe4j.layout.Layout;
 import org.axe4j.layout.Shape;
+import org.axe4j.schedules.AffineAccess;
 import org.axe4j.schedules.AffineAccess.StartTerm;
 import org.axe4j.schedules.Declined;
 import org.axe4j.schedules.Modular;
@@ -304,6 +305,28 @@ final class RegisterTile {
     }
 
     /**
+     * The digit extents of each buffer dim of {@code o}, innermost first, as {@link #region} walks them (no region
+     * applied); declines a layout that cannot be grouped by the shape.
+     */
+    static List<List<Long>> digitExtents(Operand o) {
+        Grouped grouped;
+        try {
+            grouped = Group.group(o.layout(), Shape.of(o.shape()));
+        } catch (AxeException e) {
+            throw Declined.of("%s: %s", o, e.getMessage().strip());
+        }
+        List<List<Long>> out = new ArrayList<>();
+        for (int d = 0; d < o.shape().length; d++) {
+            List<Long> digits = new ArrayList<>();
+            for (Iter it : grouped.block(d)) {
+                digits.add(0, it.extent());
+            }
+            out.add(digits);
+        }
+        return out;
+    }
+
+    /**
      * Groups the shard per dim ({@link Group#group}: refined and fused so each dim's iters multiply to its extent)
      * and applies the region: pieces, guards and the slot base.
      */
@@ -347,6 +370,7 @@ final class RegisterTile {
             List<Piece> pieces = new ArrayList<>();
             long pos = o.start()[d];
             long count = o.extent()[d];
+            long radix = 1;   // the elements of the dim one step of the digit moves over
             for (long[] digit : digits) {
                 long a = digit[0];
                 boolean thread = digit[2] != 0;
@@ -359,11 +383,14 @@ final class RegisterTile {
                 } else if (low + count <= a) {
                     take = count;
                 } else {
-                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way", what,
-                            o.start()[d], o.start()[d] + o.extent()[d], d, a);
+                    throw Declined.of("%s: region [%d, %d) of dim %d crosses a digit of extent %d part way: use the "
+                            + "regions %s of the dim, each inside whole digits, or one that starts at a multiple of %d",
+                            what, o.start()[d], o.start()[d] + o.extent()[d], d, a, AffineAccess.segmentsText(
+                            digits.stream().map(x -> x[0]).toList(), o.start()[d], o.extent()[d]), radix * a);
                 }
                 count /= take;
                 pos /= a;
+                radix *= a;
                 if (thread) {
                     if (take < a) {
                         guards.add(new Guard(digit[2], a, low, take));
@@ -415,8 +442,9 @@ final class RegisterTile {
         int i = chunkDigit(digits, extent);
         if (i < 0) {
             throw Declined.of("%s: dim %d starts at a run-time index (%s) and its region of %d elements is no "
-                    + "run of whole digits of %s: it crosses a digit part way for some start", what, d, valuesText(s),
-                    extent, describeDigits(digits));
+                    + "run of whole digits of %s: it crosses a digit part way for some start; regions of %s elements "
+                    + "are such runs", what, d, valuesText(s), extent, describeDigits(digits), runExtents(digits,
+                    extent));
         }
         long below = span(digits, i);
         long m = extent / below;
@@ -486,6 +514,28 @@ final class RegisterTile {
             c *= digits.get(k)[0];
         }
         return found;
+    }
+
+    /** The region extents near {@code extent} that are runs of whole digits (c_i m, m <= a_i): the way forward. */
+    private static String runExtents(List<long[]> digits, long extent) {
+        java.util.TreeSet<Long> runs = new java.util.TreeSet<>();
+        long c = 1;
+        for (long[] digit : digits) {
+            for (long m = 1; m <= digit[0]; m++) {
+                runs.add(c * m);
+            }
+            c *= digit[0];
+        }
+        Long below = runs.floor(extent);
+        Long above = runs.ceiling(extent);
+        List<String> near = new ArrayList<>();
+        if (below != null) {
+            near.add(Long.toString(below));
+        }
+        if (above != null && !above.equals(below)) {
+            near.add(Long.toString(above));
+        }
+        return String.join(" or ", near);
     }
 
     /** c_i: the product of the extents of the digits below i. */

@@ -80,6 +80,25 @@ public final class CudaPlans {
                            List<List<Long>> writeOnce, List<NestLoop> loops, Map<String, RegisterAccess> access,
                            List<String> notes) implements SchedulePlan {}
 
+    /**
+     * A register-tile op whose region crosses layout digits part way, as boxes cut at digit boundaries: each box a
+     * {@link Register} plan over its part of the region, run one after the other.
+     */
+    @PlanKind("cuda-register-boxes")
+    public record RegisterBoxes(long threads, List<Register> boxes, List<String> notes) implements SchedulePlan {}
+
+    /**
+     * An op over register tiles, one element per slot: per thread and slot counters ({@code registerDigits}
+     * [extent, slot stride, below], {@code threadDigits} [extent, tau, below]) the partition's flat index, its
+     * coordinate in {@code shape} guarded by the region, the other operands at the same offset in their regions
+     * ({@code memory}: addresses from the layouts' digits; {@code registers}: the same slot).
+     */
+    @PlanKind("cuda-register-digits")
+    public record RegisterDigits(long threads, String partition, List<Long> shape, List<Integer> dims, long slotBase,
+                                 long slots, List<List<Long>> registerDigits, List<List<Long>> threadDigits,
+                                 List<List<Long>> writeOnce, Map<String, CudaDigitOperand> memory,
+                                 List<String> registers, List<String> notes) implements SchedulePlan {}
+
     /** A reduction in registers finished by warp shuffles over the lane {@code masks}. */
     @PlanKind("cuda-shuffle-reduce")
     public record ShuffleReduce(String combine, boolean init, long threads, List<List<Long>> guards,

@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * Writes a plan record as JSON: {@code "kind"} and {@code "schema"} first, then every component under its
  * {@link PlanSchema#fieldName}; a null {@link MayBeAbsent} component is left out, a null other one is an error
- * naming the kind and field.
+ * naming the kind and field. A plan held by a plan is written the same way, with its own kind.
  */
 public final class PlanJson {
     private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
@@ -53,6 +53,9 @@ public final class PlanJson {
     }
 
     private static Object value(Object v, String kind, String path) {
+        if (v instanceof SchedulePlan p) {   // a plan inside a plan (the boxes of a cut region) keeps its kind
+            return tree(p);
+        }
         if (v instanceof Record r) {
             Map<String, Object> out = new LinkedHashMap<>();
             fields(r, kind, path + ".", out);

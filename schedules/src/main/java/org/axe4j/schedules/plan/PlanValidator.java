@@ -47,7 +47,8 @@ public final class PlanValidator {
     }
 
     @SuppressWarnings("unchecked")
-    private static void record(JsonObject o, String name, String kind, String path) {
+    private static void record(JsonObject given, String name, String kind, String path) {
+        JsonObject o = withoutInnerKind(given, name, kind, path);
         Map<String, Object> fields = (Map<String, Object>) ((Map<String, Object>) PlanSchema.schema().get("records"))
                 .get(name);
         for (String key : o.keySet()) {
@@ -67,6 +68,22 @@ public final class PlanValidator {
             }
             value(v, t, kind, path + field);
         });
+    }
+
+    /** A plan inside a plan carries its own kind (that of its record) and schema: the fields without them. */
+    @SuppressWarnings("unchecked")
+    private static JsonObject withoutInnerKind(JsonObject o, String name, String kind, String path) {
+        Map<String, Object> kinds = (Map<String, Object>) PlanSchema.schema().get("kinds");
+        if (path.isEmpty() || !kinds.containsValue(name)) {
+            return o;
+        }
+        JsonObject out = o.deepCopy();
+        JsonElement inner = out.remove("kind");
+        out.remove("schema");
+        if (inner == null || !isString(inner) || !name.equals(kinds.get(inner.getAsString()))) {
+            throw fail(kind, path + "kind", "is " + inner + ", not the kind of " + name);
+        }
+        return out;
     }
 
     @SuppressWarnings("unchecked")

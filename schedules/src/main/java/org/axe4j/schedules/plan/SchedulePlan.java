@@ -8,7 +8,7 @@ package org.axe4j.schedules.plan;
 public sealed interface SchedulePlan permits CpuPlans.Affine, CpuPlans.Digits, CpuPlans.Logical, CpuPlans.Reduce,
         CpuPlans.ReduceDigits, CpuPlans.GemmBlocked, CpuPlans.GemmNaive, CudaPlans.Affine, CudaPlans.Digits,
         CudaPlans.CpAsync, CudaPlans.LdStMatrix, CudaPlans.Mma, CudaPlans.Reduce, CudaPlans.TreeReduce,
-        CudaPlans.Register, CudaPlans.ShuffleReduce, CudaPlans.Tcgen05, CudaPlans.TmemCopy, CudaPlans.Tma,
+        CudaPlans.Register, CudaPlans.RegisterBoxes, CudaPlans.RegisterDigits, CudaPlans.ShuffleReduce, CudaPlans.Tcgen05, CudaPlans.TmemCopy, CudaPlans.Tma,
         CudaPlans.Wgmma, TrnPlan {
 
     /** The {@code kind} the emitters dispatch on ({@link PlanKind} of the record). */

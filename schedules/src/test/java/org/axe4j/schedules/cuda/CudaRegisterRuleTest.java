@@ -24,6 +24,8 @@ import org.axe4j.schedules.Decision;
 import org.axe4j.schedules.Modular;
 import org.axe4j.schedules.Operand;
 import org.axe4j.schedules.Request;
+import org.axe4j.schedules.Rule;
+import org.axe4j.schedules.plan.SchedulePlan;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -281,7 +283,7 @@ class CudaRegisterRuleTest {
                 }
             }
             Request call = call(op, tile.scope(), tile.threads(), ops, storage);
-            Decision d = CudaDispatch.decide("axe4j-cuda-register", call);
+            Decision d = wholeRegion(call);
             if (!d.accepted()) {
                 counts[2]++;
                 assertTrue(d.reason().contains("crosses a digit") || d.reason().contains("one address")
@@ -333,7 +335,7 @@ class CudaRegisterRuleTest {
             Operand mem = new Operand(load ? "src0" : "dst", "G", dtype, memShape, memStart, region[1], memLayout);
             Map<String, String> storage = Map.of(reg.role(), "local", mem.role(), "global");
             Operand rt = mem.withRunTimeStart(d, start);
-            Decision run = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(), tile.threads(),
+            Decision run = wholeRegion(call("copy", tile.scope(), tile.threads(),
                     load ? List.of(reg, rt) : List.of(rt, reg), storage));
             if (!run.accepted()) {
                 return;
@@ -351,7 +353,7 @@ class CudaRegisterRuleTest {
                 sv[d] = v;
                 Operand fixed = new Operand(mem.role(), "G", dtype, memShape, sv, region[1], memLayout);
                 List<Operand> ops = load ? List.of(reg, fixed) : List.of(fixed, reg);
-                Decision constant = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(),
+                Decision constant = wholeRegion(call("copy", tile.scope(),
                         tile.threads(), ops, storage));
                 all &= constant.accepted();
                 if (constant.accepted()) {
@@ -418,7 +420,7 @@ class CudaRegisterRuleTest {
             for (Operand o : operands.apply(reg)) {
                 storage.put(o.role(), registerRoles.contains(o.role()) ? "local" : "shared");
             }
-            Decision run = CudaDispatch.decide("axe4j-cuda-register", call(op, tile.scope(), tile.threads(),
+            Decision run = wholeRegion(call(op, tile.scope(), tile.threads(),
                     operands.apply(reg.withRunTimeStart(d, start)), storage));
             if (!run.accepted()) {
                 assertTrue(run.reason().contains("crosses a digit") || run.reason().contains("one address")
@@ -497,7 +499,7 @@ class CudaRegisterRuleTest {
     void theAccumulatorsColumnsAtARunTimeMultipleOf32MoveTheSlotAlongItsRegisterDigit() {
         List<Operand> ops = accumulatorChunk(new long[2], new long[] {64, 32}, 1, new Modular(32, 0));
         Map<String, String> storage = Map.of("dst", "local", "src0", "local", "src1", "local");
-        Decision d = CudaDispatch.decide("axe4j-cuda-register", call("add", "warpgroup", 128, ops, storage));
+        Decision d = wholeRegion(call("add", "warpgroup", 128, ops, storage));
         assertTrue(d.accepted(), d.reason());
         Map<?, ?> dst = (Map<?, ?>) ((Map<?, ?>) d.planJson().get("access")).get("dst");
         // columns c*32 .. c*32+32: 2 registers and 4 lanes whole, 4 of the 32 register digits of stride 4
@@ -519,7 +521,7 @@ class CudaRegisterRuleTest {
     }
 
     static Decision add(List<Operand> ops) {
-        return CudaDispatch.decide("axe4j-cuda-register", call("add", "warpgroup", 128, ops, storage(ops)));
+        return wholeRegion(call("add", "warpgroup", 128, ops, storage(ops)));
     }
 
     @Test
@@ -566,7 +568,7 @@ class CudaRegisterRuleTest {
             List<Operand> ops = load ? List.of(reg, mem) : List.of(mem, reg);
             Map<String, String> storage = Map.of(reg.role(), "local", mem.role(), "shared");
             Map<String, Swizzle> swizzles = Map.of(mem.role(), z);
-            Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(), tile.threads(), ops,
+            Decision d = wholeRegion(call("copy", tile.scope(), tile.threads(), ops,
                     storage, swizzles));
             if (!d.accepted()) {
                 assertTrue(d.reason().contains("crosses a digit") || d.reason().contains("one address")
@@ -578,7 +580,7 @@ class CudaRegisterRuleTest {
             long vec = (Long) d.planJson().get("vec");
             counts[1] += vec > 1 ? 1 : 0;
             assertTrue(vec <= 1L << z.base() || !d.planJson().toString().contains("swizzle"), "vec " + vec);
-            Decision plain = CudaDispatch.decide("axe4j-cuda-register", call("copy", tile.scope(), tile.threads(),
+            Decision plain = wholeRegion(call("copy", tile.scope(), tile.threads(),
                     ops, storage));
             counts[2] += (Long) plain.planJson().get("vec") > vec ? 1 : 0;
             check(d.planJson(), ops, storage, tile.threads(), swizzles);
@@ -598,7 +600,7 @@ class CudaRegisterRuleTest {
                 Layout.parse(ACCUMULATOR));
         Map<String, String> storage = Map.of("dst", "shared.dyn", "src0", "local");
         Map<String, Swizzle> swizzles = Map.of("dst", new Swizzle(3, 3, 3));
-        Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", "warpgroup", 128,
+        Decision d = wholeRegion(call("copy", "warpgroup", 128,
                 List.of(smem.withRunTimeStart(0, Modular.ANY), out), storage, swizzles));
         assertTrue(d.accepted(), d.reason());
         assertEquals(2L, d.planJson().get("vec"));
@@ -612,7 +614,7 @@ class CudaRegisterRuleTest {
         // a swizzled view that does not start at a multiple of the swizzle's period is declined
         Operand shifted = new Operand("dst", "D_smem", "float16", shape, new long[4], new long[] {1, 1, 64, 256},
                 smem.layout(), 8, new boolean[4]);
-        declined(CudaDispatch.decide("axe4j-cuda-register", call("copy", "warpgroup", 128, List.of(shifted, out),
+        declined(wholeRegion(call("copy", "warpgroup", 128, List.of(shifted, out),
                 storage, swizzles)), "not a multiple of the swizzle's period 512");
     }
 
@@ -635,6 +637,80 @@ class CudaRegisterRuleTest {
     }
 
     /** Runs the plan for every thread and compares with the layouts' maps (see the class comment). */
+    /** The register rule without cutting a region into boxes ({@link CudaRegisterRule#planWhole}). */
+    private static final Rule WHOLE_REGION = new Rule() {
+        public String variant() {
+            return "axe4j-cuda-register";
+        }
+
+        public int priority() {
+            return CudaRegisterRule.INSTANCE.priority();
+        }
+
+        public boolean acceptsSwizzle() {
+            return true;
+        }
+
+        public SchedulePlan plan(Request call) {
+            return CudaRegisterRule.planWhole(call);
+        }
+    };
+
+    static Decision wholeRegion(Request call) {
+        return WHOLE_REGION.decide(call);
+    }
+
+    /**
+     * A region the whole-region plan declines because it crosses a digit part way: the rule cuts it into boxes
+     * ({@link RegisterBoxes}) that partition the region, and each box's plan moves exactly that box's elements
+     * between the threads and slots and the addresses the layouts give.
+     */
+    @Test
+    void registerPlansOfBoxesMoveEveryElementOfTheirBox() {
+        int[] counts = new int[2]; // cut into boxes, declined whole but not cut (too many boxes: the digits rule)
+        Property.forAll("cuda register plan of boxes = layout maps", CASES / 5, r -> {
+            Tile tile = randomTile(r, randomRegisterExtents(r));
+            long[][] region = randomRegion(r, tile.shape());
+            String dtype = new String[] {"float32", "float16"}[r.nextInt(2)];
+            long[] memShape = tile.shape().clone();
+            int d = r.nextInt(memShape.length);
+            memShape[d] *= 2;
+            long[] memStart = region[0].clone();
+            memStart[d] = r.nextInt((int) (memShape[d] - region[1][d] + 1));
+            Layout memLayout = CudaRulesTest.randomLayout(r, memShape);
+            boolean load = r.nextBoolean();
+            Operand reg = new Operand(load ? "dst" : "src0", "R", dtype, tile.shape(), region[0], region[1],
+                    tile.layout());
+            Operand mem = new Operand(load ? "src0" : "dst", "G", dtype, memShape, memStart, region[1], memLayout);
+            List<Operand> ops = load ? List.of(reg, mem) : List.of(mem, reg);
+            Map<String, String> storage = Map.of(reg.role(), "local", mem.role(), "global");
+            Request call = call("copy", tile.scope(), tile.threads(), ops, storage);
+            Decision whole = wholeRegion(call);
+            if (whole.accepted() || !whole.reason().contains("crosses a digit")) {
+                return;
+            }
+            Decision cut = CudaDispatch.decide("axe4j-cuda-register", call);
+            List<Request> boxes = RegisterBoxes.of(call);
+            if (!cut.accepted()) {
+                counts[1]++;
+                return;
+            }
+            counts[0]++;
+            assertEquals("cuda-register-boxes", cut.planJson().get("kind"));
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> plans = (List<Map<String, Object>>) cut.planJson().get("boxes");
+            assertEquals(boxes.size(), plans.size());
+            assertTrue(boxes.size() <= RegisterBoxes.MAX_BOXES);
+            long elements = 0;
+            for (int i = 0; i < boxes.size(); i++) {
+                elements += boxes.get(i).operands().get(0).elements();
+                check(plans.get(i), boxes.get(i).operands(), storage, tile.threads());
+            }
+            assertEquals(reg.elements(), elements, "the boxes partition the region");
+        });
+        assertTrue(counts[0] > CASES / 100, "cut into boxes " + Arrays.toString(counts));
+    }
+
     static void check(Map<String, Object> plan, List<Operand> ops, Map<String, String> storage, long threads) {
         check(plan, ops, storage, threads, Map.of());
     }
@@ -814,7 +890,7 @@ class CudaRegisterRuleTest {
         Operand reg = new Operand("dst", "R", "float32", shape, new long[shape.length], shape, Layout.parse(layout));
         Operand mem = new Operand("src0", "G", "float32", shape, new long[shape.length], shape,
                 rowMajor(shape));
-        return CudaDispatch.decide("axe4j-cuda-register", call("copy", scope, threads, List.of(reg, mem),
+        return wholeRegion(call("copy", scope, threads, List.of(reg, mem),
                 Map.of("dst", "local", "src0", "global")));
     }
 
@@ -859,7 +935,7 @@ class CudaRegisterRuleTest {
                 0, new boolean[] {true, false, false});
         String json = request("copy", "warp", 32, List.of(reg, mem), new TreeMap<>(Map.of("dst", "local", "src0",
                 "global"))).replace("\"start\":[0, 0, 0]", "\"start\":[null, 0, 0]");
-        Decision d = CudaDispatch.decide("axe4j-cuda-register", Request.fromJson(json, List.of(regs, mem.layout())));
+        Decision d = wholeRegion(Request.fromJson(json, List.of(regs, mem.layout())));
         assertTrue(d.accepted(), d.reason());
         assertEquals(8L, d.planJson().get("vec"));
         assertEquals("{0=8}", ((Map<?, ?>) ((Map<?, ?>) d.planJson().get("access")).get("dst")).get("start_strides")
@@ -869,7 +945,7 @@ class CudaRegisterRuleTest {
                 new boolean[] {true, false, false});
         json = request("copy", "warp", 32, List.of(lanes, mem), new TreeMap<>(Map.of("dst", "local", "src0",
                 "global"))).replace("\"start\":[0, 0, 0]", "\"start\":[null, 0, 0]");
-        declined(CudaDispatch.decide("axe4j-cuda-register", Request.fromJson(json, List.of(rowsOnLanes,
+        declined(wholeRegion(Request.fromJson(json, List.of(rowsOnLanes,
                 mem.layout()))), "dim 0 starts at a run-time index (any value) and its thread digit 0 ((t / 1) mod 4");
     }
 
@@ -880,7 +956,7 @@ class CudaRegisterRuleTest {
                 Layout.parse("S[(32,4):(1@laneid,1)]"));
         Operand b = new Operand("src0", "Q", "float32", shape, new long[2], shape,
                 Layout.parse("S[(4,8,4):(1,4@laneid,1@laneid)]"));
-        Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", "warp", 32, List.of(a, b),
+        Decision d = wholeRegion(call("copy", "warp", 32, List.of(a, b),
                 Map.of("dst", "local", "src0", "local")));
         assertFalse(d.accepted());
         assertTrue(d.reason().contains("on different threads; moving elements between threads needs shuffles"),
@@ -893,7 +969,7 @@ class CudaRegisterRuleTest {
         Operand reg = new Operand("dst", "R", "float16", shape, new long[2], shape,
                 Layout.parse("S[(32,8):(1@laneid,1)]"));
         Operand mem = new Operand("src0", "G", "float16", shape, new long[2], shape, rowMajor(shape));
-        Decision d = CudaDispatch.decide("axe4j-cuda-register", call("copy", "warp", 32, List.of(reg, mem),
+        Decision d = wholeRegion(call("copy", "warp", 32, List.of(reg, mem),
                 Map.of("dst", "local", "src0", "global")));
         assertTrue(d.accepted(), d.reason());
         assertEquals(8L, d.planJson().get("vec"));

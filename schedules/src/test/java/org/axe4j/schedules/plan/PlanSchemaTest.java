@@ -43,14 +43,15 @@ class PlanSchemaTest {
         List<String> found = differences(java, file);
         assertEquals(2, found.size(), found.toString());
         assertTrue(found.get(0).startsWith("record PlanParts.NestLoop (kinds affine, reduce, cuda-register, "
-                + "cuda-shuffle-reduce): field 'strides': in the records {map=long}, in the file absent"), found.get(0));
+                + "cuda-register-boxes, cuda-shuffle-reduce): field 'strides': in the records {map=long}, in the file "
+                + "absent"), found.get(0));
         assertTrue(found.get(1).contains("field 'stride': in the records absent, in the file {map=long}"),
                 found.get(1));
     }
 
     @Test
     void everyKindIsOneRecordAndEveryComponentHasAType() {
-        assertEquals(21, PlanSchema.kindClasses().size());
+        assertEquals(23, PlanSchema.kindClasses().size());
         assertEquals("cuda-wgmma", PlanSchema.kindOf(CudaPlans.Wgmma.class));
         assertEquals(Map.of("list", Map.of("record", "PlanParts.NestLoop")), fields("CpuPlans.Affine").get("loops"));
         assertEquals(Map.of("optional", "str"), fields("CpuPlans.GemmBlocked").get("kernel"));
