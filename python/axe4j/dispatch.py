@@ -30,6 +30,7 @@ from tvm.script import tirx as T
 from . import _registry, lowering, plans
 from ._emit import data_of, run_time_offset, run_time_reach  # noqa: F401  (dispatch.run_time_offset, as before)
 from ._errors import PlanError
+from ._scope import threads_of
 
 TARGET_KIND = "llvm"
 CUDA_KIND = "cuda"
@@ -297,16 +298,6 @@ def _layout_of(buffer):
     if layout is None:
         return TileLayout(S[tuple(_ints(buffer.shape, "shape"))])
     return layout
-
-
-def threads_of(sctx) -> tuple[int, bool]:
-    """Threads of the execution scope (the product of its intra-scope axis extents) and whether every one of
-    them is active (no axis starts at an offset)."""
-    threads, full = 1, True
-    for extent, offset in dict(sctx.intra).values():
-        threads *= int(extent)
-        full = full and int(offset) == 0
-    return threads, full
 
 
 def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) -> Described:

@@ -132,7 +132,7 @@ def guard(op_call, sctx, op: str, kind: str, variant: str) -> None:
     call = TilePrimitiveCall.downcast(op_call)
     if call.dispatch is not None:
         return
-    from .dispatch import threads_of
+    from ._scope import threads_of
 
     _, full = threads_of(sctx)
     runs, why = verdict(op, variant, describe(call, str(sctx.scope_kind), full))
