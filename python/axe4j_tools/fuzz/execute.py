@@ -1,0 +1,271 @@
+"""Compiles and runs programs in this process and classifies each: ``right``, ``refused`` (an axe4j refusal or TVM's
+dispatch report naming the problem), ``internal`` (any other exception: TVM's own ``TypeError``/``InternalError``,
+a rule error, an interpreter gap), ``wrong`` (numbers differ from numpy, or the interpreter saw a fault a GPU would
+hit). ``hang`` and crashes are the runner's (``runner.py``), which watches this from another process.
+
+Programs of one target compile as one IRModule (one PrimFunc each); when that compile fails, the batch is split in
+halves and each half compiled again, down to single programs, so each failure is the program's own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import build, reference
+from .spec import Program
+
+AXE4J_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep + "axe4j"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    seed: int
+    index: int
+    klass: str            # right | refused | internal | wrong | hang
+    signature: str = ""   # what tells distinct failures apart (class, error kind, first line)
+    detail: str = ""
+
+
+def symbol(p: Program) -> str:
+    return f"fuzz_{p.seed}_{p.index}"
+
+
+# ---- classification -------------------------------------------------------------------------------------------------
+
+def _raised_in_axe4j(error) -> bool:
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename.startswith(AXE4J_DIR)
+
+
+def _first_line(text: str) -> str:
+    for line in str(text).splitlines():
+        line = line.strip()
+        if line and not line.startswith(("Traceback", "File ", "^")):
+            return line
+    return ""
+
+
+def _normal(text: str) -> str:
+    """A message with numbers, quoted names and dtypes' lane counts blanked: one signature per kind of failure."""
+    text = re.sub(r"(?<![\w])'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"\d+", "N", text)
+    return text[:160]
+
+
+def classify_error(error: BaseException, phase: str) -> tuple:
+    """(class, signature, detail) of an exception raised compiling (``phase`` compile) or running a program."""
+    from axe4j._errors import PlanError, RuleError, StrictError
+    from axe4j.cuda.interp import KernelFault, NotModelled
+
+    text = str(error)
+    name = type(error).__name__
+    head = _first_line(text)
+    detail = f"{name}: {text}"[:4000]
+    if isinstance(error, KernelFault):
+        return "wrong", f"wrong: kernel fault: {_normal(head)}", detail
+    if isinstance(error, NotModelled):
+        return "internal", f"internal: interpreter NotModelled: {_normal(head)}", detail
+    if isinstance(error, (RuleError, PlanError)):
+        return "internal", f"internal: {name}: {_normal(head)}", detail
+    if "TIRx schedule dispatch failed" in text:
+        return "refused", f"refused: dispatch: {_normal(_dispatch_reason(text))}", detail
+    if isinstance(error, StrictError) or (isinstance(error, ValueError) and _raised_in_axe4j(error)):
+        return "refused", f"refused: {name}: {_normal(head)}", detail
+    return "internal", f"internal: {phase}: {name}: {_normal(_tvm_head(text))}", detail
+
+
+def _dispatch_reason(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if "TIRx schedule dispatch failed" in line:
+            return line.split("TIRx schedule dispatch failed", 1)[1]
+    return lines[0] if lines else ""
+
+
+def _tvm_head(text: str) -> str:
+    """The message line of a TVM error (after its C++ backtrace, if any)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^(\w+Error|Check failed|InternalError)\b", line) or "Error:" in line:
+            return line
+    return lines[-1] if lines else ""
+
+
+# ---- inputs and expected memory -------------------------------------------------------------------------------------
+
+def _round_region(operand, extent, t, moving):
+    first = operand.start[0] + (t * extent[0] if moving else 0)
+    lo = (first, *operand.start[1:])
+    return tuple(slice(s, s + e) for s, e in zip(lo, extent))
+
+
+def _dst_extent(p):
+    kept = tuple(e for d, e in enumerate(p.extent) if d not in p.axes)
+    return kept or (1,)
+
+
+class Case:
+    """A program's argument arrays (as numpy) and what its destination must hold afterwards."""
+
+    def __init__(self, p: Program):
+        rng = np.random.default_rng([p.seed, p.index, 1])
+        self.program = p
+        self.args = []
+        logical = []
+        for k, operand in enumerate(p.srcs):
+            mem, view = self._source(rng, p, operand, k)
+            self.args.append(mem)
+            logical.append(view)
+        d_mem = reference.values(rng, (p.dst.layout.span() if not p.cuda else int(np.prod(p.dst.shape)),),
+                                 p.dst.dtype, "copy", 0)
+        self.args.append(d_mem)
+        self.before = d_mem.copy()
+        self.written = np.zeros(d_mem.shape, bool)
+        self.want = np.zeros(d_mem.shape, np.float64)
+        self.scale = np.zeros(d_mem.shape, np.float64)
+        addr = self._addresses(p.dst)
+        moving = p.repeat > 1
+        for t in range(p.repeat):
+            srcs = [v[_round_region(o, p.extent, t, moving)] for v, o in zip(logical, p.srcs)]
+            where = addr[_round_region(p.dst, _dst_extent(p), t, moving)]
+            out, scale = reference.compute(p, srcs, d_mem[where])
+            for r in p.dst.layout.replica_offsets() if not p.cuda else [0]:
+                self.want[where + r] = out
+                self.scale[where + r] = scale
+                self.written[where + r] = True
+
+    @staticmethod
+    def _addresses(operand):
+        return operand.layout.addresses() if operand.memory == "global" and operand.layout.swizzle is None \
+            else None
+
+    def _source(self, rng, p, operand, k):
+        if p.cuda:
+            mem = reference.values(rng, operand.shape, operand.dtype, p.op, k)
+            return mem, mem
+        lay = operand.layout
+        mem = reference.values(rng, (lay.span(),), operand.dtype, p.op, k)
+        addr = lay.addresses()
+        view = mem[addr]
+        for r in lay.replica_offsets():   # every replica holds the element's value
+            mem[addr + r] = view
+        return mem, view
+
+    def arrays(self):
+        """Fresh copies of the arguments (CUDA: the destination in its global shape)."""
+        out = [a.copy() for a in self.args]
+        if self.program.cuda:
+            out[-1] = out[-1].reshape(self.program.dst.shape)
+        return out
+
+    def check(self, got) -> tuple:
+        """(class, signature, detail) of the destination memory the kernel left."""
+        p = self.program
+        got = np.asarray(got).reshape(-1)
+        before = self.before.reshape(-1)
+        stray = ~self.written.reshape(-1) & (got.view(np.uint8).reshape(got.size, -1)
+                                             != before.view(np.uint8).reshape(before.size, -1)).any(axis=1)
+        bad = reference.mismatches(p, got.reshape(-1)[self.written.reshape(-1)],
+                                   self.want.reshape(-1)[self.written.reshape(-1)],
+                                   self.scale.reshape(-1)[self.written.reshape(-1)])
+        if not stray.any() and not bad.any():
+            return "right", "", ""
+        where = np.flatnonzero(self.written.reshape(-1))[bad]
+        want = reference.rounded(self.want.reshape(-1), p.dst.dtype)
+        text = []
+        if bad.any():
+            text.append(f"{int(bad.sum())} of {int(self.written.sum())} results differ; first at memory element(s) "
+                        f"{where[:4].tolist()}: got {got[where[:4]].tolist()}, numpy {want[where[:4]].tolist()}")
+        if stray.any():
+            text.append(f"{int(stray.sum())} element(s) outside the destination region were written, e.g. "
+                        f"{np.flatnonzero(stray)[:4].tolist()}")
+        kind = "values" if bad.any() else "stray writes"
+        return "wrong", f"wrong: {kind}: {p.target if p.cuda else 'llvm'} {p.op} {p.dtype}->{p.dst.dtype}", \
+            "; ".join(text)
+
+
+# ---- compile and run ------------------------------------------------------------------------------------------------
+
+def compile_many(programs, strict=False):
+    """{symbol: executable or exception}: one compile for all (same target), halves again on failure."""
+    import tvm
+
+    import axe4j
+
+    funcs, errors = {}, {}
+    for p in programs:
+        try:
+            funcs[symbol(p)] = build.kernel(p).with_attr("global_symbol", symbol(p))
+        except Exception as error:   # noqa: BLE001  (the program's own failure, classified below)
+            errors[symbol(p)] = ("build", error)
+    out = dict(errors)
+    pending = [p for p in programs if symbol(p) in funcs]
+
+    def attempt(group):
+        if not group:
+            return
+        mod = tvm.IRModule({symbol(p): funcs[symbol(p)] for p in group})
+        try:
+            executable = axe4j.compile(mod, build.target(group[0]), strict=strict)
+        except Exception as error:   # noqa: BLE001
+            if len(group) == 1:
+                out[symbol(group[0])] = ("compile", error)
+                return
+            half = len(group) // 2
+            attempt(group[:half])
+            attempt(group[half:])
+            return
+        for p in group:
+            out[symbol(p)] = executable
+
+    attempt(pending)
+    return out
+
+
+def run_one(p: Program, executable) -> tuple:
+    """Runs a compiled program on its case; (class, signature, detail)."""
+    case = Case(p)
+    arrays = case.arrays()
+    try:
+        if p.cuda:
+            from axe4j.cuda.interp import _host
+
+            prog = executable.axe4j_program
+            host = next(f for g, f in prog.host.functions.items() if str(g.name_hint) == symbol(p))
+            _host.run_host(prog, host, arrays)
+            got = arrays[-1]
+        else:
+            import tvm
+
+            tensors = [tvm.runtime.tensor(a) for a in arrays]
+            executable[symbol(p)](*tensors)
+            got = tensors[-1].numpy()
+    except Exception as error:   # noqa: BLE001
+        return classify_error(error, "run")
+    return case.check(got)
+
+
+def execute(programs, strict=False, report=None):
+    """Outcomes of ``programs`` (any targets), in order; ``report(outcome)`` is called as each is known."""
+    by_target = {}
+    for p in programs:
+        by_target.setdefault(p.target, []).append(p)
+    outcomes = {}
+    for group in by_target.values():
+        compiled = compile_many(group, strict)
+        for p in group:
+            result = compiled[symbol(p)]
+            if isinstance(result, tuple):
+                klass, sig, detail = classify_error(result[1], result[0])
+            else:
+                klass, sig, detail = run_one(p, result)
+            outcome = Outcome(p.seed, p.index, klass, sig, detail)
+            outcomes[(p.seed, p.index)] = outcome
+            if report is not None:
+                report(outcome)
+    return [outcomes[(p.seed, p.index)] for p in programs]
