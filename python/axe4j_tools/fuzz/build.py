@@ -1,8 +1,8 @@
 """A ``Program`` as a TIRx PrimFunc (TVMScript, built from the program's values) and as runnable source text.
 
-The kernel's arguments are the program's global operands, sources first, the destination last. On the CPU each is a
-flat buffer of its layout's span, viewed through ``decl_buffer`` with the layout. On CUDA each is a compact global
-tensor; the program's ``tiles`` (shared or register buffers) stage them.
+The kernel's arguments are the program's global operands, sources first, the destination last, each a flat buffer
+of its layout's span viewed through ``decl_buffer`` with the layout. On CUDA the program's ``tiles`` (shared or
+register buffers, sometimes used through a view) stage them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ _NAMESPACE = {"warpgroup": "wg"}
 
 
 def kernel(p: Program):
-    return _cuda_kernel(p) if p.cuda else _cpu_kernel(p)
+    return _kernel(p, _cuda_body if p.cuda else _cpu_body)
 
 
 def _const(value, dtype):
@@ -63,13 +63,14 @@ def emit_op(p: Program, dst, srcs, ns=Tx):
 
 # ---- CPU ------------------------------------------------------------------------------------------------------------
 
-def _cpu_views(p, flats):
+def _views(p, flats):
+    """Each global operand: a view with its layout over its flat argument."""
     operands = (*p.srcs, p.dst)
     return [T.decl_buffer(o.shape, o.dtype, data=f.data, layout=o.layout.tvm()) for o, f in zip(operands, flats)]
 
 
 def _cpu_body(p, flats):
-    views = _cpu_views(p, flats)
+    views = _views(p, flats)
     dst_extent = _dst_extent(p)
 
     def one(t):
@@ -83,27 +84,27 @@ def _cpu_body(p, flats):
             one(t)
 
 
-def _cpu_kernel(p: Program):
+def _kernel(p: Program, body):
+    """The PrimFunc over flat arguments (one per global operand, the layout's span) running ``body(p, args)``."""
     sizes = [(o.layout.span(),) for o in (*p.srcs, p.dst)]
     dt = [o.dtype for o in (*p.srcs, p.dst)]
     if len(sizes) == 1:
         @T.prim_func
         def kernel(D: T.Buffer(sizes[0], dt[0])):
-            T.evaluate(0)
-            _cpu_body(p, [D])
+            body(p, [D])
     elif len(sizes) == 2:
         @T.prim_func
         def kernel(A: T.Buffer(sizes[0], dt[0]), D: T.Buffer(sizes[1], dt[1])):
-            _cpu_body(p, [A, D])
+            body(p, [A, D])
     elif len(sizes) == 3:
         @T.prim_func
         def kernel(A: T.Buffer(sizes[0], dt[0]), B: T.Buffer(sizes[1], dt[1]), D: T.Buffer(sizes[2], dt[2])):
-            _cpu_body(p, [A, B, D])
+            body(p, [A, B, D])
     else:
         @T.prim_func
         def kernel(A: T.Buffer(sizes[0], dt[0]), B: T.Buffer(sizes[1], dt[1]), C: T.Buffer(sizes[2], dt[2]),
                    D: T.Buffer(sizes[3], dt[3])):
-            _cpu_body(p, [A, B, C, D])
+            body(p, [A, B, C, D])
     return kernel
 
 
@@ -125,14 +126,22 @@ def _sync():
 
 
 def _alloc(tile):
+    """(the buffer staging copies use, the buffer the op uses): the same tile, or a view of it."""
     if tile is None:
-        return None
-    return T.alloc_buffer(tile.shape, tile.dtype, scope=tile.memory, layout=tile.layout.tvm())
+        return None, None
+    buf = T.alloc_buffer(tile.shape, tile.dtype, scope=tile.memory, layout=tile.layout.tvm())
+    if not tile.view:
+        return buf, buf
+    return buf, T.decl_buffer(tile.shape, tile.dtype, data=buf.data, scope=tile.memory, layout=tile.layout.tvm())
 
 
-def _cuda_body(p, globals_):
+def _cuda_body(p, flats):
+    _header(p.threads)
+    globals_ = _views(p, flats)
     ns = getattr(Tx, _NAMESPACE.get(p.scope, p.scope))
-    tiles = [_alloc(t) for t in p.tiles]
+    pairs = [_alloc(t) for t in p.tiles]
+    tiles = [pair[0] for pair in pairs]
+    used = [pair[1] for pair in pairs]
     dst_extent = _dst_extent(p)
     moving = p.repeat > 1
 
@@ -141,23 +150,22 @@ def _cuda_body(p, globals_):
 
     def one(t):
         srcs = []
-        for glob, operand, buf, tile in zip(globals_, p.srcs, tiles, p.tiles):
+        for glob, operand, buf, view, tile in zip(globals_, p.srcs, tiles, used, p.tiles):
             region = _region(glob, operand.start, p.extent, t, moving)
             if buf is None:
                 srcs.append(region)
                 continue
             staging_ns(tile).copy(_region(buf, tile.start, p.extent), region)
-            srcs.append(_region(buf, tile.start, p.extent))
+            srcs.append(_region(view, tile.start, p.extent))
         out_glob = _region(globals_[-1], p.dst.start, dst_extent, t, moving)
-        out_tile, out_buf = p.tiles[-1], tiles[-1]
-        out = out_glob if out_buf is None else _region(out_buf, out_tile.start, dst_extent)
-        if p.accum and out_buf is not None:
-            staging_ns(out_tile).copy(out, out_glob)
+        out_tile, out_buf, out_view = p.tiles[-1], tiles[-1], used[-1]
+        if out_buf is not None and p.accum:
+            staging_ns(out_tile).copy(_region(out_buf, out_tile.start, dst_extent), out_glob)
         _sync()
-        emit_op(p, out, srcs, ns)
+        emit_op(p, out_glob if out_buf is None else _region(out_view, out_tile.start, dst_extent), srcs, ns)
         _sync()
         if out_buf is not None:
-            staging_ns(out_tile).copy(out_glob, out)
+            staging_ns(out_tile).copy(out_glob, _region(out_buf, out_tile.start, dst_extent))
             _sync()
 
     if p.repeat == 1:
@@ -165,34 +173,6 @@ def _cuda_body(p, globals_):
     else:
         with T.serial(p.repeat) as t:
             one(t)
-
-
-def _cuda_kernel(p: Program):
-    shapes = [o.shape for o in (*p.srcs, p.dst)]
-    dt = [o.dtype for o in (*p.srcs, p.dst)]
-    threads = p.threads
-    if len(shapes) == 1:
-        @T.prim_func
-        def kernel(D: T.Buffer(shapes[0], dt[0])):
-            _header(threads)
-            _cuda_body(p, [D])
-    elif len(shapes) == 2:
-        @T.prim_func
-        def kernel(A: T.Buffer(shapes[0], dt[0]), D: T.Buffer(shapes[1], dt[1])):
-            _header(threads)
-            _cuda_body(p, [A, D])
-    elif len(shapes) == 3:
-        @T.prim_func
-        def kernel(A: T.Buffer(shapes[0], dt[0]), B: T.Buffer(shapes[1], dt[1]), D: T.Buffer(shapes[2], dt[2])):
-            _header(threads)
-            _cuda_body(p, [A, B, D])
-    else:
-        @T.prim_func
-        def kernel(A: T.Buffer(shapes[0], dt[0]), B: T.Buffer(shapes[1], dt[1]), C: T.Buffer(shapes[2], dt[2]),
-                   D: T.Buffer(shapes[3], dt[3])):
-            _header(threads)
-            _cuda_body(p, [A, B, C, D])
-    return kernel
 
 
 def target(p: Program):

@@ -198,10 +198,9 @@ def _cuda(rng, seed, index, target, op, dtype):
     out = _out_dtype(rng, op, dtype)
     srcs, tiles = [], []
     for _ in range(n_src):
-        glob = Operand(compact((rows * repeat, cols)), dtype, (0, 0))
-        srcs.append(glob)
+        srcs.append(_global(rng, extent, dtype, repeat, True))
         tiles.append(_shared_tile(rng, extent, dtype) if rng.random() < 0.85 else None)
-    glob = Operand(compact(((kept[0] * repeat,) + kept[1:])), out, (0,) * len(kept))
+    glob = _global(rng, kept, out, repeat, False)
     dst_tile = _shared_tile(rng, kept, out) if len(kept) == 2 else Operand(compact(kept), out, (0,), "shared")
     tiles.append(dst_tile)
     accum = bool(axes) and rng.random() < 0.3
@@ -209,12 +208,21 @@ def _cuda(rng, seed, index, target, op, dtype):
                    tuple(tiles))
 
 
+def _global(rng, extent, dtype, repeat, source):
+    """A global operand: compact, or a view with a CPU-style random layout (padded, split, permuted, offset,
+    broadcast or replicated in a source)."""
+    if rng.random() < 0.5:
+        return Operand(compact((extent[0] * repeat,) + tuple(extent[1:])), dtype, (0,) * len(extent))
+    return _cpu_operand(rng, extent, dtype, repeat, source)
+
+
 def _shared_tile(rng, extent, dtype):
-    """A shared tile holding the region ``extent``, sometimes inside a larger tile at a nonzero start."""
+    """A shared tile holding the region ``extent``, sometimes inside a larger tile at a nonzero start, sometimes used
+    through a view (``decl_buffer``) with the tile's own layout."""
     pad = (0, 0) if rng.random() < 0.7 else (int(rng.integers(0, 3)), int(rng.integers(0, 5)))
     shape = (extent[0] + pad[0], extent[1] + pad[1])
     start = (int(rng.integers(0, pad[0] + 1)), int(rng.integers(0, pad[1] + 1)))
-    return Operand(_shared_layout(rng, shape, dtype), dtype, start, "shared")
+    return Operand(_shared_layout(rng, shape, dtype), dtype, start, "shared", view=bool(rng.random() < 0.1))
 
 
 def _cuda_registers(rng, seed, index, target, op, dtype):
@@ -222,7 +230,12 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
     if op in REDUCE:
         fams = [f for f in fams if f[3] is not None]
     scope, threads, layout, reduced = fams[int(rng.integers(len(fams)))]
-    extent = layout.shape
+    full = layout.shape
+    extent, start = full, (0,) * len(full)
+    if rng.random() < 0.25 and full[0] > 1:   # a part of the register tile: rows [s, s + n)
+        n = int(rng.integers(1, full[0]))
+        first = int(rng.integers(0, full[0] - n + 1))
+        extent, start = (n, *full[1:]), (first, *start[1:])
     scalar = _scalar(rng, op, dtype)
     n_src = _arity(op) - (1 if scalar is not None and op != "fill" else 0)
     out = _out_dtype(rng, op, dtype)
@@ -231,10 +244,10 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
         axes, kept = (1,), (extent[0],)
     srcs, tiles = [], []
     for _ in range(n_src):
-        srcs.append(Operand(compact(extent), dtype, (0,) * len(extent)))
+        srcs.append(_global(rng, extent, dtype, 1, True))
         staged = rng.random()
         if staged < 0.7:
-            tiles.append(Operand(layout, dtype, (0,) * len(extent), "local"))
+            tiles.append(Operand(layout, dtype, start, "local"))
         elif staged < 0.9:
             tiles.append(_shared_tile(rng, extent, dtype))
         else:
@@ -243,7 +256,7 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
     if not axes and op == "copy" and rng.random() < 0.3:   # registers -> shared (or global) as the op itself
         tiles.append(_shared_tile(rng, extent, out) if rng.random() < 0.5 else None)
     else:
-        tiles.append(Operand(dst_layout, out, (0,) * len(kept), "local"))
+        tiles.append(Operand(dst_layout, out, start[:len(kept)], "local"))
     accum = bool(axes) and rng.random() < 0.3
-    return Program(seed, index, target, op, extent, Operand(compact(kept), out, (0,) * len(kept)), tuple(srcs),
+    return Program(seed, index, target, op, extent, _global(rng, kept, out, 1, False), tuple(srcs),
                    scope, threads, 1, axes, accum, scalar, tuple(tiles))

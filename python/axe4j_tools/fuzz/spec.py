@@ -127,6 +127,7 @@ class Operand:
     dtype: str
     start: tuple
     memory: str = "global"
+    view: bool = False     # an on-chip tile used through a decl_buffer view with the same layout
 
     @property
     def shape(self):
@@ -198,3 +199,11 @@ def _permuted(lay: Layout) -> bool:
     mem = [s for s in lay.strides if isinstance(s, int) and s != 0]
     return mem != sorted(mem, reverse=True)
 
+
+
+def parse(text: str) -> Program:
+    """The program a ``repr(program)`` printed (programs travel between processes, and into reproducers, as that)."""
+    value = eval(text, {"__builtins__": {}}, {"Program": Program, "Operand": Operand, "Layout": Layout})  # noqa: S307
+    if not isinstance(value, Program):
+        raise ValueError(f"not a Program: {text[:80]}")
+    return value
