@@ -30,6 +30,7 @@ class Outcome:
     klass: str            # right | refused | internal | wrong | hang
     signature: str = ""   # what tells distinct failures apart (class, error kind, first line)
     detail: str = ""
+    tvm_cases: str = ""   # the tile calls TVM's own dispatch cases lowered, "op:case, ..." (axe4j's rules declined)
 
 
 def symbol(p: Program) -> str:
@@ -55,6 +56,7 @@ def _normal(text: str) -> str:
     """A message with numbers, quoted names and dtypes' lane counts blanked: one signature per kind of failure."""
     text = re.sub(r"(?<![\w])'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"fuzz_\d+_\d+", "fuzz_…", text)
+    text = re.sub(r"(\d)x\d+\b", r"\1xN", text)   # vector lanes: float32x4
     text = re.sub(r"(?<![\w.])\d+", "N", text)
     return text[:160]
 
@@ -260,6 +262,11 @@ MODULE_SIZE = {"llvm": 8}
 CUDA_MODULE_SIZE = 1
 
 
+def _tvm_cases(executable) -> str:
+    rows = getattr(executable, "lowered", None) or []
+    return ", ".join(sorted({f"{row.op}:{row.variant}" for row in rows if not row.by_axe4j}))
+
+
 def execute(programs, strict=False, report=None):
     """Outcomes of ``programs`` (any targets), in order; ``report(outcome)`` is called as each is known."""
     by_target = {}
@@ -274,11 +281,17 @@ def execute(programs, strict=False, report=None):
         compiled = compile_many(group, strict)
         for p in group:
             result = compiled[symbol(p)]
+            cases = ""
             if isinstance(result, tuple):
                 klass, sig, detail = classify_error(result[1], result[0])
             else:
                 klass, sig, detail = run_one(p, result)
-            outcome = Outcome(p.seed, p.index, klass, sig, detail)
+                if klass != "right":   # which cases lowered this program's calls: compiled alone, if it was not
+                    alone = result if len(group) == 1 else compile_many([p], strict)[symbol(p)]
+                    cases = "" if isinstance(alone, tuple) else _tvm_cases(alone)
+                    if cases and klass == "wrong":
+                        sig += f" (TVM's {cases})"
+            outcome = Outcome(p.seed, p.index, klass, sig, detail, cases)
             outcomes[(p.seed, p.index)] = outcome
             if report is not None:
                 report(outcome)
