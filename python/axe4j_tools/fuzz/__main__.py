@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,7 +62,8 @@ def main(argv=None):
 
     runner.run_programs(programs, strict=args.strict, batch=args.batch, on_outcome=seen)
     elapsed = time.time() - began
-    print(summary.table(elapsed))
+    used = os.times()
+    print(summary.table(elapsed, used.children_user + used.children_system))
     for n, (signature, first, count) in enumerate(summary.distinct()[:args.shrink]):
         p, outcome = first
         replies, status = runner.call_worker({"shrink": repr(p), "signature": signature, "budget": args.budget},

@@ -43,11 +43,14 @@ class Summary:
     def counts_line(self):
         return ", ".join(f"{c} {self.by_class[c]}" for c in CLASSES)
 
-    def table(self, seconds=None):
+    def table(self, seconds=None, cpu_seconds=None):
         lines = [f"[fuzz] {self.total} programs: {self.counts_line()}"]
         if seconds:
             lines.append(f"[fuzz] {seconds:.0f} s, {self.total / seconds:.2f} programs/s, "
                          f"{1000 * seconds / max(self.total, 1):.0f} s per 1,000 programs")
+        if cpu_seconds:
+            lines.append(f"[fuzz] worker CPU time {cpu_seconds:.0f} s: {1000 * cpu_seconds / max(self.total, 1):.0f} "
+                         "CPU s per 1,000 programs")
         lines.append("")
         lines.append(f"{'target':8} {'op':11} {'dtype':18} " + " ".join(f"{c:>8}" for c in CLASSES))
         for key in sorted(self.by_key):
