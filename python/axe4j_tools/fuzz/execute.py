@@ -20,7 +20,6 @@ import numpy as np
 from . import build, reference
 from .spec import Program
 
-AXE4J_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep + "axe4j"
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,11 @@ def symbol(p: Program) -> str:
 # ---- classification -------------------------------------------------------------------------------------------------
 
 def _raised_in_axe4j(error) -> bool:
+    import axe4j
+
+    package = os.path.dirname(os.path.abspath(axe4j.__file__)) + os.sep
     frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and frames[-1].filename.startswith(AXE4J_DIR)
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(package)
 
 
 def _first_line(text: str) -> str:
