@@ -74,9 +74,10 @@ def _reduced(extent, rng, op):
 
 # ---- CPU ------------------------------------------------------------------------------------------------------------
 
-def _cpu_layout(rng, shape, source):
+def _cpu_layout(rng, shape, source, workers=False):
     """Each dimension whole or split in two; iters get compact strides in a random order, each padded by 0 or 1; an
-    offset; in a source, sometimes a stride-0 iter (every index of it reads the same memory) or a replica."""
+    offset; in a source, sometimes a stride-0 iter (every index of it reads the same memory) or a replica; with
+    ``workers``, sometimes one iter on the CPU worker axis (``1@cpu``: one slab of memory per worker)."""
     dims = []
     for n in shape:
         divisors = [d for d in range(2, n) if n % d == 0]
@@ -88,10 +89,14 @@ def _cpu_layout(rng, shape, source):
     extents = [e for d in dims for e in d]
     order = rng.permutation(len(extents)) if rng.random() < 0.4 else np.arange(len(extents))[::-1]
     broadcast = int(rng.integers(len(extents))) if source and rng.random() < 0.15 else -1
+    worker = int(rng.integers(len(extents))) if workers and rng.random() < 0.15 else -1
     strides = [0] * len(extents)
     step = 1
     for k in order:
         if k == broadcast:
+            continue
+        if k == worker:
+            strides[k] = (1, "cpu")
             continue
         strides[k] = step
         step *= extents[k] + (int(rng.integers(2)) if rng.random() < 0.4 else 0)
@@ -100,7 +105,7 @@ def _cpu_layout(rng, shape, source):
     return Layout(tuple(dims), tuple(strides), offset, replica)
 
 
-def _cpu_operand(rng, extent, dtype, repeat, source):
+def _cpu_operand(rng, extent, dtype, repeat, source, workers=False):
     starts, shape = [], []
     for d, e in enumerate(extent):
         pad = int(rng.integers(0, 4)) if rng.random() < 0.5 else 0
@@ -108,7 +113,7 @@ def _cpu_operand(rng, extent, dtype, repeat, source):
         rounds = repeat if d == 0 else 1
         starts.append(start)
         shape.append(start + e * rounds + (pad - start))
-    return Operand(_cpu_layout(rng, tuple(shape), source), dtype, tuple(starts))
+    return Operand(_cpu_layout(rng, tuple(shape), source, workers), dtype, tuple(starts))
 
 
 def _cpu(rng, seed, index, target, op, dtype):
@@ -117,12 +122,12 @@ def _cpu(rng, seed, index, target, op, dtype):
     repeat = int(rng.integers(2, 4)) if rng.random() < 0.2 else 1
     scalar = _scalar(rng, op, dtype)
     n_src = _arity(op) - (1 if scalar is not None and op != "fill" else 0)
-    srcs = tuple(_cpu_operand(rng, extent, dtype, repeat, True) for _ in range(n_src))
+    srcs = tuple(_cpu_operand(rng, extent, dtype, repeat, True, True) for _ in range(n_src))
     kept, axes = _reduced(extent, rng, op)
-    dst = _cpu_operand(rng, kept, _out_dtype(rng, op, dtype), repeat if not axes or axes[0] != 0 else 1, False)
+    dst = _cpu_operand(rng, kept, _out_dtype(rng, op, dtype), repeat if not axes or axes[0] != 0 else 1, False, True)
     if axes and axes[0] == 0:   # the moving dimension is reduced away: the loop rewrites one destination region
         repeat = 1
-        srcs = tuple(_cpu_operand(rng, extent, dtype, 1, True) for _ in range(n_src))
+        srcs = tuple(_cpu_operand(rng, extent, dtype, 1, True, True) for _ in range(n_src))
     accum = bool(axes) and rng.random() < 0.3
     return Program(seed, index, target, op, extent, dst, srcs, repeat=repeat, axes=axes, accum=accum, scalar=scalar)
 

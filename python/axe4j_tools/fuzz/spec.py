@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 THREAD_AXES = ("laneid", "warpid", "wid_in_wg", "tid_in_wg")
+WORKER_AXIS = "cpu"   # CPU worker w's slab of span_m memory elements follows workers 0..w-1's
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,22 @@ class Layout:
     def extents(self):
         return tuple(e for d in self.dims for e in d)
 
+    def slab(self):
+        """span_m: the elements one CPU worker's slab spans (1 + the reach of the memory iters and replicas)."""
+        return 1 + sum((e - 1) * abs(s) for e, s in (*zip(self.extents, self.strides), *self.replica)
+                       if isinstance(s, int))
+
     def memory_strides(self):
-        return [s if isinstance(s, int) else 0 for s in self.strides]
+        """Per iter, its stride in memory elements: a thread axis none, the worker axis k * span_m."""
+        slab = self.slab()
+        return [s if isinstance(s, int) else s[0] * slab if s[1] == WORKER_AXIS else 0 for s in self.strides]
 
     def on_threads(self):
-        return any(not isinstance(s, int) for s in self.strides) or any(
+        return any(not isinstance(s, int) and s[1] != WORKER_AXIS for s in self.strides) or any(
             not isinstance(s, int) for _, s in self.replica)
+
+    def on_workers(self):
+        return any(not isinstance(s, int) and s[1] == WORKER_AXIS for s in self.strides)
 
     def span(self):
         """Elements of memory the layout reaches: 1 + the largest address (swizzles permute inside their atom)."""
@@ -90,6 +101,7 @@ class Layout:
         from tvm.tirx import layout as L
 
         axes = {a: getattr(L, a) for a in THREAD_AXES}
+        axes[WORKER_AXIS] = L.Axis.get(WORKER_AXIS)
 
         def term(s):
             return s if isinstance(s, int) else s[0] @ axes[s[1]]
@@ -175,6 +187,8 @@ class Program:
                 kinds.add("swizzled")
             if lay.on_threads():
                 kinds.add("register")
+            if lay.on_workers():
+                kinds.add("cpu-workers")
             if any(s == 0 for s in lay.strides):
                 kinds.add("broadcast")
             if lay.replica:
