@@ -35,6 +35,18 @@ CLASSES = {
 }
 
 
+# refusals of legal programs (the program is right as written; the refusal is the defect)
+WRONG_REFUSALS = {
+    # 4: a view with its shared tile's own padded layout is checked against the shape's elements, not the tile's span
+    "padded-view": lambda p, o: o.klass == "refused" and "[memory-span]" in o.signature
+    and any(t is not None and t.view for t in p.tiles),
+}
+
+
+def wrong_refusal(p: Program, o: Outcome) -> str | None:
+    return next((name for name, test in WRONG_REFUSALS.items() if test(p, o)), None)
+
+
 def open_classes(text: str | None = None):
     """The known-open class names from ``text`` (or ``AXE4J_FUZZ_KNOWN_OPEN``); default: none."""
     text = os.environ.get("AXE4J_FUZZ_KNOWN_OPEN", "") if text is None else text

@@ -18,6 +18,7 @@ class Summary:
         self.by_family = defaultdict(Counter)
         self.failures = {}                        # signature -> [(program, outcome) first, count, known class]
         self.refusals = Counter()
+        self.wrong_refusals = Counter()
 
     def add(self, p, outcome):
         self.total += 1
@@ -26,6 +27,9 @@ class Summary:
         self.by_family[p.family()][outcome.klass] += 1
         if outcome.klass == "refused":
             self.refusals[outcome.signature] += 1
+            name = known.wrong_refusal(p, outcome)
+            if name:
+                self.wrong_refusals[(name, outcome.signature)] += 1
         if outcome.klass in ("internal", "wrong", "hang"):
             entry = self.failures.setdefault(outcome.signature, [(p, outcome), 0, None])
             entry[1] += 1
@@ -69,4 +73,8 @@ class Summary:
         lines.append("refusals (count, reason):")
         for signature, count in self.refusals.most_common():
             lines.append(f"  {count:6}  {signature}")
+        if self.wrong_refusals:
+            lines.append("refusals of legal programs (count, known class, reason):")
+            for (name, signature), count in self.wrong_refusals.most_common():
+                lines.append(f"  {count:6}  {name:18} {signature}")
         return "\n".join(lines)
