@@ -148,6 +148,10 @@ def _cuda_body(p, flats):
     def staging_ns(tile):
         return ns if tile.memory == "local" else Tx.cta
 
+    def on_chip(buf, tile, extent, t):
+        # a register tile's region moves with the rounds too (its rows [s + t n, s + (t + 1) n))
+        return _region(buf, tile.start, extent, t, moving and tile.memory == "local")
+
     def one(t):
         srcs = []
         for glob, operand, buf, view, tile in zip(globals_, p.srcs, tiles, used, p.tiles):
@@ -155,17 +159,17 @@ def _cuda_body(p, flats):
             if buf is None:
                 srcs.append(region)
                 continue
-            staging_ns(tile).copy(_region(buf, tile.start, p.extent), region)
-            srcs.append(_region(view, tile.start, p.extent))
+            staging_ns(tile).copy(on_chip(buf, tile, p.extent, t), region)
+            srcs.append(on_chip(view, tile, p.extent, t))
         out_glob = _region(globals_[-1], p.dst.start, dst_extent, t, moving)
         out_tile, out_buf, out_view = p.tiles[-1], tiles[-1], used[-1]
         if out_buf is not None and p.accum:
-            staging_ns(out_tile).copy(_region(out_buf, out_tile.start, dst_extent), out_glob)
+            staging_ns(out_tile).copy(on_chip(out_buf, out_tile, dst_extent, t), out_glob)
         _sync()
-        emit_op(p, out_glob if out_buf is None else _region(out_view, out_tile.start, dst_extent), srcs, ns)
+        emit_op(p, out_glob if out_buf is None else on_chip(out_view, out_tile, dst_extent, t), srcs, ns)
         _sync()
         if out_buf is not None:
-            staging_ns(out_tile).copy(out_glob, _region(out_buf, out_tile.start, dst_extent))
+            staging_ns(out_tile).copy(out_glob, on_chip(out_buf, out_tile, dst_extent, t))
             _sync()
 
     if p.repeat == 1:

@@ -237,10 +237,14 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
     scope, threads, layout, reduced = fams[int(rng.integers(len(fams)))]
     full = layout.shape
     extent, start = full, (0,) * len(full)
+    repeat = 1
     if rng.random() < 0.25 and full[0] > 1:   # a part of the register tile: rows [s, s + n)
         n = int(rng.integers(1, full[0]))
         first = int(rng.integers(0, full[0] - n + 1))
         extent, start = (n, *full[1:]), (first, *start[1:])
+        rounds = (full[0] - first) // n
+        if rounds > 1 and rng.random() < 0.4:   # rows [s + t n, s + (t + 1) n) in round t: a run-time start
+            repeat = int(rng.integers(2, rounds + 1))
     scalar = _scalar(rng, op, dtype)
     n_src = _arity(op) - (1 if scalar is not None and op != "fill" else 0)
     out = _out_dtype(rng, op, dtype)
@@ -249,19 +253,19 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
         axes, kept = (1,), (extent[0],)
     srcs, tiles = [], []
     for _ in range(n_src):
-        srcs.append(_global(rng, extent, dtype, 1, True))
+        srcs.append(_global(rng, extent, dtype, repeat, True))
         staged = rng.random()
-        if staged < 0.7:
+        if staged < 0.7 or repeat > 1:
             tiles.append(Operand(layout, dtype, start, "local"))
         elif staged < 0.9:
             tiles.append(_shared_tile(rng, extent, dtype))
         else:
             tiles.append(None)
     dst_layout = reduced if axes else layout
-    if not axes and op == "copy" and rng.random() < 0.3:   # registers -> shared (or global) as the op itself
+    if not axes and op == "copy" and repeat == 1 and rng.random() < 0.3:   # registers -> shared/global: the op
         tiles.append(_shared_tile(rng, extent, out) if rng.random() < 0.5 else None)
     else:
         tiles.append(Operand(dst_layout, out, start[:len(kept)], "local"))
     accum = bool(axes) and rng.random() < 0.3
-    return Program(seed, index, target, op, extent, _global(rng, kept, out, 1, False), tuple(srcs),
-                   scope, threads, 1, axes, accum, scalar, tuple(tiles))
+    return Program(seed, index, target, op, extent, _global(rng, kept, out, repeat, False), tuple(srcs),
+                   scope, threads, repeat, axes, accum, scalar, tuple(tiles))
