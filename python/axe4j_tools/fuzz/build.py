@@ -77,7 +77,9 @@ def _cpu_body(p, flats):
         srcs = [_region(v, o.start, p.extent, t, p.repeat > 1) for v, o in zip(views, p.srcs)]
         emit_op(p, _region(views[-1], p.dst.start, dst_extent, t, p.repeat > 1), srcs)
 
-    if p.repeat == 1:
+    if p.scope == "thread":   # thread t's rows [t n, (t + 1) n): the rounds are the threads
+        one(tid)
+    elif p.repeat == 1:
         one(0)
     else:
         with T.serial(p.repeat) as t:
@@ -118,7 +120,7 @@ def _header(threads):
     T.warp_id([threads // 32])
     T.lane_id([32])
     T.thread_id_in_wg([min(threads, 128)])
-    T.thread_id([threads])
+    return T.thread_id([threads])
 
 
 def _sync():
@@ -136,7 +138,7 @@ def _alloc(tile):
 
 
 def _cuda_body(p, flats):
-    _header(p.threads)
+    tid = _header(p.threads)
     globals_ = _views(p, flats)
     ns = getattr(Tx, _NAMESPACE.get(p.scope, p.scope))
     pairs = [_alloc(t) for t in p.tiles]

@@ -188,6 +188,8 @@ def _shared_layout(rng, shape, dtype):
 def _cuda(rng, seed, index, target, op, dtype):
     if rng.random() < 0.4:
         return _cuda_registers(rng, seed, index, target, op, dtype)
+    if rng.random() < 0.12:
+        return _cuda_threads(rng, seed, index, target, op, dtype)
     scope, threads = _SCOPES[int(rng.integers(len(_SCOPES)))]
     bits = {"float32": 2, "int32": 2}.get(dtype, 3)
     swizzle_cols = 8 << bits
@@ -269,3 +271,24 @@ def _cuda_registers(rng, seed, index, target, op, dtype):
     accum = bool(axes) and rng.random() < 0.3
     return Program(seed, index, target, op, extent, _global(rng, kept, out, repeat, False), tuple(srcs),
                    scope, threads, repeat, axes, accum, scalar, tuple(tiles))
+
+
+def _cuda_threads(rng, seed, index, target, op, dtype):
+    """Thread scope: thread t applies the op to its own rows [t n, (t + 1) n) of the global operands (a start known
+    only at run time), staged through its own local tiles; the program's rounds are its threads."""
+    threads = int(rng.choice([32, 64]))
+    extent = (1, int(rng.choice([1, 2, 3, 4, 8, 16])))
+    scalar = _scalar(rng, op, dtype)
+    n_src = _arity(op) - (1 if scalar is not None and op != "fill" else 0)
+    kept, axes = _reduced(extent, rng, op)
+    if axes == (0,):   # reduce the row's elements, not the rows of different threads
+        axes, kept = (1,), (1,)
+    out = _out_dtype(rng, op, dtype)
+    srcs, tiles = [], []
+    for _ in range(n_src):
+        srcs.append(_global(rng, extent, dtype, threads, True))
+        tiles.append(Operand(compact(extent), dtype, (0, 0), "local") if rng.random() < 0.7 else None)
+    tiles.append(Operand(compact(kept), out, (0,) * len(kept), "local") if rng.random() < 0.7 else None)
+    accum = bool(axes) and rng.random() < 0.3
+    return Program(seed, index, target, op, extent, _global(rng, kept, out, threads, False), tuple(srcs),
+                   "thread", threads, threads, axes, accum, scalar, tuple(tiles))

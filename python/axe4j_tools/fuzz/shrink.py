@@ -55,7 +55,7 @@ def _resized(p: Program, extent, axes):
 
 def candidates(p: Program):
     """Smaller programs than ``p``, each one simplification away."""
-    if p.repeat > 1:
+    if p.repeat > 1 and p.scope != "thread":   # at thread scope the rounds are the threads
         q = replace(p, repeat=1)
         if p.cuda:
             yield replace(q, srcs=tuple(_compacted(o, p.extent) for o in p.srcs),

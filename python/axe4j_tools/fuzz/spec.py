@@ -203,6 +203,8 @@ class Program:
                 kinds.add("permuted")
         if self.repeat > 1:
             kinds.add("run-time-start")
+        if self.scope == "thread":
+            kinds.add("thread-local")
         return "+".join(sorted(kinds)) or "compact"
 
     def with_(self, **changes) -> "Program":
