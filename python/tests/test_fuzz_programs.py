@@ -90,7 +90,7 @@ def test_the_shrinker_keeps_the_failure_and_makes_the_program_smaller():
         assert touches.count, "the mutation changed nothing in the kernel"
         assert outcome.klass == "wrong", outcome
         small, small_outcome = shrink.shrink(p, outcome.signature, budget=25)
-    assert small_outcome.signature == outcome.signature
+    assert small_outcome.signature == outcome.signature and small.notes, small
     size = lambda q: (q.repeat, len(q.extent), sum(q.extent), sum(s.layout.span() for s in (*q.srcs, q.dst)))  # noqa: E731
     assert size(small) < size(p), (p, small)
 

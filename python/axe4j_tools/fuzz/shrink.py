@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from . import execute
 from .generate import BINARY, REDUCE
-from .spec import Layout, Operand, Program, compact
+from .spec import Operand, Program, compact
 
 
 def _is_compact(operand: Operand) -> bool:
@@ -54,25 +54,26 @@ def _resized(p: Program, extent, axes):
 
 
 def candidates(p: Program):
-    """Smaller programs than ``p``, each one simplification away."""
+    """(what was simplified, the smaller program) for each program one simplification away from ``p``."""
     if p.repeat > 1 and p.scope != "thread":   # at thread scope the rounds are the threads
         q = replace(p, repeat=1)
         if p.cuda:
-            yield replace(q, srcs=tuple(_compacted(o, p.extent) for o in p.srcs),
-                          dst=_compacted(p.dst, _dst_extent(p.extent, p.axes)))
+            yield "one round", replace(q, srcs=tuple(_compacted(o, p.extent) for o in p.srcs),
+                                       dst=_compacted(p.dst, _dst_extent(p.extent, p.axes)))
         else:
-            yield q
+            yield "one round", q
     if p.accum:
-        yield replace(p, accum=False)
+        yield "no accumulation", replace(p, accum=False)
     if p.op in BINARY and p.scalar is None and len(p.srcs) == 2:
-        yield replace(p, srcs=p.srcs[:1], scalar=2.0, tiles=p.tiles[:1] + p.tiles[2:] if p.tiles else ())
+        yield "a scalar second operand", replace(p, srcs=p.srcs[:1], scalar=2.0,
+                                                 tiles=p.tiles[:1] + p.tiles[2:] if p.tiles else ())
     for k, tile in enumerate(p.tiles[:-1]):
         if tile is not None:
-            yield replace(p, tiles=p.tiles[:k] + (None,) + p.tiles[k + 1:])
+            yield f"source {k} from global memory", replace(p, tiles=p.tiles[:k] + (None,) + p.tiles[k + 1:])
     for k, tile in enumerate(p.tiles):
         if tile is not None and tile.memory == "shared" and not _is_compact(tile):
             ext = _dst_extent(p.extent, p.axes) if k == len(p.tiles) - 1 else p.extent
-            yield replace(p, tiles=p.tiles[:k] + (_compacted(tile, ext),) + p.tiles[k + 1:])
+            yield f"tile {k} compact", replace(p, tiles=p.tiles[:k] + (_compacted(tile, ext),) + p.tiles[k + 1:])
     operands = (*p.srcs, p.dst)
     for k, operand in enumerate(operands):
         if operand.memory != "global" or _is_compact(operand):
@@ -80,17 +81,18 @@ def candidates(p: Program):
         lay = operand.layout
         simpler = []
         if lay.replica:
-            simpler.append(replace(operand, layout=replace(lay, replica=())))
+            simpler.append(("no replica", replace(operand, layout=replace(lay, replica=()))))
         if lay.offset:
-            simpler.append(replace(operand, layout=replace(lay, offset=0)))
-        simpler.append(replace(operand, layout=compact(lay.shape)))
+            simpler.append(("no offset", replace(operand, layout=replace(lay, offset=0))))
+        simpler.append(("compact", replace(operand, layout=compact(lay.shape))))
         ext = _dst_extent(p.extent, p.axes) if k == len(operands) - 1 else p.extent
-        simpler.append(_compacted(operand, _global_extent(p, ext, k == len(operands) - 1)))
-        for s in simpler:
+        simpler.append(("compact at 0", _compacted(operand, _global_extent(p, ext, k == len(operands) - 1))))
+        name = "destination" if k == len(operands) - 1 else f"source {k}"
+        for what, s in simpler:
             if k == len(operands) - 1:
-                yield replace(p, dst=s)
+                yield f"{name} {what}", replace(p, dst=s)
             else:
-                yield replace(p, srcs=p.srcs[:k] + (s,) + p.srcs[k + 1:])
+                yield f"{name} {what}", replace(p, srcs=p.srcs[:k] + (s,) + p.srcs[k + 1:])
     rank = len(p.extent)
     for d in range(rank):
         shapes = []
@@ -103,18 +105,19 @@ def candidates(p: Program):
         for extent, axes in shapes:
             q = _resized(p, extent, axes)
             if q is not None:
-                yield q
+                yield f"extent {extent}", q
 
 
 def shrink(p: Program, signature: str, budget: int = 60):
-    """(the smallest program found that fails with ``signature``, its outcome)."""
+    """(the smallest program found that fails with ``signature``, its outcome); the program's ``notes`` list the
+    simplifications kept."""
     best = p
     best_outcome = None
     spent = 0
     improved = True
     while improved and spent < budget:
         improved = False
-        for q in candidates(best):
+        for what, q in candidates(best):
             if spent >= budget:
                 break
             spent += 1
@@ -123,7 +126,7 @@ def shrink(p: Program, signature: str, budget: int = 60):
             except Exception:   # noqa: BLE001  (a candidate the harness cannot build is no smaller failure)
                 continue
             if outcome.signature == signature:
-                best, best_outcome, improved = q, outcome, True
+                best, best_outcome, improved = replace(q, notes=q.notes + (what,)), outcome, True
                 break
     if best_outcome is None:
         best_outcome = execute.execute([best])[0]

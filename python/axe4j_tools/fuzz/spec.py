@@ -7,7 +7,7 @@ written here from the iters alone (not through axe4j's or TVM's layout algebra),
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -168,7 +168,7 @@ class Program:
     accum: bool = False
     scalar: float | None = None
     tiles: tuple = ()      # CUDA: the on-chip Operand each global operand is staged through (dst last)
-    notes: tuple = field(default=())
+    notes: tuple = ()      # what the shrinker simplified, in order (a shrunk program is not (seed, index)'s)
 
     @property
     def dtype(self):
