@@ -38,10 +38,20 @@ def main(argv=None):
     ap.add_argument("--shrink", type=int, default=12, help="distinct failures to shrink (each up to --budget runs)")
     ap.add_argument("--budget", type=int, default=40)
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--from-outcomes", metavar="JSONL", help="summarise and shrink the outcomes a run wrote (it may "
+                    "have been stopped) instead of running programs")
     args = ap.parse_args(argv)
     open_names = known.open_classes(args.known_open)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.from_outcomes:
+        summary = Summary(open_names)
+        for line in open(args.from_outcomes):
+            row = json.loads(line)
+            summary.add(parse(row.pop("program")), Outcome(**row))
+        print(f"[fuzz] {args.from_outcomes}: seed(s) {', '.join(map(str, sorted(summary.seeds)))}")
+        print(summary.table())
+        return _reproduce(summary, out, args)
     programs = [generate.program(args.seed, i, tuple(args.targets.split(",")), tuple(args.ops.split(",")),
                                  tuple(args.dtypes.split(",")))
                 for i in range(args.start, args.start + args.count)]
@@ -64,10 +74,18 @@ def main(argv=None):
     elapsed = time.time() - began
     used = os.times()
     print(summary.table(elapsed, used.children_user + used.children_system))
+    return _reproduce(summary, out, args)
+
+
+def _reproduce(summary, out, args):
+    """A shrunk reproducer of each distinct failure (the first --shrink of them); exit status 1 when a failure
+    outside the known-open classes was seen."""
     for n, (signature, first, count) in enumerate(summary.distinct()[:args.shrink]):
         p, outcome = first
-        replies, status = runner.call_worker({"shrink": repr(p), "signature": signature, "budget": args.budget},
-                                             timeout=60 + 20 * args.budget)
+        replies, status = [], "a hang or a crash is not shrunk in a worker"
+        if outcome.klass != "hang" and "crash" not in signature:
+            replies, status = runner.call_worker({"shrink": repr(p), "signature": signature, "budget": args.budget},
+                                                 timeout=60 + 20 * args.budget)
         if replies:
             p, outcome = parse(replies[0]["shrunk"]), Outcome(**replies[0]["outcome"])
         path = out / f"{n:02d}-{outcome.klass}.py"

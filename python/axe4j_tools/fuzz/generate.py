@@ -193,8 +193,11 @@ def _cuda(rng, seed, index, target, op, dtype):
     scope, threads = _SCOPES[int(rng.integers(len(_SCOPES)))]
     bits = {"float32": 2, "int32": 2}.get(dtype, 3)
     swizzle_cols = 8 << bits
-    rows = int(rng.choice([1, 2, 4, 8, 16]))
-    cols = int(rng.choice([1, 4, 8, 16, 32, swizzle_cols, 7, 12]))
+    if rng.random() < 0.25:   # a shape a 128-byte swizzle fits: rows of 8 16-byte units, 8 rows an atom
+        rows, cols = int(rng.choice([8, 16])), swizzle_cols
+    else:
+        rows = int(rng.choice([1, 2, 4, 8, 16]))
+        cols = int(rng.choice([1, 4, 8, 16, 32, swizzle_cols, 7, 12]))
     extent = (rows, cols)
     repeat = int(rng.integers(2, 4)) if rng.random() < 0.2 else 1
     scalar = _scalar(rng, op, dtype)

@@ -13,6 +13,7 @@ class Summary:
     def __init__(self, open_names=()):
         self.open_names = list(open_names)
         self.total = 0
+        self.seeds = set()
         self.by_class = Counter()
         self.by_key = defaultdict(Counter)        # (target, op, dtype) -> class counts
         self.by_family = defaultdict(Counter)
@@ -22,9 +23,11 @@ class Summary:
 
     def add(self, p, outcome):
         self.total += 1
+        self.seeds.add(p.seed)
         self.by_class[outcome.klass] += 1
         self.by_key[(p.target, p.op, f"{p.dtype}->{p.dst.dtype}" if p.op == "cast" else p.dtype)][outcome.klass] += 1
-        self.by_family[p.family()][outcome.klass] += 1
+        for family in p.family().split("+"):   # a program counts under each family it uses
+            self.by_family[family][outcome.klass] += 1
         if outcome.klass == "refused":
             self.refusals[outcome.signature] += 1
             name = known.wrong_refusal(p, outcome)
@@ -61,10 +64,10 @@ class Summary:
             row = self.by_key[key]
             lines.append(f"{key[0]:8} {key[1]:11} {key[2]:18} " + " ".join(f"{row[c]:>8}" for c in CLASSES))
         lines.append("")
-        lines.append(f"{'layout families':48} " + " ".join(f"{c:>8}" for c in CLASSES))
+        lines.append(f"{'layout family (a program under each it uses)':48} " + " ".join(f"{c:>8}" for c in CLASSES))
         for fam in sorted(self.by_family):
             row = self.by_family[fam]
-            lines.append(f"{fam[:48]:48} " + " ".join(f"{row[c]:>8}" for c in CLASSES))
+            lines.append(f"{fam:48} " + " ".join(f"{row[c]:>8}" for c in CLASSES))
         lines.append("")
         lines.append("distinct failures (count, known class, first seed/index, signature):")
         for signature, (p, _), count in self.distinct():
