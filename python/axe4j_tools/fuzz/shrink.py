@@ -120,6 +120,8 @@ def shrink(p: Program, signature: str, budget: int = 60):
         for what, q in candidates(best):
             if spent >= budget:
                 break
+            if q == replace(best, notes=q.notes):   # a simplification with nothing left to simplify
+                continue
             spent += 1
             try:
                 outcome = execute.execute([q])[0]
