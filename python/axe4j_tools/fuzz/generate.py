@@ -76,7 +76,7 @@ def _reduced(extent, rng, op):
 
 def _cpu_layout(rng, shape, source, workers=False):
     """Each dimension whole or split in two; iters get compact strides in a random order, each padded by 0 or 1; an
-    offset; in a source, sometimes a stride-0 iter (every index of it reads the same memory) or a replica; with
+    offset; sometimes a replica; in a source, sometimes a stride-0 iter (every index of it reads the same memory); with
     ``workers``, sometimes one iter on the CPU worker axis (``1@cpu``: one slab of memory per worker)."""
     dims = []
     for n in shape:
@@ -100,7 +100,7 @@ def _cpu_layout(rng, shape, source, workers=False):
             continue
         strides[k] = step
         step *= extents[k] + (int(rng.integers(2)) if rng.random() < 0.4 else 0)
-    replica = ((2, step),) if source and rng.random() < 0.1 else ()
+    replica = ((2, step),) if rng.random() < 0.1 else ()   # a destination stores every replica
     offset = int(rng.integers(1, 5)) if rng.random() < 0.3 else 0
     return Layout(tuple(dims), tuple(strides), offset, replica)
 
