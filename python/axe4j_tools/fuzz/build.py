@@ -151,8 +151,9 @@ def _cuda_body(p, flats):
         return ns if tile.memory == "local" else Tx.cta
 
     def on_chip(buf, tile, extent, t):
-        # a register tile's region moves with the rounds too (its rows [s + t n, s + (t + 1) n))
-        return _region(buf, tile.start, extent, t, moving and tile.memory == "local")
+        # a tile with room for every round's region below the other moves with the rounds too (rows [s + t n, ...))
+        fits = tile.start[0] + p.repeat * extent[0] <= tile.shape[0]
+        return _region(buf, tile.start, extent, t, moving and fits and p.scope != "thread")
 
     def one(t):
         srcs = []

@@ -207,11 +207,12 @@ def _cuda(rng, seed, index, target, op, dtype):
         repeat = 1
     out = _out_dtype(rng, op, dtype)
     srcs, tiles = [], []
+    rounds = repeat if repeat > 1 and rng.random() < 0.5 else 1   # tiles whose regions move too
     for _ in range(n_src):
         srcs.append(_global(rng, extent, dtype, repeat, True))
-        tiles.append(_shared_tile(rng, extent, dtype) if rng.random() < 0.85 else None)
+        tiles.append(_shared_tile(rng, extent, dtype, rounds) if rng.random() < 0.85 else None)
     glob = _global(rng, kept, out, repeat, False)
-    dst_tile = _shared_tile(rng, kept, out) if len(kept) == 2 else Operand(compact(kept), out, (0,), "shared")
+    dst_tile = _shared_tile(rng, kept, out, rounds) if len(kept) == 2 else Operand(compact(kept), out, (0,), "shared")
     tiles.append(dst_tile)
     accum = bool(axes) and rng.random() < 0.3
     return Program(seed, index, target, op, extent, glob, tuple(srcs), scope, threads, repeat, axes, accum, scalar,
@@ -226,11 +227,12 @@ def _global(rng, extent, dtype, repeat, source):
     return _cpu_operand(rng, extent, dtype, repeat, source)
 
 
-def _shared_tile(rng, extent, dtype):
-    """A shared tile holding the region ``extent``, sometimes inside a larger tile at a nonzero start, sometimes used
-    through a view (``decl_buffer``) with the tile's own layout."""
+def _shared_tile(rng, extent, dtype, rounds=1):
+    """A shared tile holding the region ``extent`` (``rounds`` of them, one below the other: the region moves with
+    the rounds), sometimes inside a larger tile at a nonzero start, sometimes used through a view (``decl_buffer``)
+    with the tile's own layout."""
     pad = (0, 0) if rng.random() < 0.7 else (int(rng.integers(0, 3)), int(rng.integers(0, 5)))
-    shape = (extent[0] + pad[0], extent[1] + pad[1])
+    shape = (extent[0] * rounds + pad[0], extent[1] + pad[1])
     start = (int(rng.integers(0, pad[0] + 1)), int(rng.integers(0, pad[1] + 1)))
     return Operand(_shared_layout(rng, shape, dtype), dtype, start, "shared", view=bool(rng.random() < 0.1))
 
