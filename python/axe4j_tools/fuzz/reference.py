@@ -23,11 +23,13 @@ APPROX_F32 = 2.0 ** -19
 
 def _ranges(op, position):
     if op in ("log2", "sqrt", "reciprocal"):
-        return 0.25, 8.0
+        return 0.0, 8.0        # 0 now and then: -inf, 0, inf
     if op == "fdiv" and position == 1:
         return 0.5, 4.0
-    if op in ("exp", "exp2"):
-        return -6.0, 6.0
+    if op == "exp":
+        return -12.0, 12.0     # past float16's largest finite exp (x > 11.09): inf in both
+    if op == "exp2":
+        return -17.0, 17.0
     if op == "silu":
         return -16.0, 8.0
     return -4.0, 4.0
@@ -35,6 +37,8 @@ def _ranges(op, position):
 
 def values(rng, shape, dtype, op, position):
     if dtype == "int32":
+        if op == "cast" and rng.random() < 0.5:   # past 2048 (float16's exact integers) and its largest finite
+            return rng.integers(-70000, 70001, size=shape).astype(np.int32)
         return rng.integers(-50, 51, size=shape).astype(np.int32)
     lo, hi = _ranges(op, position)
     v = np.round(rng.uniform(lo, hi, size=shape) * 8) / 8
