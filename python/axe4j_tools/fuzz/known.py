@@ -19,16 +19,20 @@ def _registers(p: Program) -> bool:
     return any(t is not None and t.memory == "local" for t in p.tiles)
 
 
+_TVM_REGISTER_ERRORS = ("Cannot lower direct BufferLoad/BufferStore on a buffer with thread-axis layout",
+                        "Expected a single element offset")
+
 CLASSES = {   # in the order they are tried: a silu program's copy may also have gone to TVM's case
     # 3: float16/bfloat16 silu computed in the narrow type (exp overflows: -0 for x <= -11.1)
     "f16-silu": lambda p, o: p.op == "silu" and o.klass == "wrong" and p.dtype in ("float16", "bfloat16"),
     # 1: a vector store of a broadcast bfloat16 value does not compile on the CPU
     "bf16-cpu": lambda p, o: p.target == "llvm" and "bfloat16" in _dtypes(p) and o.klass == "internal"
     and "dtype mismatch" in o.signature,
-    # 2: a register-tile call axe4j's rules decline goes to one of TVM's own cases (the copy fallback, the
-    # reduction's "local" case), which computes wrong values or stops
+    # 2: a register-tile call axe4j's rules decline goes to one of TVM's own cases (copy's fallback and vec_auto,
+    # the reductions' local, fill's reg), which computes wrong values, reads out of bounds or stops
     "register-fallback": lambda p, o: p.cuda and _registers(p) and (
-        (o.klass == "internal" and "thread-axis layout" in o.detail) or (o.klass == "wrong" and bool(o.tvm_cases))),
+        (o.klass == "internal" and any(m in o.detail for m in _TVM_REGISTER_ERRORS))
+        or (o.klass == "wrong" and bool(o.tvm_cases))),
     # 5: the CUDA interpreter lacks extern functions (hlog2, ...)
     "interp-extern": lambda p, o: o.klass == "internal" and "NotModelled: extern function" in o.signature,
 }
