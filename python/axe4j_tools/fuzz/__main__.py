@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,12 @@ from .spec import parse
 from .summary import Summary
 
 
+def _stop(signum, frame):
+    raise SystemExit(128 + signum)   # unwinds through the runner, which kills the running worker
+
+
 def main(argv=None):
+    signal.signal(signal.SIGTERM, _stop)
     ap = argparse.ArgumentParser(prog="python -m axe4j_tools.fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     ap.add_argument("--count", type=int, default=3000)

@@ -40,6 +40,9 @@ def call_worker(request: dict, timeout: float):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         status = "timeout"
+    except BaseException:   # the run is stopped (Ctrl-C, SIGTERM): its worker goes with it
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     replies = []
     for line in out.splitlines():
         try:
