@@ -3,7 +3,7 @@ MVN ?= mvn
 MVNFLAGS ?= -B --no-transfer-progress
 SHELL := /bin/bash
 
-.PHONY: demo test soak build python wheel bench-layout bench-call bench-tirx bench-cpu clean
+.PHONY: demo test soak fuzz build python wheel bench-layout bench-call bench-tirx bench-cpu clean
 
 ## Build the jars (no tests); .venv first, as tvm-runtime-natives copies TVM's runtime libraries from it.
 build: python
@@ -35,9 +35,19 @@ demo: python build
 test:
 	bash ci/test.sh
 
-## Long runs: 100,000 fuzzed batch requests, bin/axe under hostile input, TVM functions from 8 threads (core dumps on).
+## Long runs: 100,000 fuzzed batch requests, bin/axe under hostile input, TVM functions from 8 threads (core dumps on),
+## 100,000 random tile programs against numpy (the differential fuzzer, SOAK_PROGRAMS).
 soak:
 	bash tools/soak.sh
+
+## The differential fuzzer (docs/fuzzing.md): FUZZ_COUNT random legal tile programs (default 3,000) of FUZZ_SEED
+## (default: the time) on llvm and, interpreted, sm_80/sm_90a/sm_100a, against numpy; a table per class and per
+## target/op/dtype, a shrunk reproducer of each distinct failure in out/fuzz/. FUZZ_KNOWN_OPEN: classes still open.
+FUZZ_SEED ?= $(shell date +%s)
+FUZZ_COUNT ?= 3000
+fuzz: python build
+	PYTHONPATH=python .venv/bin/python -m axe4j_tools.fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out out/fuzz \
+		$(if $(FUZZ_KNOWN_OPEN),--known-open $(FUZZ_KNOWN_OPEN))
 
 ## JMH benchmark of the layout algebra on the paper's layouts.
 bench-layout: build

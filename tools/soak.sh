@@ -6,6 +6,9 @@
 #   3. the axe4j.layout.* TVM functions from 8 threads for SOAK_SECONDS (default 30), hostile and ordinary
 #      calls mixed, every answer checked.
 #   4. the Java property tests with SOAK_PROPERTY_CASES seeded cases each (default 20,000; make test draws 5,000).
+#   5. the differential fuzzer: SOAK_PROGRAMS random tile programs (default 100,000) of seed SOAK_FUZZ_SEED (default:
+#      the time) against numpy, in watched worker processes; no internal error, wrong answer or hang may remain
+#      outside the classes in SOAK_FUZZ_KNOWN_OPEN (docs/fuzzing.md). Shrunk reproducers land in out/soak-fuzz/.
 # Core dumps are enabled (ulimit -c unlimited): a crash of the JVM or of TVM leaves a core and fails the soak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,5 +37,9 @@ fi
 mvn -B --no-transfer-progress -q test -pl tvm-bridge,axe-layout,axe-passes,schedules \
   -Daxe4j.cases="${SOAK_PROPERTY_CASES:-20000}"
 echo "[soak] Java property tests: ${SOAK_PROPERTY_CASES:-20000} seeded cases per property, all passed"
+
+PYTHONPATH=python .venv/bin/python -m axe4j_tools.fuzz --seed "${SOAK_FUZZ_SEED:-$(date +%s)}" \
+  --count "${SOAK_PROGRAMS:-100000}" --out out/soak-fuzz --known-open "${SOAK_FUZZ_KNOWN_OPEN:-none}"
+echo "[soak] differential fuzzer: ${SOAK_PROGRAMS:-100000} random tile programs, none wrong, stopped or hung"
 
 echo "[soak] all soak runs passed in $(( $(date +%s) - start )) s (no crash, no core)"

@@ -7,4 +7,5 @@ what a compiled kernel needs.
 - ``axe4j_tools.sass``: reads ptxas's SASS of a cubin (ordering checks)
 - ``axe4j_tools.chart``: PNG charts without matplotlib (benchmark reports)
 - ``axe4j_tools.mesh_peers``: the peers of ``make bench-mesh`` (XLA GSPMD through JAX, DTensor's per-dim order)
+- ``axe4j_tools.fuzz``: the differential fuzzer of random tile programs against numpy (``make fuzz``, docs/fuzzing.md)
 """
