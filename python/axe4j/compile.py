@@ -275,9 +275,13 @@ def explain(mod, target="llvm", *, file=None, verbose=False) -> str:
             if forced is not None:
                 lines.append(f"  forced dispatch={forced}")
             try:
-                request = _request_for(call, recorded, target, str(scope))
+                request = _request_for(call, recorded, target, str(scope), reached=not (cuda and stopped))
             except dispatch._NotDescribable as error:
                 lines.append(f"  not describable: {error}")
+                continue
+            if request is None:   # the scope's threads are known only to a dispatch that reached the call
+                lines.append("  not reached: TVM's dispatch stopped at an earlier call (the last line says why); "
+                             "fix that call, then explain again")
                 continue
             chosen = None
             others = _other_cases(call.op, request)
@@ -337,8 +341,9 @@ def _upstream_verdicts(call, request, scope, others):
             f"scope): the default mode refuses it with the reasons above; naming a case (dispatch=\"...\") runs it"]
 
 
-def _request_for(call, recorded, target, scope):
-    """The request the pipeline's dispatch saw for ``call`` (with the scope's threads), else one built here."""
+def _request_for(call, recorded, target, scope, reached=True):
+    """The request the pipeline's dispatch saw for ``call`` (with the scope's threads), else one built here; None
+    when the dispatch stopped before the call (``reached=False``): a request built here would have no threads."""
     from . import dispatch
 
     for seen, request in recorded:
@@ -347,6 +352,8 @@ def _request_for(call, recorded, target, scope):
                 raise request
             recorded.remove((seen, request))
             return request
+    if not reached:
+        return None
     return dispatch.describe(call, dispatch._kind_name(target), scope, target=target)
 
 

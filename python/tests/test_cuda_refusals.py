@@ -183,3 +183,13 @@ def test_the_reduction_the_way_forward_describes_compiles_and_is_right():
     b = np.zeros(8, "float32")
     axe4j.cuda.interp.run(executable, a, b)
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_explain_says_the_calls_after_a_refused_one_were_not_reached():
+    """The scope's threads are known only to a dispatch that reached a call: the calls after the refused exchange
+    are not judged (they were said to be declined for "0 active threads")."""
+    report = _quiet(_exchange())
+    after = report.split("main #2:")[1]
+    assert "not reached: TVM's dispatch stopped at an earlier call" in after, after
+    assert "0 active threads" not in report, report
+    assert report.splitlines()[-1].startswith("TVM's dispatch stops here:")
