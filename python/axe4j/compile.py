@@ -185,7 +185,9 @@ def _dispatch_worker_layouts(mod, target):
             finally:
                 _emit._worker_buffers[:] = []
         kept = [s for s in lowered.body.seq if not any(s.same_as(w) for w in workers)]
-        changed[gvar] = lowered.with_body(tirx.SeqStmt(kept))
+        # TVM refuses a SeqStmt of one statement (a loop around the one tile call, say)
+        body = kept[0] if len(kept) == 1 else tirx.SeqStmt(kept) if kept else tirx.Evaluate(0)
+        changed[gvar] = lowered.with_body(body)
     if not changed:
         return mod
     for gvar, func in changed.items():

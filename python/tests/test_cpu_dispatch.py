@@ -645,6 +645,28 @@ def test_sum_over_a_source_whose_kept_rows_are_spread_over_workers():
     np.testing.assert_allclose(tb.numpy(), a.logical().sum(axis=1), rtol=1e-5, atol=1e-5)
 
 
+def test_worker_views_used_only_inside_a_loop():
+    """The views with a cpu iter are dropped after the dispatch; the loop is then the function's one statement
+    (TVM refuses a SeqStmt of one: found by the differential fuzzer, seed 45200, program 621)."""
+    xl = TileLayout(S[(4, 2, 2, 4):(8, 1, 1 @ CPU, 2)])
+    yl = TileLayout(S[(6, 5):(1 @ CPU, 1)])
+
+    @T.prim_func
+    def kernel(A: T.Buffer((64,), "int32"), D: T.Buffer((30,), "int32")):
+        X = T.decl_buffer((8, 8), "int32", data=A.data, layout=xl)
+        Y = T.decl_buffer((6, 5), "int32", data=D.data, layout=yl)
+        for v in T.serial(2):
+            Tx.add(Y[v * 3:v * 3 + 3, 0:5], X[1 + v * 3:1 + v * 3 + 3, 3:8], T.int32(-6))
+
+    a = np.arange(64, dtype="int32")
+    x = Mem((8, 8), xl, 64, "int32", fill=a)
+    y = Mem((6, 5), yl, 30, "int32", fill=np.zeros(30))
+    lib = axe4j.compile(kernel, "llvm")
+    td = tvm.runtime.tensor(y.data.copy())
+    lib(tvm.runtime.tensor(a), td)
+    expect(td.numpy(), y, x.logical()[1:7, 3:8] - 6)
+
+
 @pytest.mark.parametrize("name", ["sum", "max", "min"])
 def test_reduce_along_a_contiguous_row_keeps_one_partial_result_per_lane(name):
     tile_op, ref = REDUCE[name]
