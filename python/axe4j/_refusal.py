@@ -16,14 +16,23 @@ from . import lowering
 TVM_MARK = "TIRx schedule dispatch failed"
 
 
+LAYOUT_REPORT = "VerifyLayouts:"   # axe4j.transform.run_layout_passes' report, which appends the pipeline's failure
+LATE_CONTEXT = "\n\nTVM's pipeline, run on the kernel as written, fails as well:\n"
+
+
 def clearer(error):
-    """A ``DispatchRefused`` for TVM's dispatch failure ``error``, or None when it is another error or no reasons
-    were noted."""
+    """A ``DispatchRefused`` for TVM's dispatch failure ``error``; for a layout report (``VerifyLayouts: ...``) whose
+    appended failure is one, the same ``ValueError`` report with that failure made clearer; None when it is another
+    error or no reasons were noted."""
     from ._errors import DispatchRefused
 
     text = str(error)
     if TVM_MARK not in text:
         return None
+    if text.startswith(LAYOUT_REPORT):   # the layout violations stay first; the failure they lead to follows, clearer
+        head, _, tail = text.partition(LATE_CONTEXT)
+        refused = clearer(RuntimeError(tail)) if tail else None
+        return None if refused is None else ValueError(head + LATE_CONTEXT + str(refused))
     noted = lowering.last_declines()
     if noted is None or not noted[2]:
         return None

@@ -131,6 +131,8 @@ def run_layout_passes(mod, target=None, late=None):
             try:
                 late()
             except Exception as error:  # noqa: BLE001  (any compile failure is context for the report)
-                report += f"\n\nTVM's pipeline, run on the kernel as written, fails as well:\n{error}"
+                from ._refusal import LATE_CONTEXT
+
+                report += f"{LATE_CONTEXT}{error}"
         raise ValueError(report)
     return tvm.transform.Sequential(layout_passes(target, verify=False), name="axe4j.layout_passes")(mod)

@@ -26,8 +26,11 @@ def test_a_layout_that_does_not_admit_the_buffer_shape(bridge):
     assert "op=tirx.tile.copy" in message, message
     assert "src0 (A): layout S[(4,4):(4,1)] (size 16) does not admit the buffer shape (8,8) (size 64): declare A " \
            "with the layout's shape (4,4), or give it a layout of 64 elements over (8,8)" in message
-    assert message.startswith("no dispatch case lowers T.tile.copy(B[0:8, 0:8], A[0:8, 0:8]) (thread scope, llvm): "
-                              "B global S[(8,8):(8,1)], A global S[(4,4):(4,1)]"), message
+    # the layout violation first, then the dispatch failure it leads to, named by call, buffers and layouts
+    assert message.startswith("VerifyLayouts: 1 layout violation in kernel:\n  [layout-shape] kernel: buffer A (8, 8)"), \
+        message
+    assert "fails as well:\nno dispatch case lowers T.tile.copy(B[0:8, 0:8], A[0:8, 0:8]) (thread scope, llvm): " \
+           "B global S[(8,8):(8,1)], A global S[(4,4):(4,1)]" in message, message
 
 
 def test_mismatched_regions(bridge):
