@@ -48,16 +48,16 @@ def checked(target):
     if isinstance(target, dict) and target.get("kind") == "cpu":
         return host_target()
     written = _arch_written(target)
-    if written:
-        check_cuda_arch(target, written)   # before TVM, which refuses a malformed arch with its own words
+    if written is not None:   # before TVM, which fills in sm_50 or refuses a malformed arch with its own words
+        check_cuda_arch(target, written)
     try:
-        built = target if isinstance(target, tvm.target.Target) else _quiet_target(target)
+        built = target if isinstance(target, tvm.target.Target) else tvm.target.Target(target)
     except Exception as error:   # noqa: BLE001  (TVM's own ValueError/TVMError: restated with the way forward)
         raise TargetError(f"target {target!r}: TVM cannot build it ({_first_line(error)}); axe4j lowers for 'llvm', "
                           f"'cpu' (= axe4j.host_target()), {{'kind': 'llvm', 'mcpu': ...}} and CUDA targets such as "
                           f"{EXAMPLES}") from None
-    if built.kind.name == "cuda":
-        check_cuda_arch(target, written if written is not None else str(built.attrs.get("arch", "")))
+    if built.kind.name == "cuda" and written is None:
+        check_cuda_arch(target, str(built.attrs.get("arch", "")))
     return built
 
 
@@ -108,18 +108,6 @@ def _arch_written(target) -> str | None:
     if isinstance(target, str) and target.strip() == "cuda":
         return ""
     return None
-
-
-def _quiet_target(target):
-    """``Target(target)``; for a CUDA dict or string without an arch, TVM logs a warning and picks sm_50: the check
-    that follows refuses it, so the warning is not needed."""
-    import tvm
-
-    if isinstance(target, str) and target.strip() == "cuda":
-        return tvm.target.Target({"kind": "cuda", "arch": "sm_50"})
-    if isinstance(target, dict) and target.get("kind") == "cuda" and "arch" not in target:
-        return tvm.target.Target(dict(target, arch="sm_50"))
-    return tvm.target.Target(target)
 
 
 def _first_line(error) -> str:

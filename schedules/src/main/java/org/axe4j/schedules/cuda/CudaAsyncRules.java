@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cuda;
 
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import java.util.Arrays;
 import java.util.List;
 import org.axe4j.layout.Swizzle;
@@ -131,9 +130,7 @@ final class CudaAsyncRules {
     }
 
     static String storage(Request call, String role) {
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
-        return storage.has(role) ? storage.get(role).getAsString() : "global";
+        return CudaRules.storage(call, role);
     }
 
     /** The call's config keys (predicate, fill_mode, mbar, ...) name semantics this plan does not implement. */

@@ -1,6 +1,5 @@
 package org.axe4j.schedules.cuda;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -50,14 +49,12 @@ final class CudaRegisterDigitsRule implements Rule {
                     call.op());
         }
         List<Operand> ops = ElementwiseLoops.checkedOperands(call);
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
         Operand part = null;
         RegisterTile tile = null;
         Map<String, PlanParts.CudaDigitOperand> memory = new LinkedHashMap<>();
         List<String> registers = new ArrayList<>();
         for (Operand o : ops) {
-            String scope = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+            String scope = CudaRules.storage(call, o.role());
             if (!call.swizzle(o.role()).isIdentity()) {
                 throw Declined.of("%s: %s has a swizzled layout (%s); this rule addresses unswizzled layouts",
                         call.op(), o, call.swizzle(o.role()));

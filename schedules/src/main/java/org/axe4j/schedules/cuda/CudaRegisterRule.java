@@ -1,6 +1,5 @@
 package org.axe4j.schedules.cuda;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -102,15 +101,13 @@ final class CudaRegisterRule implements Rule {
                     call.op());
         }
         List<Operand> ops = ElementwiseLoops.checkedOperands(call);
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
         int n = ops.size();
         RegisterTile[] tiles = new RegisterTile[n];
         AffineAccess[] access = new AffineAccess[n];
         int partition = -1;
         for (int o = 0; o < n; o++) {
             Operand op = ops.get(o);
-            String scope = storage.has(op.role()) ? storage.get(op.role()).getAsString() : "global";
+            String scope = CudaRules.storage(call, op.role());
             requireSwizzleAddressable(call, op, scope);
             if (scope.equals("local")) {
                 tiles[o] = RegisterTile.of(call, op, threads);

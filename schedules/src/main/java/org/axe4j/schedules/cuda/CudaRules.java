@@ -119,6 +119,14 @@ final class CudaRules {
         }
     };
 
+    /** The storage scope of operand {@code role} ({@code global}, {@code shared...}, {@code local}): global unless
+     * the call's params name another. */
+    static String storage(Request call, String role) {
+        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
+                : new JsonObject();
+        return storage.has(role) ? storage.get(role).getAsString() : "global";
+    }
+
     /** Target cuda and a scope this file handles; the scope's thread count (params.threads, at least 1). */
     static long requireCudaScope(Request call) {
         if (!TARGET_KIND.equals(call.target())) {

@@ -1,6 +1,5 @@
 package org.axe4j.schedules.cuda;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.schedules.AffineAccess;
@@ -30,15 +29,13 @@ final class RegisterBoxes {
      */
     static List<Request> of(Request call) {
         List<Operand> ops = call.operands();
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
         long[] extents = ops.get(0).loopExtents();
         List<List<List<Long>>> digits = new ArrayList<>();
         for (Operand o : ops) {
             if (o.loopExtents().length != extents.length) {
                 return List.of();
             }
-            boolean register = storage.has(o.role()) && storage.get(o.role()).getAsString().equals("local");
+            boolean register = CudaRules.storage(call, o.role()).equals("local");
             digits.add(register ? RegisterTile.digitExtents(o) : AffineAccess.digitExtents(o));
         }
         List<List<Segment>> cuts = new ArrayList<>();
