@@ -5,8 +5,10 @@ Each shape is compiled once for ``axe4j.host_target()``; then rounds alternate t
 numpy, ...), each turn after a pause and an untimed call (the other side's threads stop spinning), and each side
 keeps its best round: on a shared machine a neighbour's load hits both sides alike and the
 best round is the one it least disturbed. A round times ``number`` back-to-back calls (about 50 ms of work) into
-preallocated outputs on both sides (``numpy.matmul(a, b, out=d)``). Results: one row per shape with both GFLOP/s,
-the ratio and the plan explain showed; written as JSON and as a PNG bar chart (``axe4j_tools.chart``).
+preallocated outputs on both sides (``numpy.matmul(a, b, out=d)``). Both sides read the same numpy arrays (axe4j's
+kernel borrows them by DLPack; :func:`measure` says why), and axe4j is also timed on TVM's own tensors. Results: one
+row per shape with both GFLOP/s, the ratios and the plan explain showed; written as JSON and as a PNG bar chart
+(``axe4j_tools.chart``).
 
 The 16-bit rows (``rows_16bit`` in the JSON) have no 16-bit peer: numpy has no fast float16 or bfloat16 GEMM (at
 512^3 on the AVX-512 machine of docs/cpu-dispatch.md, numpy's float16 matmul ran 0.8 GFLOP/s and ml_dtypes'
@@ -106,27 +108,47 @@ def interleaved_best(bodies: dict, rounds: int, number: int) -> dict[str, float]
     return best
 
 
+def numpy_array(values: np.ndarray) -> np.ndarray:
+    """A copy of ``values`` in memory numpy allocated, 64-byte aligned (what TVM needs to borrow it by DLPack).
+    numpy asks the kernel for transparent huge pages on every allocation of 4 MiB or more
+    (``madvise(MADV_HUGEPAGE)``); TVM's CPU allocator does not."""
+    raw = np.empty(values.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    copy = raw[start:start + values.nbytes].view(values.dtype).reshape(values.shape)
+    copy[...] = values
+    return copy
+
+
 def measure(m, n, k, rounds, target) -> dict:
+    """Both sides on the same arrays: axe4j's kernel borrows numpy's A, B, C and D by DLPack, so a difference is the
+    kernels' and not the allocators'. Also timed on TVM's own tensors (``tvm.runtime.tensor`` copies, 4 KiB pages):
+    at 1 x 4096 x 4096, a stream of B's 64 MiB, that alone moved the ratio from 0.95 to 0.68 (same run)."""
     rng = np.random.default_rng(7)
-    a = rng.standard_normal((m, k)).astype("float32")
-    b = rng.standard_normal((k, n)).astype("float32")
-    zeros = np.zeros((m, n), "float32")
+    a = numpy_array(rng.standard_normal((m, k)).astype("float32"))
+    b = numpy_array(rng.standard_normal((k, n)).astype("float32"))
+    c, d = numpy_array(np.zeros((m, n), "float32")), numpy_array(np.zeros((m, n), "float32"))
     kernel = gemm_kernel(m, n, k)
     lib = axe4j.compile(kernel, target)
     func = lib["gemm"]
-    args = [tvm.runtime.tensor(x) for x in (a, b, zeros, zeros)]
-    func(*args)
-    np.testing.assert_allclose(args[3].numpy(), a @ b, rtol=1e-3, atol=1e-2 * max(1.0, (k / 256) ** 0.5))
-    out = np.empty((m, n), "float32")
+    borrowed = [tvm.runtime.from_dlpack(x) for x in (a, b, c, d)]
+    own = [tvm.runtime.tensor(x) for x in (a, b, c, d)]
+    tolerance = {"rtol": 1e-3, "atol": 1e-2 * max(1.0, (k / 256) ** 0.5)}
+    for args in (borrowed, own):
+        func(*args)
+        np.testing.assert_allclose(args[3].numpy(), a @ b, **tolerance)
+    out = numpy_array(np.empty((m, n), "float32"))
     flops = 2.0 * m * n * k
-    once = interleaved_best({"axe4j": lambda: func(*args), "numpy": lambda: np.matmul(a, b, out=out)}, 1, 1)
+    bodies = {"axe4j": lambda: func(*borrowed), "numpy": lambda: np.matmul(a, b, out=out),
+              "axe4j on TVM tensors": lambda: func(*own)}
+    once = interleaved_best(bodies, 1, 1)
     number = max(1, int(ROUND_SECONDS / max(min(once.values()), 1e-7)))
-    best = interleaved_best({"axe4j": lambda: func(*args), "numpy": lambda: np.matmul(a, b, out=out)}, rounds,
-                            number)
+    best = interleaved_best(bodies, rounds, number)
     ours, theirs = flops / best["axe4j"] / 1e9, flops / best["numpy"] / 1e9
+    own_gflops = flops / best["axe4j on TVM tensors"] / 1e9
     return {"shape": f"{m}x{n}x{k}", "M": m, "N": n, "K": k, "axe4j_gflops": round(ours, 1),
-            "numpy_gflops": round(theirs, 1), "ratio": round(ours / theirs, 3), "plan": plan_of(kernel, target),
-            "calls_per_round": number, "rounds": rounds}
+            "numpy_gflops": round(theirs, 1), "ratio": round(ours / theirs, 3),
+            "axe4j_tvm_tensors_gflops": round(own_gflops, 1), "ratio_tvm_tensors": round(own_gflops / theirs, 3),
+            "plan": plan_of(kernel, target), "calls_per_round": number, "rounds": rounds}
 
 
 def numpy_dtype(dtype: str):
@@ -204,9 +226,11 @@ def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -
         row = measure(m, n, k, rounds, target)
         rows.append(row)
         print(f"gemm {row['shape']:>15s} fp32: axe4j {row['axe4j_gflops']:7.1f} GFLOP/s, "
-              f"numpy {row['numpy_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f}  [{row['plan']}]", flush=True)
+              f"numpy {row['numpy_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f} (on TVM's own tensors "
+              f"{row['ratio_tvm_tensors']:.2f})  [{row['plan']}]", flush=True)
     result = {"machine": machine, "method": f"best of {rounds} interleaved rounds, each about "
-              f"{ROUND_SECONDS * 1000:.0f} ms of calls", "rows": rows}
+              f"{ROUND_SECONDS * 1000:.0f} ms of calls; both sides on the same numpy arrays (axe4j borrows them by "
+              f"DLPack), and axe4j also on TVM's own tensors", "rows": rows}
     if sixteen_bit:
         result["rows_16bit"] = sweep_16bit(rounds, target)
         result["baseline_16bit"] = SIXTEEN_BIT_BASELINE
@@ -225,9 +249,11 @@ def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -
 
 
 def markdown_table(result) -> str:
-    lines = ["| shape M x N x K | axe4j GFLOP/s | numpy GFLOP/s | axe4j/numpy | plan |", "|---|---:|---:|---:|---|"]
+    lines = ["| shape M x N x K | axe4j GFLOP/s | numpy GFLOP/s | axe4j/numpy | on TVM's own tensors | plan |",
+             "|---|---:|---:|---:|---:|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['shape']} | {r['axe4j_gflops']} | {r['numpy_gflops']} | {r['ratio']:.2f} | {r['plan']} |")
+        lines.append(f"| {r['shape']} | {r['axe4j_gflops']} | {r['numpy_gflops']} | {r['ratio']:.2f} | "
+                     f"{r['ratio_tvm_tensors']:.2f} | {r['plan']} |")
     if result.get("rows_16bit"):
         lines += ["", "| shape M x N x K | A, B | axe4j GFLOP/s | numpy fp32 on fp32 copies | axe4j/numpy | plan |",
                   "|---|---|---:|---:|---:|---|"]
