@@ -44,6 +44,15 @@ public record Request(String op, String target, String scope, List<Operand> oper
         return new Request(plain.op(), plain.target(), plain.scope(), plain.operands(), plain.params(), byRole);
     }
 
+    /**
+     * The storage scope of operand {@code role} ({@code global}, {@code shared...}, {@code local}, {@code tmem},
+     * {@code trn.sbuf}, ...): {@code global} unless {@code params.storage} names another.
+     */
+    public String storage(String role) {
+        JsonObject storage = params.has("storage") ? params.getAsJsonObject("storage") : new JsonObject();
+        return storage.has(role) ? storage.get(role).getAsString() : "global";
+    }
+
     /** The swizzle of {@code role}'s layout, identity when it has none. */
     public Swizzle swizzle(String role) {
         return swizzles.getOrDefault(role, Swizzle.IDENTITY);

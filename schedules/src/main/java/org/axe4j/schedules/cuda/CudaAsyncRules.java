@@ -120,17 +120,13 @@ final class CudaAsyncRules {
             throw Declined.of("%s: dtypes %s -> %s differ; an async copy does not convert", call.op(), src.dtype(),
                     dst.dtype());
         }
-        String dstScope = storage(call, "dst");
-        String srcScope = storage(call, "src0");
+        String dstScope = call.storage("dst");
+        String srcScope = call.storage("src0");
         if (!dstScope.startsWith("shared") || !srcScope.equals("global")) {
             throw Declined.of("%s: cp.async copies global -> shared only; %s is in %s, %s is in %s", call.op(), dst,
                     dstScope, src, srcScope);
         }
         return ops;
-    }
-
-    static String storage(Request call, String role) {
-        return CudaRules.storage(call, role);
     }
 
     /** The call's config keys (predicate, fill_mode, mbar, ...) name semantics this plan does not implement. */

@@ -1,6 +1,5 @@
 package org.axe4j.schedules.cuda;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -73,10 +72,8 @@ final class CudaMatrixRules {
             int warps = call.scope().equals("warpgroup") ? 4 : 1;
             Operand dst = call.operand("dst");
             Operand src = call.operand("src0");
-            JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                    : new JsonObject();
-            String ds = storage.has("dst") ? storage.get("dst").getAsString() : "global";
-            String ss = storage.has("src0") ? storage.get("src0").getAsString() : "global";
+            String ds = call.storage("dst");
+            String ss = call.storage("src0");
             boolean load = ds.equals("local") && ss.startsWith("shared");
             boolean store = ss.equals("local") && ds.startsWith("shared");
             if (!load && !store) {

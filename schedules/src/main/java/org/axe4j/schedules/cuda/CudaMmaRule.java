@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cuda;
 
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.Axis;
@@ -53,9 +52,8 @@ public final class CudaMmaRule implements Rule {
         Operand a = call.operand("A");
         Operand b = call.operand("B");
         Operand c = call.operand("C");
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage") : new JsonObject();
         for (Operand o : List.of(d, a, b, c)) {
-            String s = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+            String s = call.storage(o.role());
             if (!s.equals("local")) {
                 throw Declined.of("gemm: %s is in %s memory; mma.sync takes register (local) tiles", o, s);
             }

@@ -54,7 +54,7 @@ final class CudaRegisterDigitsRule implements Rule {
         Map<String, PlanParts.CudaDigitOperand> memory = new LinkedHashMap<>();
         List<String> registers = new ArrayList<>();
         for (Operand o : ops) {
-            String scope = CudaRules.storage(call, o.role());
+            String scope = call.storage(o.role());
             if (!call.swizzle(o.role()).isIdentity()) {
                 throw Declined.of("%s: %s has a swizzled layout (%s); this rule addresses unswizzled layouts",
                         call.op(), o, call.swizzle(o.role()));

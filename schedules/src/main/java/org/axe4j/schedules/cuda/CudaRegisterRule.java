@@ -107,7 +107,7 @@ final class CudaRegisterRule implements Rule {
         int partition = -1;
         for (int o = 0; o < n; o++) {
             Operand op = ops.get(o);
-            String scope = CudaRules.storage(call, op.role());
+            String scope = call.storage(op.role());
             requireSwizzleAddressable(call, op, scope);
             if (scope.equals("local")) {
                 tiles[o] = RegisterTile.of(call, op, threads);

@@ -119,14 +119,6 @@ final class CudaRules {
         }
     };
 
-    /** The storage scope of operand {@code role} ({@code global}, {@code shared...}, {@code local}): global unless
-     * the call's params name another. */
-    static String storage(Request call, String role) {
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
-        return storage.has(role) ? storage.get(role).getAsString() : "global";
-    }
-
     /** Target cuda and a scope this file handles; the scope's thread count (params.threads, at least 1). */
     static long requireCudaScope(Request call) {
         if (!TARGET_KIND.equals(call.target())) {
@@ -149,9 +141,8 @@ final class CudaRules {
      * (at wider scopes a register tile's layout names thread axes, which these rules do not partition).
      */
     static void requireStorage(Request call, List<Operand> ops) {
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage") : new JsonObject();
         for (Operand o : ops) {
-            String scope = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+            String scope = call.storage(o.role());
             boolean shared = scope.startsWith("shared");
             if (scope.equals("local") && !call.scope().equals("thread")) {
                 throw Declined.of("%s: %s is a local (register) buffer at %s scope; register tiles need a "

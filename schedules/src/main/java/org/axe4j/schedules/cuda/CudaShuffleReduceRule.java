@@ -1,6 +1,5 @@
 package org.axe4j.schedules.cuda;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -52,11 +51,9 @@ final class CudaShuffleReduceRule implements Rule {
         }
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage")
-                : new JsonObject();
         for (Operand o : List.of(dst, src)) {
-            String scope = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
-            if (!scope.equals("local") && o == dst && storageOf(storage, src).equals("local")) {
+            String scope = call.storage(o.role());
+            if (!scope.equals("local") && o == dst && call.storage(src.role()).equals("local")) {
                 throw Declined.of("%s: %s is in %s memory; shuffles reduce a register tile into a register tile: "
                         + "reduce into a local tile of shape %s on the source's threads (its kept dims on the same "
                         + "thread and register digits, the reduced lanes replicated with R[...]), then copy that "
@@ -214,9 +211,5 @@ final class CudaShuffleReduceRule implements Rule {
                 CudaRegisterRule.describeLoops(loops, ops), masks, access, List.of(outputs + " output" + (outputs == 1 ? "" : "s") + " per thread, " + terms
                 + " register term" + (terms == 1 ? "" : "s") + " folded each, then " + masks.size()
                 + " butterfly shuffle" + (masks.size() == 1 ? "" : "s") + " (xor " + masks + ")"));
-    }
-
-    private static String storageOf(JsonObject storage, Operand o) {
-        return storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
     }
 }

@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cuda;
 
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -75,14 +74,13 @@ final class CudaTcgen05Rule implements Rule {
         Operand c = call.operand("C");
         Operand a = call.operand("A");
         Operand b = call.operand("B");
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage") : new JsonObject();
-        String cs = storage.has("C") ? storage.get("C").getAsString() : "global";
+        String cs = call.storage("C");
         if (!cs.equals("tmem")) {
             throw Declined.of("gemm_async: accumulator %s is in %s; tcgen05 accumulates in tensor memory (tmem)", c,
                     cs);
         }
         for (Operand o : List.of(a, b)) {
-            String s = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+            String s = call.storage(o.role());
             if (!s.startsWith("shared")) {
                 throw Declined.of("gemm_async: %s is in %s memory; this rule reads A and B from shared memory", o, s);
             }

@@ -219,8 +219,8 @@ final class CudaTmaRule {
             String op = call.op();
             Operand dst = call.operand("dst");
             Operand src = call.operand("src0");
-            String ds = CudaAsyncRules.storage(call, "dst");
-            String ss = CudaAsyncRules.storage(call, "src0");
+            String ds = call.storage("dst");
+            String ss = call.storage("src0");
             boolean load = ds.startsWith("shared") && ss.equals("global");
             boolean store = ds.equals("global") && ss.startsWith("shared");
             if (!load && !store) {

@@ -47,8 +47,8 @@ final class CudaTmemRule implements Rule {
         long threads = CudaRules.requireCudaScope(call);
         Operand dst = call.operand("dst");
         Operand src = call.operand("src0");
-        String ds = CudaAsyncRules.storage(call, "dst");
-        String ss = CudaAsyncRules.storage(call, "src0");
+        String ds = call.storage("dst");
+        String ss = call.storage("src0");
         boolean load = ss.equals("tmem") && ds.equals("local");
         if (!load && !(ss.equals("local") && ds.equals("tmem"))) {
             throw Declined.of("copy_async: %s -> %s is not tensor memory <-> registers", ss, ds);

@@ -1,7 +1,6 @@
 package org.axe4j.schedules.cuda;
 
 import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import org.axe4j.layout.Axis;
@@ -86,10 +85,9 @@ public final class CudaWgmmaRule implements Rule {
         Operand c = call.operand("C");
         Operand a = call.operand("A");
         Operand b = call.operand("B");
-        JsonObject storage = call.params().has("storage") ? call.params().getAsJsonObject("storage") : new JsonObject();
-        require(storage, c, "local");
-        require(storage, a, "shared");
-        require(storage, b, "shared");
+        require(call, c, "local");
+        require(call, a, "shared");
+        require(call, b, "shared");
         if (!call.swizzle("C").isIdentity()) {
             throw Declined.of("gemm_async: accumulator %s has a swizzled layout", c);
         }
@@ -158,8 +156,8 @@ public final class CudaWgmmaRule implements Rule {
                         : "; no proxy fence (proxy_fence=False: operands come from TMA)")));
     }
 
-    private static void require(JsonObject storage, Operand o, String scope) {
-        String s = storage.has(o.role()) ? storage.get(o.role()).getAsString() : "global";
+    private static void require(Request call, Operand o, String scope) {
+        String s = call.storage(o.role());
         if (!s.startsWith(scope)) {
             throw Declined.of("gemm_async: %s is in %s memory; wgmma wants %s", o, s, scope);
         }

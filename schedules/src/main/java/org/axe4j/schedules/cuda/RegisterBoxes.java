@@ -35,7 +35,7 @@ final class RegisterBoxes {
             if (o.loopExtents().length != extents.length) {
                 return List.of();
             }
-            boolean register = CudaRules.storage(call, o.role()).equals("local");
+            boolean register = call.storage(o.role()).equals("local");
             digits.add(register ? RegisterTile.digitExtents(o) : AffineAccess.digitExtents(o));
         }
         List<List<Segment>> cuts = new ArrayList<>();

@@ -1,6 +1,5 @@
 package org.axe4j.schedules.trn;
 
-import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,8 +38,7 @@ final class TrnTiles {
 
     /** The operand's memory scope from params.storage ({@code global} when not given). */
     static String storage(Request call, Operand o) {
-        JsonObject s = call.params().has("storage") ? call.params().getAsJsonObject("storage") : new JsonObject();
-        return s.has(o.role()) ? s.get(o.role()).getAsString() : "global";
+        return call.storage(o.role());
     }
 
     static boolean onChip(Request call, Operand o) {
