@@ -99,3 +99,14 @@ def test_the_watchdog_reports_a_program_that_outlives_its_limit_as_a_hang():
     p = generate.program(SEED, 0)
     outcomes = runner.run_programs([p], batch_timeout=0.5, single_timeout=0.5)
     assert [o.klass for o in outcomes] == ["hang"], outcomes
+
+
+def test_batches_run_at_once_keep_each_outcome_with_its_program():
+    programs = [generate.program(SEED, i) for i in range(4)]
+    seen = []
+    outcomes = runner.run_programs(programs, batch=1, batch_timeout=0.5, single_timeout=0.5, jobs=3,
+                                   on_outcome=lambda p, o: seen.append((p.index, o.index)))
+    assert [(o.seed, o.index) for o in outcomes] == [(p.seed, p.index) for p in programs]
+    assert [o.klass for o in outcomes] == ["hang"] * 4, outcomes
+    assert sorted(seen) == [(i, i) for i in range(4)]
+    assert not runner._live, "a worker outlived the run"

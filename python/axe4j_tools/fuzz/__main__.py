@@ -41,6 +41,8 @@ def main(argv=None):
     ap.add_argument("--known-open", default=None, help=f"classes still open: {', '.join(known.CLASSES)} | all | none")
     ap.add_argument("--out", default="out/fuzz")
     ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="batches run at once, each in its own worker process (default: the CPUs this process may use)")
     ap.add_argument("--shrink", type=int, default=12, help="distinct failures to shrink (each up to --budget runs)")
     ap.add_argument("--budget", type=int, default=40)
     ap.add_argument("--strict", action="store_true")
@@ -61,7 +63,8 @@ def main(argv=None):
     programs = [generate.program(args.seed, i, tuple(args.targets.split(",")), tuple(args.ops.split(",")),
                                  tuple(args.dtypes.split(",")))
                 for i in range(args.start, args.start + args.count)]
-    print(f"[fuzz] seed {args.seed}: programs {args.start}..{args.start + args.count - 1} on {args.targets}; "
+    print(f"[fuzz] seed {args.seed}: programs {args.start}..{args.start + args.count - 1} on {args.targets}, "
+          f"{args.jobs} worker{'s' if args.jobs != 1 else ''} at once; "
           f"known open: {', '.join(open_names) or 'none'}", flush=True)
     summary = Summary(open_names)
     log = open(out / "outcomes.jsonl", "w")
@@ -76,7 +79,7 @@ def main(argv=None):
             rate = done / (time.time() - began)
             print(f"[fuzz] {done} programs, {rate:.2f}/s: {summary.counts_line()}", flush=True)
 
-    runner.run_programs(programs, strict=args.strict, batch=args.batch, on_outcome=seen)
+    runner.run_programs(programs, strict=args.strict, batch=args.batch, on_outcome=seen, jobs=args.jobs)
     elapsed = time.time() - began
     used = os.times()
     print(summary.table(elapsed, used.children_user + used.children_system))
