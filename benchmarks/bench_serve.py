@@ -158,7 +158,8 @@ def run_case(n, fmt, args, classes, env):
             "runs": pair,
         }
     j, p = results["java"], results["python"]
-    return {"n": n, "format": fmt, "request_bytes": body_file.stat().st_size, "java": j, "python": p,
+    target = json.loads(Path(str(library) + ".manifest.json").read_text())["device"].get("target", "")
+    return {"n": n, "format": fmt, "target": target, "request_bytes": body_file.stat().st_size, "java": j, "python": p,
             "throughput_java_over_python": j["rps"] / p["rps"],
             "p50_python_over_java": p["p50_us"] / j["p50_us"],
             "p99_python_over_java": p["p99_us"] / j["p99_us"]}
