@@ -152,7 +152,7 @@ public final class ModuleService {
             exchange.getResponseBody().close();
         } catch (IOException e) {
             // The client went away mid-request or mid-answer. Rethrown: the JDK's server then drops the connection
-            // from its books; a handler that only closes the exchange leaves it (and its socket) there for good.
+            // from its books; a handler that only closes the exchange leaves it there (with its buffers) for good.
             metrics.error("client_gone");
             metrics.request(function, 499, System.nanoTime() - start);
             exchange.close();
