@@ -4,14 +4,15 @@ Usage: python benchmarks/bench_serve.py [--case N:FORMAT ...] [--clients C] [--s
 
 For each case (default: 128:binary, 32:binary, 32:json) exports C = A @ B, r = row sums of C at N x N float32
 (benchmarks/serve_module.py: axe4j.compile, axe4j.export_library with its manifest) and serves that one file twice:
-with `bin/axe serve LIB --threads T` (the JVM, TVM's runtime from the jars) and with benchmarks/serve_peer.py
-(Starlette, uvicorn with T worker processes, uvloop, httptools, orjson; TVM's runtime from apache-tvm), both on
-loopback with TVM_NUM_THREADS=1, so that each side runs at most T kernels at once, one core each. The answers of both
-are checked against numpy first. Then one load generator (examples/serve's LoadGenerator, compiled here with javac:
-C closed-loop keep-alive clients, Nagle off, sending the same request again as soon as its answer arrived; binary:
-A then B, little-endian, answered C then r; json: {"inputs": {"A": [[...]], "B": [[...]]}}) drives each for a warm-up
-of W seconds, then S measured seconds, in the order Java, Python, Python, Java (a drift in machine load hits both
-alike). A side's throughput is its requests over its measured time, its p50 and p99 the mean of its two runs'.
+with `bin/axe serve LIB --threads T` (the JVM; TVM's runtime libraries found as the bridge finds them, here the
+venv's) and with benchmarks/serve_peer.py (Starlette, uvicorn with T worker processes, uvloop, httptools, orjson; TVM
+from apache-tvm), both on loopback with TVM_NUM_THREADS=1, so that each side runs at most T kernels at once, one core
+each. The answers of both are checked against numpy first. Then one load generator (examples/serve's LoadGenerator,
+compiled here with javac: C closed-loop keep-alive clients, Nagle off, sending the same request again as soon as its
+answer arrived; binary: A then B, little-endian, answered C then r; json: {"inputs": {"A": [[...]], "B": [[...]]}})
+drives each for a warm-up of W seconds (default 5: the JVM compiles its hot code in the first seconds), then S
+measured seconds (default 10), in the order Java, Python, Python, Java (a drift in machine load hits both alike). A
+side's throughput is its requests over its measured time, its p50 and p99 the mean of its two runs'.
 Prints a table with the ratios and writes out/bench-serve/result.json. Needs `make python build` and
 ci/setup-bench-serve.sh (uvicorn, Starlette, ...) first; `make bench-serve` does all three.
 """
@@ -194,7 +195,7 @@ def main():
                         help="N x N GEMM + row sum, binary or json requests (repeatable)")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--warmup", type=float, default=2)
+    parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     cases = []
@@ -217,13 +218,14 @@ def main():
     print(f"GEMM + row sum, float32; {args.clients} closed-loop keep-alive clients; {args.threads} kernels at once "
           f"a side (axe serve --threads {args.threads}, uvicorn --workers {args.threads}), TVM_NUM_THREADS=1; "
           f"2 x {args.seconds:g} s a side after {args.warmup:g} s warm-ups, order Java, Python, Python, Java")
-    print(f"{'N':>4} {'format':<7} {'bytes':>7} | {'Java req/s':>10} {'Python req/s':>12} {'ratio':>5} | "
-          f"{'p50 us J/P':>15} | {'p99 us J/P':>15} | errors")
+    print(f"{'N':>4} {'format':<7} {'bytes':>7} | {'Java req/s':>10} {'Python req/s':>12} {'J/P':>5} | "
+          f"{'p50 us J/P':>15} {'P/J':>5} | {'p99 us J/P':>15} {'P/J':>5} | errors")
     for r in results:
         j, p = r["java"], r["python"]
         print(f"{r['n']:>4} {r['format']:<7} {r['request_bytes']:>7} | {j['rps']:>10.0f} {p['rps']:>12.0f} "
-              f"{r['throughput_java_over_python']:>5.2f} | {j['p50_us']:>7.0f}/{p['p50_us']:<7.0f} | "
-              f"{j['p99_us']:>7.0f}/{p['p99_us']:<7.0f} | {j['errors']}/{p['errors']}")
+              f"{r['throughput_java_over_python']:>5.2f} | {j['p50_us']:>7.0f}/{p['p50_us']:<7.0f} "
+              f"{r['p50_python_over_java']:>5.2f} | {j['p99_us']:>7.0f}/{p['p99_us']:<7.0f} "
+              f"{r['p99_python_over_java']:>5.2f} | {j['errors']}/{p['errors']}")
     summary = {"date": datetime.date.today().isoformat(), "machine": machine(), "versions": versions(),
                "clients": args.clients, "threads": args.threads, "seconds": args.seconds, "warmup": args.warmup,
                "cases": results}
