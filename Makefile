@@ -61,11 +61,13 @@ clean:
 format:
 	$(MVN) $(MVNFLAGS) -q spotless:apply -pl '!axe4j-bom'
 
-## The JVM service of examples/serve against the Python service on the same module, same load: req/s, p50/p99.
+## `axe serve` against a Python ASGI service (Starlette under uvicorn with uvloop, httptools and orjson:
+## benchmarks/serve_peer.py) on the same exported module, same closed-loop load, order Java, Python, Python, Java:
+## req/s, p50/p99 and ratios, binary and JSON (out/bench-serve/result.json). The peer's packages are bench-only
+## (benchmarks/requirements-serve.txt, installed into .venv by ci/setup-bench-serve.sh; `make test` does not).
 .PHONY: bench-serve
-bench-serve: python
-	$(MVN) $(MVNFLAGS) -q -DskipTests install
-	$(MVN) $(MVNFLAGS) -q -f examples/serve/pom.xml package
+bench-serve: python build
+	bash ci/setup-bench-serve.sh
 	.venv/bin/python benchmarks/bench_serve.py
 
 ## Latency of a no-op TVM packed function from Java and from Python, same run, as a ratio.

@@ -1,7 +1,7 @@
-"""Functional check of a kernel service (the Java one or the Python one): right answers, 4xx with a
-message for each kind of bad request, and the service still running and right afterwards.
+"""Functional check of the Java kernel service: right answers, 4xx with a message for each kind of bad
+request, and the service still running and right afterwards.
 
-Usage: python check_service.py KERNEL_DIR (--java JAR | --python)
+Usage: python check_service.py KERNEL_DIR --java JAR
 
 Starts the service on a free port from an empty working directory with no AXE4J_* variables, so the
 Java service finds TVM only through the tvm-runtime-natives jar; exits 1 naming the first failure.
@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -21,17 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-
 
 def start(kernel_dir: Path, java_jar, workdir: str):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AXE4J_")}
-    if java_jar:
-        command = ["java", "-jar", str(Path(java_jar).resolve()), str(kernel_dir.resolve()), "--port", "0",
-                   "--threads", "2"]
-    else:
-        command = [sys.executable, str(HERE / "python_service.py"), str(kernel_dir.resolve()), "--port", "0",
-                   "--threads", "2"]
+    command = ["java", "-jar", str(Path(java_jar).resolve()), str(kernel_dir.resolve()), "--port", "0",
+               "--threads", "2"]
     process = subprocess.Popen(command, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
     banner = []
@@ -78,9 +71,8 @@ def check(kernel_dir: Path, java_jar):
     with tempfile.TemporaryDirectory() as workdir:
         process, port, banner = start(kernel_dir, java_jar, workdir)
         try:
-            if java_jar:
-                expect(any("axe4j-natives" in line and "runtime only" in line for line in banner),
-                       f"the Java service should load TVM from the natives jar, runtime only: {banner}")
+            expect(any("axe4j-natives" in line and "runtime only" in line for line in banner),
+                   f"the Java service should load TVM from the natives jar, runtime only: {banner}")
             client = Client(port)
 
             def good_binary():
@@ -162,17 +154,14 @@ def check(kernel_dir: Path, java_jar):
         finally:
             process.terminate()
             process.wait(timeout=30)
-    kind = "Java" if java_jar else "Python"
-    print(f"{kind} service: right answers (binary, JSON, with C), {len(bad)} bad requests answered 4xx with a "
+    print(f"Java service: right answers (binary, JSON, with C), {len(bad)} bad requests answered 4xx with a "
           f"message, garbage and a dropped client survived, 60 concurrent requests right (N={n})")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kernel_dir")
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--java", metavar="JAR")
-    group.add_argument("--python", action="store_true")
+    parser.add_argument("--java", metavar="JAR", required=True)
     args = parser.parse_args()
     check(Path(args.kernel_dir), args.java)
 

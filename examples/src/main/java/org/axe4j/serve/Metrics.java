@@ -1,6 +1,7 @@
 package org.axe4j.serve;
 
 import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +59,7 @@ final class Metrics {
         return a == null ? 0 : a.sum();
     }
 
-    String render(IntSupplier queued, IntSupplier inFlight, int generation) {
+    String render(IntSupplier queued, IntSupplier inFlight, int generation, int runners) {
         StringBuilder out = new StringBuilder(4096);
         counter(out, "axe_requests_total", "Requests answered, by function and HTTP status.", requests);
         Map<String, LongAdder> byKind = new TreeMap<>();
@@ -88,11 +89,19 @@ final class Metrics {
         out.append("# HELP axe_reloads_total Module reloads, by result.\n# TYPE axe_reloads_total counter\n");
         out.append("axe_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');
         out.append("axe_reloads_total{result=\"failed\"} ").append(reloadsFailed.sum()).append('\n');
+        gauge(out, "axe_runners", "Tensor sets the served version holds (at most one per worker and function).",
+                runners);
         Runtime rt = Runtime.getRuntime();
         gauge(out, "jvm_heap_used_bytes", "Heap in use.", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage()
                 .getUsed());
         gauge(out, "jvm_heap_committed_bytes", "Heap committed.", rt.totalMemory());
         gauge(out, "process_resident_memory_bytes", "Resident set size (VmRSS).", residentBytes());
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (pool.getName().equals("direct")) {  // the workspaces' tensors and the JDK's socket buffers
+                gauge(out, "jvm_direct_buffers", "Direct byte buffers alive.", pool.getCount());
+                gauge(out, "jvm_direct_buffer_bytes", "Memory of the direct byte buffers alive.", pool.getMemoryUsed());
+            }
+        }
         return out.toString();
     }
 

@@ -129,11 +129,11 @@ public final class ModuleService {
         }
     }
 
-    void handle(HttpExchange exchange) {
+    void handle(HttpExchange exchange) throws IOException {
         long start = Admission.arrived();
         String function = "(none)";
         int status;
-        try (exchange) {
+        try {
             try {
                 function = route(exchange);
                 status = 200;
@@ -142,15 +142,23 @@ public final class ModuleService {
                 function = exchange.getAttribute(FUNCTION) instanceof String known ? known : function;
                 metrics.error(e.kind);
                 sendError(exchange, e);
-            } catch (IOException e) {
-                status = 499; // the client went away mid-request: nothing to answer
-                metrics.error("client_gone");
             } catch (RuntimeException | Error e) {
                 status = 500;
                 metrics.error("internal");
                 sendError(exchange, new HttpError(500, "internal", "internal error: " + e));
             }
+            // closed here, not by exchange.close(), which swallows a failure to drain or flush
+            exchange.getRequestBody().close();
+            exchange.getResponseBody().close();
+        } catch (IOException e) {
+            // The client went away mid-request or mid-answer. Rethrown: the JDK's server then drops the connection
+            // from its books; a handler that only closes the exchange leaves it there (with its buffers) for good.
+            metrics.error("client_gone");
+            metrics.request(function, 499, System.nanoTime() - start);
+            exchange.close();
+            throw e;
         }
+        exchange.close();
         metrics.request(function, status, System.nanoTime() - start);
     }
 
@@ -175,7 +183,7 @@ public final class ModuleService {
             case "/metrics" -> {
                 requireMethod(method, "GET");
                 send(exchange, 200, "text/plain; version=0.0.4", metrics.render(admission::queued,
-                        admission::inFlight, current.get().generation));
+                        admission::inFlight, current.get().generation, current.get().runnersMade()));
                 return "(none)";
             }
             case "/v1/functions" -> {
@@ -464,18 +472,15 @@ public final class ModuleService {
         exchange.getResponseBody().write(bytes);
     }
 
-    private static void sendError(HttpExchange exchange, HttpError e) {
-        try {
-            JsonObject error = new JsonObject();
-            error.addProperty("error", e.getMessage());
-            error.addProperty("kind", e.kind);
-            if (e.status == 429) {
-                exchange.getResponseHeaders().set("Retry-After", "1");
-            }
-            send(exchange, e.status, "application/json", error.toString());
-        } catch (IOException | RuntimeException ignored) {
-            // the client is gone, or the head was already sent: nothing more to say
+    /** Answers an error; an IOException means the client is gone, or the answer's head was already sent. */
+    private static void sendError(HttpExchange exchange, HttpError e) throws IOException {
+        JsonObject error = new JsonObject();
+        error.addProperty("error", e.getMessage());
+        error.addProperty("kind", e.kind);
+        if (e.status == 429) {
+            exchange.getResponseHeaders().set("Retry-After", "1");
         }
+        send(exchange, e.status, "application/json", error.toString());
     }
 
     private void deleteScratch() {
