@@ -20,23 +20,36 @@ import org.axe4j.tvm.CpuPool;
  * axe4j's kernels against ONNX Runtime Java in one JVM, at one thread count (TVM's pool is sized by
  * {@code TVM_NUM_THREADS}, which the caller sets; ORT's intra-op threads are set to the same number).
  *
- * <p>Usage: {@code BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [NAME_FILTER]}, where KERNELS_DIR is what
- * {@code benchmarks/jvm_kernels.py} wrote. For each workload: both sides get the same inputs, both outputs are checked
- * against numpy's (and each other) with the workload's tolerance, then they are timed in alternated rounds. Progress
- * goes to stderr; stdout's last line is the JSON of the results.
+ * <p>Usage: {@code BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [--only NAME] [--ort-constant-weights]}, where
+ * KERNELS_DIR is what {@code benchmarks/jvm_kernels.py} wrote. For each workload: both sides get the same inputs, both
+ * outputs are checked against numpy's (and each other) with the workload's tolerance, then they are timed in
+ * alternated rounds. With {@code --ort-constant-weights} the ONNX model holds the weights (B, bias, gamma, beta) as
+ * initializers, which ORT may prepare once at load (MLAS packs a constant B), while axe4j still gets them as inputs.
+ * Progress goes to stderr; stdout's last line is the JSON of the results.
  */
 public final class BenchJvm {
     private BenchJvm() {}
 
     public static void main(String[] args) throws Exception {
+        String usage = "usage: BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [--only NAME] [--ort-constant-weights]";
         if (args.length < 4) {
-            throw new IllegalArgumentException("usage: BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [NAME_FILTER]");
+            throw new IllegalArgumentException(usage);
         }
         Path dir = Path.of(args[0]);
         int threads = Integer.parseInt(args[1]);
         int rounds = Integer.parseInt(args[2]);
         long roundNanos = Long.parseLong(args[3]) * 1_000_000L;
-        String filter = args.length > 4 ? args[4] : "";
+        String filter = "";
+        boolean constantWeights = false;
+        for (int i = 4; i < args.length; i++) {
+            if (args[i].equals("--only") && i + 1 < args.length) {
+                filter = args[++i];
+            } else if (args[i].equals("--ort-constant-weights")) {
+                constantWeights = true;
+            } else {
+                throw new IllegalArgumentException("unknown argument " + args[i] + "; " + usage);
+            }
+        }
         CpuPool.Sizing pool = CpuPool.size();
         if (pool.threads() != threads) {
             throw new IllegalStateException("TVM's pool would run " + pool.threads() + " threads (" + pool.from()
@@ -48,12 +61,13 @@ public final class BenchJvm {
             JsonObject w = e.getAsJsonObject();
             String name = w.get("name").getAsString();
             if (name.contains(filter)) {
-                results.add(runOne(dir, w, threads, rounds, roundNanos));
+                results.add(runOne(dir, w, threads, rounds, roundNanos, constantWeights));
             }
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("threads", threads);
         out.put("tvm_pool", pool.from());
+        out.put("ort_weights", constantWeights ? "constants (initializers)" : "inputs");
         out.put("target", described.get("target").getAsString());
         out.put("workloads", results);
         System.out.println(new Gson().toJson(out));
@@ -69,26 +83,55 @@ public final class BenchJvm {
         };
     }
 
-    private static Map<String, Object> runOne(Path dir, JsonObject w, int threads, int rounds, long roundNanos)
-            throws Exception {
+    /** The inputs of a workload that are a model's weights. */
+    static List<String> weightsOf(String kind) {
+        return switch (kind) {
+            case "gemm" -> List.of("B");
+            case "gemm_bias_gelu" -> List.of("B", "bias");
+            case "layernorm" -> List.of("gamma", "beta");
+            default -> List.of();
+        };
+    }
+
+    private static float[] floats(FloatBuffer b) {
+        float[] out = new float[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+
+    private static Map<String, Object> runOne(Path dir, JsonObject w, int threads, int rounds, long roundNanos,
+                                              boolean constantWeights) throws Exception {
         String name = w.get("name").getAsString();
         long[] shape = new Gson().fromJson(w.get("shape"), long[].class);
         double rtol = w.get("rtol").getAsDouble();
         double atol = w.get("atol").getAsDouble();
         JsonArray inputs = w.getAsJsonArray("inputs");
-        OnnxModel model = modelOf(w.get("kind").getAsString(), shape);
+        String kind = w.get("kind").getAsString();
+        OnnxModel model = modelOf(kind, shape);
+        Map<String, FloatBuffer> data = new LinkedHashMap<>();
+        for (JsonElement input : inputs) {
+            String arg = input.getAsString();
+            data.put(arg, Npy.read(dir.resolve(name + "." + arg + ".npy")).buffer().asFloatBuffer());
+        }
+        List<String> modelInputs = model.graph().inputs().stream().map(OnnxModel.Value::name).toList();
+        if (!modelInputs.equals(new ArrayList<>(data.keySet()))) {
+            throw new IllegalStateException(name + ": axe4j's inputs " + data.keySet() + " are not the ONNX model's "
+                    + modelInputs);
+        }
+        if (constantWeights) {
+            Map<String, float[]> weights = new LinkedHashMap<>();
+            weightsOf(kind).forEach(arg -> weights.put(arg, floats(data.get(arg))));
+            model = model.withConstants(weights);
+        }
         try (AxeSide axe = new AxeSide(dir.resolve(w.get("library").getAsString()), w.get("function").getAsString());
              OrtSide ort = new OrtSide(model, threads)) {
-            for (int i = 0; i < inputs.size(); i++) {
-                String arg = inputs.get(i).getAsString();
-                String onnxName = model.graph().inputs().get(i).name();
-                if (!onnxName.equals(arg)) {
-                    throw new IllegalStateException(name + ": input " + i + " is " + arg + " for axe4j, " + onnxName
-                            + " in the ONNX model");
-                }
-                FloatBuffer data = Npy.read(dir.resolve(name + "." + arg + ".npy")).buffer().asFloatBuffer();
-                axe.input(i).put(data.duplicate());
-                ort.input(i).put(data.duplicate());
+            int i = 0;
+            for (FloatBuffer values : data.values()) {
+                axe.input(i++).put(values.duplicate());
+            }
+            List<OnnxModel.Value> ortInputs = model.graph().inputs();
+            for (int j = 0; j < ortInputs.size(); j++) {
+                ort.input(j).put(data.get(ortInputs.get(j).name()).duplicate());
             }
             FloatBuffer expected = Npy.read(dir.resolve(name + ".expected.npy")).buffer().asFloatBuffer();
             axe.run();
@@ -105,6 +148,7 @@ public final class BenchJvm {
             r.put("name", name);
             r.put("shape", shape);
             r.put("threads", threads);
+            r.put("ort_weights", constantWeights ? "constants" : "inputs");
             r.put("checked", Map.of("rtol", rtol, "atol", atol, "axe4j_vs_numpy", axeErr, "ort_vs_numpy", ortErr,
                     "axe4j_vs_ort", bothErr));
             r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));

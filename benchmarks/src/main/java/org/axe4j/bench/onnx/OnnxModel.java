@@ -11,7 +11,8 @@ import java.util.Set;
  * onnx package: only the fields a graph of standard operators with float32 inputs and outputs needs. Immutable.
  *
  * <p>Field numbers (onnx.proto): ModelProto ir_version 1, opset_import 8, producer_name 2, graph 7;
- * OperatorSetIdProto domain 1, version 2; GraphProto node 1, name 2, input 11, output 12; NodeProto input 1, output 2,
+ * OperatorSetIdProto domain 1, version 2; GraphProto node 1, name 2, initializer 5, input 11, output 12; TensorProto
+ * dims 1, data_type 2, name 8, raw_data 9; NodeProto input 1, output 2,
  * name 3, op_type 4, attribute 5; AttributeProto name 1, f 2, i 3, s 4, type 20 (FLOAT 1, INT 2, STRING 3);
  * ValueInfoProto name 1, type 2; TypeProto tensor_type 1; TypeProto.Tensor elem_type 1 (FLOAT 1), shape 2;
  * TensorShapeProto dim 1; Dimension dim_value 1.
@@ -59,19 +60,55 @@ public record OnnxModel(int opset, Graph graph) {
         }
     }
 
-    /** Nodes in execution order: each reads graph inputs or outputs of nodes before it. */
-    public record Graph(String name, List<Node> nodes, List<Value> inputs, List<Value> outputs) {
+    /** A float32 constant of the graph (an ONNX initializer): its values row-major. */
+    public record Constant(String name, long[] dims, float[] values) {
+        public Constant {
+            dims = new Value(name, dims).dims();
+            values = values.clone();
+            long count = 1;
+            for (long d : dims) {
+                count *= d;
+            }
+            if (values.length != count) {
+                throw new IllegalArgumentException("ONNX constant " + name + ": " + values.length
+                        + " values for dims " + java.util.Arrays.toString(dims) + " (" + count + ")");
+            }
+        }
+
+        @Override
+        public long[] dims() {
+            return dims.clone();
+        }
+
+        @Override
+        public float[] values() {
+            return values.clone();
+        }
+    }
+
+    /**
+     * Nodes in execution order: each reads graph inputs, constants or outputs of nodes before it. Immutable.
+     */
+    public record Graph(String name, List<Node> nodes, List<Value> inputs, List<Value> outputs,
+                        List<Constant> constants) {
         public Graph {
             nodes = List.copyOf(nodes);
             inputs = List.copyOf(inputs);
             outputs = List.copyOf(outputs);
+            constants = List.copyOf(constants);
             Set<String> defined = new HashSet<>();
-            inputs.forEach(v -> defined.add(v.name()));
+            for (String given : java.util.stream.Stream.concat(inputs.stream().map(Value::name),
+                    constants.stream().map(Constant::name)).toList()) {
+                if (!defined.add(given)) {
+                    throw new IllegalArgumentException("ONNX graph " + name + ": " + given
+                            + " is defined twice (inputs and constants)");
+                }
+            }
             for (Node n : nodes) {
                 for (String in : n.inputs()) {
                     if (!defined.contains(in)) {
                         throw new IllegalArgumentException("ONNX graph " + name + ": node " + n.opType() + " reads "
-                                + in + ", which no input or earlier node defines");
+                                + in + ", which no input, constant or earlier node defines");
                     }
                 }
                 defined.addAll(n.outputs());
@@ -83,6 +120,36 @@ public record OnnxModel(int opset, Graph graph) {
                 }
             }
         }
+
+        public Graph(String name, List<Node> nodes, List<Value> inputs, List<Value> outputs) {
+            this(name, nodes, inputs, outputs, List.of());
+        }
+    }
+
+    /**
+     * This model with the inputs named in {@code values} turned into constants holding those values (a model's
+     * weights, which a runtime may prepare once when it loads the model).
+     *
+     * @throws IllegalArgumentException naming an input the graph does not have, or a size that does not match
+     */
+    public OnnxModel withConstants(Map<String, float[]> values) {
+        List<Value> inputs = new java.util.ArrayList<>();
+        List<Constant> constants = new java.util.ArrayList<>(graph.constants());
+        for (Value v : graph.inputs()) {
+            float[] given = values.get(v.name());
+            if (given == null) {
+                inputs.add(v);
+            } else {
+                constants.add(new Constant(v.name(), v.dims(), given));
+            }
+        }
+        for (String name : values.keySet()) {
+            if (graph.inputs().stream().noneMatch(v -> v.name().equals(name))) {
+                throw new IllegalArgumentException("ONNX graph " + graph.name() + " has no input " + name
+                        + " to make a constant");
+            }
+        }
+        return new OnnxModel(opset, new Graph(graph.name(), graph.nodes(), inputs, graph.outputs(), constants));
     }
 
     /** C = A @ B, n x n. */
@@ -124,6 +191,7 @@ public record OnnxModel(int opset, Graph graph) {
             graphMessage.message(1, node(n));
         }
         graphMessage.string(2, graph.name());
+        graph.constants().forEach(c -> graphMessage.message(5, constant(c)));
         graph.inputs().forEach(v -> graphMessage.message(11, value(v)));
         graph.outputs().forEach(v -> graphMessage.message(12, value(v)));
         return new Protobuf()
@@ -152,6 +220,19 @@ public record OnnxModel(int opset, Graph graph) {
             p.message(5, attribute);
         }
         return p;
+    }
+
+    /** TensorProto: dims, data_type FLOAT, name, raw_data (the floats little-endian). */
+    private static Protobuf constant(Constant c) {
+        Protobuf p = new Protobuf();
+        for (long d : c.dims()) {
+            p.varint(1, d);
+        }
+        float[] values = c.values();
+        java.nio.ByteBuffer raw = java.nio.ByteBuffer.allocate(values.length * Float.BYTES)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        raw.asFloatBuffer().put(values);
+        return p.varint(2, FLOAT).string(8, c.name()).bytes(9, raw.array());
     }
 
     private static Protobuf value(Value v) {

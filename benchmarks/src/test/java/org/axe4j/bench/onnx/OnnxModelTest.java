@@ -164,6 +164,33 @@ class OnnxModelTest {
     }
 
     @Test
+    void weightsBecomeInitializersWithTheirFloatsLittleEndian() {
+        float[] b = new float[] {1.0f, -2.0f, 0.5f, 3.0f};
+        OnnxModel model = OnnxModel.matMul(2).withConstants(Map.of("B", b));
+        List<Field> graph = one(parse(model.toBytes()), 7).message();
+        assertEquals(List.of("A[2, 2]"), all(graph, 11).stream().map(OnnxModelTest::valueInfo).toList());
+        List<Field> tensor = one(graph, 5).message();
+        assertEquals(List.of(2L, 2L), all(tensor, 1).stream().map(Field::varint).toList());
+        assertEquals(1, one(tensor, 2).varint(), "data_type FLOAT");
+        assertEquals("B", one(tensor, 8).text());
+        // 1.0f = 0x3f800000, -2.0f = 0xc0000000, 0.5f = 0x3f000000, 3.0f = 0x40400000, each low byte first
+        assertArrayEquals(bytes(0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0, 0x3f, 0, 0, 0x40, 0x40), one(tensor, 9).data());
+        b[0] = 9f;   // the model keeps its own copy
+        assertEquals(1.0f, model.graph().constants().get(0).values()[0]);
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> OnnxModel.matMul(2).withConstants(Map.of("W", b)));
+        assertTrue(e.getMessage().contains("has no input W"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> OnnxModel.matMul(2).withConstants(Map.of("B", new float[3])));
+        assertTrue(e.getMessage().contains("constant B: 3 values for dims [2, 2] (4)"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new OnnxModel.Graph("g", List.of(),
+                List.of(new OnnxModel.Value("X", 1)), List.of(new OnnxModel.Value("X", 1)),
+                List.of(new OnnxModel.Constant("X", new long[] {1}, new float[1]))));
+        assertTrue(e.getMessage().contains("X is defined twice"), e.getMessage());
+    }
+
+    @Test
     void aGraphThatReadsAnUndefinedValueIsRefusedByName() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new OnnxModel.Graph("g",
                 List.of(new OnnxModel.Node("Relu", List.of("Z"), "Y")), List.of(new OnnxModel.Value("X", 2)),
