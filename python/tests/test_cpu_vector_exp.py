@@ -30,7 +30,7 @@ def ordered(x):
 
 def test_exp_is_within_two_ulp_of_numpy_over_the_float32_range():
     axe4j.install()
-    sweep = np.linspace(-110, 95, 1 << 16, dtype="float32")
+    sweep = np.linspace(-110, 95, 1 << 20, dtype="float32")   # 2e-4 apart: a 3-ulp corner of a weaker fit shows
     x = np.concatenate([sweep, np.array(SPECIALS, "float32")])
     x = np.concatenate([x, np.zeros((-len(x)) % 16, "float32")])
     lib = axe4j.compile(exp_kernel(len(x)), axe4j.host_target())
