@@ -179,11 +179,14 @@ def _value(op, dtype, sources, exp=None):
 
 def _computed(op, dtype, x, exp=None):
     """Map ``op`` of operands ``x``, all of ``dtype``, in ``dtype``."""
-    one = tirx.const(1, dtype)
-    # silu with the target's exp: v * 1 / (1 + e^-v), the form TVM's sigmoid takes (0 where e^-v overflows)
-    silu = (lambda v: v * (one / (one + exp(-v)))) if exp is not None else (lambda v: v * tirx.sigmoid(v))
+    def silu(v):
+        if exp is None:
+            return v * tirx.sigmoid(v)
+        one = tirx.const(1, dtype)   # with the target's exp: v * 1 / (1 + e^-v), TVM's sigmoid form (0 on overflow)
+        return v * (one / (one + exp(-v)))
+
     unary = {"exp": exp or tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
-             "reciprocal": lambda v: one / v, "silu": silu}
+             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": silu}
     if op in unary:
         return unary[op](x[0])
     if op == "fma":   # dst = src * scale + bias
