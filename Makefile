@@ -70,6 +70,17 @@ bench-serve: python build
 	bash ci/setup-bench-serve.sh
 	.venv/bin/python benchmarks/bench_serve.py
 
+## axe4j's CPU kernels against ONNX Runtime Java (1.23.2, from Maven Central), in one JVM, same inputs, alternated
+## rounds: GEMM (N = 128/512/2048), GEMM + bias + GELU, LayerNorm and softmax rows, at 1 and 2 threads a side; each
+## checked against numpy first. ORT is a dependency of the benchmarks module's bench-jvm profile only (not of `make
+## test`); the reactor is packaged, not installed. Table and out/bench-jvm/result.json (benchmarks/bench_jvm.py);
+## BENCH_JVM_ARGS passes options, e.g. "--rounds 9 --round-ms 200 --threads 1,2 --only softmax".
+BENCH_JVM_ARGS ?=
+.PHONY: bench-jvm
+bench-jvm: python
+	$(MVN) $(MVNFLAGS) -q -Pbench-jvm -pl benchmarks -am -DskipTests package
+	.venv/bin/python benchmarks/bench_jvm.py $(BENCH_JVM_ARGS)
+
 ## Latency of a no-op TVM packed function from Java and from Python, same run, as a ratio.
 bench-call: python build
 	.venv/bin/python benchmarks/bench_call_latency.py

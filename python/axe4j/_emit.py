@@ -153,10 +153,10 @@ def compute_dtype(op, dtype) -> str:
     return "float32" if op in WIDENED_MAPS and dtype in NARROW_FLOATS else dtype
 
 
-def _value(op, dtype, sources):
+def _value(op, dtype, sources, exp=None):
     """The element expression of a map op from its source values (already loaded or scalar). Each source is taken
     in the destination dtype; ``compute_dtype`` says in which dtype the op then computes (the result is cast back
-    to ``dtype`` once)."""
+    to ``dtype`` once). ``exp``: the target's e^x of an expression (default TVM's ``exp``)."""
 
     def as_dtype(v):
         return v if _dtype(v) == dtype else tirx.Cast(dtype, v)
@@ -173,14 +173,20 @@ def _value(op, dtype, sources):
     wide = compute_dtype(op, dtype)
     if wide != dtype:
         x = [tirx.Cast(wide, v) for v in x]
-    value = _computed(op, wide, x)
+    value = _computed(op, wide, x, exp)
     return value if wide == dtype else tirx.Cast(dtype, value)
 
 
-def _computed(op, dtype, x):
+def _computed(op, dtype, x, exp=None):
     """Map ``op`` of operands ``x``, all of ``dtype``, in ``dtype``."""
-    unary = {"exp": tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
-             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": lambda v: v * tirx.sigmoid(v)}
+    def silu(v):
+        if exp is None:
+            return v * tirx.sigmoid(v)
+        one = tirx.const(1, dtype)   # with the target's exp: v * 1 / (1 + e^-v), TVM's sigmoid form (0 on overflow)
+        return v * (one / (one + exp(-v)))
+
+    unary = {"exp": exp or tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
+             "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": silu}
     if op in unary:
         return unary[op](x[0])
     if op == "fma":   # dst = src * scale + bias

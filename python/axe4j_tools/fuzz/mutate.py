@@ -23,37 +23,37 @@ class Touches:
 
 
 def _swapped_operands(original, touches):
-    def value(op, dtype, sources):
+    def value(op, dtype, sources, **options):
         if len(sources) == 2:
             touches.count += 1
             sources = [sources[1], sources[0]]
-        return original(op, dtype, sources)
+        return original(op, dtype, sources, **options)
     return value
 
 
 def _sub_as_add(original, touches):
-    def value(op, dtype, sources):
+    def value(op, dtype, sources, **options):
         if op == "sub":
             touches.count += 1
             op = "add"
-        return original(op, dtype, sources)
+        return original(op, dtype, sources, **options)
     return value
 
 
 def _exp_as_exp2(original, touches):
-    def value(op, dtype, sources):
+    def value(op, dtype, sources, **options):
         if op == "exp":
             touches.count += 1
             op = "exp2"
-        return original(op, dtype, sources)
+        return original(op, dtype, sources, **options)
     return value
 
 
 def _off_by_one(original, touches):
     """Every computed element one unit larger (an emitter that adds a stray term)."""
-    def value(op, dtype, sources):
+    def value(op, dtype, sources, **options):
         touches.count += 1
-        return original(op, dtype, sources) + tirx.const(1, dtype)
+        return original(op, dtype, sources, **options) + tirx.const(1, dtype)
     return value
 
 
