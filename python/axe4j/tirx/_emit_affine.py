@@ -1,0 +1,230 @@
+"""A ``cuda-affine`` plan (axe4j.cuda.emit's, the same Java record) as explicit tvm_tirx tile calls.
+
+Thread t of the scope's T threads takes chunks ``c = t, t + T, ...`` (``rounds`` of them, guarded by ``c < chunks``
+when T does not divide them). A chunk is ``vec`` consecutive elements of the innermost loop. Its loop counters are
+digits of c in chunk units: the innermost is ``(c mod E_inner/vec) * vec``, an outer loop l's is
+``(c div (below_l/vec)) mod E_l`` (below_l: the product of the extents inside l, a multiple of vec), so each address
+``base + sum_l counter_l * stride_l`` is visibly a multiple of vec to tvm_tirx's alignment checks and bounded by the
+operand's span. Each access is one ``T.cuda.tile.apply`` of the PTX ``ld``/``st`` whose width is ``vec`` elements,
+at thread scope on a flat view of the operand; a memory-to-memory copy passes through a register tile, and an op
+other than copy maps its register tiles with ``T.cuda.tile.ewise``. The plan decides everything: which elements,
+how wide, which thread; this module only spells it."""
+
+from __future__ import annotations
+
+from tvm_tirx.ir import Bind, Call, Evaluate, For, ForKind, If, IntImm, LambdaExpr, PrimType, SeqStmt, Var
+from tvm_tirx.script import tirx as T
+from tvm_tirx.tirx.layout import S, TileLayout
+
+from . import _values as values
+
+MEMORY = {"global": "global", "shared": "shared", "shared.dyn": "shared"}
+# threads of a scope as a divisor of the CTA's flat thread index (a warp's lane is tx % 32), as on 0.27
+_SCOPE_THREADS = {"warp": 32, "warpgroup": 128}
+
+
+class NotOnThisLane(ValueError):
+    """An accepted plan that the new TIRx lane does not spell yet (named, with what is missing)."""
+
+
+def ptx_type(dtype: str) -> str:
+    """The PTX type of a scalar: f32/f64 for those floats, else the bit width (``b16`` for float16, ``b8`` ...)."""
+    if dtype in ("float32", "float64"):
+        return "f" + dtype[5:]
+    bits = {"float16": 16, "bfloat16": 16, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32,
+            "uint32": 32, "int64": 64, "uint64": 64}.get(dtype)
+    if bits is None:
+        raise NotOnThisLane(f"dtype {dtype} has no PTX ld/st type on the new TIRx lane yet")
+    return f"b{bits}"
+
+
+def _bits(dtype: str) -> int:
+    return {"float64": 64, "int64": 64, "uint64": 64, "float32": 32, "int32": 32, "uint32": 32,
+            "int8": 8, "uint8": 8}.get(dtype, 16)
+
+
+def _register_tile(name: str, vec: int, dtype: str):
+    var = Var(name, T.Tensor((vec,), dtype, scope="local", layout="default"))
+    return var, Bind(var, T.alloc_tensor(ty_args=[var.ty]))
+
+
+def _flat_view(name: str, tensor, span: int, storage: str):
+    layout = TileLayout(S[span]) if storage == "local" else "default"
+    var = Var(name, T.Tensor((span,), str(tensor.ty.dtype.dtype), scope=storage, layout=layout))
+    return var, Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))
+
+
+def _thread_index(scope: str, sctx, threads: int):
+    if threads == 1 or scope == "thread":
+        return IntImm("int32", 0)
+    tx = sctx.launch_params["threadIdx.x"][0]
+    width = _SCOPE_THREADS.get(scope)
+    return tx if width is None else T.floormod(tx, width)
+
+
+def _counters(c, loops, vec):
+    """Loop counters (outer first) of chunk c: digits of c * vec in the loops' mixed radix, in chunk units."""
+    out, below = [], 1
+    for i, loop in enumerate(reversed(loops)):
+        if i == 0:
+            out.append(T.floormod(c, loop.extent // vec) * vec if vec > 1 else T.floormod(c, loop.extent))
+        else:
+            out.append(T.floormod(T.floordiv(c, below // vec), loop.extent))
+        below *= loop.extent
+    return list(reversed(out))
+
+
+def _run_time_offset(entry, starts):
+    """Elements the run-time starts add (as axe4j._emit.run_time_offset): start_d * stride, and per start term
+    ((start_d div divisor) mod modulus) * stride."""
+    offset = 0
+    for dim, stride in (entry.start_strides or {}).items():
+        if stride:
+            offset = offset + starts[int(dim)] * stride
+    for dim, terms in (entry.start_terms or {}).items():
+        for divisor, modulus, stride in terms:
+            if stride:
+                digit = T.floordiv(starts[int(dim)], divisor) if divisor > 1 else starts[int(dim)]
+                offset = offset + (T.floormod(digit, modulus) if modulus else digit) * stride
+    return offset
+
+
+def _reach(entry, shape, extents):
+    reach = 0
+    for dim, stride in (entry.start_strides or {}).items():
+        reach += (int(shape[int(dim)]) - int(extents[int(dim)])) * abs(stride)
+    for dim, terms in (entry.start_terms or {}).items():
+        last = int(shape[int(dim)]) - int(extents[int(dim)])
+        for divisor, modulus, stride in terms:
+            reach += (min(last // divisor, modulus - 1) if modulus else last // divisor) * abs(stride)
+    return reach
+
+
+def _check(request, plan):
+    vec, loops = plan.vec, plan.loops
+    for role, entry in plan.access.items():
+        if entry.swizzle:
+            raise NotOnThisLane(f"{role}: a swizzled layout ({entry.layout}): swizzled addresses are not spelled on "
+                                "the new TIRx lane yet")
+        if any(loop.strides[role] < 0 for loop in loops):
+            raise NotOnThisLane(f"{role}: negative strides in {entry.layout}")
+    if vec > 1 and (not loops or loops[-1].extent % vec):
+        raise ValueError(f"cuda-affine plan: vec {vec} does not divide the innermost extent")
+    for role, storage in request.storage.items():
+        if storage not in MEMORY and storage != "local":
+            raise NotOnThisLane(f"{role}: storage {storage} is not spelled on the new TIRx lane")
+        if storage in MEMORY:
+            bytes_ = vec * _bits(str(request.tensors[role].ty.dtype.dtype)) // 8
+            if vec not in (1, 2, 4) or bytes_ > 16:
+                raise NotOnThisLane(f"{role}: {vec} elements of {request.tensors[role].ty.dtype.dtype} per access "
+                                    "need a packed ld/st, not spelled on the new TIRx lane yet")
+
+
+def emit(request, plan, scope: str, sctx):
+    """The statement that replaces the call: binds of the flat views and register tiles, then the rounds."""
+    _check(request, plan)
+    vec, loops, access = plan.vec, plan.loops, plan.access
+    threads, chunks, rounds = plan.threads, plan.chunks, plan.rounds
+    op = request.op
+    dst_dtype = str(request.tensors["dst"].ty.dtype.dtype)
+    binds, views, bases = [], {}, {}
+    for role, tensor in request.tensors.items():
+        entry = access[role]
+        shape = [int(n) for n in tensor.ty.shape]
+        extents = [int(r) for r in _extents_of(request, role)]
+        span = (entry.base + _reach(entry, shape, extents) + sum((l.extent - 1) * l.strides[role] for l in loops)
+                + max([0, *entry.replicas]) + 1)
+        views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, request.storage[role])
+        binds.append(bind)
+        bases[role] = entry.base + _run_time_offset(entry, request.starts[role])
+    sources = values.sources(op, request.scalars)
+    dst_local = request.storage["dst"] == "local"
+    tensor_sources = [what for kind, what in sources if kind == "tensor"]
+    # a copy moves words without a map, unless both ends are registers; every other op maps register tiles
+    mapped = op != "copy" or dst_local and request.storage[tensor_sources[0]] == "local"
+    load_into_dst = op == "copy" and dst_local and not mapped   # ld straight into the destination's registers
+    stage = {}   # role -> the register tile a memory operand passes through
+    for what in tensor_sources:
+        if request.storage[what] != "local" and what not in stage and not load_into_dst:
+            stage[what], bind = _register_tile(f"axe4j_{what}_regs", vec, str(request.tensors[what].ty.dtype.dtype))
+            binds.append(bind)
+    if not dst_local and mapped:
+        stage["dst"], bind = _register_tile("axe4j_dst_regs", vec, dst_dtype)
+        binds.append(bind)
+
+    def access_of(role, counters):
+        addr = bases[role]
+        for loop, counter in zip(loops, counters):
+            if loop.strides[role]:
+                addr = addr + counter * loop.strides[role]
+        return addr
+
+    def region(view, start):
+        return view[start:start + vec]
+
+    def memory_op(kind, role, regs, start):
+        """``ld``/``st`` of ``vec`` elements of ``role`` at ``start``, into/from the register region ``regs``."""
+        dtype = str(request.tensors[role].ty.dtype.dtype)
+        name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % vec if vec > 1 else ''}.{ptx_type(dtype)}"
+        mem = region(views[role], start)
+        operands = (regs, mem) if kind == "ld" else (mem, regs)
+        return Evaluate(T.cuda.tile.apply(T.ptx[name], *operands, scope="thread"))
+
+    def chunk(c):
+        counters = _counters(c, loops, vec)
+        dst_start = access_of("dst", counters)
+        targets = [dst_start + r if r else dst_start for r in _base_last(access["dst"].replicas)]
+        body, inputs, loaded = [], [], set()
+        if load_into_dst:
+            what = tensor_sources[0]
+            start = access_of(what, counters)
+            return _seq([memory_op("ld", what, views["dst"][t:t + vec], start) for t in targets])
+        for kind, what in sources:
+            if kind == "scalar":
+                inputs.append(what)
+            elif what in stage:
+                if what not in loaded:
+                    body.append(memory_op("ld", what, stage[what][0:vec], access_of(what, counters)))
+                    loaded.add(what)
+                inputs.append(stage[what][0:vec])
+            else:
+                inputs.append(region(views[what], access_of(what, counters)))
+        if mapped:
+            function = values.function(op, dst_dtype, [_dtype_of(x) for x in inputs])
+            outs = [stage["dst"][0:vec]] if "dst" in stage else [region(views["dst"], t) for t in targets]
+            body += [Evaluate(T.cuda.tile.ewise(function, out, *inputs, scope="thread")) for out in outs]
+        if not dst_local:
+            regs = stage["dst"][0:vec] if mapped else inputs[0]
+            body += [memory_op("st", "dst", regs, t) for t in targets]
+        return _seq(body)
+
+    f = Var("axe4j_round", "int32")
+    c = f * threads + _thread_index(scope, sctx, threads)
+    step = chunk(c) if chunks % threads == 0 else If(c < chunks, chunk(c))
+    loop = For(f, 0, rounds, IntImm("int32", 1), ForKind.DEFAULT, step)
+    return SeqStmt([*binds, loop])
+
+
+def _extents_of(request, role):
+    import json
+
+    for operand in json.loads(request.json)["operands"]:
+        if operand["role"] == role:
+            return operand["extent"]
+    raise KeyError(role)
+
+
+def _seq(body):
+    return SeqStmt(body) if len(body) > 1 else body[0]
+
+
+def _dtype_of(value):
+    source = getattr(value, "source", None)
+    if source is not None:
+        return str(source.ty.dtype.dtype)
+    return str(value.ty.dtype) if hasattr(value.ty, "dtype") else str(value.ty)
+
+
+def _base_last(replicas):
+    """Replica displacements with 0 last (a stored value may read the base copy)."""
+    return sorted(replicas, key=lambda r: r == 0)
