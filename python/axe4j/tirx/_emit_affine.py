@@ -200,7 +200,7 @@ def emit(request, plan, scope: str, sctx):
 
     f = Var("axe4j_round", "int32")
     c = f * threads + _thread_index(scope, sctx, threads)
-    step = chunk(c) if chunks % threads == 0 else If(c < chunks, chunk(c))
+    step = chunk(c) if chunks % threads == 0 else If(c < chunks, chunk(c), None)
     loop = For(f, 0, rounds, IntImm("int32", 1), ForKind.DEFAULT, step)
     return SeqStmt([*binds, loop])
 

@@ -1,0 +1,42 @@
+"""The kernels written on both lanes and compared by their PTX (test_tile_ops_tirx.py): plain data, so that the 0.27
+lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py) build the same kernel from one entry.
+
+``roundtrip``: A (global) -> S (shared) -> B (global) at ``scope``, S with row strides ``s_strides`` (row-major when
+None), the copies over ``region`` of arguments of shape ``storage``. ``map``: A -> X (shared), ``op`` at ``scope`` into
+Y (shared; ``add`` reads B too, into X), Y -> C. ``thread_local``: each thread's row of A into registers, doubled,
+back to B. ``tile_plain``/``tile_meta``: the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain
+variable (the rules cannot prove it aligned: one element per access) or an expression (four)."""
+
+from __future__ import annotations
+
+ARCHS = ("sm_80", "sm_90a")
+
+KERNELS = {
+    # docs/tutorial.md, section 2 ("Tile offsets: T.meta_var")
+    "tutorial_tile_plain": {"kind": "tile", "meta": False},
+    "tutorial_tile_meta_var": {"kind": "tile", "meta": True},
+    # python/tests/test_cuda_dispatch.py's vectorized copies
+    "copy_cta_f32_64x32": {"kind": "roundtrip", "shape": (64, 32), "dtype": "float32", "scope": "cta",
+                           "threads": 128},
+    "copy_warp_f32_16x32": {"kind": "roundtrip", "shape": (16, 32), "dtype": "float32", "scope": "warp",
+                            "threads": 32},
+    "copy_warpgroup_f32_128x16": {"kind": "roundtrip", "shape": (128, 16), "dtype": "float32",
+                                  "scope": "warpgroup", "threads": 128},
+    "copy_thread_f32_8x8": {"kind": "roundtrip", "shape": (8, 8), "dtype": "float32", "scope": "thread",
+                            "threads": 32},
+    "copy_cta_padded_rows_f32": {"kind": "roundtrip", "shape": (16, 30), "storage": (16, 32), "dtype": "float32",
+                                 "scope": "cta", "threads": 64},
+    "copy_cta_transposing_f32": {"kind": "roundtrip", "shape": (32, 32), "dtype": "float32", "scope": "cta",
+                                 "threads": 128, "s_strides": (1, 32)},
+    "add_cta_f32": {"kind": "map", "op": "add", "shape": (32, 64), "dtype": "float32", "out_dtype": "float32",
+                    "scope": "cta", "threads": 128},
+    "exp_warp_f32": {"kind": "map", "op": "exp", "shape": (8, 32), "dtype": "float32", "out_dtype": "float32",
+                     "scope": "warp", "threads": 32},
+    "cast_cta_f32_to_f16": {"kind": "map", "op": "cast", "shape": (32, 32), "dtype": "float32",
+                            "out_dtype": "float16", "scope": "cta", "threads": 128},
+    "fill_warpgroup_f32": {"kind": "map", "op": "fill", "shape": (16, 32), "dtype": "float32",
+                           "out_dtype": "float32", "scope": "warpgroup", "threads": 128},
+    "fill_thread_f32": {"kind": "map", "op": "fill", "shape": (4, 8), "dtype": "float32", "out_dtype": "float32",
+                        "scope": "thread", "threads": 32},
+    "thread_local_add_f32": {"kind": "thread_local", "shape": (64, 8), "dtype": "float32"},
+}

@@ -1,0 +1,180 @@
+"""The kernels of _tile_kernels.py on the 0.27 lane (Tx.<scope>.<op> through TVM 0.27's dispatch table), compiled for
+each arch with axe4j.compile and turned into PTX by TVM's nvcc driver (as python/tests/test_cuda_dispatch.py does).
+Run in .venv's Python: prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}} as JSON."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import json
+import sys
+from pathlib import Path
+
+from tvm.script import tirx as T
+from tvm.support import nvcc
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import axe4j  # noqa: E402
+
+import _ptx_mix  # noqa: E402
+from _tile_kernels import ARCHS, KERNELS  # noqa: E402
+
+
+def _ns(scope):
+    return Tx if scope == "thread" else getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
+
+
+def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None):
+    storage = storage or shape
+    rows, cols = shape
+    s_layout = TileLayout(S[shape] if s_strides is None else S[shape:s_strides])
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, storage, dtype)
+        B = T.match_buffer(B_ptr, storage, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        A_smem = T.alloc_buffer(shape, dtype, scope="shared", layout=s_layout)
+        ns.copy(A_smem[0:rows, 0:cols], A[0:rows, 0:cols])
+        T.cuda.cta_sync()
+        ns.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols])
+
+    return kernel
+
+
+def map_kernel(op, shape, dtype, out_dtype, scope, threads):
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, out_dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        X = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+        Y = T.alloc_buffer(shape, out_dtype, scope="shared", layout=TileLayout(S[shape]))
+        Tx.cta.copy(X[:, :], A[:, :])
+        T.cuda.cta_sync()
+        if op == "add":
+            ns.add(X[:, :], X[:, :], B[:, :])
+            T.cuda.cta_sync()
+            Tx.cta.copy(Y[:, :], X[:, :])
+        elif op == "exp":
+            ns.exp(Y[:, :], X[:, :])
+        elif op == "cast":
+            ns.cast(Y[:, :], X[:, :])
+        elif op == "fill":
+            ns.fill(Y[:, :], T.float32(2.5))
+        T.cuda.cta_sync()
+        Tx.cta.copy(C[:, :], Y[:, :])
+
+    return kernel
+
+
+def thread_local(shape, dtype):
+    rows, cols = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([rows // 32])
+        T.lane_id([32])
+        tid = T.thread_id([rows])
+        r = T.alloc_buffer((1, cols), dtype, scope="local", layout=TileLayout(S[(1, cols)]))
+        Tx.copy(r[0:1, :], A[tid:tid + 1, :])
+        Tx.add(r[0:1, :], r[0:1, :], r[0:1, :])
+        Tx.copy(B[tid:tid + 1, :], r[0:1, :])
+
+    return kernel
+
+
+M, N, TT = 64, 64, 32
+GN = N // TT
+
+
+def tile(meta):
+    if meta:
+        @T.prim_func
+        def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+            A = T.match_buffer(A_ptr, (M, N), "float32")
+            B = T.match_buffer(B_ptr, (M, N), "float32")
+            T.device_entry()
+            bid = T.cta_id([(M // TT) * GN])
+            T.warp_id([4])
+            T.lane_id([32])
+            T.thread_id([128])
+            i0 = T.meta_var((bid // GN) * TT)
+            j0 = T.meta_var((bid % GN) * TT)
+            t = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=TileLayout(S[TT, TT]))
+            Tx.cta.copy(t[:, :], A[i0:i0 + TT, j0:j0 + TT])
+            T.cuda.cta_sync()
+            Tx.cta.copy(B[i0:i0 + TT, j0:j0 + TT], t[:, :])
+    else:
+        @T.prim_func
+        def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+            A = T.match_buffer(A_ptr, (M, N), "float32")
+            B = T.match_buffer(B_ptr, (M, N), "float32")
+            T.device_entry()
+            bid = T.cta_id([(M // TT) * GN])
+            T.warp_id([4])
+            T.lane_id([32])
+            T.thread_id([128])
+            i0 = (bid // GN) * TT
+            j0 = (bid % GN) * TT
+            t = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=TileLayout(S[TT, TT]))
+            Tx.cta.copy(t[:, :], A[i0:i0 + TT, j0:j0 + TT])
+            T.cuda.cta_sync()
+            Tx.cta.copy(B[i0:i0 + TT, j0:j0 + TT], t[:, :])
+    return kernel
+
+
+def build(spec):
+    kind = spec["kind"]
+    if kind == "roundtrip":
+        return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
+                         spec.get("s_strides"))
+    if kind == "map":
+        return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
+    if kind == "thread_local":
+        return thread_local(spec["shape"], spec["dtype"])
+    return tile(spec["meta"])
+
+
+def main(names):
+    axe4j.install()
+    axe4j.use_pip_nvcc()
+    mixes, rules = {}, {}
+    for name in names:
+        kernel = build(KERNELS[name])
+        for arch in ARCHS:
+            target = tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+            executable = axe4j.compile(kernel, target)
+            source = executable.mod.imports[0].inspect_source("cuda")
+            with target:   # nvcc's -gencode comes from the current target's arch
+                ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+            mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
+            rules[name] = [row.variant for row in executable.lowered]
+    print(json.dumps({"mix": mixes, "rules": rules, "nvcc": str(axe4j._cuda.pip_nvcc())}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or sorted(KERNELS))
