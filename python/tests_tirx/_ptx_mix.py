@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)", re.M)
+INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)", re.M)   # "{ cvt ...}": inline asm
 MEMORY = re.compile(r"^(ld|st)\.(.*)$")
 FLOAT_TYPES = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
 KEPT = ("cvt.", "cp.async", "bar.", "barrier.", "shfl.sync.bfly", "shfl.sync.down", "shfl.sync.up")

@@ -54,6 +54,18 @@ def _flat_view(name: str, tensor, span: int, storage: str):
     return var, Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))
 
 
+def _word_view(name: str, tensor, span: int, storage: str, ratio: int):
+    """The operand's data as uint32 words (``ratio`` elements each), over the words its span touches."""
+    var = Var(name, T.Tensor((-(-span // ratio),), "uint32", scope=storage, layout="default"))
+    return var, Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))
+
+
+def _words_fit(request, access, vec) -> bool:
+    """Whether every operand's chunks start on whole words: its base and (known) run-time starts keep vec-element
+    alignment, which the plan's vec already proves; a replica or base off a word boundary does not."""
+    return all(entry.base % vec == 0 and all(r % vec == 0 for r in entry.replicas) for entry in access.values())
+
+
 def _thread_index(scope: str, sctx, threads: int):
     if threads == 1 or scope == "thread":
         return IntImm("int32", 0)
@@ -113,11 +125,8 @@ def _check(request, plan):
     for role, storage in request.storage.items():
         if storage not in MEMORY and storage != "local":
             raise NotOnThisLane(f"{role}: storage {storage} is not spelled on the new TIRx lane")
-        if storage in MEMORY:
-            bytes_ = vec * _bits(str(request.tensors[role].ty.dtype.dtype)) // 8
-            if vec not in (1, 2, 4) or bytes_ > 16:
-                raise NotOnThisLane(f"{role}: {vec} elements of {request.tensors[role].ty.dtype.dtype} per access "
-                                    "need a packed ld/st, not spelled on the new TIRx lane yet")
+    if vec > 4 and vec % 4:
+        raise NotOnThisLane(f"{vec} elements per access do not split into accesses of 4")
 
 
 def emit(request, plan, scope: str, sctx):
@@ -143,10 +152,21 @@ def emit(request, plan, scope: str, sctx):
     # a copy moves words without a map, unless both ends are registers; every other op maps register tiles
     mapped = op != "copy" or dst_local and request.storage[tensor_sources[0]] == "local"
     load_into_dst = op == "copy" and dst_local and not mapped   # ld straight into the destination's registers
+    # a copy between memories of elements narrower than 32 bits moves whole 32-bit words
+    src_bits = _bits(str(request.tensors[tensor_sources[0]].ty.dtype.dtype)) if tensor_sources else 32
+    packed = (op == "copy" and not mapped and not dst_local and request.storage[tensor_sources[0]] != "local"
+              and src_bits < 32 and vec * src_bits % 32 == 0 and _words_fit(request, access, vec))
+    words = {}
+    if packed:
+        for role in ("dst", tensor_sources[0]):
+            words[role], bind = _word_view(f"axe4j_{role}_words", request.tensors[role],
+                                           int(views[role].ty.shape[0]), request.storage[role], 32 // src_bits)
+            binds.append(bind)
     stage = {}   # role -> the register tile a memory operand passes through
     for what in tensor_sources:
         if request.storage[what] != "local" and what not in stage and not load_into_dst:
-            stage[what], bind = _register_tile(f"axe4j_{what}_regs", vec, str(request.tensors[what].ty.dtype.dtype))
+            dtype = "uint32" if packed else str(request.tensors[what].ty.dtype.dtype)
+            stage[what], bind = _register_tile(f"axe4j_{what}_regs", vec * src_bits // 32 if packed else vec, dtype)
             binds.append(bind)
     if not dst_local and mapped:
         stage["dst"], bind = _register_tile("axe4j_dst_regs", vec, dst_dtype)
@@ -162,13 +182,30 @@ def emit(request, plan, scope: str, sctx):
     def region(view, start):
         return view[start:start + vec]
 
-    def memory_op(kind, role, regs, start):
-        """``ld``/``st`` of ``vec`` elements of ``role`` at ``start``, into/from the register region ``regs``."""
+    def memory_ops(kind, role, regs, regs_start, start):
+        """``ld``/``st`` of the chunk's ``vec`` elements of ``role`` at ``start``, into/from the registers
+        ``regs[regs_start:]``: one access where it fits 16 bytes and 4 elements, else consecutive accesses of at
+        most 4 elements each (as nvcc splits a wider vector)."""
         dtype = str(request.tensors[role].ty.dtype.dtype)
-        name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % vec if vec > 1 else ''}.{ptx_type(dtype)}"
-        mem = region(views[role], start)
-        operands = (regs, mem) if kind == "ld" else (mem, regs)
-        return Evaluate(T.cuda.tile.apply(T.ptx[name], *operands, scope="thread"))
+        per = min(vec, 4)
+        out = []
+        for k in range(0, vec, per):
+            name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % per if per > 1 else ''}.{ptx_type(dtype)}"
+            mem = views[role][start + k:start + k + per]
+            reg = regs[regs_start + k:regs_start + k + per]
+            out.append(Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
+                                                  scope="thread")))
+        return out
+
+    def word_ops(kind, role, regs, start):
+        """A copy of elements narrower than 32 bits moved as 32-bit words (``ld.shared.v4.b32`` for 8 halves, as
+        nvcc moves a 16-byte vector of them): the same bytes, viewed as uint32."""
+        ratio = 32 // _bits(str(request.tensors[role].ty.dtype.dtype))
+        mem = words[role][T.floordiv(start, ratio):T.floordiv(start, ratio) + vec // ratio]
+        reg = regs[0:vec // ratio]
+        name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % (vec // ratio) if vec > ratio else ''}.b32"
+        return [Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
+                                           scope="thread"))]
 
     def chunk(c):
         counters = _counters(c, loops, vec)
@@ -178,13 +215,15 @@ def emit(request, plan, scope: str, sctx):
         if load_into_dst:
             what = tensor_sources[0]
             start = access_of(what, counters)
-            return _seq([memory_op("ld", what, views["dst"][t:t + vec], start) for t in targets])
+            return _seq([o for t in targets for o in memory_ops("ld", what, views["dst"], t, start)])
         for kind, what in sources:
             if kind == "scalar":
                 inputs.append(what)
             elif what in stage:
                 if what not in loaded:
-                    body.append(memory_op("ld", what, stage[what][0:vec], access_of(what, counters)))
+                    start = access_of(what, counters)
+                    body += (word_ops("ld", what, stage[what], start) if packed
+                             else memory_ops("ld", what, stage[what], 0, start))
                     loaded.add(what)
                 inputs.append(stage[what][0:vec])
             else:
@@ -194,8 +233,14 @@ def emit(request, plan, scope: str, sctx):
             outs = [stage["dst"][0:vec]] if "dst" in stage else [region(views["dst"], t) for t in targets]
             body += [Evaluate(T.cuda.tile.ewise(function, out, *inputs, scope="thread")) for out in outs]
         if not dst_local:
-            regs = stage["dst"][0:vec] if mapped else inputs[0]
-            body += [memory_op("st", "dst", regs, t) for t in targets]
+            regs = stage["dst"] if mapped else stage[tensor_sources[0]] if tensor_sources[0] in stage else None
+            for t in targets:
+                if packed:
+                    body += word_ops("st", "dst", regs, t)
+                elif regs is not None:
+                    body += memory_ops("st", "dst", regs, 0, t)
+                else:   # registers -> memory: straight from the source's registers
+                    body += memory_ops("st", "dst", views[tensor_sources[0]], access_of(tensor_sources[0], counters), t)
         return _seq(body)
 
     f = Var("axe4j_round", "int32")
