@@ -22,8 +22,6 @@ KERNELS = {
                             "threads": 32},
     "copy_warpgroup_f32_128x16": {"kind": "roundtrip", "shape": (128, 16), "dtype": "float32",
                                   "scope": "warpgroup", "threads": 128},
-    "copy_thread_f32_8x8": {"kind": "roundtrip", "shape": (8, 8), "dtype": "float32", "scope": "thread",
-                            "threads": 32},
     "copy_cta_padded_rows_f32": {"kind": "roundtrip", "shape": (16, 30), "storage": (16, 32), "dtype": "float32",
                                  "scope": "cta", "threads": 64},
     "copy_cta_transposing_f32": {"kind": "roundtrip", "shape": (32, 32), "dtype": "float32", "scope": "cta",

@@ -1,6 +1,7 @@
 """The kernels of _tile_kernels.py on the 0.27 lane (Tx.<scope>.<op> through TVM 0.27's dispatch table), compiled for
 each arch with axe4j.compile and turned into PTX by TVM's nvcc driver (as python/tests/test_cuda_dispatch.py does).
-Run in .venv's Python: prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}} as JSON."""
+Run in .venv's Python: prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}, "refusal": the message
+of the call no rule lowers} as JSON."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -159,6 +160,37 @@ def build(spec):
     return tile(spec["meta"])
 
 
+def exchange():
+    """A warp's register tile r (lane l holds element l) copied into s (lane l holds elements 2l % 32 ...): an
+    exchange between lanes, which no rule lowers (python/tests/test_cuda_refusals.py)."""
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32,), "float32")
+        B = T.match_buffer(B_ptr, (32,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        r = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[32:1 @ laneid]))
+        s = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[(2, 16):(1 @ laneid, 2 @ laneid)]))
+        Tx.warp.copy(r[:], A[:])
+        Tx.warp.copy(s[:], r[:])
+        Tx.warp.copy(B[:], s[:])
+
+    return kernel
+
+
+def refusal() -> str:
+    try:
+        axe4j.compile(exchange(), tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm"))
+    except axe4j.DispatchRefused as error:
+        return str(error)
+    raise AssertionError("the exchange between lanes compiled on the 0.27 lane")
+
+
 def main(names):
     axe4j.install()
     axe4j.use_pip_nvcc()
@@ -173,7 +205,7 @@ def main(names):
                 ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
             mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
             rules[name] = [row.variant for row in executable.lowered]
-    print(json.dumps({"mix": mixes, "rules": rules, "nvcc": str(axe4j._cuda.pip_nvcc())}))
+    print(json.dumps({"mix": mixes, "rules": rules, "refusal": refusal()}))
 
 
 if __name__ == "__main__":
