@@ -116,6 +116,7 @@ def test_docs_tables_are_the_measured_mixes(jvm, asked_027):
     fresh = head + tables(asked_027) + tail
     if os.environ.get("AXE4J_WRITE_DOC") == "1":
         DOC.write_text(fresh, encoding="utf-8")
+        text = DOC.read_text(encoding="utf-8")
     assert fresh == text, "docs/tvm-versions.md's PTX mix tables are stale: rerun with AXE4J_WRITE_DOC=1"
 
 
