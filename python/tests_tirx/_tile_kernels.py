@@ -38,3 +38,40 @@ KERNELS = {
                         "scope": "thread", "threads": 32},
     "thread_local_add_f32": {"kind": "thread_local", "shape": (64, 8), "dtype": "float32"},
 }
+
+
+def arrays(name):
+    """(the kernel's arguments as numpy arrays, seeded; the outputs zero) and the expected arguments after it ran,
+    from numpy: ``(args, expected, exact)``; ``exact`` False where the device computes a transcendental
+    (``ex2.approx`` under fast math) and a tolerance of 2 ulp applies."""
+    import numpy as np
+
+    spec = KERNELS[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    kind = spec["kind"]
+    if kind == "tile":
+        a = rng.standard_normal((64, 64)).astype("float32")
+        return [a, np.zeros_like(a)], [a, a], True
+    if kind == "roundtrip":
+        storage = spec.get("storage") or spec["shape"]
+        rows, cols = spec["shape"]
+        a = rng.standard_normal(storage).astype(spec["dtype"])
+        b = np.zeros_like(a)
+        b[:rows, :cols] = a[:rows, :cols]
+        return [a, np.zeros_like(a)], [a, b], True
+    if kind == "thread_local":
+        a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+        return [a, np.zeros_like(a)], [a, a + a], True
+    a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+    b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+    out = {"add": lambda: a + b, "exp": lambda: np.exp(a), "cast": lambda: a.astype(spec["out_dtype"]),
+           "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
+    return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], spec["op"] != "exp"
+
+
+def agrees(got, expected, exact) -> bool:
+    import numpy as np
+
+    if exact:
+        return all(np.array_equal(g, e) for g, e in zip(got, expected))
+    return all(np.allclose(g, e, rtol=2 * np.finfo(e.dtype).eps, atol=0) for g, e in zip(got, expected))

@@ -1,7 +1,8 @@
 """The kernels of _tile_kernels.py on the 0.27 lane (Tx.<scope>.<op> through TVM 0.27's dispatch table), compiled for
 each arch with axe4j.compile and turned into PTX by TVM's nvcc driver (as python/tests/test_cuda_dispatch.py does).
-Run in .venv's Python: prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}, "refusal": the message
-of the call no rule lowers} as JSON."""
+Each also runs (sm_80) in axe4j's CUDA interpreter on the arrays of _tile_kernels.arrays. Run in .venv's Python:
+prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}, "exact": {name: whether the interpreter's
+numbers agree with numpy}, "refusal": the message of the call no rule lowers} as JSON."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import axe4j  # noqa: E402
 
 import _ptx_mix  # noqa: E402
-from _tile_kernels import ARCHS, KERNELS  # noqa: E402
+from _tile_kernels import ARCHS, KERNELS, agrees, arrays  # noqa: E402
 
 
 def _ns(scope):
@@ -194,7 +195,7 @@ def refusal() -> str:
 def main(names):
     axe4j.install()
     axe4j.use_pip_nvcc()
-    mixes, rules = {}, {}
+    mixes, rules, exact = {}, {}, {}
     for name in names:
         kernel = build(KERNELS[name])
         for arch in ARCHS:
@@ -205,7 +206,11 @@ def main(names):
                 ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
             mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
             rules[name] = [row.variant for row in executable.lowered]
-    print(json.dumps({"mix": mixes, "rules": rules, "refusal": refusal()}))
+            if arch == ARCHS[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
+                args, expected, exactly = arrays(name)
+                axe4j.cuda.interp.run(executable, *args)
+                exact[name] = agrees(args, expected, exactly)
+    print(json.dumps({"mix": mixes, "rules": rules, "exact": exact, "refusal": refusal()}))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from tvm_tirx.backend.cuda.launch import LaunchConfig
 from tvm_tirx.script import tirx as T
 
 from axe4j import tirx as Ax
+from axe4j.cuda import interp
 
 from _tile_kernels import KERNELS
 
@@ -140,11 +141,12 @@ def target(arch):
 
 
 def compiled(name, arch):
-    """(executable, CUDA source, the rules that lowered its calls) of kernel ``name`` for ``arch``."""
+    """(``axe4j.cuda.interp.compile_tirx``'s result: the executable with its lowered modules; CUDA source; the rules
+    that lowered its calls) of kernel ``name`` for ``arch``."""
     before = len(Ax.LOWERED)
-    executable = tvm_tirx.tirx.compile(build(KERNELS[name]), target=target(arch))
-    source = executable.mod.imports[0].inspect_source("cuda")
-    return executable, source, [row.variant for row in Ax.LOWERED[before:]]
+    result = interp.compile_tirx(build(KERNELS[name]), target(arch))
+    source = result.executable.mod.imports[0].inspect_source("cuda")
+    return result, source, [row.variant for row in Ax.LOWERED[before:]]
 
 
 def ptx(source, arch, nvcc):

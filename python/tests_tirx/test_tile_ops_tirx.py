@@ -1,7 +1,8 @@
 """axe4j's tile ops on the new TIRx (``axe4j.tirx``: copy, fill, cast, element-wise maps through ``FTileOpDispatch``)
 against the 0.27 lane: every kernel of _tile_kernels.py is written on both lanes, compiled for sm_80 and sm_90a and
 turned into PTX by the nvcc of the nvidia-cuda-nvcc wheel; the Java rules that lowered its calls and the PTX
-instruction mix (_ptx_mix.py) must be the same on both. The 0.27 lane compiles its kernels in .venv's Python, in a
+instruction mix (_ptx_mix.py) must be the same on both, and the kernel's numbers in axe4j's CUDA interpreter must
+agree with numpy on both. The 0.27 lane compiles its kernels in .venv's Python, in a
 process of its own started first (the two TVMs cannot share a process). The tables of docs/tvm-versions.md are
 generated from the same numbers (``AXE4J_WRITE_DOC=1`` rewrites them); a call no rule lowers is refused as on 0.27.
 """
@@ -20,10 +21,11 @@ from tvm_tirx.script import tirx as T
 
 import axe4j
 from axe4j import _lane
+from axe4j.cuda import interp
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _ptx_mix  # noqa: E402
-from _tile_kernels import ARCHS, KERNELS  # noqa: E402
+from _tile_kernels import ARCHS, KERNELS, agrees, arrays  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_027 = REPO / ".venv" / "bin" / "python"
@@ -76,9 +78,10 @@ def ours(name):
 
         result = {"mix": {}}
         for arch in ARCHS:
-            _, source, rules = kernels.compiled(name, arch)
+            lowered, source, rules = kernels.compiled(name, arch)
             result["mix"][arch] = _ptx_mix.mix(kernels.ptx(source, arch, _nvcc()))
             result["rules"] = rules
+            result.setdefault("lowered", lowered)   # the first arch's, which the interpreter runs
         _ours[name] = result
     return _ours[name]
 
@@ -90,6 +93,16 @@ def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, jvm, asked_027
     for arch in ARCHS:
         assert mine["mix"][arch] == asked_027["mix"][name][arch], arch
     assert any(k.startswith(("ld.", "st.")) for k in mine["mix"][ARCHS[0]])   # a mix that moved no data proves nothing
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_numbers_in_the_cuda_interpreter_agree_with_numpy_on_both_lanes(name, jvm, asked_027):
+    """The kernel (sm_80) run by axe4j's CUDA interpreter on seeded arrays: exact against numpy (within 2 ulp for
+    exp, which the device computes with ex2.approx), here and in the 0.27 lane's process."""
+    args, expected, exact = arrays(name)
+    interp.run_tirx(ours(name)["lowered"], *args)
+    assert agrees(args, expected, exact)
+    assert asked_027["exact"][name] is True
 
 
 def tables(asked_027) -> str:
