@@ -4,7 +4,7 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
 ``roundtrip``: A (global) -> S (shared) -> B (global) at ``scope``, S with row strides ``s_strides`` (row-major when
 None), the copies over ``region`` of arguments of shape ``storage``. ``map``: A -> X (shared), ``op`` at ``scope`` into
 Y (shared; ``add`` reads B too, into X), Y -> C. ``thread_local``: each thread's row of A into registers, doubled,
-back to B. ``tile_plain``/``tile_meta``: the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain
+back to B. ``cp_async``: A -> S by ``copy_async`` at ``scope``, waited and synced, S -> B. ``tile_plain``/``tile_meta``: the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain
 variable (the rules cannot prove it aligned: one element per access) or an expression (four)."""
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ KERNELS = {
                                  "scope": "cta", "threads": 64},
     "copy_cta_transposing_f32": {"kind": "roundtrip", "shape": (32, 32), "dtype": "float32", "scope": "cta",
                                  "threads": 128, "s_strides": (1, 32)},
+    # python/tests/test_cuda_async.py's cp.async copies (16 bytes: .cg; 8 bytes: .ca), committed and waited
+    "cp_async_cta_f32_64x32": {"kind": "cp_async", "shape": (64, 32), "dtype": "float32", "scope": "cta",
+                               "threads": 128},
+    "cp_async_warp_padded_rows_f32": {"kind": "cp_async", "shape": (16, 30), "storage": (16, 32),
+                                      "dtype": "float32", "scope": "warp", "threads": 32},
     "add_cta_f32": {"kind": "map", "op": "add", "shape": (32, 64), "dtype": "float32", "out_dtype": "float32",
                     "scope": "cta", "threads": 128},
     "exp_warp_f32": {"kind": "map", "op": "exp", "shape": (8, 32), "dtype": "float32", "out_dtype": "float32",
@@ -52,7 +57,7 @@ def arrays(name):
     if kind == "tile":
         a = rng.standard_normal((64, 64)).astype("float32")
         return [a, np.zeros_like(a)], [a, a], True
-    if kind == "roundtrip":
+    if kind in ("roundtrip", "cp_async"):
         storage = spec.get("storage") or spec["shape"]
         rows, cols = spec["shape"]
         a = rng.standard_normal(storage).astype(spec["dtype"])

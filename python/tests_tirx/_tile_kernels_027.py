@@ -53,6 +53,33 @@ def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None):
     return kernel
 
 
+def cp_async(shape, dtype, scope, threads, storage=None):
+    storage = storage or shape
+    rows, cols = shape
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, storage, dtype)
+        B = T.match_buffer(B_ptr, storage, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        A_smem = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+        ns.copy_async(A_smem[0:rows, 0:cols], A[0:rows, 0:cols])
+        T.ptx["cp.async.commit_group"]()
+        T.ptx["cp.async.wait_group"](0)
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols])
+
+    return kernel
+
+
 def map_kernel(op, shape, dtype, out_dtype, scope, threads):
     ns = _ns(scope)
 
@@ -154,6 +181,8 @@ def build(spec):
     if kind == "roundtrip":
         return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
                          spec.get("s_strides"))
+    if kind == "cp_async":
+        return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
     if kind == "map":
         return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
     if kind == "thread_local":

@@ -34,6 +34,22 @@ def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None):
     return kernel
 
 
+def cp_async(shape, dtype, scope, threads, storage=None):
+    storage = storage or shape
+    rows, cols = shape
+
+    @T.function
+    def kernel(A: T.Tensor(storage, dtype), B: T.Tensor(storage, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            A_smem = T.alloc_shared(shape, dtype, layout=T.TileLayout(T.S[shape]))
+            Ax.copy_async(A_smem[0:rows, 0:cols], A[0:rows, 0:cols], scope=scope)   # commits its group
+            Ax.wait_async(0)
+            T.cuda.cta_sync()
+            Ax.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols], scope="cta")
+
+    return kernel
+
+
 def map_kernel(op, shape, dtype, out_dtype, scope, threads):
     """One kernel per op (TVMScript on tvm_tirx does not branch on a Python string inside the function)."""
 
@@ -129,6 +145,8 @@ def build(spec):
     if kind == "roundtrip":
         return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
                          spec.get("s_strides"))
+    if kind == "cp_async":
+        return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
     if kind == "map":
         return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
     if kind == "thread_local":

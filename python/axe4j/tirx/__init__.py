@@ -1,13 +1,14 @@
-"""axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``fill``, ``cast`` and
-the element-wise maps, each a tile instruction registered through tvm_tirx's ``FTileOpDispatch`` op attribute
+"""axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
+``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's ``FTileOpDispatch`` op attribute
 (``tirx.cuda.axe4j_<op>``) and written in TVMScript as ``axe4j.tirx.copy(dst, src, scope="cta")``.
 
 Lowering one call (``_lower``): the call is described for the Java rules as the 0.27 lane describes it
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
 is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
 user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
-lowered each call and its plan's notes. Only the ``cuda-affine`` plan is spelled on this lane so far; a call whose
-chosen rule makes another plan kind fails with the rule and the kind named (docs/tvm-versions.md).
+lowered each call and its plan's notes. The ``cuda-affine`` and ``cuda-cp-async`` (``_emit_cp_async``) plans are
+spelled on this lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
+(docs/tvm-versions.md).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ if not _lane.is_tirx():
     raise ImportError("axe4j.tirx is the new TIRx lane's tile ops (package tvm_tirx); this process runs "
                       f"{_lane.name()}: on the 0.27 lane write Tx.copy, Tx.cta.fill, ... (docs/tvm-versions.md)")
 
+from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine  # noqa: E402
+from . import _decide, _describe, _emit_affine, _emit_cp_async  # noqa: E402
 from ._describe import BINARY, UNARY  # noqa: E402
 
 SCOPES = ("thread", "warp", "warpgroup", "cta")
@@ -61,6 +63,9 @@ def _headline(op, args, scope) -> str:
             + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
 
 
+_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit}
+
+
 def _lower_for(op: str):
     def lower(view, sctx):
         from tvm_tirx.ir import TensorRegion
@@ -76,11 +81,12 @@ def _lower_for(op: str):
                 scalars[i] = source
         request = _describe.describe(op, regions, scalars, scope, sctx)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
-        if plan.kind != "cuda-affine":
+        emitter = _EMITTERS.get(plan.kind)
+        if emitter is None:
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
-                "only cuda-affine plans so far")
-        body = _emit_affine.emit(request, plan, scope, sctx)
+                f"only {' and '.join(sorted(_EMITTERS))} plans so far")
+        body = emitter(request, plan, scope, sctx)
         LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
         return body
 
@@ -99,6 +105,7 @@ def _register(op: str):
 
 
 copy = _register("copy")
+copy_async = _register("copy_async")
 fill = _register("fill")
 cast = _register("cast")
 exp = _register("exp")
@@ -115,5 +122,18 @@ maximum = _register("maximum")
 minimum = _register("minimum")
 assert set(UNARY + BINARY) == {name for name in globals() if name in UNARY + BINARY}
 
-__all__ = ["LOWERED", "Lowered", "copy", "fill", "cast", *BINARY,
+def _lower_wait(view, sctx):
+    """``cp.async.wait_group n``: this thread's cp.async groups but the newest n are complete (no operand to view, so
+    no ``apply`` pattern: a raw ``T.ptx`` call)."""
+    from tvm_tirx.ir import Evaluate
+
+    (pending,) = view.args
+    return Evaluate(T.ptx["cp.async.wait_group"](pending))
+
+
+wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pending", default=0),), SCOPES,
+                         lower=_lower_wait).register()
+wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
+
+__all__ = ["LOWERED", "Lowered", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu"]

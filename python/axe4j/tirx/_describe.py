@@ -84,6 +84,8 @@ def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> De
         tensors[role] = tensor
         starts[role] = [b if s is None else s for b, s in zip(begins, start)]
         storage[role] = str(ty.scope)
+    if op == "copy_async":
+        params["config"] = []   # the call's options (0.27: its config keys); the rules decline those they do not do
     params["storage"] = dict(storage)
     params["align"] = {role: int(t.ty.data_alignment) for role, t in tensors.items()}
     params["arch"] = str(sctx.target.attrs.get("arch", ""))
