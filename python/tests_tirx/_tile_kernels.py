@@ -18,10 +18,6 @@ KERNELS = {
     # python/tests/test_cuda_dispatch.py's vectorized copies
     "copy_cta_f32_64x32": {"kind": "roundtrip", "shape": (64, 32), "dtype": "float32", "scope": "cta",
                            "threads": 128},
-    "copy_warp_f32_16x32": {"kind": "roundtrip", "shape": (16, 32), "dtype": "float32", "scope": "warp",
-                            "threads": 32},
-    "copy_warpgroup_f32_128x16": {"kind": "roundtrip", "shape": (128, 16), "dtype": "float32",
-                                  "scope": "warpgroup", "threads": 128},
     "copy_cta_padded_rows_f32": {"kind": "roundtrip", "shape": (16, 30), "storage": (16, 32), "dtype": "float32",
                                  "scope": "cta", "threads": 64},
     "copy_cta_transposing_f32": {"kind": "roundtrip", "shape": (32, 32), "dtype": "float32", "scope": "cta",

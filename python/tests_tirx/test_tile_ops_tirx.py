@@ -86,8 +86,15 @@ def ours(name):
     return _ours[name]
 
 
+@pytest.fixture(scope="module")
+def built(jvm, lane_027):
+    """This lane's kernels, all built while the 0.27 process builds its own (before any test waits for it)."""
+    for name in sorted(KERNELS):
+        ours(name)
+
+
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, jvm, asked_027):
+def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, built, asked_027):
     mine = ours(name)
     assert mine["rules"] == asked_027["rules"][name]
     for arch in ARCHS:
@@ -96,7 +103,7 @@ def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, jvm, asked_027
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_numbers_in_the_cuda_interpreter_agree_with_numpy_on_both_lanes(name, jvm, asked_027):
+def test_numbers_in_the_cuda_interpreter_agree_with_numpy_on_both_lanes(name, built, asked_027):
     """The kernel (sm_80) run by axe4j's CUDA interpreter on seeded arrays: exact against numpy (within 2 ulp for
     exp, which the device computes with ex2.approx), here and in the 0.27 lane's process."""
     args, expected, exact = arrays(name)
@@ -121,7 +128,7 @@ def tables(asked_027) -> str:
     return "\n".join(out + ["", END])
 
 
-def test_docs_tables_are_the_measured_mixes(jvm, asked_027):
+def test_docs_tables_are_the_measured_mixes(built, asked_027):
     text = DOC.read_text(encoding="utf-8")
     assert BEGIN in text and END in text, f"{DOC} lost the markers of the PTX mix tables"
     head, rest = text.split(BEGIN, 1)
