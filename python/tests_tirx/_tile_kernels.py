@@ -2,10 +2,14 @@
 lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py) build the same kernel from one entry.
 
 ``roundtrip``: A (global) -> S (shared) -> B (global) at ``scope``, S with row strides ``s_strides`` (row-major when
-None), the copies over ``region`` of arguments of shape ``storage``. ``map``: A -> X (shared), ``op`` at ``scope`` into
+None; ``s_swizzle`` (per_element, swizzle_len, atom_len, atom): ``ComposeLayout`` of the atom tiled to the
+shape), the copies over ``region`` of arguments of shape ``storage``. ``map``: A -> X (shared), ``op`` at ``scope`` into
 Y (shared; ``add`` reads B too, into X), Y -> C. ``thread_local``: each thread's row of A into registers, doubled,
 back to B. ``cp_async``: A -> S by ``copy_async`` at ``scope``, waited and synced, S -> B. ``tile_plain``/``tile_meta``: the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain
-variable (the rules cannot prove it aligned: one element per access) or an expression (four)."""
+variable (the rules cannot prove it aligned: one element per access) or an expression (four). ``transpose``: the
+tutorial's transpose of a 64 x 64 matrix by 32 x 32 tiles through a swizzled shared tile (``Swizzle<3,2,3>``),
+written row by row and read column by column through a transposed view of the same bytes. ``swizzle_bytes``: a
+32 x 32 tile written through that swizzled layout, its bytes read back through a plain row-major view."""
 
 from __future__ import annotations
 
@@ -15,6 +19,10 @@ KERNELS = {
     # docs/tutorial.md, section 2 ("Tile offsets: T.meta_var")
     "tutorial_tile_plain": {"kind": "tile", "meta": False},
     "tutorial_tile_meta_var": {"kind": "tile", "meta": True},
+    # docs/tutorial.md, section 2: the transpose through a swizzled shared tile and its transposed view
+    "tutorial_transpose_swizzled": {"kind": "transpose"},
+    # the same swizzled tile read back through a plain view of its bytes: the swizzle itself shows in the numbers
+    "swizzled_tile_bytes_f32": {"kind": "swizzle_bytes"},
     # python/tests/test_cuda_dispatch.py's vectorized copies
     "copy_cta_f32_64x32": {"kind": "roundtrip", "shape": (64, 32), "dtype": "float32", "scope": "cta",
                            "threads": 128},
@@ -27,6 +35,9 @@ KERNELS = {
                                "threads": 128},
     "cp_async_warp_padded_rows_f32": {"kind": "cp_async", "shape": (16, 30), "storage": (16, 32),
                                       "dtype": "float32", "scope": "warp", "threads": 32},
+    # fp16 128-byte swizzle (Swizzle<3,3,3>) tiled over the shared tile: 8-element units stay whole (16 bytes)
+    "copy_cta_swizzled_shared_f16": {"kind": "roundtrip", "shape": (64, 64), "dtype": "float16", "scope": "cta",
+                                     "threads": 128, "s_swizzle": (3, 3, 3, (8, 64))},
     "add_cta_f32": {"kind": "map", "op": "add", "shape": (32, 64), "dtype": "float32", "out_dtype": "float32",
                     "scope": "cta", "threads": 128},
     "exp_warp_f32": {"kind": "map", "op": "exp", "shape": (8, 32), "dtype": "float32", "out_dtype": "float32",
@@ -53,6 +64,14 @@ def arrays(name):
     if kind == "tile":
         a = rng.standard_normal((64, 64)).astype("float32")
         return [a, np.zeros_like(a)], [a, a], True
+    if kind == "transpose":
+        a = rng.standard_normal((64, 64)).astype("float32")
+        return [a, np.zeros_like(a)], [a, a.T.copy()], True
+    if kind == "swizzle_bytes":
+        a = rng.standard_normal((32, 32)).astype("float32")
+        b = np.empty_like(a)
+        b.reshape(-1)[swizzle_3_2_3(np.arange(a.size))] = a.reshape(-1)
+        return [a, np.zeros_like(a)], [a, b], True
     if kind in ("roundtrip", "cp_async"):
         storage = spec.get("storage") or spec["shape"]
         rows, cols = spec["shape"]
@@ -68,6 +87,11 @@ def arrays(name):
     out = {"add": lambda: a + b, "exp": lambda: np.exp(a), "cast": lambda: a.astype(spec["out_dtype"]),
            "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
     return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], spec["op"] != "exp"
+
+
+def swizzle_3_2_3(i):
+    """CuTe's Swizzle<3,2,3> of element offsets, ``ComposeLayout(2, 3, 3, ...)``: bits 5..7 XORed into bits 2..4."""
+    return i ^ ((i >> 3) & (7 << 2))
 
 
 def agrees(got, expected, exact) -> bool:

@@ -27,10 +27,15 @@ def _ns(scope):
     return Tx if scope == "thread" else getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
 
 
-def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None):
+def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
     storage = storage or shape
     rows, cols = shape
     s_layout = TileLayout(S[shape] if s_strides is None else S[shape:s_strides])
+    if s_swizzle is not None:
+        from tvm.tirx.layout import ComposeLayout
+
+        per_element, swizzle_len, atom_len, atom = s_swizzle
+        s_layout = ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(S[atom])).tile_to(shape, atom)
     ns = _ns(scope)
 
     @T.prim_func
@@ -176,17 +181,70 @@ def tile(meta):
     return kernel
 
 
+def transpose():
+    from tvm.tirx.layout import ComposeLayout
+
+    swizzled = ComposeLayout(2, 3, 3, TileLayout(S[TT, TT]))
+    swizzled_t = ComposeLayout(2, 3, 3, TileLayout(S[(TT, TT):(1, TT)]))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (M, N), "float32")
+        B = T.match_buffer(B_ptr, (N, M), "float32")
+        T.device_entry()
+        bid = T.cta_id([(M // TT) * GN])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([128])
+        i0 = T.meta_var((bid // GN) * TT)
+        j0 = T.meta_var((bid % GN) * TT)
+        tile = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=swizzled)
+        tile_t = T.decl_buffer((TT, TT), "float32", data=tile.data, scope="shared", layout=swizzled_t)
+        Tx.cta.copy(tile[:, :], A[i0:i0 + TT, j0:j0 + TT])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[j0:j0 + TT, i0:i0 + TT], tile_t[:, :])
+
+    return kernel
+
+
+def swizzle_bytes():
+    from tvm.tirx.layout import ComposeLayout
+
+    swizzled = ComposeLayout(2, 3, 3, TileLayout(S[TT, TT]))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (TT, TT), "float32")
+        B = T.match_buffer(B_ptr, (TT, TT), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([128])
+        tile = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=swizzled)
+        plain = T.decl_buffer((TT, TT), "float32", data=tile.data, scope="shared", layout=TileLayout(S[TT, TT]))
+        Tx.cta.copy(tile[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:, :], plain[:, :])
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
         return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
-                         spec.get("s_strides"))
+                         spec.get("s_strides"), spec.get("s_swizzle"))
     if kind == "cp_async":
         return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
     if kind == "map":
         return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
     if kind == "thread_local":
         return thread_local(spec["shape"], spec["dtype"])
+    if kind == "transpose":
+        return transpose()
+    if kind == "swizzle_bytes":
+        return swizzle_bytes()
     return tile(spec["meta"])
 
 

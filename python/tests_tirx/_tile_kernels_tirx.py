@@ -18,10 +18,13 @@ from axe4j.cuda import interp
 from _tile_kernels import KERNELS
 
 
-def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None):
+def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
     storage = storage or shape
     rows, cols = shape
     s_layout = T.TileLayout(T.S[shape] if s_strides is None else T.S[shape:s_strides])
+    if s_swizzle is not None:
+        per_element, swizzle_len, atom_len, atom = s_swizzle
+        s_layout = T.ComposeLayout(per_element, swizzle_len, atom_len, T.TileLayout(T.S[atom])).tile_to(shape, atom)
 
     @T.function
     def kernel(A: T.Tensor(storage, dtype), B: T.Tensor(storage, dtype)):
@@ -140,17 +143,55 @@ def tile(meta):
     return kernel
 
 
+def transpose():
+    swizzled = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[TT, TT]))
+    swizzled_t = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[(TT, TT):(1, TT)]))
+
+    @T.function
+    def kernel(A: T.Tensor((M, N), "float32"), B: T.Tensor((N, M), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=(M // TT) * GN, block=128)):
+            bid = T.cuda.block_idx("x")
+            tile = T.alloc_shared((TT, TT), "float32", layout=swizzled)
+            tile_t = T.decl_tensor(tile.data, ty_args=[T.Tensor((TT, TT), "float32", scope="shared",
+                                                                layout=swizzled_t)])
+            Ax.copy(tile[:, :], A[bid // GN * TT:bid // GN * TT + TT, bid % GN * TT:bid % GN * TT + TT], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[bid % GN * TT:bid % GN * TT + TT, bid // GN * TT:bid // GN * TT + TT], tile_t[:, :], scope="cta")
+
+    return kernel
+
+
+def swizzle_bytes():
+    swizzled = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[TT, TT]))
+
+    @T.function
+    def kernel(A: T.Tensor((TT, TT), "float32"), B: T.Tensor((TT, TT), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tile = T.alloc_shared((TT, TT), "float32", layout=swizzled)
+            plain = T.decl_tensor(tile.data, ty_args=[T.Tensor((TT, TT), "float32", scope="shared",
+                                                               layout=T.TileLayout(T.S[TT, TT]))])
+            Ax.copy(tile[:, :], A[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[:, :], plain[:, :], scope="cta")
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
         return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
-                         spec.get("s_strides"))
+                         spec.get("s_strides"), spec.get("s_swizzle"))
     if kind == "cp_async":
         return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
     if kind == "map":
         return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
     if kind == "thread_local":
         return thread_local(spec["shape"], spec["dtype"])
+    if kind == "transpose":
+        return transpose()
+    if kind == "swizzle_bytes":
+        return swizzle_bytes()
     return tile(spec["meta"])
 
 

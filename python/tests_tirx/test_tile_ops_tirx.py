@@ -112,6 +112,18 @@ def test_numbers_in_the_cuda_interpreter_agree_with_numpy_on_both_lanes(name, bu
     assert asked_027["exact"][name] is True
 
 
+def test_the_reference_swizzle_is_tvm_tirxs_own():
+    """_tile_kernels.swizzle_3_2_3, which the swizzle_bytes kernel's expected numbers use, is what tvm_tirx's own
+    ComposeLayout(2, 3, 3, ...) maps each element to."""
+    import numpy as np
+
+    from _tile_kernels import swizzle_3_2_3
+
+    layout = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[32, 32]))
+    assert [int(layout.apply(i)["m"]) for i in range(1024)] == list(swizzle_3_2_3(np.arange(1024)))
+    assert list(swizzle_3_2_3(np.arange(1024))) != list(range(1024))
+
+
 def tables(asked_027) -> str:
     """One table per kernel: each counted instruction on each lane and arch."""
     out = [BEGIN]

@@ -112,12 +112,35 @@ def _reach(entry, shape, extents):
     return reach
 
 
+def swizzled(addr, swizzle, vec):
+    """CuTe's Swizzle<B,M,S> of an element address (org.axe4j.layout.Swizzle), written so that tvm_tirx's analyzer
+    can bound it and see its alignment: the swizzle flips only bits below the block 2^(M+|S|+B), so
+    ``swz(a) = (a div block) * block + (swz(a) mod block)``; and the plan keeps each chunk inside one 2^M unit, so a
+    chunk's swizzled start stays a multiple of vec: ``((swz(a) mod block) div vec) * vec``."""
+    if swizzle is None:
+        return addr
+    bits, base, shift = (int(x) for x in swizzle)
+    mask = ((1 << bits) - 1) << base
+    if shift >= 0:
+        flipped = T.bitwise_xor(addr, T.bitwise_and(T.shift_right(addr, shift), mask))
+    else:
+        flipped = T.bitwise_xor(addr, T.shift_left(T.bitwise_and(addr, mask), -shift))
+    block = 1 << (base + abs(shift) + bits)
+    return T.floordiv(addr, block) * block + T.floordiv(T.floormod(flipped, block), vec) * vec
+
+
+def swizzled_span(span, swizzle):
+    """A swizzled view covers whole swizzle blocks."""
+    if swizzle is None:
+        return span
+    bits, base, shift = (int(x) for x in swizzle)
+    block = 1 << (base + abs(shift) + bits)
+    return -(-span // block) * block
+
+
 def _check(request, plan):
     vec, loops = plan.vec, plan.loops
     for role, entry in plan.access.items():
-        if entry.swizzle:
-            raise NotOnThisLane(f"{role}: a swizzled layout ({entry.layout}): swizzled addresses are not spelled on "
-                                "the new TIRx lane yet")
         if any(loop.strides[role] < 0 for loop in loops):
             raise NotOnThisLane(f"{role}: negative strides in {entry.layout}")
     if vec > 1 and (not loops or loops[-1].extent % vec):
@@ -143,7 +166,8 @@ def emit(request, plan, scope: str, sctx):
         extents = [int(r) for r in _extents_of(request, role)]
         span = (entry.base + _reach(entry, shape, extents) + sum((l.extent - 1) * l.strides[role] for l in loops)
                 + max([0, *entry.replicas]) + 1)
-        views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, request.storage[role])
+        views[role], bind = _flat_view(f"axe4j_{role}", tensor, swizzled_span(span, entry.swizzle),
+                                       request.storage[role])
         binds.append(bind)
         bases[role] = entry.base + _run_time_offset(entry, request.starts[role])
     sources = values.sources(op, request.scalars)
@@ -172,12 +196,13 @@ def emit(request, plan, scope: str, sctx):
         stage["dst"], bind = _register_tile("axe4j_dst_regs", vec, dst_dtype)
         binds.append(bind)
 
-    def access_of(role, counters):
+    def access_of(role, counters, replica=0):
+        """Where the chunk of ``counters`` starts in ``role`` (its ``replica``'s copy for the destination)."""
         addr = bases[role]
         for loop, counter in zip(loops, counters):
             if loop.strides[role]:
                 addr = addr + counter * loop.strides[role]
-        return addr
+        return swizzled(addr + replica if replica else addr, access[role].swizzle, vec)
 
     def region(view, start):
         return view[start:start + vec]
@@ -209,8 +234,7 @@ def emit(request, plan, scope: str, sctx):
 
     def chunk(c):
         counters = _counters(c, loops, vec)
-        dst_start = access_of("dst", counters)
-        targets = [dst_start + r if r else dst_start for r in _base_last(access["dst"].replicas)]
+        targets = [access_of("dst", counters, r) for r in _base_last(access["dst"].replicas)]
         body, inputs, loaded = [], [], set()
         if load_into_dst:
             what = tensor_sources[0]

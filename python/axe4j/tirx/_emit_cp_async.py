@@ -14,7 +14,8 @@ from __future__ import annotations
 from tvm_tirx.ir import Evaluate, For, ForKind, If, IntImm, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 
-from ._emit_affine import NotOnThisLane, _base_last, _counters, _flat_view, _reach, _run_time_offset, _thread_index
+from ._emit_affine import (NotOnThisLane, _base_last, _counters, _flat_view, _reach, _run_time_offset, _thread_index,
+                           swizzled, swizzled_span)
 
 
 def emit(request, plan, scope: str, sctx):
@@ -22,9 +23,6 @@ def emit(request, plan, scope: str, sctx):
     vec, loops, access = plan.vec, plan.loops, plan.access
     threads, chunks, rounds, size = plan.threads, plan.chunks, plan.rounds, plan.bytes
     for role, entry in access.items():
-        if entry.swizzle:
-            raise NotOnThisLane(f"{role}: a swizzled layout ({entry.layout}): swizzled addresses are not spelled on "
-                                "the new TIRx lane yet")
         if any(loop.strides[role] < 0 for loop in loops):
             raise NotOnThisLane(f"{role}: negative strides in {entry.layout}")
     if vec > 1 and (not loops or loops[-1].extent % vec):
@@ -38,24 +36,24 @@ def emit(request, plan, scope: str, sctx):
         shape = [int(n) for n in tensor.ty.shape]
         span = (entry.base + _reach(entry, shape, extents[role]) + sum((l.extent - 1) * l.strides[role] for l in loops)
                 + max([0, *entry.replicas]) + 1)
-        views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, request.storage[role])
+        views[role], bind = _flat_view(f"axe4j_{role}", tensor, swizzled_span(span, entry.swizzle),
+                                       request.storage[role])
         binds.append(bind)
         bases[role] = entry.base + _run_time_offset(entry, request.starts[role])
 
-    def address(role, counters):
+    def address(role, counters, replica=0):
         addr = bases[role]
         for loop, counter in zip(loops, counters):
             if loop.strides[role]:
                 addr = addr + counter * loop.strides[role]
-        return addr
+        return swizzled(addr + replica if replica else addr, access[role].swizzle, vec)
 
     def chunk(c):
         counters = _counters(c, loops, vec)
         src = address("src0", counters)
-        dst = address("dst", counters)
         body = [Evaluate(T.cuda.tile.apply(T.ptx[plan.instruction], views["dst"][at:at + vec],
                                            views["src0"][src:src + vec], scope="thread", chunk_bytes=size))
-                for at in (dst + r if r else dst for r in _base_last(access["dst"].replicas))]
+                for at in (address("dst", counters, r) for r in _base_last(access["dst"].replicas))]
         return SeqStmt(body) if len(body) > 1 else body[0]
 
     f = Var("axe4j_round", "int32")
