@@ -176,3 +176,20 @@ def test_a_call_no_rule_lowers_is_refused_naming_each_rule_as_on_027(jvm, asked_
     assert ours_[0] == theirs[0].replace("T.warp.copy(", "axe4j.tirx.copy("), (ours_[0], theirs[0])
     assert ours_[1:] == theirs[1:]
     assert "axe4j-cuda-register (prio=111): copy: src0=r[0:32] float32 S[32:1@laneid] and dst=s[0:32]" in ours_[3]
+
+
+def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_kind(jvm):
+    """A warp's register tile split over its lanes: the register rule accepts it, with a plan kind this lane has no
+    emitter for yet; the error says which rule, which kind, and what the lane spells."""
+    from axe4j import tirx as Ax
+
+    @T.function
+    def kernel(A: T.Tensor((32,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            r = T.alloc_local((32,), "float32", layout=T.TileLayout(T.S[32:1 @ laneid]))
+            Ax.copy(r[:], A[:], scope="warp")
+
+    with pytest.raises(Exception) as failed:
+        tvm_tirx.tirx.compile(kernel, target=tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"}))
+    assert ("axe4j-cuda-register chose a cuda-register plan for axe4j.tirx.copy (warp scope); the new TIRx lane "
+            "spells only cuda-affine and cuda-cp-async plans so far") in str(failed.value)
