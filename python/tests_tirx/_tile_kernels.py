@@ -1,15 +1,19 @@
 """The kernels written on both lanes and compared by their PTX (test_tile_ops_tirx.py): plain data, so that the 0.27
 lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py) build the same kernel from one entry.
 
-``roundtrip``: A (global) -> S (shared) -> B (global) at ``scope``, S with row strides ``s_strides`` (row-major when
-None; ``s_swizzle`` (per_element, swizzle_len, atom_len, atom): ``ComposeLayout`` of the atom tiled to the
-shape), the copies over ``region`` of arguments of shape ``storage``. ``map``: A -> X (shared), ``op`` at ``scope`` into
-Y (shared; ``add`` reads B too, into X), Y -> C. ``thread_local``: each thread's row of A into registers, doubled,
-back to B. ``cp_async``: A -> S by ``copy_async`` at ``scope``, waited and synced, S -> B. ``tile_plain``/``tile_meta``: the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain
-variable (the rules cannot prove it aligned: one element per access) or an expression (four). ``transpose``: the
-tutorial's transpose of a 64 x 64 matrix by 32 x 32 tiles through a swizzled shared tile (``Swizzle<3,2,3>``),
-written row by row and read column by column through a transposed view of the same bytes. ``swizzle_bytes``: a
-32 x 32 tile written through that swizzled layout, its bytes read back through a plain row-major view."""
+- ``roundtrip``: A (global) -> S (shared) -> B (global) at ``scope``, over the ``shape`` region of arguments of shape
+  ``storage``. S is row-major, or has the strides ``s_strides``, or is ``s_swizzle`` = (per_element, swizzle_len,
+  atom_len, atom): a ``ComposeLayout`` of the atom tiled to the shape.
+- ``map``: A -> X (shared), ``op`` at ``scope`` into Y (shared; ``add`` reads B too, into X), Y -> C.
+- ``thread_local``: each thread's row of A into registers, doubled, back to B.
+- ``cp_async``: A -> S by ``copy_async`` at ``scope``, waited and synced, S -> B.
+- ``tile`` (plain or meta): the tutorial's 32 x 32 tile of a 64 x 64 matrix per CTA, its offset a plain variable (the
+  rules cannot prove it aligned: one element per access) or an expression (four).
+- ``transpose``: the tutorial's transpose of a 64 x 64 matrix by 32 x 32 tiles through a swizzled shared tile
+  (``Swizzle<3,2,3>``), written row by row and read column by column through a transposed view of the same bytes.
+- ``swizzle_bytes``: a 32 x 32 tile written through that swizzled layout, its bytes read back through a plain
+  row-major view.
+"""
 
 from __future__ import annotations
 
@@ -86,7 +90,8 @@ def arrays(name):
     b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
     out = {"add": lambda: a + b, "exp": lambda: np.exp(a), "cast": lambda: a.astype(spec["out_dtype"]),
            "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
-    return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], spec["op"] != "exp"
+    exact = spec["op"] != "exp"
+    return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], exact
 
 
 def swizzle_3_2_3(i):

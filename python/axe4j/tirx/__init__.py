@@ -1,6 +1,7 @@
 """axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
-``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's ``FTileOpDispatch`` op attribute
-(``tirx.cuda.axe4j_<op>``) and written in TVMScript as ``axe4j.tirx.copy(dst, src, scope="cta")``.
+``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's
+``FTileOpDispatch`` op attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as
+``axe4j.tirx.copy(dst, src, scope="cta")``.
 
 Lowering one call (``_lower``): the call is described for the Java rules as the 0.27 lane describes it
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
@@ -25,7 +26,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import _decide, _describe, _emit_affine, _emit_cp_async  # noqa: E402
-from ._describe import BINARY, UNARY  # noqa: E402
+from ._describe import BINARY  # noqa: E402
 
 SCOPES = ("thread", "warp", "warpgroup", "cta")
 
@@ -120,7 +121,6 @@ mul = _register("mul")
 fdiv = _register("fdiv")
 maximum = _register("maximum")
 minimum = _register("minimum")
-assert set(UNARY + BINARY) == {name for name in globals() if name in UNARY + BINARY}
 
 def _lower_wait(view, sctx):
     """``cp.async.wait_group n``: this thread's cp.async groups but the newest n are complete (no operand to view, so

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 
 from .._scope import threads_of
 
-UNARY = ("copy", "cast", "fill", "exp", "exp2", "log2", "sqrt", "reciprocal", "silu")
-BINARY = ("add", "sub", "mul", "fdiv", "maximum", "minimum")
-OPS = UNARY + BINARY
+BINARY = ("add", "sub", "mul", "fdiv", "maximum", "minimum")   # the maps with two sources (dst, a, b)
 
 
 @dataclass(frozen=True)
@@ -25,6 +23,7 @@ class Described:
     layouts: tuple
     tensors: dict = field(default_factory=dict)   # role -> tensor Var
     starts: dict = field(default_factory=dict)    # role -> [start expression per dim]
+    extents: dict = field(default_factory=dict)   # role -> [extent per dim]
     scalars: dict = field(default_factory=dict)   # source position -> scalar expression
     storage: dict = field(default_factory=dict)   # role -> "global" | "shared" | "shared.dyn" | "local"
 
@@ -61,7 +60,7 @@ def layout_of(tensor):
 
 def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> Described:
     """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression."""
-    operands, layouts, tensors, starts, storage = [], [], {}, {}, {}
+    operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
     params: dict = {}
     for role, region in regions:
         tensor = region.source
@@ -83,6 +82,7 @@ def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> De
         layouts.append(layout_of(tensor))
         tensors[role] = tensor
         starts[role] = [b if s is None else s for b, s in zip(begins, start)]
+        extents[role] = extent
         storage[role] = str(ty.scope)
     if op == "copy_async":
         params["config"] = []   # the call's options (0.27: its config keys); the rules decline those they do not do
@@ -92,4 +92,4 @@ def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> De
     threads, full = threads_of(sctx)
     params["threads"] = threads if full else 0
     text = json.dumps({"op": op, "target": "cuda", "scope": scope_kind, "operands": operands, "params": params})
-    return Described(op, text, tuple(layouts), tensors, starts, dict(scalars), storage)
+    return Described(op, text, tuple(layouts), tensors, starts, extents, dict(scalars), storage)

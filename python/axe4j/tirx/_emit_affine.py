@@ -12,7 +12,8 @@ how wide, which thread; this module only spells it."""
 
 from __future__ import annotations
 
-from tvm_tirx.ir import Bind, Call, Evaluate, For, ForKind, If, IntImm, LambdaExpr, PrimType, SeqStmt, Var
+import tvm_ffi
+from tvm_tirx.ir import Bind, Evaluate, For, ForKind, If, IntImm, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 from tvm_tirx.tirx.layout import S, TileLayout
 
@@ -27,20 +28,17 @@ class NotOnThisLane(ValueError):
     """An accepted plan that the new TIRx lane does not spell yet (named, with what is missing)."""
 
 
+def _bits(dtype: str) -> int:
+    return int(tvm_ffi.dtype(dtype).bits)
+
+
 def ptx_type(dtype: str) -> str:
-    """The PTX type of a scalar: f32/f64 for those floats, else the bit width (``b16`` for float16, ``b8`` ...)."""
+    """The PTX type of a scalar in ld/st: f32/f64 for those floats, else its bit width (``b16`` for float16)."""
     if dtype in ("float32", "float64"):
         return "f" + dtype[5:]
-    bits = {"float16": 16, "bfloat16": 16, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32,
-            "uint32": 32, "int64": 64, "uint64": 64}.get(dtype)
-    if bits is None:
-        raise NotOnThisLane(f"dtype {dtype} has no PTX ld/st type on the new TIRx lane yet")
-    return f"b{bits}"
-
-
-def _bits(dtype: str) -> int:
-    return {"float64": 64, "int64": 64, "uint64": 64, "float32": 32, "int32": 32, "uint32": 32,
-            "int8": 8, "uint8": 8}.get(dtype, 16)
+    if _bits(dtype) not in (8, 16, 32, 64):
+        raise NotOnThisLane(f"dtype {dtype} ({_bits(dtype)} bits) has no PTX ld/st type")
+    return f"b{_bits(dtype)}"
 
 
 def _register_tile(name: str, vec: int, dtype: str):
@@ -61,8 +59,8 @@ def _word_view(name: str, tensor, span: int, storage: str, ratio: int):
 
 
 def _words_fit(request, access, vec) -> bool:
-    """Whether every operand's chunks start on whole words: its base and (known) run-time starts keep vec-element
-    alignment, which the plan's vec already proves; a replica or base off a word boundary does not."""
+    """Whether every operand's chunks start on whole words: the plan's vec already keeps the loops' and run-time
+    starts' steps vec-aligned; a base or replica off a multiple of vec would not be."""
     return all(entry.base % vec == 0 and all(r % vec == 0 for r in entry.replicas) for entry in access.values())
 
 
@@ -163,7 +161,7 @@ def emit(request, plan, scope: str, sctx):
     for role, tensor in request.tensors.items():
         entry = access[role]
         shape = [int(n) for n in tensor.ty.shape]
-        extents = [int(r) for r in _extents_of(request, role)]
+        extents = request.extents[role]
         span = (entry.base + _reach(entry, shape, extents) + sum((l.extent - 1) * l.strides[role] for l in loops)
                 + max([0, *entry.replicas]) + 1)
         views[role], bind = _flat_view(f"axe4j_{role}", tensor, swizzled_span(span, entry.swizzle),
@@ -272,15 +270,6 @@ def emit(request, plan, scope: str, sctx):
     step = chunk(c) if chunks % threads == 0 else If(c < chunks, chunk(c), None)
     loop = For(f, 0, rounds, IntImm("int32", 1), ForKind.DEFAULT, step)
     return SeqStmt([*binds, loop])
-
-
-def _extents_of(request, role):
-    import json
-
-    for operand in json.loads(request.json)["operands"]:
-        if operand["role"] == role:
-            return operand["extent"]
-    raise KeyError(role)
 
 
 def _seq(body):

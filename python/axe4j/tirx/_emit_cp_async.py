@@ -28,14 +28,11 @@ def emit(request, plan, scope: str, sctx):
     if vec > 1 and (not loops or loops[-1].extent % vec):
         raise ValueError(f"cuda-cp-async plan: vec {vec} does not divide the innermost extent")
     binds, views, bases = [], {}, {}
-    import json
-
-    extents = {o["role"]: o["extent"] for o in json.loads(request.json)["operands"]}
     for role, tensor in request.tensors.items():
         entry = access[role]
         shape = [int(n) for n in tensor.ty.shape]
-        span = (entry.base + _reach(entry, shape, extents[role]) + sum((l.extent - 1) * l.strides[role] for l in loops)
-                + max([0, *entry.replicas]) + 1)
+        span = (entry.base + _reach(entry, shape, request.extents[role])
+                + sum((l.extent - 1) * l.strides[role] for l in loops) + max([0, *entry.replicas]) + 1)
         views[role], bind = _flat_view(f"axe4j_{role}", tensor, swizzled_span(span, entry.swizzle),
                                        request.storage[role])
         binds.append(bind)

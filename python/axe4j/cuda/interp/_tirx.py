@@ -7,8 +7,9 @@ type bound by ``Bind(var, tirx.decl_tensor(data))`` or ``Bind(var, tirx.alloc_te
 ``tirx.buffer_data``), its dtype, shape and scope are fields of ``var.ty``, a store names its tensor ``dest``
 (0.27: ``buffer``), and thread and block indices are calls ``tirx.cuda.thread_idx("x")`` (0.27: variables bound by
 ``thread_extent`` attributes); a loop runs from ``begin`` to ``end`` (0.27: ``min``, ``extent``) and a branch is an
-``If`` (0.27: ``IfThenElse``). The host function is not interpreted: ``run_kernel`` reads the grid and block it launches the kernel with (constant
-slots of its packed call) and launches the device function with the arrays as its pointer parameters.
+``If`` (0.27: ``IfThenElse``). The host function is not interpreted: ``run_kernel`` reads the grid and block it
+launches the kernel with (constant slots of its packed call) and launches the device function with the arrays as
+its pointer parameters.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class TirxInterpreter(Interpreter):
                                access_dtype)
 
     def s_For(self, task, s):
-        """``for var in [begin, end) step``: 0.27's ``For`` has ``min`` and ``extent``, tvm_tirx's ``begin``, ``end``."""
+        """``for var in [begin, end) step``: 0.27's ``For`` has ``min`` and ``extent``, tvm_tirx's ``begin``,
+        ``end``."""
         g = task.group
         begin, end = self.eval(g, s.begin), self.eval(g, s.end)
         step = 1 if s.step is None else int(self.eval(g, s.step)[0])
