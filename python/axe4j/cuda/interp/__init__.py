@@ -10,6 +10,9 @@ Use::
     executable = axe4j.compile(kernel, target)          # records the lowered modules on the executable
     axe4j.cuda.interp.run(executable, a, b, c)          # runs it on numpy arrays; writes the outputs in place
 
+On the new TIRx lane (tvm_tirx), ``compile_tirx(function, target)`` compiles with tvm_tirx and keeps the lowered
+modules, and ``run_tirx(compiled, a, b, c)`` runs its kernel the same way (``_tirx``).
+
 Errors: ``KernelFault`` (out-of-bounds or misaligned access, data race on shared memory, deadlock, operand out of
 range), each naming the kernel, the thread and the address; ``NotModelled`` for an instruction or form outside the
 interpreter's coverage (named).
@@ -24,7 +27,7 @@ import numpy as np
 
 from ._errors import KernelFault, NotModelled
 
-__all__ = ["KernelFault", "NotModelled", "Program", "run", "capture", "program"]
+__all__ = ["KernelFault", "NotModelled", "Program", "run", "capture", "program", "compile_tirx", "run_tirx"]
 
 _local = threading.local()
 _patch_lock = threading.Lock()
@@ -131,3 +134,17 @@ def program(executable) -> Program:
 def run(executable, *arrays):
     """Runs a CUDA executable built by ``axe4j.compile`` on numpy arrays (outputs written in place)."""
     program(executable)(*arrays)
+
+
+def compile_tirx(function, target):
+    """The new TIRx lane: ``tvm_tirx.tirx.compile`` keeping the lowered host and device modules (``_tirx.Compiled``)."""
+    from . import _tirx
+
+    return _tirx.compile(function, target)
+
+
+def run_tirx(compiled, *arrays):
+    """The new TIRx lane: runs a kernel compiled by ``compile_tirx`` on numpy arrays (outputs written in place)."""
+    from . import _tirx
+
+    _tirx.run(compiled, *arrays)

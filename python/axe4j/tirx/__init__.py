@@ -1,0 +1,139 @@
+"""axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
+``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's
+``FTileOpDispatch`` op attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as
+``axe4j.tirx.copy(dst, src, scope="cta")``.
+
+Lowering one call (``_lower``): the call is described for the Java rules as the 0.27 lane describes it
+(``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
+is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
+user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
+lowered each call and its plan's notes. The ``cuda-affine`` and ``cuda-cp-async`` (``_emit_cp_async``) plans are
+spelled on this lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
+(docs/tvm-versions.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import _lane
+
+if not _lane.is_tirx():
+    raise ImportError("axe4j.tirx is the new TIRx lane's tile ops (package tvm_tirx); this process runs "
+                      f"{_lane.name()}: on the 0.27 lane write Tx.copy, Tx.cta.fill, ... (docs/tvm-versions.md)")
+
+from tvm_tirx.script import tirx as T  # noqa: E402
+from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
+
+from . import _decide, _describe, _emit_affine, _emit_cp_async  # noqa: E402
+from ._describe import BINARY  # noqa: E402
+
+SCOPES = ("thread", "warp", "warpgroup", "cta")
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One lowered call: the op, the Java rule that chose its plan (with 0.27's priority), the plan's notes."""
+
+    op: str
+    variant: str
+    priority: int
+    kind: str
+    notes: tuple
+
+
+LOWERED: list[Lowered] = []
+
+
+def _headline(op, args, scope) -> str:
+    """``no dispatch case lowers axe4j.tirx.copy(S[0:16, 0:32], A[...]) (cta scope, cuda): S shared S[(16,32):(32,1)],
+    ...`` (the 0.27 lane's refusal headline, axe4j._refusal.headline)."""
+    from .. import layout as axe_layout
+
+    described = []
+    for arg in args:
+        source = getattr(arg, "source", None)
+        if source is not None and str(source.name) not in [d[0] for d in described]:
+            try:
+                text = str(axe_layout.to_text(_describe.layout_of(source)))
+            except Exception:  # noqa: BLE001  (a layout Java cannot print: tvm_tirx's own text)
+                text = str(source.ty.layout)
+            described.append((str(source.name), str(source.ty.scope), text))
+    call = f"axe4j.tirx.{op}({', '.join(str(a) for a in args)})"
+    return (f"no dispatch case lowers {call} ({scope} scope, cuda): "
+            + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
+
+
+_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit}
+
+
+def _lower_for(op: str):
+    def lower(view, sctx):
+        from tvm_tirx.ir import TensorRegion
+
+        args = list(view.args)
+        scope = str(sctx.scope_kind)
+        regions = [("dst", args[0])]
+        scalars = {}
+        for i, source in enumerate(args[1:]):
+            if isinstance(source, TensorRegion):
+                regions.append((f"src{i}", source))
+            else:
+                scalars[i] = source
+        request = _describe.describe(op, regions, scalars, scope, sctx)
+        variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
+        emitter = _EMITTERS.get(plan.kind)
+        if emitter is None:
+            raise _emit_affine.NotOnThisLane(
+                f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
+                f"only {' and '.join(sorted(_EMITTERS))} plans so far")
+        body = emitter(request, plan, scope, sctx)
+        LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
+        return body
+
+    lower.__name__ = f"lower_axe4j_{op}"
+    return lower
+
+
+def _register(op: str):
+    if op == "fill":
+        operands = (Operand("dst", "region"), Operand("value"))
+    elif op in BINARY:
+        operands = (Operand("dst", "region"), Operand("a"), Operand("b"))
+    else:
+        operands = (Operand("dst", "region"), Operand("src"))
+    return Instruction(f"tirx.cuda.axe4j_{op}", "axe4j", operands, SCOPES, lower=_lower_for(op)).register()
+
+
+copy = _register("copy")
+copy_async = _register("copy_async")
+fill = _register("fill")
+cast = _register("cast")
+exp = _register("exp")
+exp2 = _register("exp2")
+log2 = _register("log2")
+sqrt = _register("sqrt")
+reciprocal = _register("reciprocal")
+silu = _register("silu")
+add = _register("add")
+sub = _register("sub")
+mul = _register("mul")
+fdiv = _register("fdiv")
+maximum = _register("maximum")
+minimum = _register("minimum")
+
+def _lower_wait(view, sctx):
+    """``cp.async.wait_group n``: this thread's cp.async groups but the newest n are complete (no operand to view, so
+    no ``apply`` pattern: a raw ``T.ptx`` call)."""
+    from tvm_tirx.ir import Evaluate
+
+    (pending,) = view.args
+    return Evaluate(T.ptx["cp.async.wait_group"](pending))
+
+
+wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pending", default=0),), SCOPES,
+                         lower=_lower_wait).register()
+wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
+
+__all__ = ["LOWERED", "Lowered", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
+           "exp", "exp2", "log2", "sqrt", "reciprocal", "silu"]

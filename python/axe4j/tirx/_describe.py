@@ -1,0 +1,95 @@
+"""A call of an axe4j tile op on the new TIRx (tvm_tirx), described for the Java rules exactly as the 0.27 lane's
+dispatch describes a CUDA call (``axe4j.dispatch.describe``): the same JSON fields (op, target, scope, operands with
+their shapes, starts and extents, and the params ``storage``, ``align``, ``arch``, ``threads``, ``start_modulus``,
+``start_text``), and the operands' ``tirx.TileLayout`` objects alongside."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .._scope import threads_of
+
+BINARY = ("add", "sub", "mul", "fdiv", "maximum", "minimum")   # the maps with two sources (dst, a, b)
+
+
+@dataclass(frozen=True)
+class Described:
+    """What Java reads (``json``, ``layouts``) and what the emitter needs: each role's tensor and region starts
+    (expressions), and the scalar sources by position."""
+
+    op: str
+    json: str
+    layouts: tuple
+    tensors: dict = field(default_factory=dict)   # role -> tensor Var
+    starts: dict = field(default_factory=dict)    # role -> [start expression per dim]
+    extents: dict = field(default_factory=dict)   # role -> [extent per dim]
+    scalars: dict = field(default_factory=dict)   # source position -> scalar expression
+    storage: dict = field(default_factory=dict)   # role -> "global" | "shared" | "shared.dyn" | "local"
+
+
+class NotDescribable(ValueError):
+    pass
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _modulus(expr):
+    """[c, b] with ``expr`` always ``c * n + b`` (modular-set analysis; [1, 0] when nothing is known)."""
+    from tvm_tirx.sym import Analyzer
+
+    try:
+        m = Analyzer().modular_set(expr)
+        return [int(m.coeff), int(m.base)]
+    except Exception:  # noqa: BLE001  (an expression the analysis does not take)
+        return [1, 0]
+
+
+def layout_of(tensor):
+    """The tensor's layout (its effective layout: row-major when none is written)."""
+    layout = tensor.ty.effective_layout()
+    if layout is None:
+        raise NotDescribable(f"{tensor.name}: no layout")
+    return layout
+
+
+def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> Described:
+    """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression."""
+    operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
+    params: dict = {}
+    for role, region in regions:
+        tensor = region.source
+        ty = tensor.ty
+        begins = [r.begin for r in region.region]
+        start = [_int_or_none(b) for b in begins]
+        if any(s is None for s in start):
+            params.setdefault("start_modulus", {})[role] = [
+                _modulus(b) if s is None else None for b, s in zip(begins, start)]
+            params.setdefault("start_text", {})[role] = [str(b) if s is None else None for b, s in zip(begins, start)]
+        extent = [_int_or_none(r.extent) for r in region.region]
+        if any(e is None for e in extent):
+            raise NotDescribable(f"{op}: region of {tensor.name} has a run-time extent {list(region.region)}")
+        shape = [_int_or_none(n) for n in ty.shape]
+        if any(n is None for n in shape):
+            raise NotDescribable(f"{op}: {tensor.name} has a symbolic shape {list(ty.shape)}")
+        operands.append({"role": role, "name": str(tensor.name), "dtype": str(ty.dtype.dtype), "shape": shape,
+                         "start": start, "extent": extent, "elem_offset": 0})
+        layouts.append(layout_of(tensor))
+        tensors[role] = tensor
+        starts[role] = [b if s is None else s for b, s in zip(begins, start)]
+        extents[role] = extent
+        storage[role] = str(ty.scope)
+    if op == "copy_async":
+        params["config"] = []   # the call's options (0.27: its config keys); the rules decline those they do not do
+    params["storage"] = dict(storage)
+    params["align"] = {role: int(t.ty.data_alignment) for role, t in tensors.items()}
+    params["arch"] = str(sctx.target.attrs.get("arch", ""))
+    threads, full = threads_of(sctx)
+    params["threads"] = threads if full else 0
+    text = json.dumps({"op": op, "target": "cuda", "scope": scope_kind, "operands": operands, "params": params})
+    return Described(op, text, tuple(layouts), tensors, starts, extents, dict(scalars), storage)

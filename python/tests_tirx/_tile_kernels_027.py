@@ -1,0 +1,304 @@
+"""The kernels of _tile_kernels.py on the 0.27 lane (Tx.<scope>.<op> through TVM 0.27's dispatch table), compiled for
+each arch with axe4j.compile and turned into PTX by TVM's nvcc driver (as python/tests/test_cuda_dispatch.py does).
+Each also runs (sm_80) in axe4j's CUDA interpreter on the arrays of _tile_kernels.arrays. Run in .venv's Python:
+prints {"mix": {name: {arch: mix}}, "rules": {name: [variant, ...]}, "exact": {name: whether the interpreter's
+numbers agree with numpy}, "refusal": the message of the call no rule lowers} as JSON."""
+
+import tvm  # noqa: F401  (before the JVM)
+
+import json
+import sys
+from pathlib import Path
+
+from tvm.script import tirx as T
+from tvm.support import nvcc
+from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.script import tile as Tx
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import axe4j  # noqa: E402
+
+import _ptx_mix  # noqa: E402
+from _tile_kernels import ARCHS, KERNELS, agrees, arrays  # noqa: E402
+
+
+def _ns(scope):
+    return Tx if scope == "thread" else getattr(Tx, {"warpgroup": "wg"}.get(scope, scope))
+
+
+def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
+    storage = storage or shape
+    rows, cols = shape
+    s_layout = TileLayout(S[shape] if s_strides is None else S[shape:s_strides])
+    if s_swizzle is not None:
+        from tvm.tirx.layout import ComposeLayout
+
+        per_element, swizzle_len, atom_len, atom = s_swizzle
+        s_layout = ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(S[atom])).tile_to(shape, atom)
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, storage, dtype)
+        B = T.match_buffer(B_ptr, storage, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        A_smem = T.alloc_buffer(shape, dtype, scope="shared", layout=s_layout)
+        ns.copy(A_smem[0:rows, 0:cols], A[0:rows, 0:cols])
+        T.cuda.cta_sync()
+        ns.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols])
+
+    return kernel
+
+
+def cp_async(shape, dtype, scope, threads, storage=None):
+    storage = storage or shape
+    rows, cols = shape
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, storage, dtype)
+        B = T.match_buffer(B_ptr, storage, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        A_smem = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+        ns.copy_async(A_smem[0:rows, 0:cols], A[0:rows, 0:cols])
+        T.ptx["cp.async.commit_group"]()
+        T.ptx["cp.async.wait_group"](0)
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols])
+
+    return kernel
+
+
+def map_kernel(op, shape, dtype, out_dtype, scope, threads):
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, out_dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warpgroup_id([max(1, threads // 128)])
+        T.warp_id_in_wg([min(threads, 128) // 32])
+        T.warp_id([threads // 32])
+        T.lane_id([32])
+        T.thread_id_in_wg([min(threads, 128)])
+        T.thread_id([threads])
+        X = T.alloc_buffer(shape, dtype, scope="shared", layout=TileLayout(S[shape]))
+        Y = T.alloc_buffer(shape, out_dtype, scope="shared", layout=TileLayout(S[shape]))
+        Tx.cta.copy(X[:, :], A[:, :])
+        T.cuda.cta_sync()
+        if op == "add":
+            ns.add(X[:, :], X[:, :], B[:, :])
+            T.cuda.cta_sync()
+            Tx.cta.copy(Y[:, :], X[:, :])
+        elif op == "exp":
+            ns.exp(Y[:, :], X[:, :])
+        elif op == "cast":
+            ns.cast(Y[:, :], X[:, :])
+        elif op == "fill":
+            ns.fill(Y[:, :], T.float32(2.5))
+        T.cuda.cta_sync()
+        Tx.cta.copy(C[:, :], Y[:, :])
+
+    return kernel
+
+
+def thread_local(shape, dtype):
+    rows, cols = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([rows // 32])
+        T.lane_id([32])
+        tid = T.thread_id([rows])
+        r = T.alloc_buffer((1, cols), dtype, scope="local", layout=TileLayout(S[(1, cols)]))
+        Tx.copy(r[0:1, :], A[tid:tid + 1, :])
+        Tx.add(r[0:1, :], r[0:1, :], r[0:1, :])
+        Tx.copy(B[tid:tid + 1, :], r[0:1, :])
+
+    return kernel
+
+
+M, N, TT = 64, 64, 32
+GN = N // TT
+
+
+def tile(meta):
+    if meta:
+        @T.prim_func
+        def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+            A = T.match_buffer(A_ptr, (M, N), "float32")
+            B = T.match_buffer(B_ptr, (M, N), "float32")
+            T.device_entry()
+            bid = T.cta_id([(M // TT) * GN])
+            T.warp_id([4])
+            T.lane_id([32])
+            T.thread_id([128])
+            i0 = T.meta_var((bid // GN) * TT)
+            j0 = T.meta_var((bid % GN) * TT)
+            t = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=TileLayout(S[TT, TT]))
+            Tx.cta.copy(t[:, :], A[i0:i0 + TT, j0:j0 + TT])
+            T.cuda.cta_sync()
+            Tx.cta.copy(B[i0:i0 + TT, j0:j0 + TT], t[:, :])
+    else:
+        @T.prim_func
+        def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+            A = T.match_buffer(A_ptr, (M, N), "float32")
+            B = T.match_buffer(B_ptr, (M, N), "float32")
+            T.device_entry()
+            bid = T.cta_id([(M // TT) * GN])
+            T.warp_id([4])
+            T.lane_id([32])
+            T.thread_id([128])
+            i0 = (bid // GN) * TT
+            j0 = (bid % GN) * TT
+            t = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=TileLayout(S[TT, TT]))
+            Tx.cta.copy(t[:, :], A[i0:i0 + TT, j0:j0 + TT])
+            T.cuda.cta_sync()
+            Tx.cta.copy(B[i0:i0 + TT, j0:j0 + TT], t[:, :])
+    return kernel
+
+
+def transpose():
+    from tvm.tirx.layout import ComposeLayout
+
+    swizzled = ComposeLayout(2, 3, 3, TileLayout(S[TT, TT]))
+    swizzled_t = ComposeLayout(2, 3, 3, TileLayout(S[(TT, TT):(1, TT)]))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (M, N), "float32")
+        B = T.match_buffer(B_ptr, (N, M), "float32")
+        T.device_entry()
+        bid = T.cta_id([(M // TT) * GN])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([128])
+        i0 = T.meta_var((bid // GN) * TT)
+        j0 = T.meta_var((bid % GN) * TT)
+        tile = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=swizzled)
+        tile_t = T.decl_buffer((TT, TT), "float32", data=tile.data, scope="shared", layout=swizzled_t)
+        Tx.cta.copy(tile[:, :], A[i0:i0 + TT, j0:j0 + TT])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[j0:j0 + TT, i0:i0 + TT], tile_t[:, :])
+
+    return kernel
+
+
+def swizzle_bytes():
+    from tvm.tirx.layout import ComposeLayout
+
+    swizzled = ComposeLayout(2, 3, 3, TileLayout(S[TT, TT]))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (TT, TT), "float32")
+        B = T.match_buffer(B_ptr, (TT, TT), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        T.thread_id([128])
+        tile = T.alloc_buffer((TT, TT), "float32", scope="shared", layout=swizzled)
+        plain = T.decl_buffer((TT, TT), "float32", data=tile.data, scope="shared", layout=TileLayout(S[TT, TT]))
+        Tx.cta.copy(tile[:, :], A[:, :])
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:, :], plain[:, :])
+
+    return kernel
+
+
+def build(spec):
+    kind = spec["kind"]
+    if kind == "roundtrip":
+        return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
+                         spec.get("s_strides"), spec.get("s_swizzle"))
+    if kind == "cp_async":
+        return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
+    if kind == "map":
+        return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
+    if kind == "thread_local":
+        return thread_local(spec["shape"], spec["dtype"])
+    if kind == "transpose":
+        return transpose()
+    if kind == "swizzle_bytes":
+        return swizzle_bytes()
+    return tile(spec["meta"])
+
+
+def exchange():
+    """A warp's register tile r (lane l holds element l) copied into s (lane l holds elements 2l % 32 ...): an
+    exchange between lanes, which no rule lowers (python/tests/test_cuda_refusals.py)."""
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (32,), "float32")
+        B = T.match_buffer(B_ptr, (32,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([1])
+        T.lane_id([32])
+        T.thread_id([32])
+        r = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[32:1 @ laneid]))
+        s = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[(2, 16):(1 @ laneid, 2 @ laneid)]))
+        Tx.warp.copy(r[:], A[:])
+        Tx.warp.copy(s[:], r[:])
+        Tx.warp.copy(B[:], s[:])
+
+    return kernel
+
+
+def refusal() -> str:
+    try:
+        axe4j.compile(exchange(), tvm.target.Target({"kind": "cuda", "arch": "sm_90a"}, host="llvm"))
+    except axe4j.DispatchRefused as error:
+        return str(error)
+    raise AssertionError("the exchange between lanes compiled on the 0.27 lane")
+
+
+def main(names):
+    axe4j.install()
+    axe4j.use_pip_nvcc()
+    mixes, rules, exact = {}, {}, {}
+    for name in names:
+        kernel = build(KERNELS[name])
+        for arch in ARCHS:
+            target = tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+            executable = axe4j.compile(kernel, target)
+            source = executable.mod.imports[0].inspect_source("cuda")
+            with target:   # nvcc's -gencode comes from the current target's arch
+                ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
+            mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
+            rules[name] = [row.variant for row in executable.lowered]
+            if arch == ARCHS[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
+                args, expected, exactly = arrays(name)
+                axe4j.cuda.interp.run(executable, *args)
+                exact[name] = agrees(args, expected, exactly)
+    print(json.dumps({"mix": mixes, "rules": rules, "exact": exact, "refusal": refusal()}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or sorted(KERNELS))

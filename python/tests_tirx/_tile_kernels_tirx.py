@@ -1,0 +1,218 @@
+"""The kernels of _tile_kernels.py on the new TIRx lane: the same layouts and scopes, written with axe4j.tirx's ops
+(``Ax.copy(dst, src, scope="cta")``) and tvm_tirx's spellings (``T.function``, ``T.Tensor``, ``T.alloc_shared``, a
+``LaunchConfig`` for the grid and block), and their PTX through tvm_tirx's own nvcc driver."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import tvm_tirx
+from tvm_tirx.backend.cuda.compiler import compile_source
+from tvm_tirx.backend.cuda.launch import LaunchConfig
+from tvm_tirx.script import tirx as T
+
+from axe4j import tirx as Ax
+from axe4j.cuda import interp
+
+from _tile_kernels import KERNELS
+
+
+def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
+    storage = storage or shape
+    rows, cols = shape
+    s_layout = T.TileLayout(T.S[shape] if s_strides is None else T.S[shape:s_strides])
+    if s_swizzle is not None:
+        per_element, swizzle_len, atom_len, atom = s_swizzle
+        s_layout = T.ComposeLayout(per_element, swizzle_len, atom_len, T.TileLayout(T.S[atom])).tile_to(shape, atom)
+
+    @T.function
+    def kernel(A: T.Tensor(storage, dtype), B: T.Tensor(storage, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            A_smem = T.alloc_shared(shape, dtype, layout=s_layout)
+            Ax.copy(A_smem[0:rows, 0:cols], A[0:rows, 0:cols], scope=scope)
+            T.cuda.cta_sync()
+            Ax.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols], scope=scope)
+
+    return kernel
+
+
+def cp_async(shape, dtype, scope, threads, storage=None):
+    storage = storage or shape
+    rows, cols = shape
+
+    @T.function
+    def kernel(A: T.Tensor(storage, dtype), B: T.Tensor(storage, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            A_smem = T.alloc_shared(shape, dtype, layout=T.TileLayout(T.S[shape]))
+            Ax.copy_async(A_smem[0:rows, 0:cols], A[0:rows, 0:cols], scope=scope)   # commits its group
+            Ax.wait_async(0)
+            T.cuda.cta_sync()
+            Ax.copy(B[0:rows, 0:cols], A_smem[0:rows, 0:cols], scope="cta")
+
+    return kernel
+
+
+def map_kernel(op, shape, dtype, out_dtype, scope, threads):
+    """One kernel per op (TVMScript on tvm_tirx does not branch on a Python string inside the function)."""
+
+    if op == "add":
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                X = T.alloc_shared(shape, dtype, layout=T.TileLayout(T.S[shape]))
+                Y = T.alloc_shared(shape, out_dtype, layout=T.TileLayout(T.S[shape]))
+                Ax.copy(X[:, :], A[:, :], scope="cta")
+                T.cuda.cta_sync()
+                Ax.add(X[:, :], X[:, :], B[:, :], scope=scope)
+                T.cuda.cta_sync()
+                Ax.copy(Y[:, :], X[:, :], scope="cta")
+                T.cuda.cta_sync()
+                Ax.copy(C[:, :], Y[:, :], scope="cta")
+        return kernel
+    if op == "fill":
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                X = T.alloc_shared(shape, dtype, layout=T.TileLayout(T.S[shape]))
+                Y = T.alloc_shared(shape, out_dtype, layout=T.TileLayout(T.S[shape]))
+                Ax.copy(X[:, :], A[:, :], scope="cta")
+                T.cuda.cta_sync()
+                Ax.fill(Y[:, :], T.float32(2.5), scope=scope)
+                T.cuda.cta_sync()
+                Ax.copy(C[:, :], Y[:, :], scope="cta")
+        return kernel
+    unary = {"exp": Ax.exp, "cast": Ax.cast}[op]
+
+    @T.function
+    def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            X = T.alloc_shared(shape, dtype, layout=T.TileLayout(T.S[shape]))
+            Y = T.alloc_shared(shape, out_dtype, layout=T.TileLayout(T.S[shape]))
+            Ax.copy(X[:, :], A[:, :], scope="cta")
+            T.cuda.cta_sync()
+            unary(Y[:, :], X[:, :], scope=scope)
+            T.cuda.cta_sync()
+            Ax.copy(C[:, :], Y[:, :], scope="cta")
+
+    return kernel
+
+
+def thread_local(shape, dtype):
+    rows, cols = shape
+
+    @T.function
+    def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=rows)):
+            tid = T.cuda.thread_idx("x")
+            r = T.alloc_local((1, cols), dtype, layout=T.TileLayout(T.S[(1, cols)]))
+            Ax.copy(r[0:1, :], A[tid:tid + 1, :])
+            Ax.add(r[0:1, :], r[0:1, :], r[0:1, :])
+            Ax.copy(B[tid:tid + 1, :], r[0:1, :])
+
+    return kernel
+
+
+M, N, TT = 64, 64, 32
+GN = N // TT
+
+
+def tile(meta):
+    if meta:
+        @T.function
+        def kernel(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=(M // TT) * GN, block=128)):
+                bid = T.cuda.block_idx("x")
+                # tvm_tirx's T.meta_var binds a let variable, which the rules see as any integer: the offsets are
+                # written out, so that the rules see the expressions (what T.meta_var gives on 0.27)
+                t = T.alloc_shared((TT, TT), "float32", layout=T.TileLayout(T.S[TT, TT]))
+                Ax.copy(t[:, :], A[bid // GN * TT:bid // GN * TT + TT, bid % GN * TT:bid % GN * TT + TT], scope="cta")
+                T.cuda.cta_sync()
+                Ax.copy(B[bid // GN * TT:bid // GN * TT + TT, bid % GN * TT:bid % GN * TT + TT], t[:, :], scope="cta")
+    else:
+        @T.function
+        def kernel(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=(M // TT) * GN, block=128)):
+                bid = T.cuda.block_idx("x")
+                i0 = (bid // GN) * TT
+                j0 = (bid % GN) * TT
+                t = T.alloc_shared((TT, TT), "float32", layout=T.TileLayout(T.S[TT, TT]))
+                Ax.copy(t[:, :], A[i0:i0 + TT, j0:j0 + TT], scope="cta")
+                T.cuda.cta_sync()
+                Ax.copy(B[i0:i0 + TT, j0:j0 + TT], t[:, :], scope="cta")
+    return kernel
+
+
+def transpose():
+    swizzled = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[TT, TT]))
+    swizzled_t = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[(TT, TT):(1, TT)]))
+
+    @T.function
+    def kernel(A: T.Tensor((M, N), "float32"), B: T.Tensor((N, M), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=(M // TT) * GN, block=128)):
+            bid = T.cuda.block_idx("x")
+            tile = T.alloc_shared((TT, TT), "float32", layout=swizzled)
+            tile_t = T.decl_tensor(tile.data, ty_args=[T.Tensor((TT, TT), "float32", scope="shared",
+                                                                layout=swizzled_t)])
+            Ax.copy(tile[:, :], A[bid // GN * TT:bid // GN * TT + TT, bid % GN * TT:bid % GN * TT + TT], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[bid % GN * TT:bid % GN * TT + TT, bid // GN * TT:bid // GN * TT + TT], tile_t[:, :], scope="cta")
+
+    return kernel
+
+
+def swizzle_bytes():
+    swizzled = T.ComposeLayout(2, 3, 3, T.TileLayout(T.S[TT, TT]))
+
+    @T.function
+    def kernel(A: T.Tensor((TT, TT), "float32"), B: T.Tensor((TT, TT), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tile = T.alloc_shared((TT, TT), "float32", layout=swizzled)
+            plain = T.decl_tensor(tile.data, ty_args=[T.Tensor((TT, TT), "float32", scope="shared",
+                                                               layout=T.TileLayout(T.S[TT, TT]))])
+            Ax.copy(tile[:, :], A[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[:, :], plain[:, :], scope="cta")
+
+    return kernel
+
+
+def build(spec):
+    kind = spec["kind"]
+    if kind == "roundtrip":
+        return roundtrip(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"),
+                         spec.get("s_strides"), spec.get("s_swizzle"))
+    if kind == "cp_async":
+        return cp_async(spec["shape"], spec["dtype"], spec["scope"], spec["threads"], spec.get("storage"))
+    if kind == "map":
+        return map_kernel(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["scope"], spec["threads"])
+    if kind == "thread_local":
+        return thread_local(spec["shape"], spec["dtype"])
+    if kind == "transpose":
+        return transpose()
+    if kind == "swizzle_bytes":
+        return swizzle_bytes()
+    return tile(spec["meta"])
+
+
+def target(arch):
+    return tvm_tirx.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
+
+
+def compiled(name, arch):
+    """(``axe4j.cuda.interp.compile_tirx``'s result: the executable with its lowered modules; CUDA source; the rules
+    that lowered its calls) of kernel ``name`` for ``arch``."""
+    before = len(Ax.LOWERED)
+    result = interp.compile_tirx(build(KERNELS[name]), target(arch))
+    source = result.executable.mod.imports[0].inspect_source("cuda")
+    return result, source, [row.variant for row in Ax.LOWERED[before:]]
+
+
+def ptx(source, arch, nvcc):
+    """PTX of ``source`` by tvm_tirx's nvcc driver with the nvcc at ``nvcc`` (the nvidia-cuda-nvcc wheel's, which
+    the 0.27 lane's venv installs) first on PATH."""
+    folder = str(Path(nvcc).parent)
+    os.environ["PATH"] = os.pathsep.join([folder, *(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                                   if p and p != folder)])
+    result = compile_source(source, {"cuda": {"compiler": "nvcc", "target_format": "ptx"}}, target=target(arch))
+    return result.binary.decode()
