@@ -41,11 +41,13 @@ final class LoadedModule {
 
     /**
      * Loads {@code library} by its manifest as version {@code generation}, in a copy under {@code scratch}.
-     * {@code memories} makes each thread's device memory (null: CPU modules run in place, CUDA ones on the GPU).
+     * {@code memories} makes each thread's device memory (null: CPU modules run in place, CUDA ones on the GPU);
+     * {@code backend}, when not null, makes the runners instead of the module's kernels.
      *
      * @throws IllegalArgumentException or a TVM/CUDA exception naming what failed; nothing is left behind then
      */
-    static LoadedModule load(Path library, int generation, Path scratch, Supplier<DeviceMemory> memories) {
+    static LoadedModule load(Path library, int generation, Path scratch, Supplier<DeviceMemory> memories,
+                             Backend backend) {
         Manifest manifest = Manifest.read(library);
         Path folder = scratch.resolve("v" + generation);
         try {
@@ -61,7 +63,7 @@ final class LoadedModule {
                     }
                 }
             }
-            return new LoadedModule(manifest, generation, folder, TvmModule.load(copy), memories);
+            return new LoadedModule(manifest, generation, folder, TvmModule.load(copy), memories, backend);
         } catch (IOException e) {
             delete(folder);
             throw new UncheckedIOException("copying " + library + " to " + folder + ": " + e.getMessage(), e);
@@ -72,7 +74,7 @@ final class LoadedModule {
     }
 
     private LoadedModule(Manifest manifest, int generation, Path folder, TvmModule module,
-                         Supplier<DeviceMemory> memories) {
+                         Supplier<DeviceMemory> memories, Backend backend) {
         this.manifest = manifest;
         this.generation = generation;
         this.folder = folder;
@@ -81,7 +83,8 @@ final class LoadedModule {
             for (Manifest.Function f : manifest.functions().values()) {
                 Kernel kernel = Kernel.of(module, f.name());
                 kernels.put(f.name(), kernel);
-                Supplier<Runner> make = memories != null ? () -> Runner.onDevice(kernel, f, memories)
+                Supplier<Runner> make = backend != null ? backend.runners(f.name(), f.specs())
+                        : memories != null ? () -> Runner.onDevice(kernel, f, memories)
                         : manifest.onCuda() ? () -> Runner.onDevice(kernel, f, CudaMemories.perThread())
                         : () -> Runner.onCpu(kernel, f.specs());
                 makers.put(f.name(), make);

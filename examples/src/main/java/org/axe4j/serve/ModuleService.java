@@ -38,9 +38,17 @@ import org.axe4j.tvm.cuda.DeviceMemory;
  * </pre>
  */
 public final class ModuleService {
-    /** What the service serves and how; {@code memories} runs CPU kernels through device workspaces (tests). */
+    /**
+     * What the service serves and how; {@code memories} runs CPU kernels through device workspaces (tests);
+     * {@code backend} runs the functions instead of the module's kernels (null: the kernels).
+     */
     public record Config(Path library, int port, int threads, int queue, long deadlineMs, long drainMs,
-                         Supplier<DeviceMemory> memories) {}
+                         Supplier<DeviceMemory> memories, Backend backend) {
+        public Config(Path library, int port, int threads, int queue, long deadlineMs, long drainMs,
+                      Supplier<DeviceMemory> memories) {
+            this(library, port, threads, queue, deadlineMs, drainMs, memories, null);
+        }
+    }
 
     static final int JSON_BYTES_PER_ELEMENT = 40;
     /** The exchange attribute naming the manifest's function a request is for, once known (a metrics label). */
@@ -64,7 +72,7 @@ public final class ModuleService {
         source = config.library().toAbsolutePath().normalize();
         try {
             generation = 1;
-            current.set(LoadedModule.load(source, generation, scratch, config.memories()));
+            current.set(LoadedModule.load(source, generation, scratch, config.memories(), config.backend()));
         } catch (RuntimeException e) {
             deleteScratch();
             throw e;
@@ -449,7 +457,7 @@ public final class ModuleService {
         }
         LoadedModule loaded;
         try {
-            loaded = LoadedModule.load(next, generation + 1, scratch, config.memories());
+            loaded = LoadedModule.load(next, generation + 1, scratch, config.memories(), config.backend());
         } catch (RuntimeException e) {
             metrics.reload(false);
             throw new HttpError(422, "module_load", "module " + next + " failed to load; still serving generation "

@@ -9,9 +9,10 @@ import org.axe4j.tvm.cuda.DeviceWorkspace;
 
 /**
  * One worker's tensors for one function, made once and reused: a request writes the inputs into {@link #buffer},
- * runs, and reads the outputs from {@link #buffer}; nothing is allocated per request. Not thread-safe.
+ * runs, and reads the outputs from {@link #buffer}; nothing is allocated per request. Not thread-safe. A
+ * {@link Backend} makes its own.
  */
-interface Runner extends AutoCloseable {
+public interface Runner extends AutoCloseable {
     /** Argument {@code index}'s host bytes (native order, position 0). */
     ByteBuffer buffer(int index);
 

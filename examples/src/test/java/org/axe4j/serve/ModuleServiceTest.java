@@ -288,6 +288,59 @@ class ModuleServiceTest {
     record Bad(String what, String path, String type, String body, int status, String says) {}
 
     @Test
+    void aBackendRunsTheFunctionsBehindTheSameServerAndMetrics() throws Exception {
+        // vector_add by a backend that subtracts: the answer is the backend's, not the module's kernel's (A + B)
+        List<String> asked = new ArrayList<>();
+        Backend subtracting = (function, args) -> {
+            asked.add(function + " " + args.size());
+            return () -> new Runner() {
+                final ByteBuffer[] buffers = args.stream().map(spec -> ByteBuffer.allocateDirect(
+                        Math.toIntExact(spec.bytes())).order(ByteOrder.nativeOrder())).toArray(ByteBuffer[]::new);
+
+                @Override
+                public ByteBuffer buffer(int index) {
+                    return buffers[index];
+                }
+
+                @Override
+                public void run() {
+                    if (function.equals("vector_add")) {
+                        for (int i = 0; i < N; i++) {
+                            buffers[2].putFloat(4 * i, buffers[0].getFloat(4 * i) - buffers[1].getFloat(4 * i));
+                        }
+                    }
+                }
+
+                @Override
+                public void close() {}
+            };
+        };
+        ModuleService s = ModuleService.start(new ModuleService.Config(v1, 0, 1, 4, 10_000, 5_000, null,
+                subtracting));
+        try {
+            Random r = new Random(5);
+            float[] a = random(r, N);
+            float[] b = random(r, N);
+            float[] minus = new float[N];
+            for (int i = 0; i < N; i++) {
+                minus[i] = a[i] - b[i];
+            }
+            assertClose(minus, addAnswer(s, a, b), "vector_add by the backend");
+            assertEquals(List.of("matmul 3", "vector_add 3", "widen 2"), asked.stream().sorted().toList());
+            // counted once the exchange is closed, which may be just after the client has its answer
+            String counted = "axe_requests_total{function=\"vector_add\",code=\"200\"} 1";
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (!get(s, "/metrics").body().contains(counted) && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertTrue(get(s, "/metrics").body().contains(counted), "the backend's requests are counted like the "
+                    + "kernels'");
+        } finally {
+            s.drain();
+        }
+    }
+
+    @Test
     void everyKindOfBadRequestGetsItsStatusAndAMessageNamingTheProblem() throws Exception {
         String row = flat(new float[K]).toString();
         String goodB = nested(new float[K * P], K, P).toString();
