@@ -1,7 +1,7 @@
 """axe4j against ONNX Runtime Java, in one JVM, on the same inputs: calls/s per workload and thread count, with ratios.
 
 Usage: python benchmarks/bench_jvm.py [--threads 1,2] [--rounds 7] [--round-ms 100] [--only NAME]
-                                     [--ort-constant-weights]
+                                     [--ort-constant-weights | --service]
 
 1. Builds each workload's kernel with axe4j for this CPU (``benchmarks/jvm_kernels.py``: GEMM at N = 128, 512, 2048;
    GEMM + bias + GELU at N = 512; LayerNorm and softmax rows at 64 x 1000 and 256 x 4096; float32), exports it with
@@ -13,6 +13,9 @@ Usage: python benchmarks/bench_jvm.py [--threads 1,2] [--rounds 7] [--round-ms 1
    before timing; then the two run in alternated rounds (A B, B A, ...), each at least ``--round-ms`` and 2 calls.
    With ``--ort-constant-weights`` the ONNX model holds the weights (B, bias, gamma, beta) as initializers, which ORT
    may prepare once when it loads the model (MLAS packs a constant B); axe4j still takes them as inputs.
+   With ``--service`` both go through ``axe serve``'s server code instead (``org.axe4j.serve.ModuleService``): one
+   service on the module's kernels and one whose ``Backend`` is ONNX Runtime (``OrtBackend``), each with one worker,
+   driven alternately by a keep-alive client sending the binary request (requests/s; the answers checked first).
 3. Prints a table per thread count (median calls/s per side, the median of the per-round ratios axe4j / ORT and
    their min-max) and writes out/bench-jvm/result.json (result-ort-constant-weights.json with that option).
 """
@@ -50,7 +53,8 @@ def run_jvm(threads: int, args, kernels: Path) -> dict:
     java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else "java"
     command = [str(java), "-cp", classpath(), "org.axe4j.bench.jvm.BenchJvm", str(kernels), str(threads),
                str(args.rounds), str(args.round_ms)] + (["--only", args.only] if args.only else []) \
-        + (["--ort-constant-weights"] if args.ort_constant_weights else [])
+        + (["--ort-constant-weights"] if args.ort_constant_weights else []) \
+        + (["--service"] if args.service else [])
     process = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=None, text=True)
     if process.returncode != 0:
         sys.exit(f"BenchJvm at {threads} thread(s) failed (exit {process.returncode}); its errors are above")
@@ -74,7 +78,11 @@ def main() -> None:
     parser.add_argument("--only", help="only the workloads whose names contain this")
     parser.add_argument("--ort-constant-weights", action="store_true",
                         help="ORT's model holds B, bias, gamma and beta as initializers (axe4j takes them as inputs)")
+    parser.add_argument("--service", action="store_true",
+                        help="both sides through axe serve's server code (ORT as its backend), binary requests")
     args = parser.parse_args()
+    if args.service and args.ort_constant_weights:
+        parser.error("--service serves the module's own arguments to both sides; leave out --ort-constant-weights")
     threads = [int(t) for t in args.threads.split(",")]
     started = time.time()
     kernels = OUT / "kernels"
@@ -89,8 +97,8 @@ def main() -> None:
         runs.append(run_jvm(t, args, kernels))
     print()
     for r in runs:
-        print(f"{r['threads']} thread(s) a side (TVM pool: {r['tvm_pool']}; ORT: intra-op {r['threads']}, "
-              f"inter-op 1, spinning off; ORT's weights: {r['ort_weights']})")
+        print(f"{r['threads']} thread(s) a side, {r['path']} (TVM pool: {r['tvm_pool']}; ORT: intra-op "
+              f"{r['threads']}, inter-op 1, spinning off; ORT's weights: {r['ort_weights']})")
         print(table(r))
         print()
     result = {
@@ -102,10 +110,12 @@ def main() -> None:
         "rounds": args.rounds,
         "round_ms": args.round_ms,
         "ort_weights": "constants (initializers)" if args.ort_constant_weights else "inputs",
+        "path": "through axe serve (binary requests, one worker a side)" if args.service else "in process",
         "runs": runs,
     }
     OUT.mkdir(parents=True, exist_ok=True)
-    written = OUT / ("result-ort-constant-weights.json" if args.ort_constant_weights else "result.json")
+    written = OUT / ("result-ort-constant-weights.json" if args.ort_constant_weights
+                     else "result-service.json" if args.service else "result.json")
     written.write_text(json.dumps(result, indent=2) + "\n")
     print(f"[bench-jvm] wrote {written} ({time.time() - started:.0f} s in all)")
 

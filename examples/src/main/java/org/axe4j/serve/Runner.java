@@ -13,7 +13,10 @@ import org.axe4j.tvm.cuda.DeviceWorkspace;
  * {@link Backend} makes its own.
  */
 public interface Runner extends AutoCloseable {
-    /** Argument {@code index}'s host bytes (native order, position 0). */
+    /**
+     * Argument {@code index}'s host bytes: a buffer at position 0 on each call (the service fills and reads it by
+     * relative puts and gets), native order.
+     */
     ByteBuffer buffer(int index);
 
     /** Runs the function on the arguments; the outputs are in their buffers when it returns. */

@@ -5,6 +5,9 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import org.axe4j.bench.onnx.OnnxModel;
 import org.axe4j.benchmarks.gpu.Npy;
+import org.axe4j.serve.ModuleService;
 import org.axe4j.tvm.CpuPool;
 
 /**
@@ -31,7 +35,8 @@ public final class BenchJvm {
     private BenchJvm() {}
 
     public static void main(String[] args) throws Exception {
-        String usage = "usage: BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [--only NAME] [--ort-constant-weights]";
+        String usage = "usage: BenchJvm KERNELS_DIR THREADS ROUNDS ROUND_MS [--only NAME] [--ort-constant-weights] "
+                + "[--service]";
         if (args.length < 4) {
             throw new IllegalArgumentException(usage);
         }
@@ -41,14 +46,21 @@ public final class BenchJvm {
         long roundNanos = Long.parseLong(args[3]) * 1_000_000L;
         String filter = "";
         boolean constantWeights = false;
+        boolean service = false;
         for (int i = 4; i < args.length; i++) {
             if (args[i].equals("--only") && i + 1 < args.length) {
                 filter = args[++i];
             } else if (args[i].equals("--ort-constant-weights")) {
                 constantWeights = true;
+            } else if (args[i].equals("--service")) {
+                service = true;
             } else {
                 throw new IllegalArgumentException("unknown argument " + args[i] + "; " + usage);
             }
+        }
+        if (service && constantWeights) {
+            throw new IllegalArgumentException("--service serves the module's own arguments (weights included) to "
+                    + "both sides; it does not take --ort-constant-weights");
         }
         CpuPool.Sizing pool = CpuPool.size();
         if (pool.threads() != threads) {
@@ -61,13 +73,15 @@ public final class BenchJvm {
             JsonObject w = e.getAsJsonObject();
             String name = w.get("name").getAsString();
             if (name.contains(filter)) {
-                results.add(runOne(dir, w, threads, rounds, roundNanos, constantWeights));
+                results.add(service ? throughService(dir, w, threads, rounds, roundNanos)
+                        : runOne(dir, w, threads, rounds, roundNanos, constantWeights));
             }
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("threads", threads);
         out.put("tvm_pool", pool.from());
         out.put("ort_weights", constantWeights ? "constants (initializers)" : "inputs");
+        out.put("path", service ? "service" : "in process");
         out.put("target", described.get("target").getAsString());
         out.put("workloads", results);
         System.out.println(new Gson().toJson(out));
@@ -97,6 +111,72 @@ public final class BenchJvm {
         float[] out = new float[b.remaining()];
         b.duplicate().get(out);
         return out;
+    }
+
+    /**
+     * The workload through {@code axe serve}'s server code on both sides: one service on the module's kernels, one
+     * whose {@link OrtBackend} runs the ONNX model, each with one worker (the kernel's own threads: the pool's
+     * {@code threads}, ORT's intra-op threads) and a keep-alive client sending the binary request; the answers are
+     * checked against numpy's first, then the two alternate in rounds of requests.
+     */
+    private static Map<String, Object> throughService(Path dir, JsonObject w, int threads, int rounds,
+                                                      long roundNanos) throws Exception {
+        String name = w.get("name").getAsString();
+        long[] shape = new Gson().fromJson(w.get("shape"), long[].class);
+        double rtol = w.get("rtol").getAsDouble();
+        double atol = w.get("atol").getAsDouble();
+        OnnxModel model = modelOf(w.get("kind").getAsString(), shape);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        for (JsonElement input : w.getAsJsonArray("inputs")) {
+            ByteBuffer bytes = Npy.read(dir.resolve(name + "." + input.getAsString() + ".npy")).buffer();
+            byte[] copy = new byte[bytes.remaining()];
+            bytes.duplicate().get(copy);
+            body.write(copy);
+        }
+        Path library = dir.resolve(w.get("library").getAsString());
+        String path = "/v1/" + w.get("function").getAsString();
+        FloatBuffer expected = Npy.read(dir.resolve(name + ".expected.npy")).buffer().asFloatBuffer();
+        ModuleService axe = ModuleService.start(new ModuleService.Config(library, 0, 1, 16, 60_000, 5_000, null));
+        ModuleService ort = ModuleService.start(new ModuleService.Config(library, 0, 1, 16, 60_000, 5_000, null,
+                new OrtBackend(model, threads)));
+        try (HttpCaller toAxe = new HttpCaller(axe.port(), path, body.toByteArray());
+             HttpCaller toOrt = new HttpCaller(ort.port(), path, body.toByteArray())) {
+            toAxe.call();
+            toOrt.call();
+            double axeErr = Compare.worst(floatsOf(toAxe.answer()), expected, rtol, atol,
+                    name + " through axe serve: axe4j against numpy");
+            double ortErr = Compare.worst(floatsOf(toOrt.answer()), expected, rtol, atol,
+                    name + " through axe serve: ORT against numpy");
+            AbRounds.rate(toAxe::call, roundNanos, 2);
+            AbRounds.rate(toOrt::call, roundNanos, 2);
+            AbRounds ab = AbRounds.measure(toAxe::call, toOrt::call, rounds, roundNanos, 2);
+            double[] ratios = ab.ratios();
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("name", name);
+            r.put("shape", shape);
+            r.put("threads", threads);
+            r.put("path", "service");
+            r.put("checked", Map.of("rtol", rtol, "atol", atol, "axe4j_vs_numpy", axeErr, "ort_vs_numpy", ortErr));
+            r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));
+            r.put("ort_calls_per_s", AbRounds.median(ab.ratesB()));
+            r.put("ratio_median", AbRounds.median(ratios));
+            r.put("ratio_min", AbRounds.min(ratios));
+            r.put("ratio_max", AbRounds.max(ratios));
+            r.put("axe4j_rounds", ab.ratesA());
+            r.put("ort_rounds", ab.ratesB());
+            System.err.printf("  %-22s %d thread(s), through axe serve: checked (worst |diff| / tolerance: axe4j %.2f, "
+                            + "ORT %.2f); axe4j %.1f requests/s, ORT %.1f requests/s, ratio %.2f (%.2f-%.2f)%n", name,
+                    threads, axeErr, ortErr, AbRounds.median(ab.ratesA()), AbRounds.median(ab.ratesB()),
+                    AbRounds.median(ratios), AbRounds.min(ratios), AbRounds.max(ratios));
+            return r;
+        } finally {
+            axe.drain();
+            ort.drain();
+        }
+    }
+
+    private static FloatBuffer floatsOf(byte[] answer) {
+        return ByteBuffer.wrap(answer).order(ByteOrder.nativeOrder()).asFloatBuffer();
     }
 
     private static Map<String, Object> runOne(Path dir, JsonObject w, int threads, int rounds, long roundNanos,

@@ -20,10 +20,10 @@ import org.axe4j.bench.onnx.OnnxModel;
  */
 final class OrtSide implements Side {
     private final OrtSession session;
-    private final List<FloatBuffer> inputs = new ArrayList<>();
+    private final List<ByteBuffer> inputs = new ArrayList<>();
     private final Map<String, OnnxTensor> inputTensors = new LinkedHashMap<>();
     private final Map<String, OnnxTensor> pinned;
-    private final FloatBuffer output;
+    private final ByteBuffer output;
 
     OrtSide(OnnxModel model, int threads) throws OrtException {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
@@ -36,22 +36,31 @@ final class OrtSide implements Side {
             session = env.createSession(model.toBytes(), options);
         }
         for (OnnxModel.Value v : model.graph().inputs()) {
-            FloatBuffer b = floats(v.dims());
+            ByteBuffer b = floats(v.dims());
             inputs.add(b);
-            inputTensors.put(v.name(), OnnxTensor.createTensor(env, b, v.dims()));
+            inputTensors.put(v.name(), OnnxTensor.createTensor(env, b.asFloatBuffer(), v.dims()));
         }
         OnnxModel.Value out = model.graph().outputs().get(0);
         output = floats(out.dims());
-        pinned = Map.of(out.name(), OnnxTensor.createTensor(env, output, out.dims()));
+        pinned = Map.of(out.name(), OnnxTensor.createTensor(env, output.asFloatBuffer(), out.dims()));
     }
 
-    private static FloatBuffer floats(long[] dims) {
+    private static ByteBuffer floats(long[] dims) {
         long n = 1;
         for (long d : dims) {
             n *= d;
         }
-        return ByteBuffer.allocateDirect(Math.toIntExact(n * Float.BYTES)).order(ByteOrder.nativeOrder())
-                .asFloatBuffer();
+        return ByteBuffer.allocateDirect(Math.toIntExact(n * Float.BYTES)).order(ByteOrder.nativeOrder());
+    }
+
+    /** The inputs' count; their bytes ({@link #bytes}) come first, the output's last. */
+    int inputs() {
+        return inputs.size();
+    }
+
+    /** Input {@code index}'s bytes, or the output's at {@code index == inputs()} (native order, shared). */
+    ByteBuffer bytes(int index) {
+        return index < inputs.size() ? inputs.get(index) : output;
     }
 
     @Override
@@ -61,7 +70,7 @@ final class OrtSide implements Side {
 
     @Override
     public FloatBuffer input(int index) {
-        return inputs.get(index).duplicate();
+        return inputs.get(index).asFloatBuffer();
     }
 
     @Override
@@ -71,7 +80,15 @@ final class OrtSide implements Side {
 
     @Override
     public FloatBuffer output() {
-        return output.duplicate();
+        return output.asFloatBuffer();
+    }
+
+    void closeQuietly() {
+        try {
+            close();
+        } catch (OrtException ignored) {
+            // closing native handles; nothing to recover
+        }
     }
 
     @Override
