@@ -74,6 +74,7 @@ bench-serve: python build
 ## rounds: GEMM (N = 128/512/2048), GEMM + bias + GELU, LayerNorm and softmax rows, at 1 and 2 threads a side; each
 ## checked against numpy first. ORT is a dependency of the benchmarks module's bench-jvm profile only (not of `make
 ## test`); the reactor is packaged, not installed. Table and out/bench-jvm/result.json (benchmarks/bench_jvm.py);
+## BENCH_JVM_ARGS=--service runs both through axe serve's server code instead (ORT as the service's Backend);
 ## BENCH_JVM_ARGS passes options, e.g. "--rounds 9 --round-ms 200 --threads 1,2 --only softmax".
 BENCH_JVM_ARGS ?=
 .PHONY: bench-jvm
