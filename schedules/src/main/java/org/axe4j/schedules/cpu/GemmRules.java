@@ -25,6 +25,9 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * that moves along v (B for v = n, A for v = m) is packed per K block into K-major panels {@code nv} wide, the
  * other operand per (u block, K block) into panels {@code mu} wide ({@link GemmPacking}), so the micro-kernel reads
  * both contiguously whatever their strides; a K block keeps one v panel in L1, a u block keeps its panels in L2.
+ * A V whose layout already is those panels for every K block ({@link GemmPacking#packedWeight} of the plan's kc and
+ * nv: a weight packed once) is read in place, nothing packed for it; a V in panels of another kc or nv is declined
+ * with both layouts named (the naive rule takes it).
  * When {@code M*N*K >= }{@link #PARALLEL_MIN_WORK} the u blocks run in parallel if there are two or more, else the
  * v panels of the one u block do, unless the call says {@code parallel=False} (a call inside a parallel loop:
  * TVM's CPU thread pool runs no nested parallel region). It declines when D has no stride-1 dim. {@link #NAIVE}:
