@@ -12,7 +12,9 @@ Usage: python benchmarks/bench_jvm.py [--threads 1,2] [--rounds 7] [--round-ms 1
    spinning off, outputs into pinned tensors). Both outputs are checked against numpy's, and against each other,
    before timing; then the two run in alternated rounds (A B, B A, ...), each at least ``--round-ms`` and 2 calls.
    With ``--ort-constant-weights`` the ONNX model holds the weights (B, bias, gamma, beta) as initializers, which ORT
-   may prepare once when it loads the model (MLAS packs a constant B); axe4j still takes them as inputs.
+   may prepare once when it loads the model (MLAS packs a constant B); axe4j's GEMMs likewise take B packed once at
+   load (``jvm_kernels.py --packed-weights``: ``axe4j.cpu.weight_packer``, run by the Java side before timing) and read
+   it in place.
    With ``--service`` both go through ``axe serve``'s server code instead (``org.axe4j.serve.ModuleService``): one
    service on the module's kernels and one whose ``Backend`` is ONNX Runtime (``OrtBackend``), each with one worker,
    driven alternately by a keep-alive client sending the binary request (requests/s; the answers checked first).
@@ -77,7 +79,7 @@ def main() -> None:
     parser.add_argument("--round-ms", type=int, default=100)
     parser.add_argument("--only", help="only the workloads whose names contain this")
     parser.add_argument("--ort-constant-weights", action="store_true",
-                        help="ORT's model holds B, bias, gamma and beta as initializers (axe4j takes them as inputs)")
+                        help="ORT's model holds B, bias, gamma and beta as initializers; axe4j's GEMMs take B packed once")
     parser.add_argument("--service", action="store_true",
                         help="both sides through axe serve's server code (ORT as its backend), binary requests")
     args = parser.parse_args()
@@ -88,7 +90,8 @@ def main() -> None:
     kernels = OUT / "kernels"
     print(f"[bench-jvm] building the kernels with axe4j into {kernels} ...", flush=True)
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "jvm_kernels.py"), str(kernels)]
-                   + (["--only", args.only] if args.only else []),
+                   + (["--only", args.only] if args.only else [])
+                   + (["--packed-weights"] if args.ort_constant_weights else []),
                    check=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     runs = []
     for t in threads:
@@ -98,7 +101,8 @@ def main() -> None:
     print()
     for r in runs:
         print(f"{r['threads']} thread(s) a side, {r['path']} (TVM pool: {r['tvm_pool']}; ORT: intra-op "
-              f"{r['threads']}, inter-op 1, spinning off; ORT's weights: {r['ort_weights']})")
+              f"{r['threads']}, inter-op 1, spinning off; ORT's weights: {r['ort_weights']}"
+              + ("; axe4j's GEMMs: B packed once at load" if args.ort_constant_weights else "") + ")")
         print(table(r))
         print()
     result = {
@@ -111,6 +115,7 @@ def main() -> None:
         "round_ms": args.round_ms,
         "ort_weights": "constants (initializers)" if args.ort_constant_weights else "inputs",
         "path": "through axe serve (binary requests, one worker a side)" if args.service else "in process",
+        "axe4j_weights": "GEMMs' B packed once at load, read in place" if args.ort_constant_weights else "inputs",
         "runs": runs,
     }
     OUT.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The axe4j side of `make bench-jvm`: each workload's kernel compiled for this CPU, exported with its manifest, and
 its inputs and numpy's answer saved as .npy files, for the Java benchmark against ONNX Runtime (BenchJvm).
 
-Usage: python benchmarks/jvm_kernels.py OUT_DIR
+Usage: python benchmarks/jvm_kernels.py OUT_DIR [--only NAME] [--packed-weights]
 
 Writes OUT_DIR/workloads.json (name, kind, shape, library, function, input and output files, tolerance per
 workload), OUT_DIR/<name>.so (+ .so.manifest.json, ``axe4j.export_library``) and OUT_DIR/<name>.<arg>.npy.
@@ -10,6 +10,10 @@ The kernels are what a user writes with axe4j's tile ops, compiled through its J
 ``axe4j.host_target()``:
 
 - ``gemm``: ``C = A @ B`` (``Tx.gemm``, the blocked GEMM; it runs its u blocks on TVM's pool).
+  With ``--packed-weights`` the GEMMs (and the GEMM of ``gemm_bias_gelu``) take B already in the blocked GEMM's
+  panel layout (``axe4j.cpu.packed_weight_layout``), which they read in place: argument B is then the K * N packed
+  buffer, and ``<name>.pack_B.so`` holds ``axe4j.cpu.weight_packer``'s ``Tx.copy`` from the row-major B, which the
+  Java side runs once when it loads the kernel (workloads.json's ``prepack``).
 - ``gemm_bias_gelu``: ``Y = gelu(A @ B + bias)``: the bias is C of ``Tx.gemm`` with beta = 1, a stride-0 view of the
   bias vector over the rows; then, per block of rows on TVM's pool, GELU's tanh form written with ``exp``:
   ``0.5 x (1 + tanh(z)) = x / (1 + exp(-2 z))``, ``z = sqrt(2/pi) (x + 0.044715 x^3)``.
@@ -33,6 +37,7 @@ from tvm.tirx.layout import S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 import axe4j
+import axe4j.cpu
 
 EPS = 1e-5
 ROW_BLOCK_FLOATS = 8192   # a block of rows takes at most 32 KiB, so its passes stay in L1/L2
@@ -46,24 +51,43 @@ def row_block(rows: int, cols: int) -> int:
     return rb
 
 
-def gemm(n: int):
+def b_layout(n: int, packed: bool):
+    """B's layout: row-major, or the panels the blocked GEMM for this CPU reads in place (a flat n * n argument)."""
+    return axe4j.cpu.packed_weight_layout(n, n, "float32", axe4j.host_target()) if packed else TileLayout(S[(n, n)])
+
+
+def gemm(n: int, packed: bool = False):
+    layout, b_shape = b_layout(n, packed), (n * n,) if packed else (n, n)
+
     @T.prim_func
-    def kernel(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"), C: T.Buffer((n, n), "float32")):
-        Tx.gemm(C[:, :], A[:, :], B[:, :], C[:, :], False, False, T.float32(1.0), T.float32(0.0))
+    def kernel(A: T.Buffer((n, n), "float32"), B: T.Buffer(b_shape, "float32"), C: T.Buffer((n, n), "float32")):
+        Bl = T.decl_buffer((n, n), "float32", data=B.data, layout=layout)
+        Tx.gemm(C[:, :], A[:, :], Bl[:, :], C[:, :], False, False, T.float32(1.0), T.float32(0.0))
 
     return kernel.with_attr("global_symbol", f"gemm_{n}")
 
 
-def gemm_bias_gelu(n: int):
+def gemm_packers(kind: str, shape) -> dict:
+    """{argument: the PrimFunc that packs it} for a workload whose B is taken packed (``--packed-weights``)."""
+    if kind not in ("gemm", "gemm_bias_gelu"):
+        return {}
+    _, n, k = shape
+    packer = axe4j.cpu.weight_packer(k, n, "float32", axe4j.host_target())
+    return {"B": packer.with_attr("global_symbol", f"pack_B_{k}x{n}")}
+
+
+def gemm_bias_gelu(n: int, packed: bool = False):
     rb = row_block(n, n)
+    layout, b_shape = b_layout(n, packed), (n * n,) if packed else (n, n)
     c1 = -2.0 * math.sqrt(2.0 / math.pi)   # exp(x (c1 + c2 x^2)) = exp(-2 z)
     c2 = c1 * 0.044715
 
     @T.prim_func
-    def kernel(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"), bias: T.Buffer((n,), "float32"),
+    def kernel(A: T.Buffer((n, n), "float32"), B: T.Buffer(b_shape, "float32"), bias: T.Buffer((n,), "float32"),
                Y: T.Buffer((n, n), "float32")):
+        Bl = T.decl_buffer((n, n), "float32", data=B.data, layout=layout)
         bias_rows = T.decl_buffer((n, n), "float32", data=bias.data, layout=TileLayout(S[(n, n):(0, 1)]))
-        Tx.gemm(Y[:, :], A[:, :], B[:, :], bias_rows[:, :], False, False, T.float32(1.0), T.float32(1.0))
+        Tx.gemm(Y[:, :], A[:, :], Bl[:, :], bias_rows[:, :], False, False, T.float32(1.0), T.float32(1.0))
         for blk in T.parallel(n // rb):
             t = T.decl_buffer((rb, n), "float32", scope="global")
             x = Y[blk * rb:blk * rb + rb, :]
@@ -135,18 +159,19 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def workloads(rng):
-    """(name, kind, shape, PrimFunc, inputs, expected output, rtol, atol) per workload; references in float64."""
+def workloads(rng, packed_weights: bool = False):
+    """(name, kind, shape, PrimFunc, inputs, expected output, rtol, atol) per workload; references in float64. With
+    ``packed_weights`` the GEMMs read B packed (their inputs stay row-major: ``gemm_packers`` packs them)."""
     out = []
     for n in (128, 512, 2048):
         a, b = (rng.standard_normal((n, n)).astype("float32") for _ in range(2))
         # float32 sums of n products: error grows like sqrt(n) eps |a||b|
-        out.append((f"gemm_{n}", "gemm", [n, n, n], gemm(n), {"A": a, "B": b},
+        out.append((f"gemm_{n}", "gemm", [n, n, n], gemm(n, packed_weights), {"A": a, "B": b},
                     a.astype("float64") @ b.astype("float64"), 1e-4, 1e-3 * math.sqrt(n / 128)))
     n = 512
     a, b = (rng.standard_normal((n, n)).astype("float32") / math.sqrt(math.sqrt(n)) for _ in range(2))
     bias = rng.standard_normal(n).astype("float32")
-    out.append((f"gemm_bias_gelu_{n}", "gemm_bias_gelu", [n, n, n], gemm_bias_gelu(n),
+    out.append((f"gemm_bias_gelu_{n}", "gemm_bias_gelu", [n, n, n], gemm_bias_gelu(n, packed_weights),
                 {"A": a, "B": b, "bias": bias},
                 gelu_tanh(a.astype("float64") @ b.astype("float64") + bias), 1e-4, 1e-4))
     for rows, cols in ((64, 1000), (256, 4096)):
@@ -171,20 +196,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir")
     parser.add_argument("--only", help="build only the workloads whose names contain this")
+    parser.add_argument("--packed-weights", action="store_true",
+                        help="the GEMMs take B packed once (by a pack_B kernel the Java side runs at load)")
     args = parser.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     axe4j.install()
     target = axe4j.host_target()
     described = []
-    for name, kind, shape, func, inputs, expected, rtol, atol in workloads(np.random.default_rng(47)):
+    for name, kind, shape, func, inputs, expected, rtol, atol in workloads(np.random.default_rng(47),
+                                                                           args.packed_weights):
         if args.only and args.only not in name:
             continue
         library = out / f"{name}.so"
         lib = axe4j.compile(func, target)
         axe4j.export_library(lib, library)
         # the kernel in this process, against numpy, before the JVM ever sees it
-        args_nd = [tvm.runtime.tensor(v) for v in inputs.values()]
+        args_nd = {arg: tvm.runtime.tensor(v) for arg, v in inputs.items()}
+        prepack = []
+        for arg, packer in (gemm_packers(kind, shape) if args.packed_weights else {}).items():
+            pack_library = out / f"{name}.pack_{arg}.so"
+            pack_function = str(packer.attrs["global_symbol"])
+            pack_lib = axe4j.compile(packer, target)
+            axe4j.export_library(pack_lib, pack_library, roles={pack_function: {"Bp_flat": "output"}})
+            packed = tvm.runtime.tensor(np.zeros(inputs[arg].size, "float32"))
+            pack_lib[pack_function](args_nd[arg], packed)
+            args_nd[arg] = packed
+            prepack.append({"input": arg, "library": pack_library.name, "function": pack_function})
+        args_nd = list(args_nd.values())
         result = tvm.runtime.tensor(np.zeros(expected.shape, "float32"))
         lib[str(func.attrs["global_symbol"])](*args_nd, result)
         np.testing.assert_allclose(result.numpy(), expected, rtol=rtol, atol=atol, err_msg=name)
@@ -193,7 +232,7 @@ def main() -> None:
         np.save(out / f"{name}.expected.npy", expected.astype("float32"))
         described.append({"name": name, "kind": kind, "shape": shape, "library": library.name,
                           "function": str(func.attrs["global_symbol"]), "inputs": list(inputs),
-                          "rtol": rtol, "atol": atol})
+                          "rtol": rtol, "atol": atol, **({"prepack": prepack} if prepack else {})})
         print(f"built {name}: {library.name}, checked against numpy (rtol {rtol:g}, atol {atol:g})", flush=True)
     (out / "workloads.json").write_text(json.dumps({"target": str(target), "workloads": described}, indent=2) + "\n")
 

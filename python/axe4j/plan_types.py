@@ -539,11 +539,12 @@ class CpuGemmBlockedPlan:
     prefetch_d: bool
     kernel: Optional[str] = None
     k_rows: Optional[int] = None
+    packed_v: Optional[str] = None
     notes: tuple[str, ...]
 
     RECORD: ClassVar[str] = 'CpuPlans.GemmBlocked'
     KIND: ClassVar[str] = 'gemm-blocked'
-    FIELDS: ClassVar[tuple[str, ...]] = ('M', 'N', 'K', 'access', 'vector_dim', 'run_time_extent', 'isa', 'tile', 'blocks', 'parallel', 'parallel_over', 'packing', 'lanes', 'prefetch_d', 'kernel', 'k_rows', 'notes')
+    FIELDS: ClassVar[tuple[str, ...]] = ('M', 'N', 'K', 'access', 'vector_dim', 'run_time_extent', 'isa', 'tile', 'blocks', 'parallel', 'parallel_over', 'packing', 'lanes', 'prefetch_d', 'kernel', 'k_rows', 'packed_v', 'notes')
 
     @property
     def kind(self) -> str:
@@ -572,6 +573,7 @@ class CpuGemmBlockedPlan:
             prefetch_d=_field(obj, 'prefetch_d', _bool, cls.RECORD, kind, prefix, False),
             kernel=_field(obj, 'kernel', _str, cls.RECORD, kind, prefix, True),
             k_rows=_field(obj, 'k_rows', _long, cls.RECORD, kind, prefix, True),
+            packed_v=_field(obj, 'packed_v', _str, cls.RECORD, kind, prefix, True),
             notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
         )
 
@@ -597,6 +599,8 @@ class CpuGemmBlockedPlan:
             out['kernel'] = _json(self.kernel)
         if self.k_rows is not None:
             out['k_rows'] = _json(self.k_rows)
+        if self.packed_v is not None:
+            out['packed_v'] = _json(self.packed_v)
         out['notes'] = _json(self.notes)
         return out
 

@@ -12,6 +12,10 @@ register tile and ``kc``/``mc`` the K and u block sizes::
                 acc[mu][nv] = sum_k Up[q][k][i] * Vp[p][k][j]       (registers: unrolled i, vector j)
                 D[u, v] = alpha * acc + (first block ? beta * C : D)
 
+A V already stored as packed panels for this plan's ``kc`` and ``nv`` (``plan.packed_v``, its layout: logical
+(k, v) with k = kb*kc + k', v = p*nv + j at ``((kb*panels + p)*kc + k')*nv + j``) is not packed: K block kb reads
+the ``panels*kc*nv`` elements at ``kb*panels*kc*nv`` in place, as it would read Vp.
+
 A run-time u extent (``plan.run_time_extent``, a ragged group of rows at most the region's bound) bounds the
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
 
@@ -77,6 +81,7 @@ def emit(request, plan):
     v_loop = T.parallel if over == "v" else T.serial            # v panels of a u block (one block: short u)
     lanes = plan.lanes                                           # the row kernel's vector width
     prefetch_d = plan.prefetch_d
+    packed_v = plan.packed_v is not None                        # V is read in place as panels (no pack_v)
     k_rows = plan.k_rows if plan.k_rows is not None else 1      # row kernel: V rows added per pass over D
     # row kernel: a 16-bit V is widened once per column vector and bound for all rows; LLVM repeated vcvtph2ps for
     # every row otherwise (float16, 8 x 4096 x 4096: 41-75 -> 61-115 GFLOP/s, two runs). A float32 V is not bound (its
@@ -108,6 +113,8 @@ def emit(request, plan):
         spans[role] = bases[role].span_base \
             + sum((extent[d] - 1) * abs(getattr(access[role], d)) for d in dims) \
             + max([0, *access[role].replicas]) + 1
+    if packed_v:   # whole panels of whole K blocks: K * EV elements from the base
+        spans[v_role] = bases[v_role].span_base + K * EV
 
     def load(views, role, k, **coord):
         return cast(views[role][addr(role, k=k, **coord)])
@@ -152,7 +159,7 @@ def emit(request, plan):
             value = cast(views["D"][addr("D", **{u_dim: u, v_dim: v})]) + value
         store(views, value, u, v)
 
-    def micro_kernel(views, u_panel, v_panel, q, p, u0, v0, kext, first):
+    def micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, v0, kext, first):
         # one stack array per tile row, unrolled here: TVM lowers a "global" buffer to a stack array (which LLVM
         # keeps in registers) only under 1 KiB; an 8 x 32 fp32 tile is 1 KiB, became a workspace pointer, and
         # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
@@ -172,7 +179,7 @@ def emit(request, plan):
             for i in range(mu):
                 with T.vectorized(nv) as j:
                     T.buffer_store(acc[i], acc[i][j] + u_panel[(q * kc + k) * mu + i]
-                                   * v_panel[(p * kc + k) * nv + j], [j])
+                                   * cast(v_panel[v_offset + (p * kc + k) * nv + j]), [j])
         with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
             with T.Then():
                 for i in range(mu):
@@ -188,8 +195,11 @@ def emit(request, plan):
     def k_block(views, kb, first):
         k0 = kb * kc
         kext = tirx.min(kc, K - k0) if K % kc else kc
-        v_panel = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None)
-        pack_v(views, v_panel, k0, kext)
+        if packed_v:   # block kb of the packed weight is the Vp packing would write
+            v_panel, v_offset = views[v_role], bases[v_role].base_expr + kb * (panels * kc * nv)
+        else:
+            v_panel, v_offset = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None), 0
+            pack_v(views, v_panel, k0, kext)
         with u_loop(u_blocks) as ub:
             u_first = ub * mc
             u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
@@ -199,7 +209,7 @@ def emit(request, plan):
                     u0 = u_first + q * mu
                     with T.If(u0 < EU):
                         with T.Then():
-                            micro_kernel(views, u_panel, v_panel, q, p, u0, p * nv, kext, first)
+                            micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first)
 
     def row_span(views, v0, width):
         """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every

@@ -16,7 +16,9 @@ import org.axe4j.tvm.TvmObject;
  * The dispatch rules (CPU, CUDA and Trainium) as TVM globals:
  * {@code axe4j.schedules.table()} -> list of {target, op, variant, priority};
  * {@code axe4j.schedules.decide(variant, request_json, layouts)} -> decision JSON;
- * {@code axe4j.schedules.explain(request_json, layouts)} -> list of decision JSON.
+ * {@code axe4j.schedules.explain(request_json, layouts)} -> list of decision JSON;
+ * {@code axe4j.schedules.cpu_packed_weight(cpu_json, K, N, element_bytes)} -> the GEMM weight layout the CPU blocked
+ * rule reads in place ({@link org.axe4j.schedules.cpu.PackedWeights}).
  * {@code layouts} are the operands' {@code tirx.TileLayout}s, read with {@link TirxLayouts#fromTvm}.
  */
 public final class SchedulesGlobals implements GlobalsProvider {
@@ -49,6 +51,9 @@ public final class SchedulesGlobals implements GlobalsProvider {
             Request call = request(args, 0);
             return DispatchTable.forTarget(call.target()).explain(call).stream().map(Decision::toJson).toList();
         }, true);
+        Tvm.register("axe4j.schedules.cpu_packed_weight", args -> org.axe4j.schedules.cpu.PackedWeights.describe(
+                (String) args[0], ((Number) args[1]).longValue(), ((Number) args[2]).longValue(),
+                ((Number) args[3]).intValue()), true);
     }
 
     private static Request request(Object[] args, int at) {

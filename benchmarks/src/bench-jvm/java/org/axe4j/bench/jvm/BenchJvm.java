@@ -28,7 +28,9 @@ import org.axe4j.tvm.CpuPool;
  * KERNELS_DIR is what {@code benchmarks/jvm_kernels.py} wrote. For each workload: both sides get the same inputs, both
  * outputs are checked against numpy's (and each other) with the workload's tolerance, then they are timed in
  * alternated rounds. With {@code --ort-constant-weights} the ONNX model holds the weights (B, bias, gamma, beta) as
- * initializers, which ORT may prepare once at load (MLAS packs a constant B), while axe4j still gets them as inputs.
+ * initializers, which ORT may prepare once at load (MLAS packs a constant B); axe4j's GEMMs then take B packed into
+ * the blocked GEMM's panels once at load, by the packing kernel the workload names ({@code prepack}), and read it in
+ * place (bias, gamma and beta are still arguments).
  * Progress goes to stderr; stdout's last line is the JSON of the results.
  */
 public final class BenchJvm {
@@ -179,6 +181,28 @@ public final class BenchJvm {
         return ByteBuffer.wrap(answer).order(ByteOrder.nativeOrder()).asFloatBuffer();
     }
 
+    /**
+     * A workload built with packed weights ({@code prepack} in workloads.json: input, library, function): each such
+     * input is packed once here, by its packing kernel (axe4j.cpu.weight_packer), into axe4j's argument, before
+     * anything is checked or timed.
+     */
+    private static void prepack(Path dir, JsonObject w, Map<String, FloatBuffer> data, AxeSide axe) throws Exception {
+        if (!w.has("prepack")) {
+            return;
+        }
+        List<String> names = new ArrayList<>(data.keySet());
+        for (JsonElement e : w.getAsJsonArray("prepack")) {
+            JsonObject p = e.getAsJsonObject();
+            String input = p.get("input").getAsString();
+            try (AxeSide packer = new AxeSide(dir.resolve(p.get("library").getAsString()),
+                    p.get("function").getAsString())) {
+                packer.input(0).put(data.get(input).duplicate());
+                packer.run();
+                axe.input(names.indexOf(input)).put(packer.output());
+            }
+        }
+    }
+
     private static Map<String, Object> runOne(Path dir, JsonObject w, int threads, int rounds, long roundNanos,
                                               boolean constantWeights) throws Exception {
         String name = w.get("name").getAsString();
@@ -209,6 +233,7 @@ public final class BenchJvm {
             for (FloatBuffer values : data.values()) {
                 axe.input(i++).put(values.duplicate());
             }
+            prepack(dir, w, data, axe);
             List<OnnxModel.Value> ortInputs = model.graph().inputs();
             for (int j = 0; j < ortInputs.size(); j++) {
                 ort.input(j).put(data.get(ortInputs.get(j).name()).duplicate());
@@ -229,6 +254,7 @@ public final class BenchJvm {
             r.put("shape", shape);
             r.put("threads", threads);
             r.put("ort_weights", constantWeights ? "constants" : "inputs");
+            r.put("axe4j_weights", w.has("prepack") ? "B packed once at load" : "inputs");
             r.put("checked", Map.of("rtol", rtol, "atol", atol, "axe4j_vs_numpy", axeErr, "ort_vs_numpy", ortErr,
                     "axe4j_vs_ort", bothErr));
             r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));

@@ -56,7 +56,11 @@ record CpuTarget(String mcpu, String isa, int vectorBits, int vectorRegisters, i
         if (e == null || !e.isJsonObject()) {
             return UNKNOWN;
         }
-        JsonObject o = e.getAsJsonObject();
+        return of(e.getAsJsonObject());
+    }
+
+    /** A {@code params.cpu} object; missing fields keep UNKNOWN's values. */
+    public static CpuTarget of(JsonObject o) {
         return new CpuTarget(text(o, "mcpu", UNKNOWN.mcpu), text(o, "isa", UNKNOWN.isa),
                 (int) number(o, "vector_bits", UNKNOWN.vectorBits), (int) number(o, "vector_registers",
                 UNKNOWN.vectorRegisters), (int) Math.max(1, number(o, "cores", UNKNOWN.cores)),

@@ -25,6 +25,9 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * that moves along v (B for v = n, A for v = m) is packed per K block into K-major panels {@code nv} wide, the
  * other operand per (u block, K block) into panels {@code mu} wide ({@link GemmPacking}), so the micro-kernel reads
  * both contiguously whatever their strides; a K block keeps one v panel in L1, a u block keeps its panels in L2.
+ * A V whose layout already is those panels for every K block ({@link GemmPacking#packedWeight} of the plan's kc and
+ * nv: a weight packed once) is read in place, nothing packed for it; a V in panels of another kc or nv is declined
+ * with both layouts named (the naive rule takes it).
  * When {@code M*N*K >= }{@link #PARALLEL_MIN_WORK} the u blocks run in parallel if there are two or more, else the
  * v panels of the one u block do, unless the call says {@code parallel=False} (a call inside a parallel loop:
  * TVM's CPU thread pool runs no nested parallel region). It declines when D has no stride-1 dim. {@link #NAIVE}:
@@ -57,9 +60,9 @@ final class GemmRules {
 
         public SchedulePlan plan(Request call) {
             long[] mnk = shapes(call);
-            Map<String, PlanParts.GemmAccess> access = common(call);
-            long dm = access.get("D").m();
-            long dn = access.get("D").n();
+            PlanParts.GemmAccess dAccess = strides(call.operand("D"), "m", "n");
+            long dm = dAccess.m();
+            long dn = dAccess.n();
             String v;
             if (dn == 1) {
                 v = "n";
@@ -80,33 +83,121 @@ final class GemmRules {
             int bytes = call.operands().stream().mapToInt(Operand::elementBytes).max().orElse(4);
             String moving = v.equals("n") ? "B" : "A";
             String other = v.equals("n") ? "A" : "B";
-            GemmBlocking b = GemmBlocking.choose(cpu, bytes, eu, ev, k, !serialAsked && work >= PARALLEL_MIN_WORK,
-                    !ragged && stride(access.get(moving), v) == 1L, call.operand(moving).elementBytes());
+            boolean parallelOk = !serialAsked && work >= PARALLEL_MIN_WORK;
+            Map<String, PlanParts.GemmAccess> access;
+            GemmBlocking b;
+            String packedV = null;
+            if (walkedInPieces(call.operand(moving))) {
+                // V's k or v dim is more than one loop: only the packed weight of this plan's kc and nv is read
+                b = GemmBlocking.choose(cpu, bytes, eu, ev, k, parallelOk, false, call.operand(moving).elementBytes());
+                PlanParts.GemmAccess packed = packedWeightAccess(call, moving, v, k, ev, b);
+                packedV = packed.layout();
+                access = common(call, moving, packed);
+            } else {
+                access = common(call);
+                b = GemmBlocking.choose(cpu, bytes, eu, ev, k, parallelOk,
+                        !ragged && stride(access.get(moving), v) == 1L, call.operand(moving).elementBytes());
+            }
             List<String> notes = new java.util.ArrayList<>(b.reasons());
             // AVX-512 tiles: prefetch the D tile (for write) as the K loop starts; 4096^3 ran 0.89 of numpy with it,
             // 0.78 without (same run)
             boolean prefetchD = cpu.wideVectors() && !b.rowKernel();
             if (!b.rowKernel()) {
-                notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
-                        + stride(access.get(moving), v) + " along " + v + ")");
+                if (packedV != null) {
+                    notes.add(moving + " already packed (layout " + packedV + "), no packing: the micro-kernel reads"
+                            + " its K-major panels " + b.nv() + " wide in place, K block kb at offset kb*"
+                            + ev / b.nv() * b.kc() * b.nv());
+                } else {
+                    notes.add(moving + " packed per K block into K-major panels " + b.nv() + " wide (it moves by "
+                            + stride(access.get(moving), v) + " along " + v + ")");
+                }
                 notes.add(other + " packed per " + b.mc() + "-row " + u + " block into panels " + b.mu() + " wide");
                 if (prefetchD) {
                     notes.add("each micro-kernel prefetches its D tile for writing before the K loop");
                 }
             }
-            widening(call, cpu, b.rowKernel()).ifPresent(notes::add);
+            widening(call, cpu, b.rowKernel(), packedV != null ? moving : null).ifPresent(notes::add);
             if (serialAsked) {
                 notes.add("u blocks serial: the call asks for no parallel region (parallel=False: it runs inside a "
                         + "parallel loop)");
             }
+            Map<String, String> packing = b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev);
+            if (packedV != null) {
+                packing = Map.of(other, packing.get(other));
+            }
             return new CpuPlans.GemmBlocked(mnk[0], mnk[1], mnk[2], access, v, ragged ? u : null, cpu.isa(),
                     new CpuPlans.GemmTile(b.mu(), b.nv()), new CpuPlans.GemmBlocks(b.kc(), b.mc()),
-                    !b.parallelOver().equals("none"), b.parallelOver(),
-                    b.rowKernel() ? Map.of() : GemmPacking.layouts(moving, other, b, ev), cpu.lanes(bytes), prefetchD,
+                    !b.parallelOver().equals("none"), b.parallelOver(), packing, cpu.lanes(bytes), prefetchD,
                     b.rowKernel() ? "rows" : null, b.rowKernel() ? GemmBlocking.ROW_KERNEL_K_ROWS : null,
-                    List.copyOf(notes));
+                    packedV, List.copyOf(notes));
         }
     };
+
+    /** Whether one of a matrix's two dims is walked by more than one strided loop (a tiled or packed layout). */
+    private static boolean walkedInPieces(Operand o) {
+        AffineAccess acc = AffineAccess.of(o);
+        for (int d : matrixDims(o)) {
+            if (acc.dims().get(d).size() > 1) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The access of a moving operand V stored as the packed weight of plan {@code b} (GemmPacking#packedWeight): its
+     * base, the strides of its innermost k and v loops (nv and 1) and its layout. Declines, naming V's layout and the
+     * one this plan reads, when V is anything else.
+     */
+    private static PlanParts.GemmAccess packedWeightAccess(Request call, String moving, String v, long k, long ev,
+            GemmBlocking b) {
+        Operand o = call.operand(moving);
+        AffineAccess acc = AffineAccess.of(o);
+        int[] dims = matrixDims(o);
+        List<String> names = List.of(dimNames(call, moving));
+        int kDim = dims[names.indexOf("k")];
+        int vDim = dims[names.indexOf(v)];
+        String wanted;
+        String refusal = GemmPacking.packedWeightRefusal(k, ev, b.kc(), b.nv());
+        String plan = "K block kc=" + b.kc() + ", panels nv=" + b.nv() + " wide";
+        if (refusal == null) {
+            wanted = "this plan's packed weight " + GemmPacking.packedWeight(k, ev, b.kc(), b.nv()) + " (" + plan + ")";
+        } else {
+            wanted = "a packed weight of this plan (" + plan + "): " + refusal;
+        }
+        boolean packed = refusal == null && GemmPacking.isPackedWeight(acc.dims().get(kDim), acc.dims().get(vDim), k,
+                ev, b.kc(), b.nv());
+        if (!packed) {
+            throw Declined.of("gemm: %s (layout %s) walks k in loops %s and %s in loops %s: neither one affine loop "
+                    + "per dim nor %s; axe4j.cpu.packed_weight_layout(K, N, dtype, target) gives the layout this target "
+                    + "reads in place", o, o.layout(), acc.dims().get(kDim), v, acc.dims().get(vDim), wanted);
+        }
+        if (!acc.startTerms().isEmpty()) {
+            throw Declined.of("gemm: the packed weight %s starts at a run-time offset; it is read in place from a "
+                    + "constant start only", o);
+        }
+        if (acc.replicas().stream().anyMatch(r -> r != 0)) {
+            throw Declined.of("gemm: the packed weight %s has replicas %s; it is read in place without replicas", o,
+                    acc.replicas());
+        }
+        RunTimeStarts starts = RunTimeStarts.of(acc);
+        Map<String, Long> inner = new LinkedHashMap<>();
+        inner.put("k", b.nv());   // k' moves one panel row, v by one element inside a panel
+        inner.put(v, 1L);
+        return new PlanParts.GemmAccess(acc.base(), starts.strides(), starts.terms(), inner.get("m"), inner.get("n"),
+                inner.get("k"), acc.replicas(), o.layout().toString());
+    }
+
+    /** The logical dims (m, n, k) of a matrix operand's rows and columns, as op(A) op(B) reads them. */
+    private static String[] dimNames(Request call, String role) {
+        boolean ta = call.flag("trans_a");
+        boolean tb = call.flag("trans_b");
+        return switch (role) {
+            case "A" -> ta ? new String[] {"k", "m"} : new String[] {"m", "k"};
+            case "B" -> tb ? new String[] {"n", "k"} : new String[] {"k", "n"};
+            default -> new String[] {"m", "n"};
+        };
+    }
 
     /** The stride of a gemm matrix along logical dim {@code dim} (m, n or k). */
     private static long stride(PlanParts.GemmAccess a, String dim) {
@@ -131,7 +222,7 @@ final class GemmRules {
      * else with a call per element; bfloat16 exactly, by moving its 16 bits to the top of a float32. No 16-bit
      * multiply or dot product instruction is used ({@code test_cpu_gemm_16bit.py} checks the instructions).
      */
-    static java.util.Optional<String> widening(Request call, CpuTarget cpu, boolean rowKernel) {
+    static java.util.Optional<String> widening(Request call, CpuTarget cpu, boolean rowKernel, String packedRole) {
         if (!call.operand("D").dtype().equals("float32")) {
             return java.util.Optional.empty();
         }
@@ -158,7 +249,8 @@ final class GemmRules {
             parts.add(String.join(", ", e.getValue()) + " " + e.getKey() + " -> float32 by " + how);
         }
         return java.util.Optional.of(String.join("; ", parts) + ", "
-                + (rowKernel ? "where the row kernel loads them (nothing is packed)" : "while packing")
+                + (rowKernel ? "where the row kernel loads them (nothing is packed)" : packedRole != null
+                ? "while packing, a packed " + packedRole + " where the micro-kernel reads it" : "while packing")
                 + "; float32 multiply-adds into float32 accumulators: no 16-bit FMA or dot product (avx512_bf16 "
                 + "vdpbf16ps, avx512_fp16) is used");
     }
@@ -236,13 +328,23 @@ final class GemmRules {
 
     /** Shape checks and the (base, row stride, col stride) of every matrix, named by its logical dims. */
     static Map<String, PlanParts.GemmAccess> common(Request call) {
+        return common(call, null, null);
+    }
+
+    /** As above, with {@code given} the access of {@code role} (a packed weight, which is not one loop per dim). */
+    static Map<String, PlanParts.GemmAccess> common(Request call, String role, PlanParts.GemmAccess given) {
         boolean ta = call.flag("trans_a");
         boolean tb = call.flag("trans_b");
         Map<String, PlanParts.GemmAccess> access = new LinkedHashMap<>();
-        access.put("D", strides(call.operand("D"), "m", "n"));
-        access.put("A", strides(call.operand("A"), ta ? "k" : "m", ta ? "m" : "k"));
-        access.put("B", strides(call.operand("B"), tb ? "n" : "k", tb ? "k" : "n"));
-        access.put("C", strides(call.operand("C"), "m", "n"));
+        Map<String, String[]> names = new LinkedHashMap<>();
+        names.put("D", new String[] {"m", "n"});
+        names.put("A", new String[] {ta ? "k" : "m", ta ? "m" : "k"});
+        names.put("B", new String[] {tb ? "n" : "k", tb ? "k" : "n"});
+        names.put("C", new String[] {"m", "n"});
+        for (Map.Entry<String, String[]> e : names.entrySet()) {
+            access.put(e.getKey(), e.getKey().equals(role) ? given
+                    : strides(call.operand(e.getKey()), e.getValue()[0], e.getValue()[1]));
+        }
         return access;
     }
 

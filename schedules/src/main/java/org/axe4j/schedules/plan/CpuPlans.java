@@ -40,13 +40,15 @@ public final class CpuPlans {
 
     /**
      * D = A B + C in cache blocks: a {@code tile} u x v register tile, {@code blocks} of k and u, A and B packed
-     * ({@code packing}) or, for {@code kernel} "rows", read in place {@code k_rows} at a time.
+     * ({@code packing}) or, for {@code kernel} "rows", read in place {@code k_rows} at a time. {@code packed_v}: the
+     * layout of a moving operand already stored as packed panels for this plan's kc and nv, read in place.
      */
     @PlanKind("gemm-blocked")
     public record GemmBlocked(long M, long N, long K, Map<String, GemmAccess> access, String vectorDim,
                               @MayBeAbsent String runTimeExtent, String isa, GemmTile tile, GemmBlocks blocks, boolean parallel, String parallelOver,
                               Map<String, String> packing, int lanes, boolean prefetchD, @MayBeAbsent String kernel,
-                              @MayBeAbsent Long kRows, List<String> notes) implements SchedulePlan {}
+                              @MayBeAbsent Long kRows, @MayBeAbsent String packedV, List<String> notes)
+            implements SchedulePlan {}
 
     /** The register tile of the blocked gemm: u rows (or columns) of v-wide vectors. */
     public record GemmTile(long u, long v) {}
