@@ -386,7 +386,7 @@ public final class ModuleService {
     }
 
     /** The body as Gson's tree: the inputs object, checked to hold every input and nothing else. */
-    private static JsonObject parseJson(byte[] body, Manifest.Function f) throws HttpError {
+    static JsonObject parseJson(byte[] body, Manifest.Function f) throws HttpError {
         JsonElement parsed;
         try {
             parsed = JsonParser.parseString(new String(body, StandardCharsets.UTF_8));
@@ -414,7 +414,7 @@ public final class ModuleService {
         return given;
     }
 
-    private static void fillJson(JsonObject given, Manifest.Function f, Runner runner) throws HttpError {
+    static void fillJson(JsonObject given, Manifest.Function f, Runner runner) throws HttpError {
         for (Manifest.Argument a : f.inputs()) {
             Tensors.fill(a, given.get(a.name()), runner.buffer(a.index()));
         }
