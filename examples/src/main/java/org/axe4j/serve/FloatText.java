@@ -14,6 +14,7 @@ package org.axe4j.serve;
 final class FloatText {
     private static final double[] POWERS_OF_TEN = new double[120];  // 10^(i - 60)
     private static final long NINE_DIGITS = 1_000_000_000L;
+    private static final long[] TENS = {1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000};
 
     static {
         for (int i = 0; i < POWERS_OF_TEN.length; i++) {
@@ -33,13 +34,9 @@ final class FloatText {
             out.append("0.0");
             return;
         }
-        int k = (int) Math.floor(Math.log10(v));
+        int k = (Math.getExponent(v) * 78913) >> 18;  // floor(e2 log10 2): 10^k <= v < 10^(k+2)
         long n = Math.round(v * POWERS_OF_TEN[60 + 8 - k]);
-        if (n < NINE_DIGITS / 10) {  // log10 rounded up across a power of ten
-            k--;
-            n = Math.round(v * POWERS_OF_TEN[60 + 8 - k]);
-        }
-        if (n >= NINE_DIGITS) {      // rounded up to 10^9 (or log10 rounded down)
+        if (n >= NINE_DIGITS) {
             k++;
             n = Math.round(v * POWERS_OF_TEN[60 + 8 - k]);
         }
@@ -48,41 +45,43 @@ final class FloatText {
             n /= 10;
             digits--;
         }
-        char[] d = new char[9];
-        for (int i = digits - 1; i >= 0; i--, n /= 10) {
-            d[i] = (char) ('0' + n % 10);
-        }
         if (k >= -3 && k < 7) {
-            plain(d, digits, k, out);
+            plain(n, digits, k, out);
         } else {
-            out.append(d[0]).append('.');
+            long unit = TENS[digits - 1];
+            out.append((char) ('0' + n / unit)).append('.');
             if (digits == 1) {
                 out.append('0');
             } else {
-                out.append(d, 1, digits - 1);
+                appendDigits(n % unit, digits - 1, out);
             }
             out.append('E').append(k);
         }
     }
 
-    /** {@code d[0..digits) * 10^(k + 1 - digits)} without an exponent: at least one digit each side of the point. */
-    private static void plain(char[] d, int digits, int k, StringBuilder out) {
+    /** {@code n}'s {@code digits} digits {@code * 10^(k + 1 - digits)} without an exponent, a digit each side of '.'. */
+    private static void plain(long n, int digits, int k, StringBuilder out) {
         if (k < 0) {
             out.append("0.");
             for (int i = -1; i > k; i--) {
                 out.append('0');
             }
-            out.append(d, 0, digits);
+            appendDigits(n, digits, out);
             return;
         }
-        for (int i = 0; i <= k; i++) {
-            out.append(i < digits ? d[i] : '0');
-        }
-        out.append('.');
         if (digits <= k + 1) {
-            out.append('0');
-        } else {
-            out.append(d, k + 1, digits - k - 1);
+            out.append(n * TENS[k + 1 - digits]).append(".0");
+            return;
+        }
+        long unit = TENS[digits - k - 1];
+        out.append(n / unit).append('.');
+        appendDigits(n % unit, digits - k - 1, out);
+    }
+
+    /** {@code n} as exactly {@code digits} digits, leading zeros kept. */
+    private static void appendDigits(long n, int digits, StringBuilder out) {
+        for (int i = digits - 1; i >= 0; i--) {
+            out.append((char) ('0' + n / TENS[i] % 10));
         }
     }
 }
