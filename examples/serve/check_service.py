@@ -60,6 +60,19 @@ def expect(condition, message):
         raise SystemExit(f"FAIL: {message}")
 
 
+HANG_UPS = 300
+
+
+def held_connections(pid):
+    """Instances of the JDK server's connection class alive in the service's heap (jcmd forces a full GC first)."""
+    histogram = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True, text=True, check=True)
+    for line in histogram.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[3] == "sun.net.httpserver.HttpConnection":
+            return int(fields[1])
+    return 0
+
+
 def check(kernel_dir: Path, java_jar):
     n = json.loads((kernel_dir / "kernel.json").read_text())["n"]
     rng = np.random.default_rng(7)
@@ -70,6 +83,7 @@ def check(kernel_dir: Path, java_jar):
     body = a.tobytes() + b_column_major.tobytes()
     with tempfile.TemporaryDirectory() as workdir:
         process, port, banner = start(kernel_dir, java_jar, workdir)
+        held = None
         try:
             expect(any("axe4j-natives" in line and "runtime only" in line for line in banner),
                    f"the Java service should load TVM from the natives jar, runtime only: {banner}")
@@ -130,10 +144,14 @@ def check(kernel_dir: Path, java_jar):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
                 s.sendall(b"\x00\x01garbage that is not HTTP\r\n\r\n")
                 s.recv(1024)
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-                s.sendall(b"POST /v1/gemm_rowsum HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
-                          + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:1000])
+            for _ in range(HANG_UPS):
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                    s.sendall(b"POST /v1/gemm_rowsum HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                              + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:1000])
             good_binary()
+            held = held_connections(process.pid)
+            expect(held < HANG_UPS // 4, f"{held} HTTP connections held after {HANG_UPS} clients hung up mid-body: "
+                   "the service keeps a dropped client's connection")
 
             errors = []
 
@@ -155,7 +173,8 @@ def check(kernel_dir: Path, java_jar):
             process.terminate()
             process.wait(timeout=30)
     print(f"Java service: right answers (binary, JSON, with C), {len(bad)} bad requests answered 4xx with a "
-          f"message, garbage and a dropped client survived, 60 concurrent requests right (N={n})")
+          f"message, garbage survived, "
+          f"{HANG_UPS} clients hung up mid-body ({held} connections held after), 60 concurrent requests right (N={n})")
 
 
 def main():

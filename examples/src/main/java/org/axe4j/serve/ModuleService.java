@@ -255,9 +255,9 @@ public final class ModuleService {
             long deadlineMs = deadlineMs(exchange);
             String type = mediaType(exchange);
             boolean binary = type.equals("application/octet-stream");
-            JsonObject given = null;
+            byte[] json = null;
             if (type.equals("application/json")) {
-                given = parseJson(exchange, f);  // before taking a worker: parsing needs none
+                json = readJson(exchange, f);  // before taking a worker: a slow client holds none
             } else if (!binary) {
                 throw new HttpError(415, "bad_content_type", "Content-Type " + (type.isEmpty() ? "(none)" : "'"
                         + Tensors.clip(type) + "'") + " is not served: send application/json {\"inputs\": {...}} or "
@@ -278,8 +278,8 @@ public final class ModuleService {
                 try {
                     if (binary) {
                         readBinary(exchange, f, runner);
-                    } else {
-                        fillJson(given, f, runner);
+                    } else if (!JsonInputs.read(json, json.length, f, runner)) {
+                        fillJson(parseJson(json, f), f, runner);  // other forms, and the messages for bad ones
                     }
                     if (elapsedMs() >= deadlineMs) {
                         throw new HttpError(504, "deadline", "deadline of " + deadlineMs + " ms exceeded: "
@@ -371,7 +371,7 @@ public final class ModuleService {
         }
     }
 
-    private JsonObject parseJson(HttpExchange exchange, Manifest.Function f) throws IOException, HttpError {
+    private static byte[] readJson(HttpExchange exchange, Manifest.Function f) throws IOException, HttpError {
         long elements = 0;
         for (Manifest.Argument a : f.inputs()) {
             elements += a.bytes() / a.dtype().bytes();
@@ -382,6 +382,11 @@ public final class ModuleService {
             throw new HttpError(413, "too_large", "the JSON body is larger than " + cap + " bytes, more than "
                     + f.name() + "'s " + elements + " input numbers need");
         }
+        return body;
+    }
+
+    /** The body as Gson's tree: the inputs object, checked to hold every input and nothing else. */
+    static JsonObject parseJson(byte[] body, Manifest.Function f) throws HttpError {
         JsonElement parsed;
         try {
             parsed = JsonParser.parseString(new String(body, StandardCharsets.UTF_8));
@@ -409,7 +414,7 @@ public final class ModuleService {
         return given;
     }
 
-    private static void fillJson(JsonObject given, Manifest.Function f, Runner runner) throws HttpError {
+    static void fillJson(JsonObject given, Manifest.Function f, Runner runner) throws HttpError {
         for (Manifest.Argument a : f.inputs()) {
             Tensors.fill(a, given.get(a.name()), runner.buffer(a.index()));
         }

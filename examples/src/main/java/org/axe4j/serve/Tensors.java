@@ -188,8 +188,10 @@ final class Tensors {
             case DataType.BOOL -> out.append(from.get(offset) != 0);
             case DataType.FLOAT -> {
                 double d = t.bits() == 32 ? from.getFloat(offset) : from.getDouble(offset);
-                if (Double.isFinite(d)) {
-                    out.append(t.bits() == 32 ? Float.toString(from.getFloat(offset)) : Double.toString(d));
+                if (Double.isFinite(d) && t.bits() == 32) {
+                    FloatText.append((float) d, out);
+                } else if (Double.isFinite(d)) {
+                    out.append(d);
                 } else {
                     out.append("null"); // JSON has no NaN or infinity
                 }

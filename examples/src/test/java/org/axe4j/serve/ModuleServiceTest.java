@@ -329,7 +329,7 @@ class ModuleServiceTest {
             assertClose(minus, addAnswer(s, a, b), "vector_add by the backend, the same runner again");
             assertEquals(List.of("matmul 3", "vector_add 3", "widen 2"), asked.stream().sorted().toList());
             // counted once the exchange is closed, which may be just after the client has its answer
-            String counted = "axe_requests_total{function=\"vector_add\",code=\"200\"} 1";
+            String counted = "axe_requests_total{function=\"vector_add\",code=\"200\"} 2";  // the two above
             long until = System.nanoTime() + 5_000_000_000L;
             while (!get(s, "/metrics").body().contains(counted) && System.nanoTime() < until) {
                 Thread.sleep(10);

@@ -90,21 +90,29 @@ public final class KernelService {
         return 8L * n * n;
     }
 
-    void handle(HttpExchange exchange) {
-        try (exchange) {
+    void handle(HttpExchange exchange) throws IOException {
+        try {
             try {
                 route(exchange);
                 served.incrementAndGet();
             } catch (BadRequest e) {
                 refused.incrementAndGet();
                 sendError(exchange, e.status, e.getMessage());
-            } catch (IOException e) {
-                refused.incrementAndGet(); // the client went away mid-request; nothing to answer
             } catch (RuntimeException | Error e) {
                 refused.incrementAndGet();
                 sendError(exchange, 500, "internal error: " + e);
             }
+            // closed here, not by exchange.close(), which swallows a failure to drain or flush
+            exchange.getRequestBody().close();
+            exchange.getResponseBody().close();
+        } catch (IOException e) {
+            // The client went away mid-request or mid-answer. Rethrown: the JDK's server then drops the connection
+            // from its books; a handler that only closes the exchange leaves it there for good.
+            refused.incrementAndGet();
+            exchange.close();
+            throw e;
         }
+        exchange.close();
     }
 
     private void route(HttpExchange exchange) throws IOException, BadRequest {
@@ -271,15 +279,11 @@ public final class KernelService {
         exchange.getResponseBody().write(body);
     }
 
-    private static void sendError(HttpExchange exchange, int status, String message) {
-        try {
-            JsonObject error = new JsonObject();
-            error.addProperty("error", message);
-            // an unread body is not drained here: closing the exchange drains a little or drops the connection
-            send(exchange, status, "application/json", error.toString().getBytes(StandardCharsets.UTF_8));
-        } catch (IOException | RuntimeException ignored) {
-            // the client is gone, or the headers were already sent: nothing more to say
-        }
+    /** Answers an error; an IOException means the client is gone, or the answer's head was already sent. */
+    private static void sendError(HttpExchange exchange, int status, String message) throws IOException {
+        JsonObject error = new JsonObject();
+        error.addProperty("error", message);
+        send(exchange, status, "application/json", error.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     public static void main(String[] args) throws Exception {
