@@ -13,11 +13,54 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   (``Swizzle<3,2,3>``), written row by row and read column by column through a transposed view of the same bytes.
 - ``swizzle_bytes``: a 32 x 32 tile written through that swizzled layout, its bytes read back through a plain
   row-major view.
+- ``registers``: A (and B) -> register tiles of ``layout`` over the scope's threads; ``op`` (copy, add, cast) into
+  a register tile -> C, or (``via_shared``) the register tile -> a shared tile (scope) -> C by the CTA
+  (python/tests/test_cuda_register.py's kernels).
+- ``boxes``: a warp loads the region [4:36] of a (64,) transposed view ``S[(8,8):(1,8)]`` of A into a register tile
+  ``S[32:1@laneid]``; the region crosses a digit part way, so the rule cuts it into boxes
+  (python/tests/test_cuda_register_boxes.py's example).
+- ``reduce``: A (rows, cols) -> a register tile of ``layout``; ``op`` (sum, max, min) over the columns into a
+  register vector of ``out_layout`` (``accum``: onto 1.0 filled first) -> B: the shuffle reduce.
+
+A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
+stride), ...)``; a stride is an int or ``(int, thread axis)``.
 """
 
 from __future__ import annotations
 
 ARCHS = ("sm_80", "sm_90a")
+
+LANE, WARP, WARP_IN_WG, THREAD_IN_WG = "laneid", "warpid", "wid_in_wg", "tid_in_wg"
+# a warp's 32x8 tile: lane l holds row l, 8 consecutive elements
+ROWS_ON_LANES = ((32, 8), ((1, LANE), 1))
+# a CTA of 128 threads: 128x8, warp w rows 32w.., lane = row
+CTA_ROWS = ((4, 32, 8), ((1, WARP), (1, LANE), 1))
+# 64x16 at warpgroup scope: warp w holds rows 16w..16w+15, lanes split rows x column pairs
+WG_TILES = ((4, 16, 4, 2, 2), ((1, WARP_IN_WG), (2, LANE), 2, (1, LANE), 1))
+# 8x16 rows over lanes 4r + q, each lane 4 consecutive columns; the sum replicated over q
+ROW_QUADS = ((8, 4, 4), ((4, LANE), (1, LANE), 1))
+ROW_QUADS_SUM = ((8,), ((4, LANE),), ((4, (1, LANE)),))
+# 32x16 at CTA scope over 4 warps: warp w rows 8w.., lanes as ROW_QUADS
+CTA_QUADS = ((4, 8, 4, 4), ((1, WARP), (4, LANE), (1, LANE), 1))
+CTA_QUADS_SUM = ((4, 8), ((1, WARP), (4, LANE)), ((4, (1, LANE)),))
+# 4x64 at warp scope: each row across all 32 lanes (2 columns a lane); the result on every lane
+ROW_ACROSS_WARP = ((4, 32, 2), (2, (1, LANE), 1))
+ROW_ACROSS_WARP_MAX = ((4,), (1,), ((32, (1, LANE)),))
+# 64x16 at warpgroup scope: warp w rows 16w.., lanes 2r + h, column pairs
+WG_ROWS = ((4, 16, 2, 2, 4), ((1, WARP_IN_WG), (2, LANE), 4, (1, LANE), 1))
+WG_ROWS_MIN = ((4, 16), ((1, WARP_IN_WG), (2, LANE)), ((2, (1, LANE)),))
+
+
+def layout(spec, S, R, TileLayout, axes):
+    """The layout of ``spec`` (see above) on a lane: its ``S``, ``R``, ``TileLayout`` and ``axes`` (name -> axis)."""
+    def stride(s):
+        return s if isinstance(s, int) else s[0] @ axes[s[1]]
+
+    extents, strides = spec[0], spec[1]
+    shard = S[tuple(extents):tuple(stride(s) for s in strides)]
+    for extent, s in (spec[2] if len(spec) > 2 else ()):
+        shard = shard + R[extent:stride(s)]
+    return TileLayout(shard)
 
 KERNELS = {
     # docs/tutorial.md, section 2 ("Tile offsets: T.meta_var")
@@ -53,7 +96,35 @@ KERNELS = {
     "fill_thread_f32": {"kind": "map", "op": "fill", "shape": (4, 8), "dtype": "float32", "out_dtype": "float32",
                         "scope": "thread", "threads": 32},
     "thread_local_add_f32": {"kind": "thread_local", "shape": (64, 8), "dtype": "float32"},
+    # register tiles over thread axes (axe4j-cuda-register), and the shuffle reduce (axe4j-cuda-shuffle-reduce):
+    # their plans do not depend on the arch, so one arch (sm_80) compiles them (the test module's time)
+    "add_warp_registers_f16": {"kind": "registers", "op": "add", "shape": (32, 8), "dtype": "float16",
+                               "out_dtype": "float16", "layout": ROWS_ON_LANES, "scope": "warp", "threads": 32,
+                               "archs": ("sm_80",)},
+    "cast_cta_registers_f16_to_f32": {"kind": "registers", "op": "cast", "shape": (128, 8), "dtype": "float16",
+                                      "out_dtype": "float32", "layout": CTA_ROWS, "scope": "cta", "threads": 128,
+                                      "archs": ("sm_80",)},
+    "copy_warpgroup_wid_in_wg_via_shared_f32": {"kind": "registers", "op": "copy", "shape": (64, 16),
+                                                "dtype": "float32", "out_dtype": "float32", "layout": WG_TILES,
+                                                "scope": "warpgroup", "threads": 128, "via_shared": True,
+                                                "archs": ("sm_80",)},
+    "copy_warp_crossing_digits_boxes_f32": {"kind": "boxes", "archs": ("sm_80",)},
+    "sum_warp_row_quads_f32": {"kind": "reduce", "op": "sum", "shape": (8, 16), "layout": ROW_QUADS,
+                               "out_layout": ROW_QUADS_SUM, "scope": "warp", "threads": 32, "archs": ("sm_80",)},
+    "max_warp_rows_across_lanes_f32": {"kind": "reduce", "op": "max", "shape": (4, 64), "layout": ROW_ACROSS_WARP,
+                                       "out_layout": ROW_ACROSS_WARP_MAX, "scope": "warp", "threads": 32,
+                                       "archs": ("sm_80",)},
+    "min_warpgroup_rows_f32": {"kind": "reduce", "op": "min", "shape": (64, 16), "layout": WG_ROWS,
+                               "out_layout": WG_ROWS_MIN, "scope": "warpgroup", "threads": 128, "archs": ("sm_80",)},
+    "sum_cta_row_quads_accum_f32": {"kind": "reduce", "op": "sum", "shape": (32, 16), "layout": CTA_QUADS,
+                                    "out_layout": CTA_QUADS_SUM, "scope": "cta", "threads": 128, "accum": True,
+                                    "archs": ("sm_80",)},
 }
+
+
+def archs(name):
+    """The arches kernel ``name`` is compiled for."""
+    return KERNELS[name].get("archs", ARCHS)
 
 
 def arrays(name):
@@ -86,6 +157,19 @@ def arrays(name):
     if kind == "thread_local":
         a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
         return [a, np.zeros_like(a)], [a, a + a], True
+    if kind == "registers":
+        a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+        b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+        out = {"add": lambda: a + b, "cast": lambda: a, "copy": lambda: a}[spec["op"]]().astype(spec["out_dtype"])
+        return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out], True
+    if kind == "boxes":
+        a = rng.standard_normal(64).astype("float32")
+        return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "reduce":
+        # small integers: every order of the folds and shuffles gives the same exact float sum
+        a = rng.integers(-64, 64, spec["shape"]).astype("float32")
+        out = {"sum": a.sum, "max": a.max, "min": a.min}[spec["op"]](axis=1)
+        return [a, np.zeros(len(a), "float32")], [a, out + 1 if spec.get("accum") else out], True
     a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
     b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
     out = {"add": lambda: a + b, "exp": lambda: np.exp(a), "cast": lambda: a.astype(spec["out_dtype"]),

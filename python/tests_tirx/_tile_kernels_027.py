@@ -20,7 +20,102 @@ sys.path.insert(0, str(Path(__file__).parent))
 import axe4j  # noqa: E402
 
 import _ptx_mix  # noqa: E402
-from _tile_kernels import ARCHS, KERNELS, agrees, arrays  # noqa: E402
+import _tile_kernels  # noqa: E402
+from _tile_kernels import KERNELS, agrees, archs, arrays  # noqa: E402
+
+
+def _layout(spec):
+    from tvm.tirx import layout as axes
+    from tvm.tirx.layout import R
+
+    names = (_tile_kernels.LANE, _tile_kernels.WARP, _tile_kernels.WARP_IN_WG, _tile_kernels.THREAD_IN_WG)
+    return _tile_kernels.layout(spec, S, R, TileLayout, {n: getattr(axes, n) for n in names})
+
+
+def _header(threads):
+    T.device_entry()
+    T.cta_id([1])
+    T.warpgroup_id([max(1, threads // 128)])
+    T.warp_id_in_wg([min(4, threads // 32)])
+    T.warp_id([threads // 32])
+    T.lane_id([32])
+    T.thread_id_in_wg([min(threads, 128)])
+    T.thread_id([threads])
+
+
+def registers(op, shape, dtype, out_dtype, layout, scope, threads, via_shared=False):
+    reg = _layout(layout)
+    ns = _ns(scope)
+    full = tuple(slice(0, d) for d in shape)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, out_dtype)
+        _header(threads)
+        a = T.alloc_buffer(shape, dtype, scope="local", layout=reg)
+        ns.copy(a[full], A[full])
+        if via_shared:
+            s = T.alloc_buffer(shape, out_dtype, scope="shared", layout=TileLayout(S[shape]))
+            ns.copy(s[full], a[full])
+            T.cuda.cta_sync()
+            Tx.cta.copy(C[full], s[full])
+        else:
+            c = T.alloc_buffer(shape, out_dtype, scope="local", layout=reg)
+            if op == "add":
+                b = T.alloc_buffer(shape, dtype, scope="local", layout=reg)
+                ns.copy(b[full], B[full])
+                ns.add(c[full], a[full], b[full])
+            elif op == "cast":
+                ns.cast(c[full], a[full])
+            else:
+                ns.copy(c[full], a[full])
+            ns.copy(C[full], c[full])
+
+    return kernel
+
+
+def boxes():
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (64,), "float32")
+        B = T.match_buffer(B_ptr, (32,), "float32")
+        _header(32)
+        At = T.decl_buffer((64,), "float32", data=A.data, layout=TileLayout(S[(8, 8):(1, 8)]))
+        r = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[32:1 @ laneid]))
+        Tx.warp.copy(r[:], At[4:36])
+        Tx.warp.copy(B[:], r[:])
+
+    return kernel
+
+
+def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
+    rows, _ = shape
+    src, dst = _layout(layout), _layout(out_layout)
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        _header(threads)
+        r = T.alloc_buffer(shape, "float32", scope="local", layout=src)
+        s = T.alloc_buffer((rows,), "float32", scope="local", layout=dst)
+        ns.copy(r[:, :], A[:, :])
+        if accum:
+            ns.fill(s[:], T.float32(1.0))
+        if op == "sum":
+            ns.sum(s[:], r[:, :], [1], accum)
+        elif op == "max":
+            ns.max(s[:], r[:, :], [1], accum)
+        else:
+            ns.min(s[:], r[:, :], [1], accum)
+        ns.copy(B[:], s[:])
+
+    return kernel
 
 
 def _ns(scope):
@@ -245,6 +340,14 @@ def build(spec):
         return transpose()
     if kind == "swizzle_bytes":
         return swizzle_bytes()
+    if kind == "registers":
+        return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
+                         spec["threads"], spec.get("via_shared", False))
+    if kind == "boxes":
+        return boxes()
+    if kind == "reduce":
+        return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
+                      spec.get("accum", False))
     return tile(spec["meta"])
 
 
@@ -285,7 +388,7 @@ def main(names):
     mixes, rules, exact = {}, {}, {}
     for name in names:
         kernel = build(KERNELS[name])
-        for arch in ARCHS:
+        for arch in archs(name):
             target = tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
             executable = axe4j.compile(kernel, target)
             source = executable.mod.imports[0].inspect_source("cuda")
@@ -293,7 +396,7 @@ def main(names):
                 ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
             mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
             rules[name] = [row.variant for row in executable.lowered]
-            if arch == ARCHS[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
+            if arch == archs(name)[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
                 args, expected, exactly = arrays(name)
                 axe4j.cuda.interp.run(executable, *args)
                 exact[name] = agrees(args, expected, exactly)

@@ -15,7 +15,96 @@ from tvm_tirx.script import tirx as T
 from axe4j import tirx as Ax
 from axe4j.cuda import interp
 
+import _tile_kernels
 from _tile_kernels import KERNELS
+
+
+def _layout(spec):
+    from tvm_tirx.backend.cuda import axis
+
+    names = (_tile_kernels.LANE, _tile_kernels.WARP, _tile_kernels.WARP_IN_WG, _tile_kernels.THREAD_IN_WG)
+    return _tile_kernels.layout(spec, T.S, T.R, T.TileLayout, {n: getattr(axis, n) for n in names})
+
+
+def registers(op, shape, dtype, out_dtype, layout, scope, threads, via_shared=False):
+    """One kernel per op (TVMScript on tvm_tirx does not branch on a Python string inside the function)."""
+    reg = _layout(layout)
+    ns = {"add": Ax.add, "cast": Ax.cast, "copy": Ax.copy}[op]
+    full = tuple(slice(0, d) for d in shape)
+    if op == "add":
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                a = T.alloc_local(shape, dtype, layout=reg)
+                b = T.alloc_local(shape, dtype, layout=reg)
+                c = T.alloc_local(shape, out_dtype, layout=reg)
+                Ax.copy(a[full], A[full], scope=scope)
+                Ax.copy(b[full], B[full], scope=scope)
+                Ax.add(c[full], a[full], b[full], scope=scope)
+                Ax.copy(C[full], c[full], scope=scope)
+        return kernel
+    if via_shared:
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                a = T.alloc_local(shape, dtype, layout=reg)
+                s = T.alloc_shared(shape, out_dtype, layout=T.TileLayout(T.S[shape]))
+                Ax.copy(a[full], A[full], scope=scope)
+                Ax.copy(s[full], a[full], scope=scope)
+                T.cuda.cta_sync()
+                Ax.copy(C[full], s[full], scope="cta")
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            a = T.alloc_local(shape, dtype, layout=reg)
+            c = T.alloc_local(shape, out_dtype, layout=reg)
+            Ax.copy(a[full], A[full], scope=scope)
+            ns(c[full], a[full], scope=scope)
+            Ax.copy(C[full], c[full], scope=scope)
+    return kernel
+
+
+def boxes():
+    reg = _layout(((32,), ((1, _tile_kernels.LANE),)))
+
+    @T.function
+    def kernel(A: T.Tensor((64,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            At = T.decl_tensor(A.data, ty_args=[T.Tensor((64,), "float32", layout=T.TileLayout(T.S[(8, 8):(1, 8)]))])
+            r = T.alloc_local((32,), "float32", layout=reg)
+            Ax.copy(r[:], At[4:36], scope="warp")
+            Ax.copy(B[:], r[:], scope="warp")
+
+    return kernel
+
+
+def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
+    rows, _ = shape
+    src, dst = _layout(layout), _layout(out_layout)
+    fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
+    if accum:
+        @T.function
+        def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                r = T.alloc_local(shape, "float32", layout=src)
+                s = T.alloc_local((rows,), "float32", layout=dst)
+                Ax.copy(r[:, :], A[:, :], scope=scope)
+                Ax.fill(s[:], T.float32(1.0), scope=scope)
+                fold(s[:], r[:, :], [1], True, scope=scope)
+                Ax.copy(B[:], s[:], scope=scope)
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            r = T.alloc_local(shape, "float32", layout=src)
+            s = T.alloc_local((rows,), "float32", layout=dst)
+            Ax.copy(r[:, :], A[:, :], scope=scope)
+            fold(s[:], r[:, :], [1], False, scope=scope)
+            Ax.copy(B[:], s[:], scope=scope)
+    return kernel
 
 
 def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
@@ -192,6 +281,14 @@ def build(spec):
         return transpose()
     if kind == "swizzle_bytes":
         return swizzle_bytes()
+    if kind == "registers":
+        return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
+                         spec["threads"], spec.get("via_shared", False))
+    if kind == "boxes":
+        return boxes()
+    if kind == "reduce":
+        return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
+                      spec.get("accum", False))
     return tile(spec["meta"])
 
 

@@ -1,5 +1,5 @@
 """axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
-``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's
+``wait_async``), ``fill``, ``cast``, the element-wise maps and the reductions ``sum``/``max``/``min``, each a tile instruction registered through tvm_tirx's
 ``FTileOpDispatch`` op attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as
 ``axe4j.tirx.copy(dst, src, scope="cta")``.
 
@@ -7,9 +7,10 @@ Lowering one call (``_lower``): the call is described for the Java rules as the 
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
 is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
 user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
-lowered each call and its plan's notes. The ``cuda-affine`` and ``cuda-cp-async`` (``_emit_cp_async``) plans are
-spelled on this lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
-(docs/tvm-versions.md).
+lowered each call and its plan's notes. The ``cuda-affine``, ``cuda-cp-async`` (``_emit_cp_async``) and register
+plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-shuffle-reduce``: ``_emit_register``) are spelled on this
+lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
+(docs/tvm-versions.md). The reductions ``sum``/``max``/``min`` take ``(dst, src, axes, accum)`` as on 0.27.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine, _emit_cp_async  # noqa: E402
-from ._describe import BINARY  # noqa: E402
+from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_register  # noqa: E402
+from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
 SCOPES = ("thread", "warp", "warpgroup", "cta")
 
@@ -64,7 +65,9 @@ def _headline(op, args, scope) -> str:
             + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
 
 
-_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit}
+_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit,
+             "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
+             "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce}
 
 
 def _lower_for(op: str):
@@ -74,19 +77,22 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars = {}
+        scalars, reduction = {}, None
+        if op in REDUCTIONS:   # (dst, src, axes, accum)
+            reduction = (args[2], args[3])
+            args = args[:2]
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx)
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
         emitter = _EMITTERS.get(plan.kind)
         if emitter is None:
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
-                f"only {' and '.join(sorted(_EMITTERS))} plans so far")
+                f"only {', '.join(sorted(_EMITTERS))} plans so far")
         body = emitter(request, plan, scope, sctx)
         LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
         return body
@@ -100,6 +106,8 @@ def _register(op: str):
         operands = (Operand("dst", "region"), Operand("value"))
     elif op in BINARY:
         operands = (Operand("dst", "region"), Operand("a"), Operand("b"))
+    elif op in REDUCTIONS:
+        operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"), Operand("accum", default=False))
     else:
         operands = (Operand("dst", "region"), Operand("src"))
     return Instruction(f"tirx.cuda.axe4j_{op}", "axe4j", operands, SCOPES, lower=_lower_for(op)).register()
@@ -115,6 +123,9 @@ log2 = _register("log2")
 sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
+sum = _register("sum")   # noqa: A001  (axe4j.tirx.sum, as Tx.sum on 0.27)
+max = _register("max")   # noqa: A001
+min = _register("min")   # noqa: A001
 add = _register("add")
 sub = _register("sub")
 mul = _register("mul")
@@ -136,4 +147,5 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
 __all__ = ["LOWERED", "Lowered", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
-           "exp", "exp2", "log2", "sqrt", "reciprocal", "silu"]
+           "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
+           *REDUCTIONS]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .._scope import threads_of
 
 BINARY = ("add", "sub", "mul", "fdiv", "maximum", "minimum")   # the maps with two sources (dst, a, b)
+REDUCTIONS = ("sum", "max", "min")   # (dst, src, axes, accum): src folded over its axes into dst
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,21 @@ def layout_of(tensor):
     return layout
 
 
-def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> Described:
-    """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression."""
+def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduction=None) -> Described:
+    """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression;
+    ``reduction``: a reduction's (axes, accum), as the 0.27 lane's params ``axes`` (each modulo the source's rank,
+    sorted) and ``accum``."""
     operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
     params: dict = {}
+    if reduction is not None:
+        axes, accum = reduction
+        rank = len(regions[1][1].source.ty.shape)
+        listed = list(axes) if hasattr(axes, "__len__") else [axes]
+        try:
+            params["axes"] = sorted({int(a) % rank for a in listed})
+            params["accum"] = bool(int(accum))
+        except (TypeError, ValueError):
+            raise NotDescribable(f"{op}: axes {axes} and accum {accum} must be constants") from None
     for role, region in regions:
         tensor = region.source
         ty = tensor.ty
