@@ -92,6 +92,23 @@ def boxes():
     return kernel
 
 
+def digits():
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (128,), "float32")
+        B = T.match_buffer(B_ptr, (6, 64), "float32")
+        _header(32)
+        At = T.decl_buffer((128,), "float32", data=A.data, layout=TileLayout(S[(16, 8):(1, 16)]))
+        r = T.alloc_buffer((64,), "float32", scope="local", layout=TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)]))
+        for i in T.serial(6):
+            Tx.warp.copy(r[:], At[5 * i + 3:5 * i + 67])
+            Tx.warp.copy(B[i, :], r[:])
+
+    return kernel
+
+
 def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
     rows, _ = shape
     src, dst = _layout(layout), _layout(out_layout)
@@ -345,6 +362,8 @@ def build(spec):
                          spec["threads"], spec.get("via_shared", False))
     if kind == "boxes":
         return boxes()
+    if kind == "digits":
+        return digits()
     if kind == "reduce":
         return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
                       spec.get("accum", False))

@@ -80,6 +80,22 @@ def boxes():
     return kernel
 
 
+def digits():
+    reg = _layout(((8, 4, 2), ((4, _tile_kernels.LANE), (1, _tile_kernels.LANE), 1)))
+
+    @T.function
+    def kernel(A: T.Tensor((128,), "float32"), B: T.Tensor((6, 64), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            At = T.decl_tensor(A.data, ty_args=[T.Tensor((128,), "float32",
+                                                         layout=T.TileLayout(T.S[(16, 8):(1, 16)]))])
+            r = T.alloc_local((64,), "float32", layout=reg)
+            for i in range(6):
+                Ax.copy(r[:], At[5 * i + 3:5 * i + 67], scope="warp")
+                Ax.copy(B[i, :], r[:], scope="warp")
+
+    return kernel
+
+
 def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
     rows, _ = shape
     src, dst = _layout(layout), _layout(out_layout)
@@ -286,6 +302,8 @@ def build(spec):
                          spec["threads"], spec.get("via_shared", False))
     if kind == "boxes":
         return boxes()
+    if kind == "digits":
+        return digits()
     if kind == "reduce":
         return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
                       spec.get("accum", False))

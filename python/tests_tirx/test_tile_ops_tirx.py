@@ -197,5 +197,6 @@ def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_
     with pytest.raises(Exception) as failed:
         tvm_tirx.tirx.compile(kernel, target=tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"}))
     assert ("axe4j-cuda-tree-reduce chose a cuda-tree-reduce plan for axe4j.tirx.sum (cta scope); the new TIRx lane "
-            "spells only cuda-affine, cuda-cp-async, cuda-register, cuda-register-boxes, cuda-shuffle-reduce plans "
+            "spells only cuda-affine, cuda-cp-async, cuda-register, cuda-register-boxes, cuda-register-digits, "
+            "cuda-shuffle-reduce plans "
             "so far") in str(failed.value)

@@ -8,7 +8,8 @@ Lowering one call (``_lower``): the call is described for the Java rules as the 
 is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
 user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
 lowered each call and its plan's notes. The ``cuda-affine``, ``cuda-cp-async`` (``_emit_cp_async``) and register
-plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-shuffle-reduce``: ``_emit_register``) are spelled on this
+plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``:
+``_emit_register``) are spelled on this
 lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
 (docs/tvm-versions.md). The reductions ``sum``/``max``/``min`` take ``(dst, src, axes, accum)`` as on 0.27.
 """
@@ -26,7 +27,8 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_register  # noqa: E402
+from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_register, _explain  # noqa: E402
+from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
 SCOPES = ("thread", "warp", "warpgroup", "cta")
@@ -67,6 +69,7 @@ def _headline(op, args, scope) -> str:
 
 _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit,
              "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
+             "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce}
 
 
@@ -87,6 +90,11 @@ def _lower_for(op: str):
             else:
                 scalars[i] = source
         request = _describe.describe(op, regions, scalars, scope, sctx, reduction)
+        record = None
+        if _explain.RECORDING is not None:
+            record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
+                                     _decide.every(request))
+            _explain.RECORDING.append(record)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
         emitter = _EMITTERS.get(plan.kind)
         if emitter is None:
@@ -94,6 +102,8 @@ def _lower_for(op: str):
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
                 f"only {', '.join(sorted(_EMITTERS))} plans so far")
         body = emitter(request, plan, scope, sctx)
+        if record is not None:
+            record.emitted = _explain.emitted_calls(body)
         LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
         return body
 
@@ -146,6 +156,6 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
                          lower=_lower_wait).register()
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
-__all__ = ["LOWERED", "Lowered", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
+__all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]

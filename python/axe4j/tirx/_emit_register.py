@@ -1,4 +1,4 @@
-"""Register plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-shuffle-reduce``; axe4j.cuda.emit_register's,
+"""Register plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``; axe4j.cuda.emit_register's,
 the same Java records) as explicit tvm_tirx tile calls.
 
 ``cuda-register``: thread t of the scope (lane ``tx % 32``, warpgroup thread ``tx % 128``, CTA thread ``tx``) holds
@@ -9,7 +9,8 @@ keeps the threads with ``lo <= (t / tau) % mod < lo + count``; ``write_once`` ``
 ``vec`` elements is one chunk: a ``T.cuda.tile.apply`` of ``ld``/``st`` ``vec`` elements wide on the memory side
 (16-bit elements moved as 32-bit words, as nvcc moves a 16-byte vector of halves) and the registers' own slots on
 the other; an op other than copy maps register chunks with ``T.cuda.tile.ewise``. ``cuda-register-boxes``: one
-register plan per box of a region cut at digit boundaries, one after the other.
+register plan per box of a region cut at digit boundaries, one after the other. ``cuda-register-digits`` (a region
+that crosses digits in too many places to cut): see ``emit_digits``.
 
 ``cuda-shuffle-reduce``: per kept slot, the thread folds its own reduced slots into a one-element register tile,
 then combines it with the value of lane ``lane ^ mask`` for every butterfly mask (``__shfl_xor_sync``, which nvcc
@@ -146,8 +147,7 @@ def emit(request, plan, scope: str, sctx):
 
 
 def _box(request, plan, scope, sctx, views, words, stage, sources, mapped, packed):
-    op, vec, loops, access = request.op, plan.vec, list(plan.loops), plan.access
-    dst_dtype = str(request.tensors["dst"].ty.dtype.dtype)
+    vec, loops, access = plan.vec, list(plan.loops), plan.access
     t = _thread_index(scope, sctx, plan.threads)
     bases = {}
     for role, entry in access.items():
@@ -164,57 +164,153 @@ def _box(request, plan, scope, sctx, views, words, stage, sources, mapped, packe
                 addr = addr + c * loop.strides[role]
         return swizzled(addr, access[role].swizzle, vec) if request.storage[role] != "local" else addr
 
-    def memory(kind, role, regs, start):
-        """``ld``/``st`` of ``vec`` elements of memory ``role`` at ``start`` into/from the register region
-        ``regs`` (a view and its start), at most 4 elements or 16 bytes an access."""
-        view, at = regs
-        out = []
-        if packed:
-            ratio = 32 // _bits(str(request.tensors[role].ty.dtype.dtype))
-            reg_role = "dst" if kind == "ld" else next(w for w in words if w != "dst")
-            mem = words[role][T.floordiv(start, ratio):T.floordiv(start, ratio) + vec // ratio]
-            reg = words[reg_role][T.floordiv(at, ratio):T.floordiv(at, ratio) + vec // ratio]
-            name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % (vec // ratio) if vec > ratio else ''}.b32"
-            return [Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
-                                               scope="thread"))]
-        dtype = str(request.tensors[role].ty.dtype.dtype)
-        per = min(vec, 4)
-        for k in range(0, vec, per):
-            name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % per if per > 1 else ''}.{ptx_type(dtype)}"
-            mem = views[role][start + k:start + k + per]
-            reg = view[at + k:at + k + per]
-            out.append(Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
-                                                  scope="thread")))
-        return out
-
-    def chunk(counters):
-        targets = [address("dst", counters, r) for r in _base_last(access["dst"].replicas)]
-        dst_local = request.storage["dst"] == "local"
-        body, inputs = [], []
-        if not mapped:   # a copy between registers and memory: ld into / st from the registers themselves
-            what = next(w for k, w in sources if k == "tensor")
-            start = address(what, counters)
-            if dst_local:
-                return _seq([o for at in targets for o in memory("ld", what, (views["dst"], at), start)])
-            return _seq([o for at in targets for o in memory("st", "dst", (views[what], start), at)])
-        for kind, what in sources:
-            if kind == "scalar":
-                inputs.append(what)
-            elif what in stage:
-                body += memory("ld", what, (stage[what], 0), address(what, counters))
-                inputs.append(stage[what][0:vec])
-            else:
-                start = address(what, counters)
-                inputs.append(views[what][start:start + vec])
-        function = values.function(op, dst_dtype, [_dtype_of(x) for x in inputs])
-        outs = [stage["dst"][0:vec]] if "dst" in stage else [views["dst"][at:at + vec] for at in targets]
-        body += [Evaluate(T.cuda.tile.ewise(function, out, *inputs, scope="thread")) for out in outs]
-        if "dst" in stage:
-            body += [o for at in targets for o in memory("st", "dst", (stage["dst"], 0), at)]
-        return _seq(body)
-
-    chunks = [chunk(counters) for counters in itertools.product(*(range(l.extent) for l in unrolled))]
+    chunks = [_chunk(request, views, words, stage, sources, mapped, packed, vec,
+                     lambda role, c=counters: address(role, c),
+                     [address("dst", counters, r) for r in _base_last(access["dst"].replicas)])
+              for counters in itertools.product(*(range(l.extent) for l in unrolled))]
     return _guarded(_condition(t, plan.guards, plan.write_once), _seq(chunks))
+
+
+def _memory(request, views, words, packed, vec, kind, role, regs, start):
+    """``ld``/``st`` of ``vec`` elements of memory ``role`` at ``start`` into/from the register region ``regs`` (a
+    view and its start), at most 4 elements or 16 bytes an access (16-bit elements as 32-bit words when packed)."""
+    view, at = regs
+    if packed:
+        ratio = 32 // _bits(str(request.tensors[role].ty.dtype.dtype))
+        reg_role = "dst" if kind == "ld" else next(w for w in words if w != "dst")
+        mem = words[role][T.floordiv(start, ratio):T.floordiv(start, ratio) + vec // ratio]
+        reg = words[reg_role][T.floordiv(at, ratio):T.floordiv(at, ratio) + vec // ratio]
+        name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % (vec // ratio) if vec > ratio else ''}.b32"
+        return [Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
+                                           scope="thread"))]
+    dtype = str(request.tensors[role].ty.dtype.dtype)
+    per = min(vec, 4)
+    out = []
+    for k in range(0, vec, per):
+        name = f"{kind}.{MEMORY[request.storage[role]]}{'.v%d' % per if per > 1 else ''}.{ptx_type(dtype)}"
+        mem = views[role][start + k:start + k + per]
+        reg = view[at + k:at + k + per]
+        out.append(Evaluate(T.cuda.tile.apply(T.ptx[name], *((reg, mem) if kind == "ld" else (mem, reg)),
+                                              scope="thread")))
+    return out
+
+
+def _chunk(request, views, words, stage, sources, mapped, packed, vec, address, targets):
+    """One chunk of ``vec`` elements: ``address(role)`` its start in a source, ``targets`` in the destination (one
+    per replica). A copy between registers and memory loads into / stores from the registers themselves; any other
+    op loads memory sources into register tiles, maps with ``ewise``, and stores a memory destination."""
+    op = request.op
+    dst_dtype = str(request.tensors["dst"].ty.dtype.dtype)
+    body, inputs = [], []
+    if not mapped:
+        what = next(w for k, w in sources if k == "tensor")
+        start = address(what)
+        if request.storage["dst"] == "local":
+            return _seq([o for at in targets
+                         for o in _memory(request, views, words, packed, vec, "ld", what, (views["dst"], at), start)])
+        return _seq([o for at in targets
+                     for o in _memory(request, views, words, packed, vec, "st", "dst", (views[what], start), at)])
+    for kind, what in sources:
+        if kind == "scalar":
+            inputs.append(what)
+        elif what in stage:
+            body += _memory(request, views, words, packed, vec, "ld", what, (stage[what], 0), address(what))
+            inputs.append(stage[what][0:vec])
+        else:
+            start = address(what)
+            inputs.append(views[what][start:start + vec])
+    function = values.function(op, dst_dtype, [_dtype_of(x) for x in inputs])
+    outs = [stage["dst"][0:vec]] if "dst" in stage else [views["dst"][at:at + vec] for at in targets]
+    body += [Evaluate(T.cuda.tile.ewise(function, out, *inputs, scope="thread")) for out in outs]
+    if "dst" in stage:
+        body += [o for at in targets
+                 for o in _memory(request, views, words, packed, vec, "st", "dst", (stage["dst"], 0), at)]
+    return _seq(body)
+
+
+def emit_digits(request, plan, scope: str, sctx):
+    """The statement that replaces a call with a ``cuda-register-digits`` plan: each thread visits its slots
+    (register digit counters, unrolled); the partition's flat index ``sum c_k below_k + sum ((t / tau_k) % e_k)
+    below_k`` gives its coordinate in the partition's shape, a guard keeps those inside the region, and every operand
+    is at the same offset in its region (memory: ``base + sum ((x / below) % e) * s`` of the row-major index x of
+    its coordinate; registers: the same slot), one element a chunk."""
+    shape = [int(n) for n in plan.shape]
+    rows = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        rows[d] = rows[d + 1] * shape[d + 1]
+    p_start, p_extent = request.starts[plan.partition], request.extents[plan.partition]
+    digits = [(int(e), int(s), int(b)) for e, s, b in plan.register_digits]
+    op = request.op
+    sources = values.sources(op, request.scalars)
+    tensor_sources = [what for kind, what in sources if kind == "tensor"]
+    binds, views, stage = [], {}, {}
+    for role, tensor in request.tensors.items():
+        if role in plan.memory:
+            entry = plan.memory[role]
+            if request.storage[role] not in MEMORY:
+                raise NotOnThisLane(f"{role}: storage {request.storage[role]} is not spelled on the new TIRx lane")
+            span = entry.base + sum((e - 1) * abs(st) for e, st, _ in entry.iters) + max([0, *entry.replicas]) + 1
+        else:
+            span = plan.slots
+        views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, request.storage[role])
+        binds.append(bind)
+    dst_local = "dst" not in plan.memory
+    mapped = op != "copy" or dst_local and tensor_sources[0] not in plan.memory
+    for what in tensor_sources:
+        if what in plan.memory and what not in stage and mapped:
+            stage[what], bind = _register_tile(f"axe4j_{what}_regs", 1, str(request.tensors[what].ty.dtype.dtype))
+            binds.append(bind)
+    if not dst_local and mapped:
+        stage["dst"], bind = _register_tile("axe4j_dst_regs", 1, str(request.tensors["dst"].ty.dtype.dtype))
+        binds.append(bind)
+    t = _thread_index(scope, sctx, plan.threads)
+    held = 0
+    for extent, tau, below in plan.thread_digits:
+        held = held + _digit(t, int(tau), int(extent)) * int(below)
+
+    def element(counters):
+        slot = plan.slot_base + sum(c * s for c, (_, s, _) in zip(counters, digits))
+        flat = held + sum(c * b for c, (_, _, b) in zip(counters, digits))
+        coord = [T.floormod(T.floordiv(flat, rows[d]), shape[d]) if rows[d] * shape[d] != 1 else 0
+                 for d in range(len(shape))]
+        inside = []
+        for d in range(len(shape)):
+            if p_extent[d] < shape[d]:
+                inside += ([p_start[d] <= coord[d], coord[d] < p_start[d] + p_extent[d]] if p_extent[d] > 1
+                           else [coord[d] == p_start[d]])
+        offsets = [coord[d] - p_start[d] for d in plan.dims]
+
+        def address(role, replica=0):
+            if role not in plan.memory:
+                return slot
+            entry = plan.memory[role]
+            at = list(request.starts[role])
+            for k, d in enumerate(entry.dims):
+                at[d] = at[d] + offsets[k]
+            return _digit_address(entry, at) + replica
+
+        targets = ([address("dst", r) for r in _base_last(plan.memory["dst"].replicas)] if not dst_local
+                   else [slot])
+        body = _chunk(request, views, {}, stage, sources, mapped, False, 1, address, targets)
+        cond = _condition(t, [], plan.write_once)
+        for part in inside:
+            cond = part if cond is None else T.And(cond, part)
+        return _guarded(cond, body)
+
+    elements = [element(counters) for counters in itertools.product(*(range(e) for e, _, _ in digits))]
+    return SeqStmt([*binds, *elements])
+
+
+def _digit_address(entry, coordinate):
+    """``base + sum_k ((x // below_k) % e_k) * s_k`` for the row-major flat index x of ``coordinate``."""
+    flat = 0
+    for c, row_stride in zip(coordinate, entry.row_strides):
+        flat = flat + c * row_stride
+    addr = entry.base
+    for extent, stride, below in entry.iters:
+        if stride != 0 and extent != 1:
+            addr = addr + T.floormod(T.floordiv(flat, below), extent) * stride
+    return addr
 
 
 def _dtype_of(value):
