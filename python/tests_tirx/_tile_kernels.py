@@ -24,6 +24,10 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   anywhere, so each thread visits its slots one by one (python/tests/test_cuda_register_boxes.py's example).
 - ``reduce``: A (rows, cols) -> a register tile of ``layout``; ``op`` (sum, max, min) over the columns into a
   register vector of ``out_layout`` (``accum``: onto 1.0 filled first) -> B: the shuffle reduce.
+- ``shared_reduce``: A (rows, cols) -> a shared tile; ``op`` over its columns by the CTA into a shared vector -> B:
+  one thread per output (``axe4j-cuda-reduce``), or a group of threads and warp shuffles per output
+  (``axe4j-cuda-tree-reduce``), as the rules choose.
+- ``thread_reduce``: each thread's row of A into registers, summed onto 1.0 (``accum``) in one register -> B.
 
 A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
 stride), ...)``; a stride is an int or ``(int, thread axis)``.
@@ -120,6 +124,15 @@ KERNELS = {
                                        "archs": ("sm_80",)},
     "min_warpgroup_rows_f32": {"kind": "reduce", "op": "min", "shape": (64, 16), "layout": WG_ROWS,
                                "out_layout": WG_ROWS_MIN, "scope": "warpgroup", "threads": 128, "archs": ("sm_80",)},
+    # the one known difference in a mix, (0.27, new TIRx) counts: 0.27 folds each row by plain C loads, which nvcc
+    # merges into 16-byte loads; the new lane's explicit ld.shared.f32 per term (inline asm) is never merged
+    "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
+                                "archs": ("sm_80",),
+                                "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
+    "sum_cta_shared_rows_tree_f32": {"kind": "shared_reduce", "op": "sum", "shape": (8, 64), "threads": 128,
+                                     "archs": ("sm_80",)},
+    "sum_thread_registers_accum_f32": {"kind": "thread_reduce", "op": "sum", "shape": (64, 8), "accum": True,
+                                       "archs": ("sm_80",)},
     "sum_cta_row_quads_accum_f32": {"kind": "reduce", "op": "sum", "shape": (32, 16), "layout": CTA_QUADS,
                                     "out_layout": CTA_QUADS_SUM, "scope": "cta", "threads": 128, "accum": True,
                                     "archs": ("sm_80",)},
@@ -173,7 +186,7 @@ def arrays(name):
         a = rng.standard_normal(128).astype("float32")
         view = a.reshape(8, 16).T.reshape(-1)
         return [a, np.zeros((6, 64), "float32")], [a, np.stack([view[5 * i + 3:5 * i + 67] for i in range(6)])], True
-    if kind == "reduce":
+    if kind in ("reduce", "shared_reduce", "thread_reduce"):
         # small integers: every order of the folds and shuffles gives the same exact float sum
         a = rng.integers(-64, 64, spec["shape"]).astype("float32")
         out = {"sum": a.sum, "max": a.max, "min": a.min}[spec["op"]](axis=1)

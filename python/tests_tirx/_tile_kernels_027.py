@@ -342,6 +342,50 @@ def swizzle_bytes():
     return kernel
 
 
+def shared_reduce(op, shape, threads):
+    rows, _ = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        _header(threads)
+        a = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
+        s = T.alloc_buffer((rows,), "float32", scope="shared", layout=TileLayout(S[rows]))
+        Tx.cta.copy(a[:, :], A[:, :])
+        T.cuda.cta_sync()
+        if op == "sum":
+            Tx.cta.sum(s[:], a[:, :], [1], False)
+        else:
+            Tx.cta.max(s[:], a[:, :], [1], False)
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:], s[:])
+
+    return kernel
+
+
+def thread_reduce(shape):
+    rows, cols = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([rows // 32])
+        T.lane_id([32])
+        tid = T.thread_id([rows])
+        r = T.alloc_buffer((1, cols), "float32", scope="local", layout=TileLayout(S[(1, cols)]))
+        s = T.alloc_buffer((1,), "float32", scope="local", layout=TileLayout(S[1]))
+        Tx.copy(r[0:1, :], A[tid:tid + 1, :])
+        Tx.fill(s[0:1], T.float32(1.0))
+        Tx.sum(s[0:1], r[0:1, :], [1], True)
+        Tx.copy(B[tid:tid + 1], s[0:1])
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
@@ -364,6 +408,10 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "shared_reduce":
+        return shared_reduce(spec["op"], spec["shape"], spec["threads"])
+    if kind == "thread_reduce":
+        return thread_reduce(spec["shape"])
     if kind == "reduce":
         return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
                       spec.get("accum", False))

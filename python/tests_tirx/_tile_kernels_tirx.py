@@ -282,6 +282,41 @@ def swizzle_bytes():
     return kernel
 
 
+def shared_reduce(op, shape, threads):
+    rows, _ = shape
+    fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            a = T.alloc_shared(shape, "float32", layout=T.TileLayout(T.S[shape]))
+            s = T.alloc_shared((rows,), "float32", layout=T.TileLayout(T.S[rows]))
+            Ax.copy(a[:, :], A[:, :], scope="cta")
+            T.cuda.cta_sync()
+            fold(s[:], a[:, :], [1], False, scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[:], s[:], scope="cta")
+
+    return kernel
+
+
+def thread_reduce(shape):
+    rows, cols = shape
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=rows)):
+            tid = T.cuda.thread_idx("x")
+            r = T.alloc_local((1, cols), "float32", layout=T.TileLayout(T.S[(1, cols)]))
+            s = T.alloc_local((1,), "float32", layout=T.TileLayout(T.S[1]))
+            Ax.copy(r[0:1, :], A[tid:tid + 1, :])
+            Ax.fill(s[0:1], T.float32(1.0))
+            Ax.sum(s[0:1], r[0:1, :], [1], True)
+            Ax.copy(B[tid:tid + 1], s[0:1])
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
@@ -304,6 +339,10 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "shared_reduce":
+        return shared_reduce(spec["op"], spec["shape"], spec["threads"])
+    if kind == "thread_reduce":
+        return thread_reduce(spec["shape"])
     if kind == "reduce":
         return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
                       spec.get("accum", False))

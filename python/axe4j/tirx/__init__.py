@@ -9,7 +9,8 @@ is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise
 user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
 lowered each call and its plan's notes. The ``cuda-affine``, ``cuda-cp-async`` (``_emit_cp_async``) and register
 plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``:
-``_emit_register``) are spelled on this
+``_emit_register``) and the reductions of memory tiles (``cuda-reduce``, ``cuda-tree-reduce`` within a warp:
+``_emit_reduce``) are spelled on this
 lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
 (docs/tvm-versions.md). The reductions ``sum``/``max``/``min`` take ``(dst, src, axes, accum)`` as on 0.27.
 """
@@ -27,7 +28,7 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_register, _explain  # noqa: E402
+from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_reduce, _emit_register, _explain  # noqa: E402
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -70,7 +71,8 @@ def _headline(op, args, scope) -> str:
 _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit,
              "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
              "cuda-register-digits": _emit_register.emit_digits,
-             "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce}
+             "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
+             "cuda-tree-reduce": _emit_reduce.emit_tree}
 
 
 def _lower_for(op: str):
@@ -101,7 +103,11 @@ def _lower_for(op: str):
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
                 f"only {', '.join(sorted(_EMITTERS))} plans so far")
-        body = emitter(request, plan, scope, sctx)
+        try:
+            body = emitter(request, plan, scope, sctx)
+        except _emit_affine.NotOnThisLane as error:
+            raise _emit_affine.NotOnThisLane(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope), "
+                                             f"which the new TIRx lane does not spell: {error}") from None
         if record is not None:
             record.emitted = _explain.emitted_calls(body)
         LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
