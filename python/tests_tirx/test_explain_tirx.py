@@ -47,7 +47,8 @@ def test_explain_names_each_rule_the_chosen_plan_and_the_explicit_calls(Ax):
     for text, variant in zip(calls, chosen):
         assert f"  {variant} (prio=111): accepted <- chosen" in text
     assert "axe4j-cuda-vector (prio=110): declined: copy: dst=r[0:8, 0:16] float32" in calls[0]
-    assert "plan: cuda-register: partition dst S[(8,4,4):(4@laneid,1@laneid,1)]: 4 register slots per thread" in calls[0]
+    assert ("plan: cuda-register: partition dst S[(8,4,4):(4@laneid,1@laneid,1)]: 4 register slots per thread"
+            in calls[0])
     assert 'emits T.cuda.tile.apply("ld.global.v4.f32", (axe4j_dst[0:4], axe4j_src0[' in calls[0]
     assert "plan: cuda-shuffle-reduce: 1 output per thread, 4 register terms folded each" in calls[1]
     assert "T.cuda.__shfl_xor_sync(T.uint32(4294967295), axe4j_acc[0], 2, 32)" in calls[1]

@@ -1,18 +1,18 @@
 """axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
-``wait_async``), ``fill``, ``cast``, the element-wise maps and the reductions ``sum``/``max``/``min``, each a tile instruction registered through tvm_tirx's
-``FTileOpDispatch`` op attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as
-``axe4j.tirx.copy(dst, src, scope="cta")``.
+``wait_async``), ``fill``, ``cast``, the element-wise maps and the reductions ``sum``/``max``/``min`` (operands
+``dst, src, axes, accum``, as on 0.27), each a tile instruction registered through tvm_tirx's ``FTileOpDispatch`` op
+attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as ``axe4j.tirx.copy(dst, src, scope="cta")``.
 
 Lowering one call (``_lower``): the call is described for the Java rules as the 0.27 lane describes it
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
-is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
-user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
-lowered each call and its plan's notes. The ``cuda-affine``, ``cuda-cp-async`` (``_emit_cp_async``) and register
-plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``:
-``_emit_register``) and the reductions of memory tiles (``cuda-reduce``, ``cuda-tree-reduce`` within a warp:
-``_emit_reduce``) are spelled on this
-lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
-(docs/tvm-versions.md). The reductions ``sum``/``max``/``min`` take ``(dst, src, axes, accum)`` as on 0.27.
+is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls. The user names no PTX
+instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule lowered each call
+and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-cp-async``
+(``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
+``cuda-shuffle-reduce`` (``_emit_register``), and the reductions of memory tiles ``cuda-reduce`` and
+``cuda-tree-reduce`` within a warp (``_emit_reduce``). A call whose chosen rule makes another plan kind, or a plan
+the emitter cannot spell, fails with the rule and the kind named (docs/tvm-versions.md). ``explain`` and strict
+mode: ``_explain``.
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ def _register(op: str):
     elif op in BINARY:
         operands = (Operand("dst", "region"), Operand("a"), Operand("b"))
     elif op in REDUCTIONS:
-        operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"), Operand("accum", default=False))
+        operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
+                    Operand("accum", default=False))
     else:
         operands = (Operand("dst", "region"), Operand("src"))
     return Instruction(f"tirx.cuda.axe4j_{op}", "axe4j", operands, SCOPES, lower=_lower_for(op)).register()
@@ -139,7 +140,8 @@ log2 = _register("log2")
 sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
-sum = _register("sum")   # noqa: A001  (axe4j.tirx.sum, as Tx.sum on 0.27)
+# axe4j.tirx.sum/max/min, as Tx.sum/max/min on 0.27 (they shadow the builtins inside this module, which uses none)
+sum = _register("sum")   # noqa: A001
 max = _register("max")   # noqa: A001
 min = _register("min")   # noqa: A001
 add = _register("add")
@@ -162,6 +164,7 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
                          lower=_lower_wait).register()
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
-__all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
+__all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
+           "cast", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]

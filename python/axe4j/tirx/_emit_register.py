@@ -1,5 +1,5 @@
-"""Register plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``; axe4j.cuda.emit_register's,
-the same Java records) as explicit tvm_tirx tile calls.
+"""Register plans (``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits``, ``cuda-shuffle-reduce``;
+axe4j.cuda.emit_register's, the same Java records) as explicit tvm_tirx tile calls.
 
 ``cuda-register``: thread t of the scope (lane ``tx % 32``, warpgroup thread ``tx % 128``, CTA thread ``tx``) holds
 ``slots`` elements of each register operand. A thread term ``[tau, mod, lo, below, count, stride]`` adds
