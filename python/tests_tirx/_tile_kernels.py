@@ -28,6 +28,8 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   one thread per output (``axe4j-cuda-reduce``), or a group of threads and warp shuffles per output
   (``axe4j-cuda-tree-reduce``), as the rules choose.
 - ``thread_reduce``: each thread's row of A into registers, summed onto 1.0 (``accum``) in one register -> B.
+- ``matrix``: A -> a shared tile (row-major, ``storage`` columns) -> a warp's register tile of ``layout`` by ldmatrix
+  -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
 
 A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
 stride), ...)``; a stride is an int or ``(int, thread axis)``.
@@ -56,6 +58,10 @@ ROW_ACROSS_WARP_MAX = ((4,), (1,), ((32, (1, LANE)),))
 # 64x16 at warpgroup scope: warp w rows 16w.., lanes 2r + h, column pairs
 WG_ROWS = ((4, 16, 2, 2, 4), ((1, WARP_IN_WG), (2, LANE), 4, (1, LANE), 1))
 WG_ROWS_MIN = ((4, 16), ((1, WARP_IN_WG), (2, LANE)), ((2, (1, LANE)),))
+# 16x16 fp16 as 2x2 ldmatrix blocks; block (i, j) in registers 2 * (i + 2 j) of each lane
+MMA_16x16 = ((2, 8, 2, 4, 2), (2, (4, LANE), 4, (1, LANE), 1))
+# 8x32: four blocks along the columns, registers in column order
+MMA_8x32 = ((8, 4, 4, 2), ((4, LANE), 2, (1, LANE), 1))
 
 
 def layout(spec, S, R, TileLayout, axes):
@@ -126,6 +132,14 @@ KERNELS = {
                                "out_layout": WG_ROWS_MIN, "scope": "warpgroup", "threads": 128, "archs": ("sm_80",)},
     # the one known difference in a mix, (0.27, new TIRx) counts: 0.27 folds each row by plain C loads, which nvcc
     # merges into 16-byte loads; the new lane's explicit ld.shared.f32 per term (inline asm) is never merged
+    # ldmatrix/stmatrix (axe4j-cuda-ldstmatrix); stmatrix needs sm_90
+    "ldst_matrix_x4_16x16_f16": {"kind": "matrix", "shape": (16, 16), "layout": MMA_16x16, "archs": ("sm_90a",),
+                                 "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                              "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    "ldst_matrix_x4_8x32_padded_f16": {"kind": "matrix", "shape": (8, 32), "storage": (8, 40), "layout": MMA_8x32,
+                                       "archs": ("sm_90a",),
+                                       "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                                    "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -182,6 +196,9 @@ def arrays(name):
     if kind == "boxes":
         a = rng.standard_normal(64).astype("float32")
         return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "matrix":
+        a = rng.standard_normal(spec["shape"]).astype("float16")
+        return [a, np.zeros_like(a), np.zeros_like(a)], [a, a, a], True
     if kind == "digits":
         a = rng.standard_normal(128).astype("float32")
         view = a.reshape(8, 16).T.reshape(-1)

@@ -342,6 +342,31 @@ def swizzle_bytes():
     return kernel
 
 
+def matrix(shape, layout, storage=None):
+    storage = storage or shape
+    reg = _layout(layout)
+    tile = tuple(slice(0, d) for d in shape)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float16")
+        B = T.match_buffer(B_ptr, shape, "float16")
+        C = T.match_buffer(C_ptr, shape, "float16")
+        _header(32)
+        As = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
+        Bs = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
+        R = T.alloc_buffer(shape, "float16", scope="local", layout=reg)
+        Tx.warp.copy(As[tile], A[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(R[:, :], As[tile])
+        Tx.warp.copy(Bs[tile], R[:, :])
+        Tx.warp.copy(C[:, :], R[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(B[:, :], Bs[tile])
+
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
 
@@ -408,6 +433,8 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "matrix":
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":
         return shared_reduce(spec["op"], spec["shape"], spec["threads"])
     if kind == "thread_reduce":

@@ -282,6 +282,28 @@ def swizzle_bytes():
     return kernel
 
 
+def matrix(shape, layout, storage=None):
+    storage = storage or shape
+    reg = _layout(layout)
+    tile = tuple(slice(0, d) for d in shape)
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float16"), B: T.Tensor(shape, "float16"), C: T.Tensor(shape, "float16")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            As = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
+            Bs = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
+            R = T.alloc_local(shape, "float16", layout=reg)
+            Ax.copy(As[tile], A[:, :], scope="warp")
+            T.cuda.cta_sync()
+            Ax.copy(R[:, :], As[tile], scope="warp")
+            Ax.copy(Bs[tile], R[:, :], scope="warp")
+            Ax.copy(C[:, :], R[:, :], scope="warp")
+            T.cuda.cta_sync()
+            Ax.copy(B[:, :], Bs[tile], scope="warp")
+
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
     fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
@@ -339,6 +361,8 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "matrix":
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":
         return shared_reduce(spec["op"], spec["shape"], spec["threads"])
     if kind == "thread_reduce":

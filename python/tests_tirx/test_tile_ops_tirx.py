@@ -104,7 +104,9 @@ def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, built, asked_0
         assert {k: (theirs.get(k, 0), mine["mix"][arch].get(k, 0)) for k in differs} == differs, arch
         assert ({k: v for k, v in mine["mix"][arch].items() if k not in differs}
                 == {k: v for k, v in theirs.items() if k not in differs}), arch
-    assert any(k.startswith(("ld.", "st.")) for k in mine["mix"][archs(name)[0]])   # a mix that moved no data proves nothing
+    assert any(k.startswith(("ld.", "st.")) for k in mine["mix"][archs(name)[0]])
+    for instruction in KERNELS[name].get("requires", ()):   # the instructions the kernel is there for
+        assert mine["mix"][archs(name)[0]].get(instruction, 0) >= 1, instruction   # a mix that moved no data proves nothing
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -28,7 +28,8 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine, _emit_cp_async, _emit_reduce, _emit_register, _explain  # noqa: E402
+from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce, _emit_register,  # noqa: E402
+               _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -72,7 +73,7 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.e
              "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
-             "cuda-tree-reduce": _emit_reduce.emit_tree}
+             "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit}
 
 
 def _lower_for(op: str):
