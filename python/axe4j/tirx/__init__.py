@@ -9,10 +9,10 @@ is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise
 instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule lowered each call
 and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-cp-async``
 (``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
-``cuda-shuffle-reduce`` (``_emit_register``), and the reductions of memory tiles ``cuda-reduce`` and
-``cuda-tree-reduce`` within a warp (``_emit_reduce``), and ``cuda-ldstmatrix`` within a warp (``_emit_matrix``). A call whose chosen rule makes another plan kind, or a plan
-the emitter cannot spell, fails with the rule and the kind named (docs/tvm-versions.md). ``explain`` and strict
-mode: ``_explain``.
+``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
+``cuda-tree-reduce`` within a warp (``_emit_reduce``), and ``cuda-ldstmatrix`` within a warp (``_emit_matrix``). A
+call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
+named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce, _emit_register,  # noqa: E402
-               _explain)
+from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
+               _emit_register, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 

@@ -57,7 +57,8 @@ def emit(request, plan, scope: str, sctx):
             layout=TileLayout(S[(1, *w_ext, 8, 4):(0, *w_str, 4 @ _laneid(), 1 @ _laneid())])))
         binds += [Bind(shared, T.decl_tensor(smem.data, ty_args=[shared.ty])),
                   Bind(words, T.decl_tensor(reg.data, ty_args=[words.ty]))]
-        start = T.floordiv(group.bases[0] + offset, 2) if not isinstance(offset, int) else (group.bases[0] + offset) // 2
+        first = group.bases[0] + offset   # elements; the rule keeps rows 16-byte aligned
+        start = first // 2 if isinstance(first, int) else T.floordiv(first, 2)
         mem = shared[start:start + 1, 0:num, 0:8, 0:4]
         regs = words[0:1, 0:num, 0:8, 0:4]
         calls.append(Evaluate(T.cuda.tile.apply(T.ptx[instruction], *((regs, mem) if plan.direction == "ld"
