@@ -30,6 +30,8 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
 - ``thread_reduce``: each thread's row of A into registers, summed onto 1.0 (``accum``) in one register -> B.
 - ``matrix``: A -> a shared tile (row-major, ``storage`` columns) -> a warp's register tile of ``layout`` by ldmatrix
   -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
+- ``mma``: A (m x k) and B (n x k) fp16 -> shared tiles -> a warp's mma fragments by ldmatrix; ``gemm`` (mma.sync
+  m16n8k16, B transposed) into an f32 fragment -> D (python/tests/test_cuda_mma.py's kernels).
 
 A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
 stride), ...)``; a stride is an int or ``(int, thread axis)``.
@@ -62,6 +64,16 @@ WG_ROWS_MIN = ((4, 16), ((1, WARP_IN_WG), (2, LANE)), ((2, (1, LANE)),))
 MMA_16x16 = ((2, 8, 2, 4, 2), (2, (4, LANE), 4, (1, LANE), 1))
 # 8x32: four blocks along the columns, registers in column order
 MMA_8x32 = ((8, 4, 4, 2), ((4, LANE), 2, (1, LANE), 1))
+
+
+def mma_layouts(m, n, k):
+    """The mma.sync fragments of A (m x k, 8 registers a 16x16 block), B stored n x k (4 a 8x16 block) and D (m x n
+    f32, 4 a 16x8 block), blocks in row-major order."""
+    bm, bn, bk = m // 16, n // 8, k // 16
+    a = ((bm, 2, 8, bk, 2, 4, 2), (8 * bk, 2, (4, LANE), 8, 4, (1, LANE), 1))
+    b = ((bn, 8, bk, 2, 4, 2), (4 * bk, (4, LANE), 4, 2, (1, LANE), 1))
+    d = ((bm, 2, 8, bn, 4, 2), (4 * bn, 2, (4, LANE), 4, (1, LANE), 1))
+    return a, b, d
 
 
 def layout(spec, S, R, TileLayout, axes):
@@ -140,6 +152,11 @@ KERNELS = {
                                        "archs": ("sm_90a",),
                                        "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                                                     "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    # mma.sync GEMM tiles of a warp (axe4j-cuda-mma), fragments loaded by ldmatrix
+    "mma_16x8x16_f16": {"kind": "mma", "mnk": (16, 8, 16), "archs": ("sm_80",),
+                        "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
+    "mma_32x16x32_f16": {"kind": "mma", "mnk": (32, 16, 32), "archs": ("sm_80",),
+                         "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -196,6 +213,11 @@ def arrays(name):
     if kind == "boxes":
         a = rng.standard_normal(64).astype("float32")
         return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "mma":
+        m, n, k = spec["mnk"]
+        # small integers: every order of the products' sums is exact in f32
+        a, b = rng.integers(-4, 4, (m, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+        return [a, b, np.zeros((m, n), "float32")], [a, b, a.astype("float32") @ b.astype("float32").T], True
     if kind == "matrix":
         a = rng.standard_normal(spec["shape"]).astype("float16")
         return [a, np.zeros_like(a), np.zeros_like(a)], [a, a, a], True

@@ -367,6 +367,31 @@ def matrix(shape, layout, storage=None):
     return kernel
 
 
+def mma(m, n, k):
+    a_layout, b_layout, d_layout = (_layout(x) for x in _tile_kernels.mma_layouts(m, n, k))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, D_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), "float16")
+        B = T.match_buffer(B_ptr, (n, k), "float16")
+        D = T.match_buffer(D_ptr, (m, n), "float32")
+        _header(32)
+        As = T.alloc_buffer((m, k), "float16", scope="shared", layout=TileLayout(S[(m, k)]))
+        Bs = T.alloc_buffer((n, k), "float16", scope="shared", layout=TileLayout(S[(n, k)]))
+        Ar = T.alloc_buffer((m, k), "float16", scope="local", layout=a_layout)
+        Br = T.alloc_buffer((n, k), "float16", scope="local", layout=b_layout)
+        Dr = T.alloc_buffer((m, n), "float32", scope="local", layout=d_layout)
+        Tx.cta.copy(As[:, :], A[:, :])
+        Tx.cta.copy(Bs[:, :], B[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(Ar[:, :], As[:, :])
+        Tx.warp.copy(Br[:, :], Bs[:, :])
+        Tx.warp.gemm(Dr[:, :], Ar[:, :], Br[:, :], Dr[:, :], False, True, 1.0, 0.0)
+        Tx.warp.copy(D[:, :], Dr[:, :])
+
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
 
@@ -433,6 +458,8 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "mma":
+        return mma(*spec["mnk"])
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

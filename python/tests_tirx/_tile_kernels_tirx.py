@@ -304,6 +304,28 @@ def matrix(shape, layout, storage=None):
     return kernel
 
 
+def mma(m, n, k):
+    a_layout, b_layout, d_layout = (_layout(x) for x in _tile_kernels.mma_layouts(m, n, k))
+
+    @T.function
+    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), D: T.Tensor((m, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            As = T.alloc_shared((m, k), "float16", layout=T.TileLayout(T.S[m, k]))
+            Bs = T.alloc_shared((n, k), "float16", layout=T.TileLayout(T.S[n, k]))
+            Ar = T.alloc_local((m, k), "float16", layout=a_layout)
+            Br = T.alloc_local((n, k), "float16", layout=b_layout)
+            Dr = T.alloc_local((m, n), "float32", layout=d_layout)
+            Ax.copy(As[:, :], A[:, :], scope="cta")
+            Ax.copy(Bs[:, :], B[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(Ar[:, :], As[:, :], scope="warp")
+            Ax.copy(Br[:, :], Bs[:, :], scope="warp")
+            Ax.gemm(Dr[:, :], Ar[:, :], Br[:, :], Dr[:, :], False, True, 1.0, 0.0, scope="warp")
+            Ax.copy(D[:, :], Dr[:, :], scope="warp")
+
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
     fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
@@ -361,6 +383,8 @@ def build(spec):
         return boxes()
     if kind == "digits":
         return digits()
+    if kind == "mma":
+        return mma(*spec["mnk"])
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

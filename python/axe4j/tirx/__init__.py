@@ -29,7 +29,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
-               _emit_register, _explain)
+               _emit_mma, _emit_register, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -73,7 +73,8 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.e
              "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
-             "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit}
+             "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
+             "cuda-mma": _emit_mma.emit}
 
 
 def _lower_for(op: str):
@@ -83,16 +84,21 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars, reduction = {}, None
+        scalars, reduction, extra = {}, None, None
         if op in REDUCTIONS:   # (dst, src, axes, accum)
             reduction = (args[2], args[3])
             args = args[:2]
+        if op == "gemm":   # (D, A, B, C, trans_a, trans_b, alpha, beta), as on 0.27
+            regions = [("D", args[0]), ("A", args[1]), ("B", args[2]), ("C", args[3])]
+            extra = _describe.gemm_params(args[4:])
+            scalars = {"alpha": args[6], "beta": args[7]}
+            args = []
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx, reduction)
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra)
         record = None
         if _explain.RECORDING is not None:
             record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
@@ -123,6 +129,10 @@ def _register(op: str):
         operands = (Operand("dst", "region"), Operand("value"))
     elif op in BINARY:
         operands = (Operand("dst", "region"), Operand("a"), Operand("b"))
+    elif op == "gemm":
+        operands = (Operand("D", "region"), Operand("A", "region"), Operand("B", "region"), Operand("C", "region"),
+                    Operand("trans_a", default=False), Operand("trans_b", default=False),
+                    Operand("alpha", default=1.0), Operand("beta", default=0.0))
     elif op in REDUCTIONS:
         operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
                     Operand("accum", default=False))
@@ -141,6 +151,7 @@ log2 = _register("log2")
 sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
+gemm = _register("gemm")   # D = alpha * op(A) op(B) + beta * C on a warp's register fragments (mma.sync)
 # axe4j.tirx.sum/max/min, as Tx.sum/max/min on 0.27 (they shadow the builtins inside this module, which uses none)
 sum = _register("sum")   # noqa: A001
 max = _register("max")   # noqa: A001
@@ -166,6 +177,6 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
 __all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
-           "cast", *BINARY,
+           "cast", "gemm", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]

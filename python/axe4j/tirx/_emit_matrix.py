@@ -5,8 +5,8 @@ tvm_tirx's ldmatrix/stmatrix pattern takes canonical views of shape (matrix, row
 memory. Per group of the plan, the shared view maps (m, r, w) to ``base_m + r * row_stride + w`` (in words, the plan's
 element bases and row stride halved) and the register view maps it to the lane's word ``words[m]``
 (``S[(.., 8, 4):(.., 4@laneid, 1@laneid)]``). The bases and words of a group's matrices must be affine in the
-matrix index's binary digits (``S[(2, 2):(s_hi, s_lo)]``); the first base and the run-time start are a leading
-extent-one axis of the shared view. One ``T.cuda.tile.apply(T.ptx["ldmatrix.sync.aligned.m8n8.x4.shared.b16"],
+matrix index's binary digits (``S[(2, 2):(s_hi, s_lo)]``); the first base and the run-time start are the start of
+a leading axis of the shared view, and the first register word a leading axis ``(2):(word)`` of the register view. One ``T.cuda.tile.apply(T.ptx["ldmatrix.sync.aligned.m8n8.x4.shared.b16"],
 registers, shared)`` (or ``stmatrix``) per group, at warp scope."""
 
 from __future__ import annotations
@@ -52,15 +52,17 @@ def emit(request, plan, scope: str, sctx):
         shared = Var(f"axe4j_matrices{n}", T.Tensor(
             (span, num, 8, 4), "uint32", scope=str(smem.ty.scope),
             layout=TileLayout(S[(span, *b_ext, 8, 4):(1, *b_str, row_words, 1)])))
+        first = int(group.words[0])   # a leading axis (2):(first), index 1 taken (extent 1 when first is 0)
+        lead = (2, first) if first else (1, 0)
         words = Var(f"axe4j_words{n}", T.Tensor(
-            (1, num, 8, 4), "uint32", scope="local",
-            layout=TileLayout(S[(1, *w_ext, 8, 4):(0, *w_str, 4 @ _laneid(), 1 @ _laneid())])))
+            (lead[0], num, 8, 4), "uint32", scope="local",
+            layout=TileLayout(S[(lead[0], *w_ext, 8, 4):(lead[1], *w_str, 4 @ _laneid(), 1 @ _laneid())])))
         binds += [Bind(shared, T.decl_tensor(smem.data, ty_args=[shared.ty])),
                   Bind(words, T.decl_tensor(reg.data, ty_args=[words.ty]))]
-        first = group.bases[0] + offset   # elements; the rule keeps rows 16-byte aligned
-        start = first // 2 if isinstance(first, int) else T.floordiv(first, 2)
+        at = group.bases[0] + offset   # elements; the rule keeps rows 16-byte aligned
+        start = at // 2 if isinstance(at, int) else T.floordiv(at, 2)
         mem = shared[start:start + 1, 0:num, 0:8, 0:4]
-        regs = words[0:1, 0:num, 0:8, 0:4]
+        regs = words[1:2, 0:num, 0:8, 0:4] if first else words[0:1, 0:num, 0:8, 0:4]
         calls.append(Evaluate(T.cuda.tile.apply(T.ptx[instruction], *((regs, mem) if plan.direction == "ld"
                                                                        else (mem, regs)), scope="warp")))
     return SeqStmt([*binds, *calls])
