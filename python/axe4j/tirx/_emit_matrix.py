@@ -6,8 +6,9 @@ memory. Per group of the plan, the shared view maps (m, r, w) to ``base_m + r * 
 element bases and row stride halved) and the register view maps it to the lane's word ``words[m]``
 (``S[(.., 8, 4):(.., 4@laneid, 1@laneid)]``). The bases and words of a group's matrices must be affine in the
 matrix index's binary digits (``S[(2, 2):(s_hi, s_lo)]``); the first base and the run-time start are the start of
-a leading axis of the shared view, and the first register word a leading axis ``(2):(word)`` of the register view. One ``T.cuda.tile.apply(T.ptx["ldmatrix.sync.aligned.m8n8.x4.shared.b16"],
-registers, shared)`` (or ``stmatrix``) per group, at warp scope."""
+a leading axis of the shared view, and the first register word a leading axis ``(2):(word)`` of the register view.
+One ``T.cuda.tile.apply(T.ptx["ldmatrix.sync.aligned.m8n8.x4.shared.b16"], registers, shared)`` (or ``stmatrix``)
+per group, at warp scope."""
 
 from __future__ import annotations
 

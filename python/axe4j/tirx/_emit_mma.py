@@ -6,9 +6,10 @@ of the plan (one output block, one K step) each operand's view maps its atom to 
 the plan names: D row ``lane / 4 + 8 (r / 2)``, column ``2 (lane % 4) + r % 2`` at slot ``d[r]``; A row
 ``lane / 4 + 8 (r % 2)``, word ``lane % 4 + 4 (r / 2)`` at word ``a[r]``; B row ``lane / 4``, word
 ``lane % 4 + 4 r`` at word ``b[r]``. The slots must be affine in the register index's bits (as the rule lays them
-out); the first slot is a leading axis ``(2):(first)`` of the view, index 1 taken. Each output block is first set from C's registers or
-zero (``init``) by ``ewise``; each step is one ``T.cuda.tile.apply(T.ptx[<the plan's instruction>], D, A, B, D)``,
-accumulating in place, at warp scope."""
+out); the first slot is a leading axis ``(2):(first)`` of the view, index 1 taken. Each output block's slots are
+first set from C's or zero (``init``), one thread-scope ``ewise`` a slot; each step is one
+``T.cuda.tile.apply(T.ptx[<the plan's instruction>], D, A, B, D)``, accumulating in place, at warp scope. m16n8k16
+only so far."""
 
 from __future__ import annotations
 
