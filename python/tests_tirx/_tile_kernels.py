@@ -13,11 +13,79 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   (``Swizzle<3,2,3>``), written row by row and read column by column through a transposed view of the same bytes.
 - ``swizzle_bytes``: a 32 x 32 tile written through that swizzled layout, its bytes read back through a plain
   row-major view.
+- ``registers``: A (and B) -> register tiles of ``layout`` over the scope's threads; ``op`` (copy, add, cast) into
+  a register tile -> C, or (``via_shared``) the register tile -> a shared tile (scope) -> C by the CTA
+  (python/tests/test_cuda_register.py's kernels).
+- ``boxes``: a warp loads the region [4:36] of a (64,) transposed view ``S[(8,8):(1,8)]`` of A into a register tile
+  ``S[32:1@laneid]``; the region crosses a digit part way, so the rule cuts it into boxes
+  (python/tests/test_cuda_register_boxes.py's example).
+- ``digits``: for i < 6, a warp loads [5i + 3, 5i + 67) of a (128,) transposed view ``S[(16,8):(1,16)]`` of A into
+  a register tile ``S[(8,4,2):(4@laneid,1@laneid,1)]`` and stores it to B[i]: a run-time start that may cross a digit
+  anywhere, so each thread visits its slots one by one (python/tests/test_cuda_register_boxes.py's example).
+- ``reduce``: A (rows, cols) -> a register tile of ``layout``; ``op`` (sum, max, min) over the columns into a
+  register vector of ``out_layout`` (``accum``: onto 1.0 filled first) -> B: the shuffle reduce.
+- ``shared_reduce``: A (rows, cols) -> a shared tile; ``op`` over its columns by the CTA into a shared vector -> B:
+  one thread per output (``axe4j-cuda-reduce``), or a group of threads and warp shuffles per output
+  (``axe4j-cuda-tree-reduce``), as the rules choose.
+- ``thread_reduce``: each thread's row of A into registers, summed onto 1.0 (``accum``) in one register -> B.
+- ``matrix``: A -> a shared tile (row-major, ``storage`` columns) -> a warp's register tile of ``layout`` by ldmatrix
+  -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
+- ``mma``: A (m x k) and B (n x k) fp16 -> shared tiles -> a warp's mma fragments by ldmatrix; ``gemm`` (mma.sync
+  m16n8k16, B transposed) into an f32 fragment -> D (python/tests/test_cuda_mma.py's kernels).
+
+A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
+stride), ...)``; a stride is an int or ``(int, thread axis)``.
 """
 
 from __future__ import annotations
 
 ARCHS = ("sm_80", "sm_90a")
+
+LANE, WARP, WARP_IN_WG, THREAD_IN_WG = "laneid", "warpid", "wid_in_wg", "tid_in_wg"
+# a warp's 32x8 tile: lane l holds row l, 8 consecutive elements
+ROWS_ON_LANES = ((32, 8), ((1, LANE), 1))
+# a CTA of 128 threads: 128x8, warp w rows 32w.., lane = row
+CTA_ROWS = ((4, 32, 8), ((1, WARP), (1, LANE), 1))
+# 64x16 at warpgroup scope: warp w holds rows 16w..16w+15, lanes split rows x column pairs
+WG_TILES = ((4, 16, 4, 2, 2), ((1, WARP_IN_WG), (2, LANE), 2, (1, LANE), 1))
+# 8x16 rows over lanes 4r + q, each lane 4 consecutive columns; the sum replicated over q
+ROW_QUADS = ((8, 4, 4), ((4, LANE), (1, LANE), 1))
+ROW_QUADS_SUM = ((8,), ((4, LANE),), ((4, (1, LANE)),))
+# 32x16 at CTA scope over 4 warps: warp w rows 8w.., lanes as ROW_QUADS
+CTA_QUADS = ((4, 8, 4, 4), ((1, WARP), (4, LANE), (1, LANE), 1))
+CTA_QUADS_SUM = ((4, 8), ((1, WARP), (4, LANE)), ((4, (1, LANE)),))
+# 4x64 at warp scope: each row across all 32 lanes (2 columns a lane); the result on every lane
+ROW_ACROSS_WARP = ((4, 32, 2), (2, (1, LANE), 1))
+ROW_ACROSS_WARP_MAX = ((4,), (1,), ((32, (1, LANE)),))
+# 64x16 at warpgroup scope: warp w rows 16w.., lanes 2r + h, column pairs
+WG_ROWS = ((4, 16, 2, 2, 4), ((1, WARP_IN_WG), (2, LANE), 4, (1, LANE), 1))
+WG_ROWS_MIN = ((4, 16), ((1, WARP_IN_WG), (2, LANE)), ((2, (1, LANE)),))
+# 16x16 fp16 as 2x2 ldmatrix blocks; block (i, j) in registers 2 * (i + 2 j) of each lane
+MMA_16x16 = ((2, 8, 2, 4, 2), (2, (4, LANE), 4, (1, LANE), 1))
+# 8x32: four blocks along the columns, registers in column order
+MMA_8x32 = ((8, 4, 4, 2), ((4, LANE), 2, (1, LANE), 1))
+
+
+def mma_layouts(m, n, k):
+    """The mma.sync fragments of A (m x k, 8 registers a 16x16 block), B stored n x k (4 a 8x16 block) and D (m x n
+    f32, 4 a 16x8 block), blocks in row-major order."""
+    bm, bn, bk = m // 16, n // 8, k // 16
+    a = ((bm, 2, 8, bk, 2, 4, 2), (8 * bk, 2, (4, LANE), 8, 4, (1, LANE), 1))
+    b = ((bn, 8, bk, 2, 4, 2), (4 * bk, (4, LANE), 4, 2, (1, LANE), 1))
+    d = ((bm, 2, 8, bn, 4, 2), (4 * bn, 2, (4, LANE), 4, (1, LANE), 1))
+    return a, b, d
+
+
+def layout(spec, S, R, TileLayout, axes):
+    """The layout of ``spec`` (see above) on a lane: its ``S``, ``R``, ``TileLayout`` and ``axes`` (name -> axis)."""
+    def stride(s):
+        return s if isinstance(s, int) else s[0] @ axes[s[1]]
+
+    extents, strides = spec[0], spec[1]
+    shard = S[tuple(extents):tuple(stride(s) for s in strides)]
+    for extent, s in (spec[2] if len(spec) > 2 else ()):
+        shard = shard + R[extent:stride(s)]
+    return TileLayout(shard)
 
 KERNELS = {
     # docs/tutorial.md, section 2 ("Tile offsets: T.meta_var")
@@ -53,7 +121,58 @@ KERNELS = {
     "fill_thread_f32": {"kind": "map", "op": "fill", "shape": (4, 8), "dtype": "float32", "out_dtype": "float32",
                         "scope": "thread", "threads": 32},
     "thread_local_add_f32": {"kind": "thread_local", "shape": (64, 8), "dtype": "float32"},
+    # register tiles over thread axes (axe4j-cuda-register), and the shuffle reduce (axe4j-cuda-shuffle-reduce):
+    # their plans do not depend on the arch, so one arch (sm_80) compiles them (the test module's time)
+    "add_warp_registers_f16": {"kind": "registers", "op": "add", "shape": (32, 8), "dtype": "float16",
+                               "out_dtype": "float16", "layout": ROWS_ON_LANES, "scope": "warp", "threads": 32,
+                               "archs": ("sm_80",)},
+    "cast_cta_registers_f16_to_f32": {"kind": "registers", "op": "cast", "shape": (128, 8), "dtype": "float16",
+                                      "out_dtype": "float32", "layout": CTA_ROWS, "scope": "cta", "threads": 128,
+                                      "archs": ("sm_80",)},
+    "copy_warpgroup_wid_in_wg_via_shared_f32": {"kind": "registers", "op": "copy", "shape": (64, 16),
+                                                "dtype": "float32", "out_dtype": "float32", "layout": WG_TILES,
+                                                "scope": "warpgroup", "threads": 128, "via_shared": True,
+                                                "archs": ("sm_80",)},
+    "copy_warp_crossing_digits_boxes_f32": {"kind": "boxes", "archs": ("sm_80",)},
+    "copy_warp_run_time_start_digits_f32": {"kind": "digits", "archs": ("sm_80",)},
+    "sum_warp_row_quads_f32": {"kind": "reduce", "op": "sum", "shape": (8, 16), "layout": ROW_QUADS,
+                               "out_layout": ROW_QUADS_SUM, "scope": "warp", "threads": 32, "archs": ("sm_80",)},
+    "max_warp_rows_across_lanes_f32": {"kind": "reduce", "op": "max", "shape": (4, 64), "layout": ROW_ACROSS_WARP,
+                                       "out_layout": ROW_ACROSS_WARP_MAX, "scope": "warp", "threads": 32,
+                                       "archs": ("sm_80",)},
+    "min_warpgroup_rows_f32": {"kind": "reduce", "op": "min", "shape": (64, 16), "layout": WG_ROWS,
+                               "out_layout": WG_ROWS_MIN, "scope": "warpgroup", "threads": 128, "archs": ("sm_80",)},
+    # the one known difference in a mix, (0.27, new TIRx) counts: 0.27 folds each row by plain C loads, which nvcc
+    # merges into 16-byte loads; the new lane's explicit ld.shared.f32 per term (inline asm) is never merged
+    # ldmatrix/stmatrix (axe4j-cuda-ldstmatrix); stmatrix needs sm_90
+    "ldst_matrix_x4_16x16_f16": {"kind": "matrix", "shape": (16, 16), "layout": MMA_16x16, "archs": ("sm_90a",),
+                                 "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                              "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    "ldst_matrix_x4_8x32_padded_f16": {"kind": "matrix", "shape": (8, 32), "storage": (8, 40), "layout": MMA_8x32,
+                                       "archs": ("sm_90a",),
+                                       "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                                    "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    # mma.sync GEMM tiles of a warp (axe4j-cuda-mma), fragments loaded by ldmatrix
+    "mma_16x8x16_f16": {"kind": "mma", "mnk": (16, 8, 16), "archs": ("sm_80",),
+                        "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
+    "mma_32x16x32_f16": {"kind": "mma", "mnk": (32, 16, 32), "archs": ("sm_80",),
+                         "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
+    "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
+                                "archs": ("sm_80",),
+                                "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
+    "sum_cta_shared_rows_tree_f32": {"kind": "shared_reduce", "op": "sum", "shape": (8, 64), "threads": 128,
+                                     "archs": ("sm_80",)},
+    "sum_thread_registers_accum_f32": {"kind": "thread_reduce", "op": "sum", "shape": (64, 8), "accum": True,
+                                       "archs": ("sm_80",)},
+    "sum_cta_row_quads_accum_f32": {"kind": "reduce", "op": "sum", "shape": (32, 16), "layout": CTA_QUADS,
+                                    "out_layout": CTA_QUADS_SUM, "scope": "cta", "threads": 128, "accum": True,
+                                    "archs": ("sm_80",)},
 }
+
+
+def archs(name):
+    """The arches kernel ``name`` is compiled for."""
+    return KERNELS[name].get("archs", ARCHS)
 
 
 def arrays(name):
@@ -86,6 +205,31 @@ def arrays(name):
     if kind == "thread_local":
         a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
         return [a, np.zeros_like(a)], [a, a + a], True
+    if kind == "registers":
+        a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+        b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
+        out = {"add": lambda: a + b, "cast": lambda: a, "copy": lambda: a}[spec["op"]]().astype(spec["out_dtype"])
+        return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out], True
+    if kind == "boxes":
+        a = rng.standard_normal(64).astype("float32")
+        return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "mma":
+        m, n, k = spec["mnk"]
+        # small integers: every order of the products' sums is exact in f32
+        a, b = rng.integers(-4, 4, (m, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+        return [a, b, np.zeros((m, n), "float32")], [a, b, a.astype("float32") @ b.astype("float32").T], True
+    if kind == "matrix":
+        a = rng.standard_normal(spec["shape"]).astype("float16")
+        return [a, np.zeros_like(a), np.zeros_like(a)], [a, a, a], True
+    if kind == "digits":
+        a = rng.standard_normal(128).astype("float32")
+        view = a.reshape(8, 16).T.reshape(-1)
+        return [a, np.zeros((6, 64), "float32")], [a, np.stack([view[5 * i + 3:5 * i + 67] for i in range(6)])], True
+    if kind in ("reduce", "shared_reduce", "thread_reduce"):
+        # small integers: every order of the folds and shuffles gives the same exact float sum
+        a = rng.integers(-64, 64, spec["shape"]).astype("float32")
+        out = {"sum": a.sum, "max": a.max, "min": a.min}[spec["op"]](axis=1)
+        return [a, np.zeros(len(a), "float32")], [a, out + 1 if spec.get("accum") else out], True
     a = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
     b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
     out = {"add": lambda: a + b, "exp": lambda: np.exp(a), "cast": lambda: a.astype(spec["out_dtype"]),

@@ -20,7 +20,119 @@ sys.path.insert(0, str(Path(__file__).parent))
 import axe4j  # noqa: E402
 
 import _ptx_mix  # noqa: E402
-from _tile_kernels import ARCHS, KERNELS, agrees, arrays  # noqa: E402
+import _tile_kernels  # noqa: E402
+from _tile_kernels import KERNELS, agrees, archs, arrays  # noqa: E402
+
+
+def _layout(spec):
+    from tvm.tirx import layout as axes
+    from tvm.tirx.layout import R
+
+    names = (_tile_kernels.LANE, _tile_kernels.WARP, _tile_kernels.WARP_IN_WG, _tile_kernels.THREAD_IN_WG)
+    return _tile_kernels.layout(spec, S, R, TileLayout, {n: getattr(axes, n) for n in names})
+
+
+def _header(threads):
+    T.device_entry()
+    T.cta_id([1])
+    T.warpgroup_id([max(1, threads // 128)])
+    T.warp_id_in_wg([min(4, threads // 32)])
+    T.warp_id([threads // 32])
+    T.lane_id([32])
+    T.thread_id_in_wg([min(threads, 128)])
+    T.thread_id([threads])
+
+
+def registers(op, shape, dtype, out_dtype, layout, scope, threads, via_shared=False):
+    reg = _layout(layout)
+    ns = _ns(scope)
+    full = tuple(slice(0, d) for d in shape)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, dtype)
+        B = T.match_buffer(B_ptr, shape, dtype)
+        C = T.match_buffer(C_ptr, shape, out_dtype)
+        _header(threads)
+        a = T.alloc_buffer(shape, dtype, scope="local", layout=reg)
+        ns.copy(a[full], A[full])
+        if via_shared:
+            s = T.alloc_buffer(shape, out_dtype, scope="shared", layout=TileLayout(S[shape]))
+            ns.copy(s[full], a[full])
+            T.cuda.cta_sync()
+            Tx.cta.copy(C[full], s[full])
+        else:
+            c = T.alloc_buffer(shape, out_dtype, scope="local", layout=reg)
+            if op == "add":
+                b = T.alloc_buffer(shape, dtype, scope="local", layout=reg)
+                ns.copy(b[full], B[full])
+                ns.add(c[full], a[full], b[full])
+            elif op == "cast":
+                ns.cast(c[full], a[full])
+            else:
+                ns.copy(c[full], a[full])
+            ns.copy(C[full], c[full])
+
+    return kernel
+
+
+def boxes():
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (64,), "float32")
+        B = T.match_buffer(B_ptr, (32,), "float32")
+        _header(32)
+        At = T.decl_buffer((64,), "float32", data=A.data, layout=TileLayout(S[(8, 8):(1, 8)]))
+        r = T.alloc_buffer((32,), "float32", scope="local", layout=TileLayout(S[32:1 @ laneid]))
+        Tx.warp.copy(r[:], At[4:36])
+        Tx.warp.copy(B[:], r[:])
+
+    return kernel
+
+
+def digits():
+    from tvm.tirx.layout import laneid
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (128,), "float32")
+        B = T.match_buffer(B_ptr, (6, 64), "float32")
+        _header(32)
+        At = T.decl_buffer((128,), "float32", data=A.data, layout=TileLayout(S[(16, 8):(1, 16)]))
+        r = T.alloc_buffer((64,), "float32", scope="local", layout=TileLayout(S[(8, 4, 2):(4 @ laneid, 1 @ laneid, 1)]))
+        for i in T.serial(6):
+            Tx.warp.copy(r[:], At[5 * i + 3:5 * i + 67])
+            Tx.warp.copy(B[i, :], r[:])
+
+    return kernel
+
+
+def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
+    rows, _ = shape
+    src, dst = _layout(layout), _layout(out_layout)
+    ns = _ns(scope)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        _header(threads)
+        r = T.alloc_buffer(shape, "float32", scope="local", layout=src)
+        s = T.alloc_buffer((rows,), "float32", scope="local", layout=dst)
+        ns.copy(r[:, :], A[:, :])
+        if accum:
+            ns.fill(s[:], T.float32(1.0))
+        if op == "sum":
+            ns.sum(s[:], r[:, :], [1], accum)
+        elif op == "max":
+            ns.max(s[:], r[:, :], [1], accum)
+        else:
+            ns.min(s[:], r[:, :], [1], accum)
+        ns.copy(B[:], s[:])
+
+    return kernel
 
 
 def _ns(scope):
@@ -230,6 +342,100 @@ def swizzle_bytes():
     return kernel
 
 
+def matrix(shape, layout, storage=None):
+    storage = storage or shape
+    reg = _layout(layout)
+    tile = tuple(slice(0, d) for d in shape)
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float16")
+        B = T.match_buffer(B_ptr, shape, "float16")
+        C = T.match_buffer(C_ptr, shape, "float16")
+        _header(32)
+        As = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
+        Bs = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
+        R = T.alloc_buffer(shape, "float16", scope="local", layout=reg)
+        Tx.warp.copy(As[tile], A[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(R[:, :], As[tile])
+        Tx.warp.copy(Bs[tile], R[:, :])
+        Tx.warp.copy(C[:, :], R[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(B[:, :], Bs[tile])
+
+    return kernel
+
+
+def mma(m, n, k):
+    a_layout, b_layout, d_layout = (_layout(x) for x in _tile_kernels.mma_layouts(m, n, k))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, D_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), "float16")
+        B = T.match_buffer(B_ptr, (n, k), "float16")
+        D = T.match_buffer(D_ptr, (m, n), "float32")
+        _header(32)
+        As = T.alloc_buffer((m, k), "float16", scope="shared", layout=TileLayout(S[(m, k)]))
+        Bs = T.alloc_buffer((n, k), "float16", scope="shared", layout=TileLayout(S[(n, k)]))
+        Ar = T.alloc_buffer((m, k), "float16", scope="local", layout=a_layout)
+        Br = T.alloc_buffer((n, k), "float16", scope="local", layout=b_layout)
+        Dr = T.alloc_buffer((m, n), "float32", scope="local", layout=d_layout)
+        Tx.cta.copy(As[:, :], A[:, :])
+        Tx.cta.copy(Bs[:, :], B[:, :])
+        T.cuda.cta_sync()
+        Tx.warp.copy(Ar[:, :], As[:, :])
+        Tx.warp.copy(Br[:, :], Bs[:, :])
+        Tx.warp.gemm(Dr[:, :], Ar[:, :], Br[:, :], Dr[:, :], False, True, 1.0, 0.0)
+        Tx.warp.copy(D[:, :], Dr[:, :])
+
+    return kernel
+
+
+def shared_reduce(op, shape, threads):
+    rows, _ = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        _header(threads)
+        a = T.alloc_buffer(shape, "float32", scope="shared", layout=TileLayout(S[shape]))
+        s = T.alloc_buffer((rows,), "float32", scope="shared", layout=TileLayout(S[rows]))
+        Tx.cta.copy(a[:, :], A[:, :])
+        T.cuda.cta_sync()
+        if op == "sum":
+            Tx.cta.sum(s[:], a[:, :], [1], False)
+        else:
+            Tx.cta.max(s[:], a[:, :], [1], False)
+        T.cuda.cta_sync()
+        Tx.cta.copy(B[:], s[:])
+
+    return kernel
+
+
+def thread_reduce(shape):
+    rows, cols = shape
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, shape, "float32")
+        B = T.match_buffer(B_ptr, (rows,), "float32")
+        T.device_entry()
+        T.cta_id([1])
+        T.warp_id([rows // 32])
+        T.lane_id([32])
+        tid = T.thread_id([rows])
+        r = T.alloc_buffer((1, cols), "float32", scope="local", layout=TileLayout(S[(1, cols)]))
+        s = T.alloc_buffer((1,), "float32", scope="local", layout=TileLayout(S[1]))
+        Tx.copy(r[0:1, :], A[tid:tid + 1, :])
+        Tx.fill(s[0:1], T.float32(1.0))
+        Tx.sum(s[0:1], r[0:1, :], [1], True)
+        Tx.copy(B[tid:tid + 1], s[0:1])
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
@@ -245,6 +451,24 @@ def build(spec):
         return transpose()
     if kind == "swizzle_bytes":
         return swizzle_bytes()
+    if kind == "registers":
+        return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
+                         spec["threads"], spec.get("via_shared", False))
+    if kind == "boxes":
+        return boxes()
+    if kind == "digits":
+        return digits()
+    if kind == "mma":
+        return mma(*spec["mnk"])
+    if kind == "matrix":
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
+    if kind == "shared_reduce":
+        return shared_reduce(spec["op"], spec["shape"], spec["threads"])
+    if kind == "thread_reduce":
+        return thread_reduce(spec["shape"])
+    if kind == "reduce":
+        return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
+                      spec.get("accum", False))
     return tile(spec["meta"])
 
 
@@ -285,7 +509,7 @@ def main(names):
     mixes, rules, exact = {}, {}, {}
     for name in names:
         kernel = build(KERNELS[name])
-        for arch in ARCHS:
+        for arch in archs(name):
             target = tvm.target.Target({"kind": "cuda", "arch": arch}, host="llvm")
             executable = axe4j.compile(kernel, target)
             source = executable.mod.imports[0].inspect_source("cuda")
@@ -293,7 +517,7 @@ def main(names):
                 ptx = bytes(nvcc.compile_cuda(source, target_format="ptx", compiler="nvcc")).decode()
             mixes.setdefault(name, {})[arch] = _ptx_mix.mix(ptx)
             rules[name] = [row.variant for row in executable.lowered]
-            if arch == ARCHS[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
+            if arch == archs(name)[0]:   # the numbers in axe4j's CUDA interpreter, against numpy
                 args, expected, exactly = arrays(name)
                 axe4j.cuda.interp.run(executable, *args)
                 exact[name] = agrees(args, expected, exactly)

@@ -15,7 +15,112 @@ from tvm_tirx.script import tirx as T
 from axe4j import tirx as Ax
 from axe4j.cuda import interp
 
+import _tile_kernels
 from _tile_kernels import KERNELS
+
+
+def _layout(spec):
+    from tvm_tirx.backend.cuda import axis
+
+    names = (_tile_kernels.LANE, _tile_kernels.WARP, _tile_kernels.WARP_IN_WG, _tile_kernels.THREAD_IN_WG)
+    return _tile_kernels.layout(spec, T.S, T.R, T.TileLayout, {n: getattr(axis, n) for n in names})
+
+
+def registers(op, shape, dtype, out_dtype, layout, scope, threads, via_shared=False):
+    """One kernel per op (TVMScript on tvm_tirx does not branch on a Python string inside the function)."""
+    reg = _layout(layout)
+    ns = {"add": Ax.add, "cast": Ax.cast, "copy": Ax.copy}[op]
+    full = tuple(slice(0, d) for d in shape)
+    if op == "add":
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                a = T.alloc_local(shape, dtype, layout=reg)
+                b = T.alloc_local(shape, dtype, layout=reg)
+                c = T.alloc_local(shape, out_dtype, layout=reg)
+                Ax.copy(a[full], A[full], scope=scope)
+                Ax.copy(b[full], B[full], scope=scope)
+                Ax.add(c[full], a[full], b[full], scope=scope)
+                Ax.copy(C[full], c[full], scope=scope)
+        return kernel
+    if via_shared:
+        @T.function
+        def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                a = T.alloc_local(shape, dtype, layout=reg)
+                s = T.alloc_shared(shape, out_dtype, layout=T.TileLayout(T.S[shape]))
+                Ax.copy(a[full], A[full], scope=scope)
+                Ax.copy(s[full], a[full], scope=scope)
+                T.cuda.cta_sync()
+                Ax.copy(C[full], s[full], scope="cta")
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(shape, dtype), B: T.Tensor(shape, dtype), C: T.Tensor(shape, out_dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            a = T.alloc_local(shape, dtype, layout=reg)
+            c = T.alloc_local(shape, out_dtype, layout=reg)
+            Ax.copy(a[full], A[full], scope=scope)
+            ns(c[full], a[full], scope=scope)
+            Ax.copy(C[full], c[full], scope=scope)
+    return kernel
+
+
+def boxes():
+    reg = _layout(((32,), ((1, _tile_kernels.LANE),)))
+
+    @T.function
+    def kernel(A: T.Tensor((64,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            At = T.decl_tensor(A.data, ty_args=[T.Tensor((64,), "float32", layout=T.TileLayout(T.S[(8, 8):(1, 8)]))])
+            r = T.alloc_local((32,), "float32", layout=reg)
+            Ax.copy(r[:], At[4:36], scope="warp")
+            Ax.copy(B[:], r[:], scope="warp")
+
+    return kernel
+
+
+def digits():
+    reg = _layout(((8, 4, 2), ((4, _tile_kernels.LANE), (1, _tile_kernels.LANE), 1)))
+
+    @T.function
+    def kernel(A: T.Tensor((128,), "float32"), B: T.Tensor((6, 64), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            At = T.decl_tensor(A.data, ty_args=[T.Tensor((128,), "float32",
+                                                         layout=T.TileLayout(T.S[(16, 8):(1, 16)]))])
+            r = T.alloc_local((64,), "float32", layout=reg)
+            for i in range(6):
+                Ax.copy(r[:], At[5 * i + 3:5 * i + 67], scope="warp")
+                Ax.copy(B[i, :], r[:], scope="warp")
+
+    return kernel
+
+
+def reduce(op, shape, layout, out_layout, scope, threads, accum=False):
+    rows, _ = shape
+    src, dst = _layout(layout), _layout(out_layout)
+    fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
+    if accum:
+        @T.function
+        def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+                r = T.alloc_local(shape, "float32", layout=src)
+                s = T.alloc_local((rows,), "float32", layout=dst)
+                Ax.copy(r[:, :], A[:, :], scope=scope)
+                Ax.fill(s[:], T.float32(1.0), scope=scope)
+                fold(s[:], r[:, :], [1], True, scope=scope)
+                Ax.copy(B[:], s[:], scope=scope)
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            r = T.alloc_local(shape, "float32", layout=src)
+            s = T.alloc_local((rows,), "float32", layout=dst)
+            Ax.copy(r[:, :], A[:, :], scope=scope)
+            fold(s[:], r[:, :], [1], False, scope=scope)
+            Ax.copy(B[:], s[:], scope=scope)
+    return kernel
 
 
 def roundtrip(shape, dtype, scope, threads, storage=None, s_strides=None, s_swizzle=None):
@@ -177,6 +282,85 @@ def swizzle_bytes():
     return kernel
 
 
+def matrix(shape, layout, storage=None):
+    storage = storage or shape
+    reg = _layout(layout)
+    tile = tuple(slice(0, d) for d in shape)
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float16"), B: T.Tensor(shape, "float16"), C: T.Tensor(shape, "float16")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            As = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
+            Bs = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
+            R = T.alloc_local(shape, "float16", layout=reg)
+            Ax.copy(As[tile], A[:, :], scope="warp")
+            T.cuda.cta_sync()
+            Ax.copy(R[:, :], As[tile], scope="warp")
+            Ax.copy(Bs[tile], R[:, :], scope="warp")
+            Ax.copy(C[:, :], R[:, :], scope="warp")
+            T.cuda.cta_sync()
+            Ax.copy(B[:, :], Bs[tile], scope="warp")
+
+    return kernel
+
+
+def mma(m, n, k):
+    a_layout, b_layout, d_layout = (_layout(x) for x in _tile_kernels.mma_layouts(m, n, k))
+
+    @T.function
+    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), D: T.Tensor((m, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            As = T.alloc_shared((m, k), "float16", layout=T.TileLayout(T.S[m, k]))
+            Bs = T.alloc_shared((n, k), "float16", layout=T.TileLayout(T.S[n, k]))
+            Ar = T.alloc_local((m, k), "float16", layout=a_layout)
+            Br = T.alloc_local((n, k), "float16", layout=b_layout)
+            Dr = T.alloc_local((m, n), "float32", layout=d_layout)
+            Ax.copy(As[:, :], A[:, :], scope="cta")
+            Ax.copy(Bs[:, :], B[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(Ar[:, :], As[:, :], scope="warp")
+            Ax.copy(Br[:, :], Bs[:, :], scope="warp")
+            Ax.gemm(Dr[:, :], Ar[:, :], Br[:, :], Dr[:, :], False, True, 1.0, 0.0, scope="warp")
+            Ax.copy(D[:, :], Dr[:, :], scope="warp")
+
+    return kernel
+
+
+def shared_reduce(op, shape, threads):
+    rows, _ = shape
+    fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            a = T.alloc_shared(shape, "float32", layout=T.TileLayout(T.S[shape]))
+            s = T.alloc_shared((rows,), "float32", layout=T.TileLayout(T.S[rows]))
+            Ax.copy(a[:, :], A[:, :], scope="cta")
+            T.cuda.cta_sync()
+            fold(s[:], a[:, :], [1], False, scope="cta")
+            T.cuda.cta_sync()
+            Ax.copy(B[:], s[:], scope="cta")
+
+    return kernel
+
+
+def thread_reduce(shape):
+    rows, cols = shape
+
+    @T.function
+    def kernel(A: T.Tensor(shape, "float32"), B: T.Tensor((rows,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=rows)):
+            tid = T.cuda.thread_idx("x")
+            r = T.alloc_local((1, cols), "float32", layout=T.TileLayout(T.S[(1, cols)]))
+            s = T.alloc_local((1,), "float32", layout=T.TileLayout(T.S[1]))
+            Ax.copy(r[0:1, :], A[tid:tid + 1, :])
+            Ax.fill(s[0:1], T.float32(1.0))
+            Ax.sum(s[0:1], r[0:1, :], [1], True)
+            Ax.copy(B[tid:tid + 1], s[0:1])
+
+    return kernel
+
+
 def build(spec):
     kind = spec["kind"]
     if kind == "roundtrip":
@@ -192,6 +376,24 @@ def build(spec):
         return transpose()
     if kind == "swizzle_bytes":
         return swizzle_bytes()
+    if kind == "registers":
+        return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
+                         spec["threads"], spec.get("via_shared", False))
+    if kind == "boxes":
+        return boxes()
+    if kind == "digits":
+        return digits()
+    if kind == "mma":
+        return mma(*spec["mnk"])
+    if kind == "matrix":
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
+    if kind == "shared_reduce":
+        return shared_reduce(spec["op"], spec["shape"], spec["threads"])
+    if kind == "thread_reduce":
+        return thread_reduce(spec["shape"])
+    if kind == "reduce":
+        return reduce(spec["op"], spec["shape"], spec["layout"], spec["out_layout"], spec["scope"], spec["threads"],
+                      spec.get("accum", False))
     return tile(spec["meta"])
 
 

@@ -1,15 +1,19 @@
 """axe4j's generic tile ops on the new TIRx (apache-tvm-tirx, package ``tvm_tirx``): ``copy``, ``copy_async`` (with
-``wait_async``), ``fill``, ``cast`` and the element-wise maps, each a tile instruction registered through tvm_tirx's
-``FTileOpDispatch`` op attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as
-``axe4j.tirx.copy(dst, src, scope="cta")``.
+``wait_async``), ``fill``, ``cast``, the element-wise maps and the reductions ``sum``/``max``/``min`` (operands
+``dst, src, axes, accum``, as on 0.27), each a tile instruction registered through tvm_tirx's ``FTileOpDispatch`` op
+attribute (``tirx.cuda.axe4j_<op>``) and written in TVMScript as ``axe4j.tirx.copy(dst, src, scope="cta")``.
 
 Lowering one call (``_lower``): the call is described for the Java rules as the 0.27 lane describes it
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
-is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls (``_emit_affine``). The
-user names no PTX instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule
-lowered each call and its plan's notes. The ``cuda-affine`` and ``cuda-cp-async`` (``_emit_cp_async``) plans are
-spelled on this lane so far; a call whose chosen rule makes another plan kind fails with the rule and the kind named
-(docs/tvm-versions.md).
+is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls. The user names no PTX
+instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule lowered each call
+and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-cp-async``
+(``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
+``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
+``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
+``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``). A
+call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
+named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import _decide, _describe, _emit_affine, _emit_cp_async  # noqa: E402
-from ._describe import BINARY  # noqa: E402
+from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
+               _emit_mma, _emit_register, _explain)
+from ._explain import check_strict, compile, explain  # noqa: E402,A004
+from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
 SCOPES = ("thread", "warp", "warpgroup", "cta")
 
@@ -64,7 +70,12 @@ def _headline(op, args, scope) -> str:
             + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
 
 
-_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit}
+_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit,
+             "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
+             "cuda-register-digits": _emit_register.emit_digits,
+             "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
+             "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
+             "cuda-mma": _emit_mma.emit}
 
 
 def _lower_for(op: str):
@@ -74,20 +85,39 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars = {}
+        scalars, reduction, extra = {}, None, None
+        if op in REDUCTIONS:   # (dst, src, axes, accum)
+            reduction = (args[2], args[3])
+            args = args[:2]
+        if op == "gemm":   # (D, A, B, C, trans_a, trans_b, alpha, beta), as on 0.27
+            regions = [("D", args[0]), ("A", args[1]), ("B", args[2]), ("C", args[3])]
+            extra = _describe.gemm_params(args[4:])
+            scalars = {"alpha": args[6], "beta": args[7]}
+            args = []
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx)
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra)
+        record = None
+        if _explain.RECORDING is not None:
+            record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
+                                     _decide.every(request))
+            _explain.RECORDING.append(record)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
         emitter = _EMITTERS.get(plan.kind)
         if emitter is None:
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
-                f"only {' and '.join(sorted(_EMITTERS))} plans so far")
-        body = emitter(request, plan, scope, sctx)
+                f"only {', '.join(sorted(_EMITTERS))} plans so far")
+        try:
+            body = emitter(request, plan, scope, sctx)
+        except _emit_affine.NotOnThisLane as error:
+            raise _emit_affine.NotOnThisLane(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope), "
+                                             f"which the new TIRx lane does not spell: {error}") from None
+        if record is not None:
+            record.emitted = _explain.emitted_calls(body)
         LOWERED.append(Lowered(op, variant, priority, plan.kind, tuple(plan.notes)))
         return body
 
@@ -100,6 +130,13 @@ def _register(op: str):
         operands = (Operand("dst", "region"), Operand("value"))
     elif op in BINARY:
         operands = (Operand("dst", "region"), Operand("a"), Operand("b"))
+    elif op == "gemm":
+        operands = (Operand("D", "region"), Operand("A", "region"), Operand("B", "region"), Operand("C", "region"),
+                    Operand("trans_a", default=False), Operand("trans_b", default=False),
+                    Operand("alpha", default=1.0), Operand("beta", default=0.0))
+    elif op in REDUCTIONS:
+        operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
+                    Operand("accum", default=False))
     else:
         operands = (Operand("dst", "region"), Operand("src"))
     return Instruction(f"tirx.cuda.axe4j_{op}", "axe4j", operands, SCOPES, lower=_lower_for(op)).register()
@@ -115,6 +152,11 @@ log2 = _register("log2")
 sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
+gemm = _register("gemm")   # D = alpha * op(A) op(B) + beta * C on a warp's register fragments (mma.sync)
+# axe4j.tirx.sum/max/min, as Tx.sum/max/min on 0.27 (they shadow the builtins inside this module, which uses none)
+sum = _register("sum")   # noqa: A001
+max = _register("max")   # noqa: A001
+min = _register("min")   # noqa: A001
 add = _register("add")
 sub = _register("sub")
 mul = _register("mul")
@@ -135,5 +177,7 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
                          lower=_lower_wait).register()
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
-__all__ = ["LOWERED", "Lowered", "copy", "copy_async", "wait_async", "fill", "cast", *BINARY,
-           "exp", "exp2", "log2", "sqrt", "reciprocal", "silu"]
+__all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
+           "cast", "gemm", *BINARY,
+           "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
+           *REDUCTIONS]

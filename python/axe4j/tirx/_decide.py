@@ -39,6 +39,18 @@ def rules(op: str) -> list[tuple[int, str]]:
     return sorted(rows, key=lambda row: -row[0])
 
 
+def every(request) -> list[tuple[int, str, dict]]:
+    """(priority, variant, decision) of every CUDA rule for the op, highest priority first (for explain)."""
+    import tvm_ffi
+
+    ask = tvm_ffi.get_global_func("axe4j.schedules.decide")
+    out = []
+    for priority, variant in rules(request.op):
+        decision = plans.validate_decision(json.loads(str(ask(variant, request.json, list(request.layouts)))))
+        out.append((priority, variant, decision))
+    return out
+
+
 def decide(request, headline: str) -> tuple[str, int, object]:
     """(variant, priority, typed plan) of the first rule that accepts ``request``; ``headline`` starts the refusal."""
     import tvm_ffi

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .._scope import threads_of
 
 BINARY = ("add", "sub", "mul", "fdiv", "maximum", "minimum")   # the maps with two sources (dst, a, b)
+REDUCTIONS = ("sum", "max", "min")   # (dst, src, axes, accum): src folded over its axes into dst
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,47 @@ def layout_of(tensor):
     return layout
 
 
-def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx) -> Described:
-    """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression."""
+def _constant(expr):
+    """The value of a numeric constant expression (a float), None when it is not one."""
+    if isinstance(expr, (int, float)):
+        return float(expr)
+    for field_name in ("value",):
+        inner = getattr(expr, field_name, None)
+        if isinstance(inner, (int, float)):
+            return float(inner)
+        if inner is not None and not isinstance(inner, (int, float)) and hasattr(inner, "value"):
+            return _constant(inner)
+    return None
+
+
+def gemm_params(args) -> dict:
+    """A gemm's params as on 0.27: ``trans_a``, ``trans_b`` (bools) and ``alpha``, ``beta`` (floats, None when not
+    constants)."""
+    trans_a, trans_b, alpha, beta = args
+    try:
+        return {"trans_a": bool(int(trans_a)), "trans_b": bool(int(trans_b)), "alpha": _constant(alpha),
+                "beta": _constant(beta)}
+    except (TypeError, ValueError):
+        raise NotDescribable(f"gemm: trans_a {trans_a} and trans_b {trans_b} must be constants") from None
+
+
+def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduction=None,
+             extra=None) -> Described:
+    """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression;
+    ``reduction``: a reduction's (axes, accum), as the 0.27 lane's params ``axes`` (each modulo the source's rank,
+    sorted) and ``accum``."""
     operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
     params: dict = {}
+    params.update(extra or {})
+    if reduction is not None:
+        axes, accum = reduction
+        rank = len(regions[1][1].source.ty.shape)
+        listed = list(axes) if hasattr(axes, "__len__") else [axes]
+        try:
+            params["axes"] = sorted({int(a) % rank for a in listed})
+            params["accum"] = bool(int(accum))
+        except (TypeError, ValueError):
+            raise NotDescribable(f"{op}: axes {axes} and accum {accum} must be constants") from None
     for role, region in regions:
         tensor = region.source
         ty = tensor.ty
