@@ -122,8 +122,8 @@ def softmax(rows: int, cols: int):
             x = X[blk * rb:blk * rb + rb, :]
             y = Y[blk * rb:blk * rb + rb, :]
             Tx.max(stat[:], x, [1])
-            Tx.sub(y, x, stat_rows[:, :])
-            Tx.exp(y, y)
+            Tx.mul(stat[:], stat[:], T.float32(-1))
+            Tx.exp(y, x, stat_rows[:, :])   # exp(x * 1 + (-max)): one pass, the row's bias broadcast (stride 0)
             Tx.sum(stat[:], y, [1])
             Tx.reciprocal(stat[:], stat[:])
             Tx.mul(y, y, stat_rows[:, :])

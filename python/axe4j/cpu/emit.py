@@ -21,7 +21,7 @@ def _emit_affine(request, plan):
     loops = plan.loops
     access = plan.access
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def body(counters, views, bits):
         values = []
@@ -51,7 +51,7 @@ def _emit_affine(request, plan):
 def _emit_logical(request, plan):
     loops = plan.loops
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def index(role, counters):
         start, _ = request.regions[role]
@@ -78,7 +78,7 @@ def _emit_digits(request, plan):
     loops = plan.loops
     operands = plan.operands
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def coordinate(role, counters):
         start, _ = request.regions[role]
@@ -153,8 +153,15 @@ def _emit_reduce(request, plan):
                        [lane])
 
         _nest(reduced, accumulate, tail=tail)
+        # halve the partial results as vectors while the count is even: acc[j] = op(acc[j], acc[j + h]), h = w / 2
+        width = lanes
+        while width > 1 and width % 2 == 0:
+            half = width // 2
+            with T.vectorized(half) as j:
+                bf16.store(acc, acc_bits, op(acc[j], acc[j + half]), [j])
+            width = half
         addr = _address(bases["dst"], spatial, "dst", spatial_counters)
-        bf16.store(views["dst"], bits, op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
+        bf16.store(views["dst"], bits, op(views["dst"][addr], lanes_tree(acc, 0, width)), [addr])
 
     def whole():
         tail = plan.tail
