@@ -42,7 +42,7 @@ _MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reci
             "add", "sub", "mul", "fdiv", "maximum", "minimum", "fma"}
 _BINARY_OPS = {"add", "sub", "mul", "fdiv", "maximum", "minimum"}
 _TERNARY_OPS = {"fma"}  # fma(dst, src, scale, bias): dst = src * scale + bias
-_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale); bias/scale are trn-only
+_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale): f(src * scale + bias); trn, llvm
 _REDUCE_OPS = {"sum", "max", "min"}
 
 

@@ -18,8 +18,10 @@ import org.axe4j.schedules.plan.PlanParts;
  * then joined ({@link #coalesce}). Order: the loop where the destination moves by 1
  * goes innermost, the others by decreasing destination stride (then source stride), so memory is walked
  * forwards. The innermost loop is vectorized when the destination and every tensor source move by 0 or 1
- * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes], else into
- * {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}). The outermost
+ * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes] and that takes no
+ * more register operations than {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}), else into
+ * those ({@link #vectorSplit}). A reduced vector loop is split to {@link Vectors#accumulators} vectors of
+ * {@code lanes} (partial results) and a tail. The outermost
  * loop is parallel when the nest does at least {@link #PARALLEL_MIN_ELEMENTS} elements, has extent at least 2,
  * and does not carry a reduction. A loop that walks a digit of a {@code cpu} iter ({@link AffineAccess}) is
  * parallel whatever the size, and goes outermost; it may not carry a reduction.

@@ -22,8 +22,8 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * <p>The source's non-reduced non-unit extents must equal the destination's non-unit extents. Spatial loops are
  * refined jointly for destination and source; reduced loops move the destination by 0 and are marked as
  * reductions, so they are never parallel. The vector loop is a spatial one where both move by 0 or 1; failing
- * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: one partial result per lane,
- * combined after the reduced loops). A destination with replicas is declined (an
+ * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: up to {@link #ACCUMULATORS} vectors of
+ * partial results, one per lane, halved pairwise after the reduced loops). A destination with replicas is declined (an
  * accumulator read-modify-write would have to keep every copy in step).
  */
 final class ReduceRule implements Rule {
