@@ -156,3 +156,12 @@ def test_unary_map_with_bias_and_scale(op, ref, low, bias_kind):
     lib(tvm.runtime.tensor(a), tvm.runtime.tensor(bias), td)
     b = {"tile": bias[:, None].astype("float64"), "scalar": 1.5, "none": 0.0}[bias_kind]
     np.testing.assert_allclose(td.numpy(), ref(a.astype("float64") * scale + b), rtol=3e-6, atol=1e-7)
+
+
+def test_a_scale_tile_is_refused_with_the_reason():
+    @T.prim_func
+    def kernel(A: T.Buffer((4, 8), "float32"), Sc: T.Buffer((4, 8), "float32"), D: T.Buffer((4, 8), "float32")):
+        Tx.exp(D[:, :], A[:, :], None, Sc[:, :])
+
+    with pytest.raises(Exception, match=r"exp: scale must be a scalar, not the tile Sc\[0:4, 0:8\]; bias may be a tile"):
+        axe4j.compile(kernel, "llvm")
