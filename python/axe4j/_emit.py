@@ -188,7 +188,7 @@ def _computed(op, dtype, x, exp=None):
     unary = {"exp": exp or tirx.exp, "exp2": tirx.exp2, "log2": tirx.log2, "sqrt": tirx.sqrt,
              "reciprocal": lambda v: tirx.const(1, dtype) / v, "silu": silu}
     if op in unary:
-        return unary[op](x[0])
+        return unary[op](x[0] if len(x) == 1 else x[0] * x[2] + x[1])   # f(src * scale + bias)
     if op == "fma":   # dst = src * scale + bias
         return x[0] * x[1] + x[2]
     binary = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -204,7 +204,10 @@ def _sources(request, n):
     return out
 
 
-def _source_count(op):
+def _source_count(op, params=None):
+    """Sources of a map op: 3 for a unary op with bias and scale, ``f(src * scale + bias)`` (``scaled_input``)."""
+    if params and params.get("scaled_input"):
+        return 3
     if op in ("zero",):
         return 0
     if op in ("add", "sub", "mul", "fdiv", "maximum", "minimum"):

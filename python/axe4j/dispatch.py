@@ -42,7 +42,7 @@ _MAP_OPS = {"copy", "cast", "fill", "zero", "exp", "exp2", "log2", "sqrt", "reci
             "add", "sub", "mul", "fdiv", "maximum", "minimum", "fma"}
 _BINARY_OPS = {"add", "sub", "mul", "fdiv", "maximum", "minimum"}
 _TERNARY_OPS = {"fma"}  # fma(dst, src, scale, bias): dst = src * scale + bias
-_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale); bias/scale are trn-only
+_UNARY_WITH_BIAS_SCALE = {"exp", "exp2", "log2", "sqrt"}  # (dst, src, bias, scale): f(src * scale + bias); trn, llvm
 _REDUCE_OPS = {"sum", "max", "min"}
 
 
@@ -300,6 +300,16 @@ def _layout_of(buffer):
     return layout
 
 
+def _cpu_bias_scale_sources(op, args):
+    """[src, bias, scale] of ``op(dst, src, bias, scale)`` = ``op(src * scale + bias)``; bias 0 and scale 1 where
+    absent. The scale must be a scalar (TVM's op takes a ``FloatImm``)."""
+    dst, src, bias, scale = (list(args) + [None, None])[:4]
+    dtype = str(dst.source.dtype)
+    if scale is not None and _is_region(scale):
+        raise ValueError(f"{op}: scale must be a scalar, not the tile {scale}; bias may be a tile")
+    return [src, tirx.const(0, dtype) if bias is None else bias, tirx.const(1, dtype) if scale is None else scale]
+
+
 def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) -> Described:
     """Builds the request for Java from a ``TilePrimitiveCall`` (downcast); ``sctx`` gives CUDA thread counts and
     the target, else ``target`` (explain) does: a CPU gemm gets the target's ISA, caches and cores (``cpu``)."""
@@ -312,6 +322,12 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         srcs = args[1:4] if op in _TERNARY_OPS else args[1:3] if op in _BINARY_OPS else args[1:2]
         if op in _UNARY_WITH_BIAS_SCALE:
             params["bias_scale"] = any(a is not None for a in args[2:4])
+            if params["bias_scale"] and target_kind == TARGET_KIND:
+                # f(src * scale + bias) on the CPU: bias (a tile, per-row stride-0 included, or a scalar) and scale
+                # become sources 1 and 2 of an ordinary map (``_emit.source_count``)
+                srcs = _cpu_bias_scale_sources(op, args)
+                params["bias_scale"] = False
+                params["scaled_input"] = True
         roles.append(("dst", args[0]))
         for i, s in enumerate(srcs):
             if _is_region(s):
@@ -377,7 +393,7 @@ def describe(call, target_kind: str, scope_kind: str, sctx=None, target=None) ->
         trn_describe.describe_workspace(call, operands, layouts, buffers, regions, _layout_of)
         params["storage"] = {role: str(b.scope()) for role, b in buffers.items()}
     target = sctx.target if sctx is not None else target
-    if target_kind == TARGET_KIND and op == "gemm" and target is not None:
+    if target_kind == TARGET_KIND and (op == "gemm" or op in _MAP_OPS or op in _REDUCE_OPS) and target is not None:
         from .cpu import target as cpu_target
 
         params["cpu"] = cpu_target.describe(target)

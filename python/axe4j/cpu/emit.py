@@ -21,7 +21,7 @@ def _emit_affine(request, plan):
     loops = plan.loops
     access = plan.access
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def body(counters, views, bits):
         values = []
@@ -51,7 +51,7 @@ def _emit_affine(request, plan):
 def _emit_logical(request, plan):
     loops = plan.loops
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def index(role, counters):
         start, _ = request.regions[role]
@@ -78,7 +78,7 @@ def _emit_digits(request, plan):
     loops = plan.loops
     operands = plan.operands
     dst = request.buffers["dst"]
-    slots = _sources(request, _source_count(request.op))
+    slots = _sources(request, _source_count(request.op, request.params))
 
     def coordinate(role, counters):
         start, _ = request.regions[role]
@@ -141,20 +141,43 @@ def _emit_reduce(request, plan):
         return op(lanes_tree(acc, lo, mid), lanes_tree(acc, mid, hi))
 
     def vector_body(spatial_counters, views, bits, reduced, lanes, tail):
-        # one partial result per lane over the reduced loops, then the lanes combined into the destination
-        acc = T.decl_buffer((lanes,), dtype, scope="local", layout=None)
-        acc_bits = bf16.bits_alias(acc)
-        with T.vectorized(lanes) as j:
-            bf16.store(acc, acc_bits, identity, [j])
+        # partial results over the reduced loops, lane l of the vector loop in accumulator l // width, lane l % width;
+        # one buffer per accumulator register, each a stack array (TVM gives a "global" buffer under 1 KiB the stack; a
+        # "local" one became a workspace allocated per row, which every step stored to), then the accumulators folded
+        # lane-wise and a balanced tree of the lanes into the destination
+        width = 16 if lanes > 16 and lanes % 16 == 0 else lanes
+        accs = [T.decl_buffer((width,), dtype, scope="global", layout=None) for _ in range(lanes // width)]
+        accs_bits = [bf16.bits_alias(a) for a in accs]
+        for a, a_bits in zip(accs, accs_bits):
+            with T.vectorized(width) as j:
+                bf16.store(a, a_bits, identity, [j])
 
-        def accumulate(counters):
-            lane = counters[-1]
-            bf16.store(acc, acc_bits, op(acc[lane], load_src(list(spatial_counters) + list(counters), views)),
-                       [lane])
+        def chunks(outer_counters, count):
+            """The first ``count`` lanes of the vector loop, at the reduced loops' ``outer_counters``."""
+            for p, (a, a_bits) in enumerate(zip(accs, accs_bits)):
+                n = min(width, count - p * width)
+                if n <= 0:
+                    break
+                with T.vectorized(n) as j:
+                    x = load_src(list(spatial_counters) + list(outer_counters) + [p * width + j], views)
+                    bf16.store(a, a_bits, op(a[j], x), [j])
 
-        _nest(reduced, accumulate, tail=tail)
+        def vector_loop(counters):
+            if tail:   # serial(q) vectorized(lanes), then the tail's lanes at q
+                with T.serial(reduced[-2].extent) as q:
+                    chunks(list(counters) + [q], lanes)
+                chunks(list(counters) + [reduced[-2].extent], tail)
+            else:
+                chunks(counters, lanes)
+
+        _nest(reduced[:-2] if tail else reduced[:-1], vector_loop)
+        acc = accs[0]
+        if len(accs) > 1:
+            acc = T.decl_buffer((width,), dtype, scope="global", layout=None)
+            with T.vectorized(width) as j:
+                bf16.store(acc, bf16.bits_alias(acc), lanes_tree([a[j] for a in accs], 0, len(accs)), [j])
         addr = _address(bases["dst"], spatial, "dst", spatial_counters)
-        bf16.store(views["dst"], bits, op(views["dst"][addr], lanes_tree(acc, 0, lanes)), [addr])
+        bf16.store(views["dst"], bits, op(views["dst"][addr], lanes_tree(acc, 0, width)), [addr])
 
     def whole():
         tail = plan.tail

@@ -18,8 +18,10 @@ import org.axe4j.schedules.plan.PlanParts;
  * then joined ({@link #coalesce}). Order: the loop where the destination moves by 1
  * goes innermost, the others by decreasing destination stride (then source stride), so memory is walked
  * forwards. The innermost loop is vectorized when the destination and every tensor source move by 0 or 1
- * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes], else into
- * {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}). The outermost
+ * there; it is split to at most {@code lanes} when its extent has a divisor in [lanes/4, lanes] and that takes no
+ * more register operations than {@code lanes}-wide vectors and a shorter vector tail ({@link #tail()}), else into
+ * those ({@link #vectorSplit}). A reduced vector loop is split to {@link Vectors#accumulators} vectors of
+ * {@code lanes} (partial results) and a tail. The outermost
  * loop is parallel when the nest does at least {@link #PARALLEL_MIN_ELEMENTS} elements, has extent at least 2,
  * and does not carry a reduction. A loop that walks a digit of a {@code cpu} iter ({@link AffineAccess}) is
  * parallel whatever the size, and goes outermost; it may not carry a reduction.
@@ -30,6 +32,29 @@ public final class LoopNest {
      * on the 2-core build machine (a 256x256 copy: 8.8 us serial, 111 us parallel).
      */
     public static final long PARALLEL_MIN_ELEMENTS = 1L << 20;
+
+    /**
+     * The vector widths a nest is scheduled with, in elements.
+     *
+     * @param lanes the widest vector loop (64 bytes of the widest element)
+     * @param registerLanes elements of one vector register of the target (16 fp32 on AVX-512, 8 on AVX2): LLVM
+     *     splits a wider vector into registers, and a width that is not a multiple into smaller pieces
+     * @param accumulators vector registers of partial results a vectorized reduction keeps (independent add
+     *     chains, so one step need not wait on the previous add's latency)
+     */
+    public record Vectors(int lanes, int registerLanes, int accumulators) {
+        public Vectors {
+            if (lanes < 1 || registerLanes < 1 || accumulators < 1) {
+                throw new IllegalArgumentException("lanes, register lanes and accumulators must be positive: "
+                        + lanes + ", " + registerLanes + ", " + accumulators);
+            }
+        }
+
+        /** Register operations LLVM needs for one vector of {@code w} lanes: whole registers, then halves, ... */
+        long registerOps(long w) {
+            return w / registerLanes + Long.bitCount(w % registerLanes);
+        }
+    }
 
     /** One loop: extent, kind (serial, parallel, vectorized), what it iterates (a dim or "reduce"), strides per operand. */
     public record Loop(long extent, String kind, boolean reduces, long[] strides) {
@@ -124,7 +149,7 @@ public final class LoopNest {
      * are the operands whose stride must be 0 or 1 on a vector loop; {@code lanes} the vector width in elements.
      */
     public static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements) {
-        return schedule(loops, vectorOperands, lanes, elements, false);
+        return schedule(loops, vectorOperands, new Vectors(lanes, lanes, 1), elements, false);
     }
 
     /**
@@ -132,8 +157,9 @@ public final class LoopNest {
      * the vector loop, a reduced loop where the destination stays (stride 0) and the source moves by 1 becomes it:
      * the emitter then keeps one partial result per lane and combines the lanes at the end.
      */
-    public static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, int lanes, long elements,
+    public static LoopNest schedule(List<Loop> loops, boolean[] vectorOperands, Vectors vectors, long elements,
             boolean vectorReductions) {
+        int lanes = vectors.lanes();
         List<String> notes = new ArrayList<>();
         long tail = 0;
         List<Loop> order = coalesce(loops);
@@ -164,13 +190,34 @@ public final class LoopNest {
         }
         if (unit != null) {
             order.remove(unit);
-            long vl = vectorSplit(unit.extent(), lanes);
-            if (vl == 0) {
-                vl = lanes;
-                tail = unit.extent() % lanes;
-                notes.add("vector loop of extent " + unit.extent() + " has no divisor in [" + Math.max(2, lanes / 4)
-                        + ", " + lanes + "]: " + unit.extent() / lanes + " x " + lanes + " lanes, then a tail of "
-                        + tail);
+            long vl;
+            if (unit.reduces()) {
+                // k accumulators of `lanes`: the widest k (a power of two, at most vectors.accumulators) that fits
+                int k = 1;
+                while (2L * k <= vectors.accumulators() && 2L * k * lanes <= unit.extent()) {
+                    k *= 2;
+                }
+                vl = Math.min(unit.extent(), (long) k * lanes);
+                tail = unit.extent() % vl;
+                if (k > 1) {
+                    notes.add(k + " vector accumulators of " + lanes + " lanes (" + vl + " partial results)");
+                }
+                if (tail != 0) {
+                    notes.add("reduced loop of extent " + unit.extent() + ": " + unit.extent() / vl + " x " + vl
+                            + " lanes, then a tail of " + tail);
+                }
+            } else {
+                vl = vectorSplit(unit.extent(), vectors);
+                if (vl == 0) {
+                    vl = lanes;
+                    tail = unit.extent() % lanes;
+                    long divisor = divisorSplit(unit.extent(), lanes);
+                    notes.add("vector loop of extent " + unit.extent() + (divisor == 0 ? " has no divisor in ["
+                            + Math.max(2, lanes / 4) + ", " + lanes + "]" : ": whole " + vectors.registerLanes()
+                            + "-lane registers and a tail take fewer register operations than " + divisor
+                            + "-lane vectors") + ": " + unit.extent() / lanes + " x " + lanes
+                            + " lanes, then a tail of " + tail);
+                }
             }
             if (vl == unit.extent()) {
                 order.add(unit.withKind("vectorized"));
@@ -253,14 +300,30 @@ public final class LoopNest {
     }
 
     /**
-     * The vector length for a loop: the extent itself when within {@code lanes}; else a power of two in
-     * [lanes/2, lanes] that divides it (whole registers: 40 fp32 runs as 5 x 8, not 4 x 10); else its largest
-     * divisor in [lanes/4, lanes]; else 0 (the caller then uses {@code lanes} and a tail).
+     * The vector length for a loop: the extent itself when within {@code lanes}; else the divisor {@link
+     * #divisorSplit} gives, unless {@code lanes}-wide vectors and a tail of {@code extent % lanes} take fewer
+     * register operations ({@link Vectors#registerOps}): 1000 fp32 on AVX-512 runs as 62 x 16 + a tail of 8
+     * (63 zmm operations) rather than 125 x 8 (125 half-width ones); on AVX2 both take 125 ymm operations and the
+     * divisor (no tail) is kept. 0 means {@code lanes} and a tail.
      */
-    static long vectorSplit(long extent, int lanes) {
+    static long vectorSplit(long extent, Vectors vectors) {
+        int lanes = vectors.lanes();
         if (extent <= lanes) {
             return extent;
         }
+        long divisor = divisorSplit(extent, lanes);
+        if (divisor == 0) {
+            return 0;
+        }
+        long withTail = extent / lanes * vectors.registerOps(lanes) + vectors.registerOps(extent % lanes);
+        return withTail < extent / divisor * vectors.registerOps(divisor) ? 0 : divisor;
+    }
+
+    /**
+     * A power of two in [lanes/2, lanes] that divides {@code extent} (whole registers: 40 fp32 runs as 5 x 8, not
+     * 4 x 10); else its largest divisor in [lanes/4, lanes]; else 0.
+     */
+    static long divisorSplit(long extent, int lanes) {
         for (long v = Long.highestOneBit(lanes); v >= Math.max(2, lanes / 2); v /= 2) {
             if (extent % v == 0) {
                 return v;

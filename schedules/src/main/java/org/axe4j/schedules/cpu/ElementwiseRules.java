@@ -51,7 +51,8 @@ final class ElementwiseRules {
             List<LoopNest.Loop> loops = ElementwiseLoops.affineLoops(call, ops, access);
             boolean[] vectorOperands = new boolean[ops.size()];
             Arrays.fill(vectorOperands, true);
-            LoopNest nest = LoopNest.schedule(loops, vectorOperands, lanes(ops), ops.get(0).elements());
+            LoopNest nest = LoopNest.schedule(loops, vectorOperands, vectors(call, ops, 1), ops.get(0).elements(),
+                    false);
             List<String> roles = ops.stream().map(Operand::role).toList();
             return new CpuPlans.Affine(nest.describe(roles), PlanAccesses.accessMap(ops, access), nest.tail(),
                     nest.notes());
@@ -123,12 +124,26 @@ final class ElementwiseRules {
         }
     };
 
-    /** Vector width in elements: 64 bytes (an AVX-512 register, or two AVX2 ones) of the widest element. */
-    static int lanes(List<Operand> ops) {
+    /**
+     * The vector widths for {@code ops} on the call's target: {@link #lanes} wide loops, the target's register
+     * width ({@link CpuTarget}), and {@code accumulators} registers of partial results for a vectorized reduction.
+     */
+    static LoopNest.Vectors vectors(Request call, List<Operand> ops, int accumulators) {
+        int lanes = lanes(ops);
+        return new LoopNest.Vectors(lanes, Math.min(lanes, CpuTarget.of(call).lanes(widestBytes(ops))),
+                accumulators);
+    }
+
+    private static int widestBytes(List<Operand> ops) {
         int bytes = 1;
         for (Operand o : ops) {
             bytes = Math.max(bytes, o.elementBytes());
         }
-        return Math.max(2, 64 / bytes);
+        return bytes;
+    }
+
+    /** Vector width in elements: 64 bytes (an AVX-512 register, or two AVX2 ones) of the widest element. */
+    static int lanes(List<Operand> ops) {
+        return Math.max(2, 64 / widestBytes(ops));
     }
 }

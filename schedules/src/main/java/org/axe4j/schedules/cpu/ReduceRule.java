@@ -22,12 +22,18 @@ import org.axe4j.schedules.plan.SchedulePlan;
  * <p>The source's non-reduced non-unit extents must equal the destination's non-unit extents. Spatial loops are
  * refined jointly for destination and source; reduced loops move the destination by 0 and are marked as
  * reductions, so they are never parallel. The vector loop is a spatial one where both move by 0 or 1; failing
- * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: one partial result per lane,
- * combined after the reduced loops). A destination with replicas is declined (an
+ * that, a reduced loop where the source moves by 1 ({@code vector_reduce}: up to {@link #ACCUMULATORS} vectors of
+ * partial results, one per lane, halved pairwise after the reduced loops). A destination with replicas is declined (an
  * accumulator read-modify-write would have to keep every copy in step).
  */
 final class ReduceRule implements Rule {
     public static final ReduceRule INSTANCE = new ReduceRule();
+
+    /**
+     * Vector registers of partial results along a contiguous reduced loop: each add then waits on the one four
+     * steps back, not on the previous one (an add takes 4 cycles; two can start per cycle).
+     */
+    static final int ACCUMULATORS = 4;
 
     public String variant() {
         return "axe4j-cpu-reduce";
@@ -49,7 +55,7 @@ final class ReduceRule implements Rule {
         AffineAccess sa = AffineAccess.of(src);
         List<LoopNest.Loop> loops = ReductionLoops.loops(call, dst, src, da, sa, reduced);
         LoopNest nest = LoopNest.schedule(loops, new boolean[] {true, true},
-                ElementwiseRules.lanes(List.of(dst, src)), src.elements(), true);
+                ElementwiseRules.vectors(call, List.of(dst, src), ACCUMULATORS), src.elements(), true);
         List<LoopNest.Loop> planned = nest.loops();
         LoopNest.Loop last = planned.isEmpty() ? null : planned.get(planned.size() - 1);
         return new CpuPlans.Reduce(call.op(), !call.flag("accum"),
