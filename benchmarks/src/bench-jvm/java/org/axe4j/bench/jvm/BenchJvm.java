@@ -159,13 +159,7 @@ public final class BenchJvm {
             r.put("threads", threads);
             r.put("path", "service");
             r.put("checked", Map.of("rtol", rtol, "atol", atol, "axe4j_vs_numpy", axeErr, "ort_vs_numpy", ortErr));
-            r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));
-            r.put("ort_calls_per_s", AbRounds.median(ab.ratesB()));
-            r.put("ratio_median", AbRounds.median(ratios));
-            r.put("ratio_min", AbRounds.min(ratios));
-            r.put("ratio_max", AbRounds.max(ratios));
-            r.put("axe4j_rounds", ab.ratesA());
-            r.put("ort_rounds", ab.ratesB());
+            putTimes(r, ab);
             System.err.printf("  %-22s %d thread(s), through axe serve: checked (worst |diff| / tolerance: axe4j %.2f, "
                             + "ORT %.2f); axe4j %.1f requests/s, ORT %.1f requests/s, ratio %.2f (%.2f-%.2f)%n", name,
                     threads, axeErr, ortErr, AbRounds.median(ab.ratesA()), AbRounds.median(ab.ratesB()),
@@ -175,6 +169,18 @@ public final class BenchJvm {
             axe.drain();
             ort.drain();
         }
+    }
+
+    /** Each side's median calls/s, the per-round ratios' median, min and max, and every round's rate. */
+    private static void putTimes(Map<String, Object> r, AbRounds ab) {
+        double[] ratios = ab.ratios();
+        r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));
+        r.put("ort_calls_per_s", AbRounds.median(ab.ratesB()));
+        r.put("ratio_median", AbRounds.median(ratios));
+        r.put("ratio_min", AbRounds.min(ratios));
+        r.put("ratio_max", AbRounds.max(ratios));
+        r.put("axe4j_rounds", ab.ratesA());
+        r.put("ort_rounds", ab.ratesB());
     }
 
     private static FloatBuffer floatsOf(byte[] answer) {
@@ -257,13 +263,7 @@ public final class BenchJvm {
             r.put("axe4j_weights", w.has("prepack") ? "B packed once at load" : "inputs");
             r.put("checked", Map.of("rtol", rtol, "atol", atol, "axe4j_vs_numpy", axeErr, "ort_vs_numpy", ortErr,
                     "axe4j_vs_ort", bothErr));
-            r.put("axe4j_calls_per_s", AbRounds.median(ab.ratesA()));
-            r.put("ort_calls_per_s", AbRounds.median(ab.ratesB()));
-            r.put("ratio_median", AbRounds.median(ratios));
-            r.put("ratio_min", AbRounds.min(ratios));
-            r.put("ratio_max", AbRounds.max(ratios));
-            r.put("axe4j_rounds", ab.ratesA());
-            r.put("ort_rounds", ab.ratesB());
+            putTimes(r, ab);
             System.err.printf("  %-22s %d thread(s): checked (worst |diff| / tolerance: axe4j %.2f, ORT %.2f); "
                             + "axe4j %.1f calls/s, ORT %.1f calls/s, ratio %.2f (%.2f-%.2f)%n", name, threads, axeErr,
                     ortErr, AbRounds.median(ab.ratesA()), AbRounds.median(ab.ratesB()), AbRounds.median(ratios),
