@@ -36,13 +36,10 @@ def _at(role, loops, counters, base):
     return base
 
 
-def emit(request, plan, scope: str, sctx):
-    """The statement that replaces a reduction with a ``cuda-reduce`` plan."""
-    kept, folded, access, combine = list(plan.kept), list(plan.folded), plan.access, plan.combine
-    if combine not in _IDENTITY:
-        raise NotOnThisLane(f"cuda-reduce: combine {combine!r}")
-    dtype = str(request.tensors["dst"].ty.dtype.dtype)
-    src_dtype = str(request.tensors["src0"].ty.dtype.dtype)
+
+def _operand_views(request, access, loops):
+    """Each operand as a flat view over the elements the plan's loops reach, with its bind and its base (the
+    plan's base plus the run-time start): (binds, views, bases)."""
     binds, views, bases = [], {}, {}
     for role, tensor in request.tensors.items():
         storage = request.storage[role]
@@ -51,10 +48,20 @@ def emit(request, plan, scope: str, sctx):
         entry = access[role]
         shape = [int(n) for n in tensor.ty.shape]
         span = (entry.base + _reach(entry, shape, request.extents[role])
-                + sum((l.extent - 1) * abs(l.strides[role]) for l in kept + folded) + max([0, *entry.replicas]) + 1)
+                + sum((l.extent - 1) * abs(l.strides[role]) for l in loops) + max([0, *entry.replicas]) + 1)
         views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, storage)
         binds.append(bind)
         bases[role] = entry.base + _run_time_offset(entry, request.starts[role])
+    return binds, views, bases
+
+def emit(request, plan, scope: str, sctx):
+    """The statement that replaces a reduction with a ``cuda-reduce`` plan."""
+    kept, folded, access, combine = list(plan.kept), list(plan.folded), plan.access, plan.combine
+    if combine not in _IDENTITY:
+        raise NotOnThisLane(f"cuda-reduce: combine {combine!r}")
+    dtype = str(request.tensors["dst"].ty.dtype.dtype)
+    src_dtype = str(request.tensors["src0"].ty.dtype.dtype)
+    binds, views, bases = _operand_views(request, access, kept + folded)
     acc, bind = _register_tile("axe4j_acc", 1, dtype)
     binds.append(bind)
     term = None
@@ -123,18 +130,7 @@ def emit_tree(request, plan, scope: str, sctx):
                             "warp so far")
     dtype = str(request.tensors["dst"].ty.dtype.dtype)
     src_dtype = str(request.tensors["src0"].ty.dtype.dtype)
-    binds, views, bases = [], {}, {}
-    for role, tensor in request.tensors.items():
-        storage = request.storage[role]
-        if storage not in MEMORY and storage != "local":
-            raise NotOnThisLane(f"{role}: storage {storage} is not spelled on the new TIRx lane")
-        entry = access[role]
-        shape = [int(n) for n in tensor.ty.shape]
-        span = (entry.base + _reach(entry, shape, request.extents[role])
-                + sum((l.extent - 1) * abs(l.strides[role]) for l in kept + folded) + max([0, *entry.replicas]) + 1)
-        views[role], bind = _flat_view(f"axe4j_{role}", tensor, span, storage)
-        binds.append(bind)
-        bases[role] = entry.base + _run_time_offset(entry, request.starts[role])
+    binds, views, bases = _operand_views(request, access, kept + folded)
     acc, bind = _register_tile("axe4j_acc", 1, dtype)
     binds.append(bind)
     term, old = None, None
