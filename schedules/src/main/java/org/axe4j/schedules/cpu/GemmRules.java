@@ -333,17 +333,10 @@ final class GemmRules {
 
     /** As above, with {@code given} the access of {@code role} (a packed weight, which is not one loop per dim). */
     static Map<String, PlanParts.GemmAccess> common(Request call, String role, PlanParts.GemmAccess given) {
-        boolean ta = call.flag("trans_a");
-        boolean tb = call.flag("trans_b");
         Map<String, PlanParts.GemmAccess> access = new LinkedHashMap<>();
-        Map<String, String[]> names = new LinkedHashMap<>();
-        names.put("D", new String[] {"m", "n"});
-        names.put("A", new String[] {ta ? "k" : "m", ta ? "m" : "k"});
-        names.put("B", new String[] {tb ? "n" : "k", tb ? "k" : "n"});
-        names.put("C", new String[] {"m", "n"});
-        for (Map.Entry<String, String[]> e : names.entrySet()) {
-            access.put(e.getKey(), e.getKey().equals(role) ? given
-                    : strides(call.operand(e.getKey()), e.getValue()[0], e.getValue()[1]));
+        for (String r : List.of("D", "A", "B", "C")) {
+            String[] dims = dimNames(call, r);
+            access.put(r, r.equals(role) ? given : strides(call.operand(r), dims[0], dims[1]));
         }
         return access;
     }
