@@ -821,48 +821,38 @@ class Launch:
                     self.cluster = None
 
 
+def statements(node):
+    """Every statement under ``node``, ``node`` first, then (each in turn, recursively) its body, then- and
+    else-case, and a ``SeqStmt``'s items: the order TVM's statements run in, for the scans that read a kernel."""
+    yield node
+    for field in ("body", "then_case", "else_case"):
+        child = getattr(node, field, None)
+        if child is not None:
+            yield from statements(child)
+    if type(node).__name__ == "SeqStmt":
+        for child in node.seq:
+            yield from statements(child)
+
+
 def _cluster_dims(body):
     """The cluster shape from the kernel's ``clusterCtaIdx`` thread extents ((1, 1, 1) without clusters)."""
     dims = [1, 1, 1]
-
-    def visit(node):
-        kind = type(node).__name__
-        if kind == "AttrStmt" and node.attr_key == "thread_extent":
+    for node in statements(body):
+        if type(node).__name__ == "AttrStmt" and node.attr_key == "thread_extent":
             tag = str(node.node.thread_tag)
             if tag.startswith("clusterCtaIdx"):
                 dims["xyz".index(tag[-1])] = int(node.value)
-        for field in ("body", "then_case", "else_case"):
-            child = getattr(node, field, None)
-            if child is not None:
-                visit(child)
-        if kind == "SeqStmt":
-            for child in node.seq:
-                visit(child)
-
-    visit(body)
     return tuple(dims)
 
 
 def _static_shared_bytes(body) -> int:
     """Bytes of static shared allocations (``scope='shared'``) in the kernel, each rounded up to 16."""
     total = 0
-
-    def visit(node):
-        nonlocal total
-        kind = type(node).__name__
-        if kind == "AllocBuffer" and str(node.buffer.scope()) == "shared":
+    for node in statements(body):
+        if type(node).__name__ == "AllocBuffer" and str(node.buffer.scope()) == "shared":
             count = 1
             for extent in node.buffer.shape:
                 count *= int(extent)
             nbytes = count * V.numpy_dtype(node.buffer.dtype).itemsize * V.lanes(node.buffer.dtype)
             total += -(-nbytes // 16) * 16
-        for field in ("body", "then_case", "else_case"):
-            child = getattr(node, field, None)
-            if child is not None:
-                visit(child)
-        if kind == "SeqStmt":
-            for child in node.seq:
-                visit(child)
-
-    visit(body)
     return total

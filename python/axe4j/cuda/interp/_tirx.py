@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _ptx, _values as V
 from ._errors import KernelFault, NotModelled
-from ._exec import ForFrame, Interpreter, Launch, key
+from ._exec import ForFrame, Interpreter, Launch, key, statements
 from ._host import _Broadcast, _expand
 from ._memory import Pointer, Space
 
@@ -94,24 +94,12 @@ def shared_bytes(body) -> int:
     """Bytes of the kernel's static shared tensors (``Bind(var, tirx.alloc_tensor())`` of scope shared), each rounded
     up to 16, as the 0.27 interpreter sizes its ``AllocBuffer``s."""
     total = 0
-
-    def visit(node):
-        nonlocal total
-        kind = type(node).__name__
-        if kind == "Bind" and type(node.value).__name__ == "Call" and \
+    for node in statements(body):
+        if type(node).__name__ == "Bind" and type(node.value).__name__ == "Call" and \
                 str(getattr(node.value.op, "name", "")) == "tirx.alloc_tensor" and str(node.var.ty.scope) == "shared":
             tensor = TensorVar(node.var)
             count = int(np.prod([int(n) for n in tensor.shape]))
             total += -(-(count * V.numpy_dtype(tensor.dtype).itemsize) // 16) * 16
-        for field in ("body", "then_case", "else_case"):
-            child = getattr(node, field, None)
-            if child is not None:
-                visit(child)
-        if kind == "SeqStmt":
-            for child in node.seq:
-                visit(child)
-
-    visit(body)
     return total
 
 
@@ -128,10 +116,10 @@ def _launch_fields(host_module, name: str, first_slot: int, fields) -> dict:
     ``first_slot`` on, in the order of the kernel's ``cuda.launch_fields`` (grid.x, ..., block.z), each a constant
     that the host writes with ``abi_field_set(stack, slot, 15, value)`` before ``call_packed_lowered(name, ...)``."""
     slots, calls = {}, []
-
-    def visit(node):
-        kind = type(node).__name__
-        if kind == "Evaluate" and type(node.value).__name__ == "Call":
+    for _, func in host_module.functions.items():
+        for node in statements(func.body):
+            if type(node).__name__ != "Evaluate" or type(node.value).__name__ != "Call":
+                continue
             call = node.value
             op = str(getattr(call.op, "name", ""))
             if op.endswith("abi_field_set") and int(call.args[2]) == 15:
@@ -142,16 +130,6 @@ def _launch_fields(host_module, name: str, first_slot: int, fields) -> dict:
                     slots[int(call.args[1])] = None
             if op.endswith("call_packed_lowered") and str(call.args[0].value) == name:
                 calls.append(dict(slots))
-        for field in ("body", "then_case", "else_case"):
-            child = getattr(node, field, None)
-            if child is not None:
-                visit(child)
-        if kind == "SeqStmt":
-            for child in node.seq:
-                visit(child)
-
-    for _, func in host_module.functions.items():
-        visit(func.body)
     if len(calls) != 1:
         raise NotModelled(f"kernel '{name}' is launched {len(calls)} times by the host module")
     out = {}
