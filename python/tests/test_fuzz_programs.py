@@ -11,6 +11,8 @@ the watchdog must turn a program that outlives its limit into a ``hang``.
 import tvm  # noqa: F401  (before the JVM)
 
 import os
+import sys
+import time
 from collections import Counter
 
 import pytest
@@ -97,16 +99,36 @@ def test_the_shrinker_keeps_the_failure_and_makes_the_program_smaller():
 
 def test_the_watchdog_reports_a_program_that_outlives_its_limit_as_a_hang():
     p = generate.program(SEED, 0)
-    outcomes = runner.run_programs([p], batch_timeout=0.5, single_timeout=0.5)
+    outcomes = runner.run_programs([p], stall_timeout=0.5, single_timeout=0.5)
     assert [o.klass for o in outcomes] == ["hang"], outcomes
 
 
 def test_batches_run_at_once_keep_each_outcome_with_its_program():
     programs = [generate.program(SEED, i) for i in range(4)]
     seen = []
-    outcomes = runner.run_programs(programs, batch=1, batch_timeout=0.5, single_timeout=0.5, jobs=3,
+    outcomes = runner.run_programs(programs, batch=1, stall_timeout=0.5, single_timeout=0.5, jobs=3,
                                    on_outcome=lambda p, o: seen.append((p.index, o.index)))
     assert [(o.seed, o.index) for o in outcomes] == [(p.seed, p.index) for p in programs]
     assert [o.klass for o in outcomes] == ["hang"] * 4, outcomes
     assert sorted(seen) == [(i, i) for i in range(4)]
     assert not runner._live, "a worker outlived the run"
+
+
+def _fake_worker(body):
+    return (sys.executable, "-c", "import sys, time, json\nsys.stdin.read()\n" + body)
+
+
+def test_the_watchdog_limits_the_wait_for_each_report_not_the_whole_batch():
+    # ten reports 0.3 s apart take 3 s, three times the limit: all kept, none a timeout
+    steady = _fake_worker("for i in range(10):\n    print(json.dumps({'n': i}), flush=True)\n    time.sleep(0.3)")
+    seen = []
+    replies, status = runner.call_worker({}, 1.0, seen.append, command=steady)
+    assert status is None and [r["n"] for r in replies] == list(range(10)) and seen == replies
+    # two reports, then silence: killed one limit after the last report, the two reports kept
+    stalls = _fake_worker("print(json.dumps({'n': 0}), flush=True)\nprint(json.dumps({'n': 1}), flush=True)\n"
+                          "time.sleep(60)")
+    began = time.monotonic()
+    replies, status = runner.call_worker({}, 1.0, command=stalls)
+    assert status == "timeout" and [r["n"] for r in replies] == [0, 1]
+    assert time.monotonic() - began < 10, "the stalled worker was not killed at its limit"
+    assert not runner._live

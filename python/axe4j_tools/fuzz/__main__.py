@@ -40,7 +40,7 @@ def main(argv=None):
     ap.add_argument("--dtypes", default=",".join(generate.DTYPES))
     ap.add_argument("--known-open", default=None, help=f"classes still open: {', '.join(known.CLASSES)} | all | none")
     ap.add_argument("--out", default="out/fuzz")
-    ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--batch", type=int, default=500, help="programs per worker process")
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                     help="batches run at once, each in its own worker process (default: the CPUs this process may use)")
     ap.add_argument("--shrink", type=int, default=12, help="distinct failures to shrink (each up to --budget runs)")
