@@ -32,10 +32,20 @@ def ordered(x):
     return np.where(i < 0, -(i & 0x7FFFFFFF), i)
 
 
+def _flags():
+    return open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+
+
+def avx512_host() -> bool:
+    return " avx512f" in _flags()
+
+
 def targets():
-    """This host's target, and AVX2's (haswell) where the host runs AVX2 code."""
-    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
-    return ["host"] + (["haswell"] if " avx2" in flags and " fma" in flags else [])
+    """This host's target, AVX2's (haswell) where the host runs AVX2 code, and two AVX-512 cores' (Skylake server,
+    Zen 4: the ``vscalefps`` scaling) where it runs AVX-512 code."""
+    flags = _flags()
+    avx2 = ["haswell"] if " avx2" in flags and " fma" in flags else []
+    return ["host"] + avx2 + (["skylake-avx512", "znver4"] if avx512_host() else [])
 
 
 def target_of(name):
@@ -71,6 +81,30 @@ def test_exp_runs_in_vector_registers_without_a_libm_call(target):
     asm = lib.mod.inspect_source("asm")
     assert "expf" not in asm, "a libm expf call per lane: exp is not computed in vector registers"
     assert re.search(r"\b(vfmadd\w*|v?mulps)\b", asm), "no packed float multiply in the exp kernel"
+
+
+
+@pytest.mark.parametrize("mcpu", ["skylake-avx512", "znver4"])
+def test_avx512_scales_by_vscalefps_and_other_isas_by_two_products(mcpu):
+    """AVX-512 computes p(r) 2^n with one ``vscalefps`` (LLVM's ldexp), AVX2 with the two products: neither calls
+    libm. Where the host runs AVX-512, both give the same bits on every input (p(r) 2^n rounded once either way)."""
+    axe4j.install()
+    x = np.concatenate([np.linspace(-110, 95, 1 << 16, dtype="float32"), np.array(SPECIALS, "float32")])
+    x = np.concatenate([x, np.zeros((-len(x)) % 16, "float32")])
+    lib512 = axe4j.compile(exp_kernel(len(x)), {"kind": "llvm", "mcpu": mcpu})
+    asm512 = lib512.mod.inspect_source("asm")
+    assert re.search(r"\bvscalefps\b", asm512) and "ldexp" not in asm512 and "expf" not in asm512
+    lib2 = axe4j.compile(exp_kernel(len(x)), {"kind": "llvm", "mcpu": "haswell"})
+    asm2 = lib2.mod.inspect_source("asm")
+    assert "vscalef" not in asm2 and "ldexp" not in asm2 and "expf" not in asm2
+    if not avx512_host():
+        pytest.skip("the bit comparison runs AVX-512 code: this host has no avx512f (the code checks above ran)")
+    got = []
+    for lib in (lib512, lib2):
+        out = tvm.runtime.tensor(np.zeros_like(x))
+        lib["main"](tvm.runtime.tensor(x), out)
+        got.append(out.numpy())
+    assert np.array_equal(got[0].view(np.int32), got[1].view(np.int32))
 
 
 def test_float64_exp_keeps_tvms_exp():

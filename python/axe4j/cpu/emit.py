@@ -12,7 +12,7 @@ from .._emit import (_address, _base_last, _combine, _digit_address, _digit_view
                      _is_zero, _nest, _source_count, _sources, _spans, _store_replicas, _value, operand_bases)
 from .._registry import emits
 from . import bf16
-from .vector_exp import exp_f32   # exp in vector registers, not a libm call per lane
+from .vector_exp import exp_for   # exp in vector registers, not a libm call per lane
 
 
 @emits("affine")
@@ -30,7 +30,7 @@ def _emit_affine(request, plan):
                 values.append(what)
             else:
                 values.append(views[what][_address(bases[what], loops, what, counters)])
-        value = _value(request.op, str(dst.dtype), values, exp=exp_f32)
+        value = _value(request.op, str(dst.dtype), values, exp=exp_for(request))
         addr = _address(bases["dst"], loops, "dst", counters)
         for r in _base_last(access["dst"].replicas):
             bf16.store(views["dst"], bits, value, [addr + r if r else addr])
@@ -64,7 +64,7 @@ def _emit_logical(request, plan):
     def body(counters):
         values = [what if kind == "scalar" else request.buffers[what][tuple(index(what, counters))]
                   for kind, what in slots]
-        T.buffer_store(dst, _value(request.op, str(dst.dtype), values, exp=exp_f32), index("dst", counters))
+        T.buffer_store(dst, _value(request.op, str(dst.dtype), values, exp=exp_for(request)), index("dst", counters))
 
     @T.prim_func(check_well_formed=False)
     def impl():
@@ -93,7 +93,7 @@ def _emit_digits(request, plan):
 
     def body(counters, views):
         values = [what if kind == "scalar" else views[what][address(what, counters)] for kind, what in slots]
-        value = _value(request.op, str(dst.dtype), values, exp=exp_f32)
+        value = _value(request.op, str(dst.dtype), values, exp=exp_for(request))
         addr = address("dst", counters)
         for r in _base_last(operands["dst"].replicas):
             T.buffer_store(views["dst"], value, [addr + r if r else addr])
