@@ -112,6 +112,16 @@ bench-gemm: python build native
 gpu-bundle: python build native
 	.venv/bin/python tools/gpu_bundle.py
 
+## Both TVM lanes' tile-op kernels (python/tests_tirx/_tile_kernels.py) as sm_90a cubins with their launches and arrays,
+## for a GPU machine with CuPy and no TVM: out/tirx-gpu-bundle (docs/gpu-bundle.md, "Both TVM lanes"); run there:
+## python3 run.py --out DIR.
+.PHONY: tirx-gpu-bundle
+tirx-gpu-bundle: python build python-tirx
+	rm -rf out/tirx-gpu-bundle
+	PYTHONPATH=python .venv-tirx/bin/python tools/tirx_gpu_bundle.py --lane tirx
+	PYTHONPATH=python .venv/bin/python tools/tirx_gpu_bundle.py --lane 0.27
+	cp tools/tirx-gpu-bundle/run.py out/tirx-gpu-bundle/
+
 ## The JVM runtime with a jlink JRE, a set of the catalog's sm_90a kernels, the Hopper GEMMs, the MoE kernels and the GPU
 ## service, for a GPU machine without a JDK, TVM or network: out/jvm-gpu-bundle (<= 64 MiB; docs/jvm-gpu-bundle.md);
 ## run there: ./run.sh --out DIR.

@@ -1,0 +1,178 @@
+"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py) as sm_90a
+cubins with their launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md,
+"Both TVM lanes"). There ``run.py`` launches each through CuPy and checks it against numpy's expected arrays, and
+checks that the two lanes' outputs are the same bits.
+
+Usage (``make tirx-gpu-bundle`` runs both):
+    .venv-tirx/bin/python tools/tirx_gpu_bundle.py --lane tirx [--out DIR] [--only NAME ...]
+    .venv/bin/python      tools/tirx_gpu_bundle.py --lane 0.27 [--out DIR] [--only NAME ...]
+
+Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, dynamic
+shared bytes, and its parameters in order, each the index of the array it points to; the arrays (``DIR/cases/
+<kernel>.npz``: ``a0, a1, ...`` the arguments with outputs zero, ``e0, ...`` the arrays expected after the run,
+``exact``) are the same for both lanes. The launch is read from what the lane compiled: on tvm_tirx from the host
+function's packed call (``axe4j.cuda.interp._tirx``), on 0.27 from the launch the CUDA interpreter runs, which also
+checks the kernel here first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS_DIR = ROOT / "python" / "tests_tirx"
+ARCH = "sm_90a"
+LANES = ("tirx", "0.27")
+
+
+def _nvcc_on_path():
+    """The nvidia-cuda-nvcc wheel's nvcc (in .venv; .venv-tirx has none) first on PATH, for both lanes' drivers."""
+    found = sorted((ROOT / ".venv" / "lib").glob("python3*/site-packages/nvidia/cu13/bin/nvcc"))
+    if not found:
+        sys.exit(f"no nvcc under {ROOT / '.venv'}: make python installs the nvidia-cuda-nvcc wheel")
+    folder = str(found[0].parent)
+    os.environ["PATH"] = os.pathsep.join([folder, *(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                                   if p and p != folder)])
+
+
+def _tirx_kernel(name):
+    """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by tvm_tirx through axe4j's dispatch."""
+    import _tile_kernels_tirx as lane
+    from tvm_tirx.backend.cuda.compiler import compile_source
+
+    from axe4j.cuda.interp import _tirx
+
+    compiled, source, _ = lane.compiled(name, ARCH)
+    gvar, func = _tirx.device_function(compiled.device)
+    symbol = str(gvar.name_hint)
+    fields = [str(f) for f in func.attrs["cuda.launch_fields"]]
+    values = _tirx._launch_fields(compiled.host, symbol, len(func.params), fields)
+    params = []
+    for param in func.params:
+        tensor = str(param.name).removesuffix("_ptr")
+        if tensor not in compiled.names:
+            raise ValueError(f"kernel {name}: parameter {param.name} is not the pointer of a tensor of "
+                             f"{list(compiled.names)}")
+        params.append({"array": compiled.names.index(tensor)})
+    dynamic = sum(v for f, v in values.items() if "shared" in f or "smem" in f)
+    launch = {"symbol": symbol, "grid": [values.get(f"grid.{a}", 1) for a in "xyz"],
+              "block": [values.get(f"block.{a}", 1) for a in "xyz"], "dynamic_shared": int(dynamic),
+              "params": params, "fields": values}
+    cubin = compile_source(source, {"cuda": {"compiler": "nvcc", "target_format": "cubin"}},
+                           target=lane.target(ARCH)).binary
+    return source, bytes(cubin), launch
+
+
+def _027_kernel(name, args):
+    """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by TVM 0.27 through axe4j's dispatch; the
+    launch is the one the CUDA interpreter runs on ``args`` (which it writes, as the GPU will)."""
+    import _tile_kernels_027 as lane
+    import tvm
+    from tvm.support import nvcc
+
+    import axe4j
+    from axe4j.cuda.interp import _host
+
+    target = tvm.target.Target({"kind": "cuda", "arch": ARCH}, host="llvm")
+    executable = axe4j.compile(lane.build(lane.KERNELS[name]), target)
+    source = executable.mod.imports[0].inspect_source("cuda")
+    with target:   # nvcc's -gencode comes from the current target's arch
+        cubin = bytes(nvcc.compile_cuda(source, target_format="cubin", compiler="nvcc"))
+    seen = []
+    original = _host.HostInstructions._launch
+
+    def recording(self, interp, g, e):
+        name_ = str(e.args[0].value)
+        tags = [str(p) for p in e.attrs.launch_params]
+        n_args = len(self.program.device_function(name_).params)
+        values = [interp.eval(g, a) for a in e.args[1:1 + n_args]]
+        dims = [int(interp.eval(g, a)[0]) for a in e.args[1 + n_args:]]
+        params = []
+        for v in values:
+            v = getattr(v, "value", v)
+            space = getattr(v, "space", None)
+            if space is None or space not in self.spaces or int(np.asarray(v.offset).reshape(-1)[0]) != 0:
+                raise ValueError(f"kernel {name}: a launch argument that is not an argument array's start: {v!r}")
+            params.append({"array": self.spaces.index(space)})
+        grid, block, dynamic = [1, 1, 1], [1, 1, 1], 0
+        for tag, value in zip(tags, dims):
+            if tag.startswith("blockIdx."):
+                grid["xyz".index(tag[-1])] = value
+            elif tag.startswith("threadIdx."):
+                block["xyz".index(tag[-1])] = value
+            elif tag == "tirx.use_dyn_shared_memory":
+                dynamic = value
+        seen.append({"symbol": name_, "grid": grid, "block": block, "dynamic_shared": dynamic, "params": params,
+                     "fields": dict(zip(tags, dims))})
+        return original(self, interp, g, e)
+
+    _host.HostInstructions._launch = recording
+    try:
+        axe4j.cuda.interp.run(executable, *args)
+    finally:
+        _host.HostInstructions._launch = original
+    if len(seen) != 1:
+        raise ValueError(f"kernel {name}: the host function launched {len(seen)} kernels")
+    return source, cubin, seen[0]
+
+
+def build(lane: str, out: Path, names) -> dict:
+    sys.path.insert(0, str(KERNELS_DIR))
+    import _tile_kernels as kernels
+
+    import axe4j
+
+    axe4j.install()
+    _nvcc_on_path()
+    if lane == "0.27":
+        axe4j.use_pip_nvcc()
+    (out / lane).mkdir(parents=True, exist_ok=True)
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    entries = {}
+    for name in names:
+        args, expected, exact = kernels.arrays(name)
+        np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
+                 **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
+        if lane == "tirx":
+            source, cubin, launch = _tirx_kernel(name)
+        else:
+            ran = [a.copy() for a in args]
+            source, cubin, launch = _027_kernel(name, ran)
+            if not kernels.agrees(ran, expected, exact):
+                raise ValueError(f"kernel {name}: the CUDA interpreter's numbers differ from numpy's on the 0.27 lane")
+        (out / lane / f"{name}.cubin").write_bytes(cubin)
+        (out / lane / f"{name}.cu").write_text(source)
+        if launch["symbol"].encode() not in cubin:
+            raise ValueError(f"kernel {name}: symbol {launch['symbol']} is not in its cubin")
+        entries[name] = {**launch, "cubin": f"{lane}/{name}.cubin", "case": f"cases/{name}.npz", "arch": ARCH}
+        print(f"[tirx-gpu-bundle] {lane:5} {name:32} grid {launch['grid']} block {launch['block']}", flush=True)
+    (out / f"{lane}.json").write_text(json.dumps({"lane": lane, "arch": ARCH, "kernels": entries}, indent=1))
+    return entries
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lane", choices=LANES, required=True)
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "tirx-gpu-bundle")
+    parser.add_argument("--only", nargs="*", help="kernel names (default: all of _tile_kernels.KERNELS)")
+    args = parser.parse_args(argv)
+    if args.lane == "tirx":
+        import tvm_tirx  # noqa: F401  (before the JVM)
+    else:
+        import tvm  # noqa: F401  (before the JVM)
+    sys.path.insert(0, str(KERNELS_DIR))
+    import _tile_kernels as kernels
+
+    names = args.only or sorted(kernels.KERNELS)
+    build(args.lane, args.out, names)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
