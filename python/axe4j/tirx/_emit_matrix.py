@@ -16,7 +16,7 @@ from tvm_tirx.ir import Bind, Evaluate, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 from tvm_tirx.tirx.layout import S, TileLayout
 
-from ._emit_affine import NotOnThisLane, _run_time_offset
+from ._emit_affine import NotOnThisLane, _reach, _run_time_offset
 
 
 def _digits(values, what):
@@ -43,7 +43,9 @@ def emit(request, plan, scope: str, sctx):
         raise NotOnThisLane("cuda-ldstmatrix: a row that does not start on a 32-bit word")
     offset = _run_time_offset(plan, request.starts[plan.shared])
     instruction = f"{plan.direction}matrix.sync.aligned.m8n8.x{num}.shared.b16"
-    span = (max(b for g in plan.groups for b in g.bases) + 7 * plan.row_stride + 8) // 2
+    # the view reaches the last matrix row at the largest run-time start (a ring slot, a warp's rows)
+    reach = _reach(plan, [int(d) for d in smem.ty.shape], request.extents[plan.shared])
+    span = (max(b for g in plan.groups for b in g.bases) + reach + 7 * plan.row_stride + 8) // 2
     binds, calls = [], []
     for n, group in enumerate(plan.groups):
         b_ext, b_str = _digits([b // 2 for b in group.bases], "bases")

@@ -15,9 +15,7 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import S, TileLayout, laneid
 from tvm.tirx.script import tile as Tx
 
-BM = BN = 64
-BK = 32
-WARP_M = WARP_N = 32
+from .ampere_shape import BK, BM, BN, WARP_M, WARP_N, check_shape  # noqa: F401  (check_shape: the module's API)
 
 
 def a_fragment(rows: int, k: int):
@@ -36,17 +34,6 @@ def c_fragment(rows: int, cols: int):
     """mma C/D fragments (16 x 8, 4 registers each) over (rows/16, cols/8) blocks, row-major."""
     bm, bn = rows // 16, cols // 8
     return TileLayout(S[(bm, 2, 8, bn, 4, 2):(4 * bn, 2, 4 @ laneid, 4, 1 @ laneid, 1)])
-
-
-def check_shape(m: int, n: int, k: int, stages: int) -> None:
-    problems = [f"{name}={value} is not a multiple of the tile {tile}"
-                for name, value, tile in (("M", m, BM), ("N", n, BN), ("K", k, BK)) if value % tile]
-    if stages < 2:
-        problems.append(f"stages={stages}: the ring needs at least 2 slots")
-    if k // BK and stages > k // BK + 1:
-        problems.append(f"stages={stages} exceeds the {k // BK} K tiles plus one")
-    if problems:
-        raise ValueError(f"ampere_gemm(M={m}, N={n}, K={k}, stages={stages}): " + "; ".join(problems))
 
 
 def ampere_gemm(m: int, n: int, k: int, stages: int = 3):
