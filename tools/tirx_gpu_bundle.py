@@ -1,5 +1,5 @@
-"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py) as sm_90a
-cubins with their launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md,
+"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py) and the
+Ampere GEMM of each (``GEMMS``) as sm_90a cubins with their launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md,
 "Both TVM lanes"). There ``run.py`` launches each through CuPy and checks it against numpy's expected arrays, and
 checks that the two lanes' outputs are the same bits.
 
@@ -41,14 +41,39 @@ def _nvcc_on_path():
                                                    if p and p != folder)])
 
 
+# the product's GEMMs on both lanes, beside the tile kernels: name -> (M, N, K)
+GEMMS = {"ampere_gemm_256x192x96": (256, 192, 96)}
+
+
+def gemm_arrays(name):
+    """A, B (small integers: every order of the sums is exact, and so is D's float16), D zero; expected A, B, A B^T."""
+    m, n, k = GEMMS[name]
+    rng = np.random.default_rng(m * n + k)
+    a, b = (rng.integers(-3, 4, (rows, k)).astype("float16") for rows in (m, n))
+    d = (a.astype("float32") @ b.astype("float32").T).astype("float16")
+    return [a, b, np.zeros((m, n), "float16")], [a, b, d], True
+
+
+def _tirx_function(name):
+    import _tile_kernels_tirx as lane
+
+    if name in GEMMS:
+        from axe4j.tirx.kernels.ampere_gemm import ampere_gemm
+
+        return ampere_gemm(*GEMMS[name])
+    return lane.build(lane.KERNELS[name])
+
+
 def _tirx_kernel(name):
     """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by tvm_tirx through axe4j's dispatch."""
     import _tile_kernels_tirx as lane
     from tvm_tirx.backend.cuda.compiler import compile_source
 
+    from axe4j.cuda import interp
     from axe4j.cuda.interp import _tirx
 
-    compiled, source, _ = lane.compiled(name, ARCH)
+    compiled = interp.compile_tirx(_tirx_function(name), lane.target(ARCH))
+    source = compiled.executable.mod.imports[0].inspect_source("cuda")
     gvar, func = _tirx.device_function(compiled.device)
     symbol = str(gvar.name_hint)
     fields = [str(f) for f in func.attrs["cuda.launch_fields"]]
@@ -80,7 +105,13 @@ def _027_kernel(name, args):
     from axe4j.cuda.interp import _host
 
     target = tvm.target.Target({"kind": "cuda", "arch": ARCH}, host="llvm")
-    executable = axe4j.compile(lane.build(lane.KERNELS[name]), target)
+    if name in GEMMS:
+        from axe4j.cuda.kernels.ampere_gemm import ampere_gemm
+
+        function = ampere_gemm(*GEMMS[name])
+    else:
+        function = lane.build(lane.KERNELS[name])
+    executable = axe4j.compile(function, target)
     source = executable.mod.imports[0].inspect_source("cuda")
     with target:   # nvcc's -gencode comes from the current target's arch
         cubin = bytes(nvcc.compile_cuda(source, target_format="cubin", compiler="nvcc"))
@@ -136,7 +167,7 @@ def build(lane: str, out: Path, names) -> dict:
     (out / "cases").mkdir(parents=True, exist_ok=True)
     entries = {}
     for name in names:
-        args, expected, exact = kernels.arrays(name)
+        args, expected, exact = gemm_arrays(name) if name in GEMMS else kernels.arrays(name)
         np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
                  **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
         if lane == "tirx":
@@ -169,7 +200,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(KERNELS_DIR))
     import _tile_kernels as kernels
 
-    names = args.only or sorted(kernels.KERNELS)
+    names = args.only or [*sorted(kernels.KERNELS), *GEMMS]
     build(args.lane, args.out, names)
     return 0
 
