@@ -19,6 +19,9 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
 - ``boxes``: a warp loads the region [4:36] of a (64,) transposed view ``S[(8,8):(1,8)]`` of A into a register tile
   ``S[32:1@laneid]``; the region crosses a digit part way, so the rule cuts it into boxes
   (python/tests/test_cuda_register_boxes.py's example).
+- ``memory_digits``: a CTA of 64 threads copies the region [4:36] of a (64,) transposed view ``S[(8,8):(1,8)]`` of A
+  (global) to B (global): a region that crosses a digit part way between memories, which only the digits rule
+  addresses (one element per thread and round).
 - ``digits``: for i < 6, a warp loads [5i + 3, 5i + 67) of a (128,) transposed view ``S[(16,8):(1,16)]`` of A into
   a register tile ``S[(8,4,2):(4@laneid,1@laneid,1)]`` and stores it to B[i]: a run-time start that may cross a digit
   anywhere, so each thread visits its slots one by one (python/tests/test_cuda_register_boxes.py's example).
@@ -135,6 +138,7 @@ KERNELS = {
                                                 "archs": ("sm_80",)},
     "copy_warp_crossing_digits_boxes_f32": {"kind": "boxes", "archs": ("sm_80",)},
     "copy_warp_run_time_start_digits_f32": {"kind": "digits", "archs": ("sm_80",)},
+    "copy_cta_crossing_digits_memory_f32": {"kind": "memory_digits", "archs": ("sm_80",)},
     "sum_warp_row_quads_f32": {"kind": "reduce", "op": "sum", "shape": (8, 16), "layout": ROW_QUADS,
                                "out_layout": ROW_QUADS_SUM, "scope": "warp", "threads": 32, "archs": ("sm_80",)},
     "max_warp_rows_across_lanes_f32": {"kind": "reduce", "op": "max", "shape": (4, 64), "layout": ROW_ACROSS_WARP,
@@ -210,7 +214,7 @@ def arrays(name):
         b = rng.standard_normal(spec["shape"]).astype(spec["dtype"])
         out = {"add": lambda: a + b, "cast": lambda: a, "copy": lambda: a}[spec["op"]]().astype(spec["out_dtype"])
         return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out], True
-    if kind == "boxes":
+    if kind in ("boxes", "memory_digits"):
         a = rng.standard_normal(64).astype("float32")
         return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
     if kind == "mma":

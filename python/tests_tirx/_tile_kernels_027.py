@@ -92,6 +92,18 @@ def boxes():
     return kernel
 
 
+def memory_digits():
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (64,), "float32")
+        B = T.match_buffer(B_ptr, (32,), "float32")
+        _header(64)
+        At = T.decl_buffer((64,), "float32", data=A.data, layout=TileLayout(S[(8, 8):(1, 8)]))
+        Tx.cta.copy(B[:], At[4:36])
+
+    return kernel
+
+
 def digits():
     from tvm.tirx.layout import laneid
 
@@ -454,6 +466,8 @@ def build(spec):
     if kind == "registers":
         return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
                          spec["threads"], spec.get("via_shared", False))
+    if kind == "memory_digits":
+        return memory_digits()
     if kind == "boxes":
         return boxes()
     if kind == "digits":

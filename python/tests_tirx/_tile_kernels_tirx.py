@@ -80,6 +80,16 @@ def boxes():
     return kernel
 
 
+def memory_digits():
+    @T.function
+    def kernel(A: T.Tensor((64,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=64)):
+            At = T.decl_tensor(A.data, ty_args=[T.Tensor((64,), "float32", layout=T.TileLayout(T.S[(8, 8):(1, 8)]))])
+            Ax.copy(B[:], At[4:36], scope="cta")
+
+    return kernel
+
+
 def digits():
     reg = _layout(((8, 4, 2), ((4, _tile_kernels.LANE), (1, _tile_kernels.LANE), 1)))
 
@@ -379,6 +389,8 @@ def build(spec):
     if kind == "registers":
         return registers(spec["op"], spec["shape"], spec["dtype"], spec["out_dtype"], spec["layout"], spec["scope"],
                          spec["threads"], spec.get("via_shared", False))
+    if kind == "memory_digits":
+        return memory_digits()
     if kind == "boxes":
         return boxes()
     if kind == "digits":

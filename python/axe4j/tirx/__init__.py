@@ -7,7 +7,7 @@ Lowering one call (``_lower``): the call is described for the Java rules as the 
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
 is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls. The user names no PTX
 instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule lowered each call
-and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-cp-async``
+and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-digits`` (``_emit_digits``), ``cuda-cp-async``
 (``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
 ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
 ``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
@@ -29,8 +29,8 @@ if not _lane.is_tirx():
 from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
-from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
-               _emit_mma, _emit_register, _explain)
+from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_digits, _emit_matrix,  # noqa: E402
+               _emit_reduce, _emit_mma, _emit_register, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -70,8 +70,9 @@ def _headline(op, args, scope) -> str:
             + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
 
 
-_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.emit,
-             "cuda-register": _emit_register.emit, "cuda-register-boxes": _emit_register.emit,
+_EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-digits": _emit_digits.emit,
+             "cuda-cp-async": _emit_cp_async.emit, "cuda-register": _emit_register.emit,
+             "cuda-register-boxes": _emit_register.emit,
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
