@@ -166,6 +166,11 @@ KERNELS = {
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
     "sum_cta_shared_rows_tree_f32": {"kind": "shared_reduce", "op": "sum", "shape": (8, 64), "threads": 128,
                                      "archs": ("sm_80",)},
+    # groups wider than a warp: the warps' partials meet in a shared scratch tile after a CTA barrier
+    "sum_cta_shared_rows_cross_warp_f32": {"kind": "shared_reduce", "op": "sum", "shape": (2, 512), "threads": 256,
+                                           "archs": ("sm_80",)},
+    "max_cta_shared_rows_cross_warp_f32": {"kind": "shared_reduce", "op": "max", "shape": (3, 300), "threads": 256,
+                                           "archs": ("sm_80",)},
     "sum_thread_registers_accum_f32": {"kind": "thread_reduce", "op": "sum", "shape": (64, 8), "accum": True,
                                        "archs": ("sm_80",)},
     "sum_cta_row_quads_accum_f32": {"kind": "reduce", "op": "sum", "shape": (32, 16), "layout": CTA_QUADS,

@@ -188,22 +188,27 @@ def test_a_call_no_rule_lowers_is_refused_naming_each_rule_as_on_027(jvm, asked_
 
 
 def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_kind(jvm):
-    """Two row sums of a shared tile by a CTA of 128 threads: the tree-reduce rule gives each row a group of 64
-    threads, two warps that meet through a shared scratch tile, which this lane does not spell yet; the error says
-    which rule, which plan kind, and what is missing."""
+    """A warpgroup's ldmatrix (a (64, 16) shared tile into mma fragments, a warp's 16 rows each): the ldstmatrix rule
+    accepts it with a plan over 4 warps, which this lane does not spell yet; the error says which rule, which plan
+    kind, and what is missing."""
+    from tvm_tirx.backend.cuda.axis import laneid, wid_in_wg
+
     from axe4j import tirx as Ax
 
+    fragments = T.TileLayout(T.S[(4, 2, 8, 2, 4, 2):(1 @ wid_in_wg, 2, 4 @ laneid, 4, 1 @ laneid, 1)])
+
     @T.function
-    def kernel(A: T.Tensor((2, 256), "float32"), B: T.Tensor((2,), "float32")):
+    def kernel(A: T.Tensor((64, 16), "float16"), B: T.Tensor((64, 16), "float16")):
         with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
-            a = T.alloc_shared((2, 256), "float32", layout=T.TileLayout(T.S[2, 256]))
-            s = T.alloc_shared((2,), "float32", layout=T.TileLayout(T.S[2]))
+            a = T.alloc_shared((64, 16), "float16", layout=T.TileLayout(T.S[64, 16]))
+            r = T.alloc_local((64, 16), "float16", layout=fragments)
             Ax.copy(a[:, :], A[:, :], scope="cta")
             T.cuda.cta_sync()
-            Ax.sum(s[:], a[:, :], [1], False, scope="cta")
+            Ax.copy(r[:, :], a[:, :], scope="warpgroup")
+            Ax.copy(B[:, :], r[:, :], scope="warpgroup")
 
     with pytest.raises(Exception) as failed:
         tvm_tirx.tirx.compile(kernel, target=tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"}))
-    assert ("axe4j-cuda-tree-reduce chose a cuda-tree-reduce plan for axe4j.tirx.sum (cta scope), which the new TIRx "
-            "lane does not spell: cuda-tree-reduce: groups of 64 threads span 2 warps, which meet through a shared "
-            "scratch tile; the new TIRx lane spells groups within one warp so far") in str(failed.value)
+    assert ("axe4j-cuda-ldstmatrix chose a cuda-ldstmatrix plan for axe4j.tirx.copy (warpgroup scope), which the new "
+            "TIRx lane does not spell: cuda-ldstmatrix: a warpgroup's warps or a swizzled shared tile") \
+        in str(failed.value)

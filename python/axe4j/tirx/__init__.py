@@ -10,7 +10,7 @@ instruction: the rule chooses the access width from the layouts. ``LOWERED`` rec
 and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-digits`` (``_emit_digits``), ``cuda-cp-async``
 (``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
 ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
-``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
+``cuda-tree-reduce`` (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
 ``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.

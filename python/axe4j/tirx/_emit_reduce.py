@@ -11,7 +11,7 @@ an ``apply`` of ``ld`` into a one-element register tile; the fold is an ``ewise`
 
 from __future__ import annotations
 
-from tvm_tirx.ir import Evaluate, For, ForKind, If, IntImm, LambdaExpr, PrimType, SeqStmt, Var
+from tvm_tirx.ir import Bind, Evaluate, For, ForKind, If, IntImm, LambdaExpr, PrimType, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 
 from . import _values as values
@@ -119,15 +119,14 @@ def emit_tree(request, plan, scope: str, sctx):
     """The statement that replaces a reduction with a ``cuda-tree-reduce`` plan: output ``t / G`` (``+ T / G`` per
     round) belongs to a group of G consecutive threads; each folds terms ``t % G, t % G + G, ...`` into a one-element
     register tile, log2(G) butterfly shuffles (``__shfl_xor_sync`` over the active lanes, width G) combine the group,
-    and the group's first thread writes the output. A group wider than a warp meets through a shared scratch tile,
-    which this lane does not spell yet."""
+    and the group's first thread writes the output. A group wider than a warp (CTA scope only) meets through a
+    shared scratch tile of a value per warp: lane 0 of each warp stores its warp's partial, a CTA barrier, the
+    group's first warp loads its group's partials (lane l the partial of warp ``w + l``, the identity past the
+    group), shuffles them together, and its lane 0 writes the output; a barrier ends the round, before the next
+    round writes the scratch."""
     kept, folded, access, combine = list(plan.kept), list(plan.folded), plan.access, plan.combine
     if combine not in _IDENTITY:
         raise NotOnThisLane(f"cuda-tree-reduce: combine {combine!r}")
-    if plan.warps_per_group > 1:
-        raise NotOnThisLane(f"cuda-tree-reduce: groups of {plan.group} threads span {plan.warps_per_group} warps, "
-                            "which meet through a shared scratch tile; the new TIRx lane spells groups within one "
-                            "warp so far")
     dtype = str(request.tensors["dst"].ty.dtype.dtype)
     src_dtype = str(request.tensors["src0"].ty.dtype.dtype)
     binds, views, bases = _operand_views(request, access, kept + folded)
@@ -168,12 +167,32 @@ def emit_tree(request, plan, scope: str, sctx):
     body = [Evaluate(T.cuda.tile.ewise(LambdaExpr([], lambda: _IDENTITY[combine](dtype), ret_type=PrimType(dtype)),
                                        acc[0:1], scope="thread")),
             For(i, 0, per_thread, IntImm("int32", 1), ForKind.DEFAULT, fold if cond is None else If(cond, fold, None))]
-    width, step = min(group, 32), 1
-    while step < width:   # every lane of the warp reaches the shuffles (lanes without an output carry the identity)
-        other = T.cuda.__shfl_xor_sync(T.cuda.__activemask(ty=PrimType("uint32")), acc[0], step, width,
-                                       ty=PrimType(dtype))
-        body.append(_combined(combine, dtype, acc[0:1], acc[0:1], other, dtype))
-        step *= 2
+    def butterfly(width):
+        step = 1
+        while step < width:   # every lane of the warp reaches the shuffles (lanes without an output: the identity)
+            other = T.cuda.__shfl_xor_sync(T.cuda.__activemask(ty=PrimType("uint32")), acc[0], step, width,
+                                           ty=PrimType(dtype))
+            body.append(_combined(combine, dtype, acc[0:1], acc[0:1], other, dtype))
+            step *= 2
+
+    identity = LambdaExpr([], lambda: _IDENTITY[combine](dtype), ret_type=PrimType(dtype))
+    butterfly(min(group, 32))
+    writer = part == 0
+    if plan.warps_per_group > 1:
+        warps, per = threads // 32, plan.warps_per_group
+        scratch = Var("axe4j_partials", T.Tensor((warps,), dtype, scope="shared", layout="default"))
+        binds.append(Bind(scratch, T.alloc_tensor(ty_args=[scratch.ty])))
+        warp, lane = T.floordiv(t, 32), T.floormod(t, 32)
+        shared = f"shared.{ptx_type(dtype)}"
+        body.append(If(lane == 0, Evaluate(T.cuda.tile.apply(T.ptx["st." + shared], scratch[warp:warp + 1],
+                                                             acc[0:1], scope="thread")), None))
+        body.append(Evaluate(T.cuda.cta_sync()))
+        body.append(Evaluate(T.cuda.tile.ewise(identity, acc[0:1], scope="thread")))
+        peer = T.min(warp + lane, warps - 1)   # in bounds for tvm_tirx's prover; lanes past the group skip the load
+        body.append(If(lane < per, Evaluate(T.cuda.tile.apply(T.ptx["ld." + shared], acc[0:1], scratch[peer:peer + 1],
+                                                              scope="thread")), None))
+        butterfly(per)
+        writer = T.And(T.floormod(warp, per) == 0, lane == 0)
     if request.storage["dst"] == "local":
         target = views["dst"][d_addr:d_addr + 1]
         store = (Evaluate(T.cuda.tile.ewise(values.function("copy", dtype, [dtype]), target, acc[0:1], scope="thread"))
@@ -184,5 +203,7 @@ def emit_tree(request, plan, scope: str, sctx):
         store = SeqStmt([memory("ld", "dst", old[0:1], d_addr),
                          _combined(combine, dtype, acc[0:1], old[0:1], acc[0:1], dtype),
                          memory("st", "dst", acc[0:1], d_addr)])
-    body.append(If(_both(part == 0, has_output), store, None))
+    body.append(If(_both(writer, has_output), store, None))
+    if plan.warps_per_group > 1:
+        body.append(Evaluate(T.cuda.cta_sync()))   # the scratch is read before the next round writes it
     return SeqStmt([*binds, For(f, 0, rounds, IntImm("int32", 1), ForKind.DEFAULT, SeqStmt(body))])
