@@ -187,28 +187,27 @@ def test_a_call_no_rule_lowers_is_refused_naming_each_rule_as_on_027(jvm, asked_
     assert "axe4j-cuda-register (prio=111): copy: src0=r[0:32] float32 S[32:1@laneid] and dst=s[0:32]" in ours_[3]
 
 
-def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_kind(jvm):
-    """A warpgroup's ldmatrix (a (64, 16) shared tile into mma fragments, a warp's 16 rows each): the ldstmatrix rule
-    accepts it with a plan over 4 warps, which this lane does not spell yet; the error says which rule, which plan
-    kind, and what is missing."""
-    from tvm_tirx.backend.cuda.axis import laneid, wid_in_wg
+def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_kind(jvm, monkeypatch):
+    """A plan whose emitter is missing, or which its emitter cannot spell, fails naming the rule, the plan kind, the
+    op and scope, and what is missing (the ldstmatrix emitter taken away or made to refuse, on an ldmatrix kernel)."""
+    import axe4j.tirx as lane
+    from axe4j.tirx import _emit_affine
 
-    from axe4j import tirx as Ax
+    import _tile_kernels_tirx
 
-    fragments = T.TileLayout(T.S[(4, 2, 8, 2, 4, 2):(1 @ wid_in_wg, 2, 4 @ laneid, 4, 1 @ laneid, 1)])
+    kernel = _tile_kernels_tirx.build(KERNELS["ldst_matrix_x4_16x16_f16"])
+    target = tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"})
 
-    @T.function
-    def kernel(A: T.Tensor((64, 16), "float16"), B: T.Tensor((64, 16), "float16")):
-        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
-            a = T.alloc_shared((64, 16), "float16", layout=T.TileLayout(T.S[64, 16]))
-            r = T.alloc_local((64, 16), "float16", layout=fragments)
-            Ax.copy(a[:, :], A[:, :], scope="cta")
-            T.cuda.cta_sync()
-            Ax.copy(r[:, :], a[:, :], scope="warpgroup")
-            Ax.copy(B[:, :], r[:, :], scope="warpgroup")
+    def refuses(request, plan, scope, sctx):
+        raise _emit_affine.NotOnThisLane("cuda-ldstmatrix: the part this lane lacks")
 
+    monkeypatch.setitem(lane._EMITTERS, "cuda-ldstmatrix", refuses)
     with pytest.raises(Exception) as failed:
-        tvm_tirx.tirx.compile(kernel, target=tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"}))
-    assert ("axe4j-cuda-ldstmatrix chose a cuda-ldstmatrix plan for axe4j.tirx.copy (warpgroup scope), which the new "
-            "TIRx lane does not spell: cuda-ldstmatrix: a warpgroup's warps or a swizzled shared tile") \
-        in str(failed.value)
+        tvm_tirx.tirx.compile(kernel, target=target)
+    assert ("axe4j-cuda-ldstmatrix chose a cuda-ldstmatrix plan for axe4j.tirx.copy (warp scope), which the new TIRx "
+            "lane does not spell: cuda-ldstmatrix: the part this lane lacks") in str(failed.value)
+    monkeypatch.delitem(lane._EMITTERS, "cuda-ldstmatrix")
+    with pytest.raises(Exception) as failed:
+        tvm_tirx.tirx.compile(kernel, target=target)
+    assert ("axe4j-cuda-ldstmatrix chose a cuda-ldstmatrix plan for axe4j.tirx.copy (warp scope); the new TIRx lane "
+            "spells only cuda-affine,") in str(failed.value)

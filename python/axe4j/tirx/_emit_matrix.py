@@ -35,16 +35,24 @@ def _digits(values, what):
 
 
 def emit(request, plan, scope: str, sctx):
-    if plan.warps != 1 or plan.swizzle is not None:
-        raise NotOnThisLane("cuda-ldstmatrix: a warpgroup's warps or a swizzled shared tile")
+    word_swizzle = None
+    if plan.swizzle is not None:   # Swizzle<B,M,S> of 16-bit elements is Swizzle<B,M-1,S> of their 32-bit words
+        bits, base, shift = (int(x) for x in plan.swizzle)
+        if base < 1:
+            raise NotOnThisLane(f"cuda-ldstmatrix: Swizzle<{bits},{base},{shift}> moves single 16-bit elements")
+        word_swizzle = (base - 1, bits, shift)   # T.ComposeLayout's order: (per-element bits M, B, S)
     reg, smem = request.tensors[plan.register], request.tensors[plan.shared]
     num, row_words = plan.num, plan.row_stride // 2
-    if plan.row_stride % 2 or any(b % 2 for g in plan.groups for b in g.bases):
+    if plan.row_stride % 2 or plan.warp_stride % 2 or any(b % 2 for g in plan.groups for b in g.bases):
         raise NotOnThisLane("cuda-ldstmatrix: a row that does not start on a 32-bit word")
     offset = _run_time_offset(plan, request.starts[plan.shared])
+    if plan.warps > 1:   # warp w of the warpgroup, (tx % 128) / 32, takes its blocks w * warp_stride further
+        tx = sctx.launch_params["threadIdx.x"][0]
+        offset = offset + T.floordiv(T.floormod(tx, 128), 32) * plan.warp_stride
     instruction = f"{plan.direction}matrix.sync.aligned.m8n8.x{num}.shared.b16"
-    # the view reaches the last matrix row at the largest run-time start (a ring slot, a warp's rows)
+    # the view reaches the last matrix row at the largest run-time start (a ring slot, a warp's rows) and warp
     reach = _reach(plan, [int(d) for d in smem.ty.shape], request.extents[plan.shared])
+    reach += (plan.warps - 1) * plan.warp_stride
     span = (max(b for g in plan.groups for b in g.bases) + reach + 7 * plan.row_stride + 8) // 2
     binds, calls = [], []
     for n, group in enumerate(plan.groups):
@@ -52,9 +60,10 @@ def emit(request, plan, scope: str, sctx):
         w_ext, w_str = _digits(list(group.words), "register words")
         if any(s < 0 for s in b_str + w_str):
             raise NotOnThisLane("cuda-ldstmatrix: matrices in descending order")
+        rows = TileLayout(S[(span, *b_ext, 8, 4):(1, *b_str, row_words, 1)])
         shared = Var(f"axe4j_matrices{n}", T.Tensor(
             (span, num, 8, 4), "uint32", scope=str(smem.ty.scope),
-            layout=TileLayout(S[(span, *b_ext, 8, 4):(1, *b_str, row_words, 1)])))
+            layout=rows if word_swizzle is None else T.ComposeLayout(*word_swizzle, rows)))
         first = int(group.words[0])   # a leading axis (2):(first), index 1 taken (extent 1 when first is 0)
         lead = (2, first) if first else (1, 0)
         words = Var(f"axe4j_words{n}", T.Tensor(
