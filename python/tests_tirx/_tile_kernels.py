@@ -32,6 +32,12 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
 - ``mma``: A (m x k) and B (n x k) fp16 -> shared tiles -> a warp's mma fragments by ldmatrix; ``gemm`` (mma.sync
   m16n8k16, B transposed) into an f32 fragment -> D (python/tests/test_cuda_mma.py's kernels).
+- ``tma``: thread 0 loads the ``region`` of A (g_shape; ``(a, None)`` an index) into a shared tile (s_shape,
+  row-major or ``s_swizzle``) by ``copy_async`` with ``mbar=``: it initialises the mbarrier (count 1), the CTA fences
+  and syncs, thread 0 issues the copy and arms the mbarrier with the tile's bytes (``arrive.expect_tx``), and every
+  thread waits on parity 0 (``try_wait.parity``). Then the tile goes to the same region of B by a TMA store
+  (``store`` "tma": a bulk group committed and waited) or by a plain CTA copy (``store`` "copy": the shared
+  layout, a swizzle included, shows in B) (python/tests/test_cuda_async.py's kernels).
 
 A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
 stride), ...)``; a stride is an int or ``(int, thread axis)``.
@@ -157,6 +163,23 @@ KERNELS = {
                         "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
     "mma_32x16x32_f16": {"kind": "mma", "mnk": (32, 16, 32), "archs": ("sm_80",),
                          "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
+    # TMA bulk tensor copies with their mbarrier (axe4j-cuda-tma), sm_90a only
+    "tma_2d_f16_64x64": {"kind": "tma", "g_shape": (128, 128), "region": ((64, 128), (0, 64)), "s_shape": (64, 64),
+                         "dtype": "float16", "store": "tma", "archs": ("sm_90a",),
+                         "requires": ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                                      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")},
+    # fp32 rows of 32 from a 3-d tensor with rows of 48 at batch 2: the batch is a third map dim of box 1
+    "tma_3d_f32_batch": {"kind": "tma", "g_shape": (4, 32, 48), "region": ((2, None), (0, 32), (8, 40)),
+                         "s_shape": (32, 32), "dtype": "float32", "store": "tma", "archs": ("sm_90a",),
+                         "requires": ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                                      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group")},
+    # 128-byte swizzle (Swizzle<3,3,3> tiled over 64 x 128 fp16): the load writes the swizzled box, a CTA copy reads
+    # it back through the same layout
+    "tma_swizzle128_f16_64x128": {"kind": "tma", "g_shape": (64, 256), "region": ((0, 64), (128, 256)),
+                                  "s_shape": (64, 128), "dtype": "float16", "s_swizzle": (3, 3, 3, (8, 64)),
+                                  "store": "copy", "archs": ("sm_90a",),
+                                  "requires": ("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::"
+                                               "complete_tx::bytes",)},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -213,6 +236,12 @@ def arrays(name):
     if kind == "boxes":
         a = rng.standard_normal(64).astype("float32")
         return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "tma":
+        a = rng.standard_normal(spec["g_shape"]).astype(spec["dtype"])
+        b = np.zeros_like(a)
+        region = tma_region(spec)
+        b[region] = a[region]
+        return [a, np.zeros_like(a)], [a, b], True
     if kind == "mma":
         m, n, k = spec["mnk"]
         # small integers: every order of the products' sums is exact in f32
@@ -236,6 +265,18 @@ def arrays(name):
            "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
     exact = spec["op"] != "exp"
     return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], exact
+
+
+def tma_region(spec):
+    """A ``tma`` kernel's region of A and B as an index: ``(a, b)`` a slice, ``(a, None)`` the index a."""
+    return tuple(slice(a, b) if b is not None else a for a, b in spec["region"])
+
+
+def tma_bytes(spec):
+    """The bytes of a ``tma`` kernel's shared tile (what the mbarrier expects)."""
+    import numpy as np
+
+    return int(np.prod(spec["s_shape"])) * np.dtype(spec["dtype"]).itemsize
 
 
 def swizzle_3_2_3(i):

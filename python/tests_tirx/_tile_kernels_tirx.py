@@ -326,6 +326,59 @@ def mma(m, n, k):
     return kernel
 
 
+def tma(spec):
+    """Thread 0 initialises the mbarrier, loads the region by TMA (``Ax.copy_async(..., mbar)``) and arms the
+    mbarrier with the bytes; all wait on parity 0; the tile goes back by a TMA store or a CTA copy. The shared tile is
+    1024-byte aligned (the 128-byte swizzle's period)."""
+    g_shape, s_shape, dtype = spec["g_shape"], spec["s_shape"], spec["dtype"]
+    s_layout = T.TileLayout(T.S[s_shape])
+    if "s_swizzle" in spec:
+        per_element, swizzle_len, atom_len, atom = spec["s_swizzle"]
+        s_layout = T.ComposeLayout(per_element, swizzle_len, atom_len, T.TileLayout(T.S[atom])).tile_to(s_shape, atom)
+    nbytes = _tile_kernels.tma_bytes(spec)
+    g_region = _tile_kernels.tma_region(spec)
+    s_region = tuple(slice(0, d) for d in s_shape)
+    if spec["store"] == "tma":
+        @T.function
+        def kernel(A: T.Tensor(g_shape, dtype), B: T.Tensor(g_shape, dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+                tid = T.cuda.thread_idx("x")
+                A_smem = T.alloc_shared(s_shape, dtype, layout=s_layout, align=1024)
+                mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+                if tid == 0:
+                    T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+                T.ptx["fence.proxy.async.shared::cta"]()
+                T.cuda.cta_sync()
+                if tid == 0:
+                    Ax.copy_async(A_smem[s_region], A[g_region], mbar.ptr_to([0]))
+                    T.ptx["mbarrier.arrive.expect_tx.shared.b64"](mbar.ptr_to([0]), T.uint32(nbytes))
+                T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+                T.cuda.cta_sync()
+                if tid == 0:
+                    Ax.copy_async(B[g_region], A_smem[s_region])
+                    T.ptx["cp.async.bulk.commit_group"]()
+                    T.ptx["cp.async.bulk.wait_group"](0)
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(g_shape, dtype), B: T.Tensor(g_shape, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tid = T.cuda.thread_idx("x")
+            A_smem = T.alloc_shared(s_shape, dtype, layout=s_layout, align=1024)
+            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+            if tid == 0:
+                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+            T.ptx["fence.proxy.async.shared::cta"]()
+            T.cuda.cta_sync()
+            if tid == 0:
+                Ax.copy_async(A_smem[s_region], A[g_region], mbar.ptr_to([0]))
+                T.ptx["mbarrier.arrive.expect_tx.shared.b64"](mbar.ptr_to([0]), T.uint32(nbytes))
+            T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+            T.cuda.cta_sync()
+            Ax.copy(B[g_region], A_smem[s_region], scope="cta")
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
     fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
@@ -385,6 +438,8 @@ def build(spec):
         return digits()
     if kind == "mma":
         return mma(*spec["mnk"])
+    if kind == "tma":
+        return tma(spec)
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

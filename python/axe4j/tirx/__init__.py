@@ -10,8 +10,9 @@ instruction: the rule chooses the access width from the layouts. ``LOWERED`` rec
 and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-cp-async``
 (``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
 ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
-``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
-``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``). A
+``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), the
+``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), and TMA
+copies ``cuda-tma`` (``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
@@ -30,7 +31,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
-               _emit_mma, _emit_register, _explain)
+               _emit_mma, _emit_register, _emit_tma, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -75,7 +76,15 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.e
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
-             "cuda-mma": _emit_mma.emit}
+             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit}
+# copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, and the CTAs of the
+# cluster a TMA load is multicast to
+ASYNC_OPTIONS = ("mbar", "cta_mask")
+
+
+def _absent(value) -> bool:
+    """An optional operand left out (the view gives None; the call holds an empty tuple)."""
+    return value is None or (type(value).__name__ == "Tuple" and not value.fields)
 
 
 def _lower_for(op: str):
@@ -85,7 +94,7 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars, reduction, extra = {}, None, None
+        scalars, reduction, extra, options = {}, None, None, {}
         if op in REDUCTIONS:   # (dst, src, axes, accum)
             reduction = (args[2], args[3])
             args = args[:2]
@@ -94,12 +103,15 @@ def _lower_for(op: str):
             extra = _describe.gemm_params(args[4:])
             scalars = {"alpha": args[6], "beta": args[7]}
             args = []
+        if op == "copy_async":   # (dst, src, mbar, cta_mask)
+            options = {k: v for k, v in zip(ASYNC_OPTIONS, args[2:]) if not _absent(v)}
+            args = args[:2]
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra)
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra, sorted(options))
         record = None
         if _explain.RECORDING is not None:
             record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
@@ -107,12 +119,15 @@ def _lower_for(op: str):
             _explain.RECORDING.append(record)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
         emitter = _EMITTERS.get(plan.kind)
+        if options and plan.kind != "cuda-tma":   # the rules decline options they do not implement
+            raise ValueError(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} with {sorted(options)}, which "
+                             "only a TMA copy implements")
         if emitter is None:
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
                 f"only {', '.join(sorted(_EMITTERS))} plans so far")
         try:
-            body = emitter(request, plan, scope, sctx)
+            body = emitter(request, plan, scope, sctx, **(options if plan.kind == "cuda-tma" else {}))
         except _emit_affine.NotOnThisLane as error:
             raise _emit_affine.NotOnThisLane(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope), "
                                              f"which the new TIRx lane does not spell: {error}") from None
@@ -134,6 +149,9 @@ def _register(op: str):
         operands = (Operand("D", "region"), Operand("A", "region"), Operand("B", "region"), Operand("C", "region"),
                     Operand("trans_a", default=False), Operand("trans_b", default=False),
                     Operand("alpha", default=1.0), Operand("beta", default=0.0))
+    elif op == "copy_async":
+        operands = (Operand("dst", "region"), Operand("src"), Operand("mbar", "address", default=None),
+                    Operand("cta_mask", default=None))
     elif op in REDUCTIONS:
         operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
                     Operand("accum", default=False))

@@ -84,10 +84,11 @@ def gemm_params(args) -> dict:
 
 
 def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduction=None,
-             extra=None) -> Described:
+             extra=None, config=()) -> Described:
     """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression;
     ``reduction``: a reduction's (axes, accum), as the 0.27 lane's params ``axes`` (each modulo the source's rank,
-    sorted) and ``accum``."""
+    sorted) and ``accum``; ``config``: the names of a copy_async's options given (``mbar``, ``cta_mask``), as the
+    0.27 lane's config keys."""
     operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
     params: dict = {}
     params.update(extra or {})
@@ -123,7 +124,7 @@ def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduc
         extents[role] = extent
         storage[role] = str(ty.scope)
     if op == "copy_async":
-        params["config"] = []   # the call's options (0.27: its config keys); the rules decline those they do not do
+        params["config"] = sorted(config)   # the call's options (0.27: its config keys); the rules decline the others
     params["storage"] = dict(storage)
     params["align"] = {role: int(t.ty.data_alignment) for role, t in tensors.items()}
     params["arch"] = str(sctx.target.attrs.get("arch", ""))
