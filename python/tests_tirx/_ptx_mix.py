@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)", re.M)   # "{ cvt ...}": inline asm
+# one statement's opcode: "{ cvt ...}" (inline asm), "@%p1 bra", "@ps0 wgmma..."
+INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%?\w+\s+)?([a-z][\w.:]*)")
 MEMORY = re.compile(r"^(ld|st)\.(.*)$")
 FLOAT_TYPES = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
 KEPT = ("cvt.", "cp.async", "bar.", "barrier.", "shfl.sync.bfly", "shfl.sync.down", "shfl.sync.up", "ldmatrix.",
@@ -38,7 +39,9 @@ def _memory(opcode: str):
 def mix(ptx: str) -> dict[str, int]:
     """{normalized opcode: count} of the PTX text."""
     counts: Counter = Counter()
-    for opcode in INSTRUCTION.findall(ptx):
+    # an inline asm block may hold several statements on one line ("{ .reg .pred p; setp ...; wgmma ...; }")
+    statements = (part for line in ptx.splitlines() for part in line.split("//")[0].split(";"))
+    for opcode in (m.group(1) for m in map(INSTRUCTION.match, statements) if m):
         memory = _memory(opcode)
         if memory is not None:
             counts[memory] += 1

@@ -38,9 +38,10 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   thread waits on parity 0 (``try_wait.parity``). Then the tile goes to the same region of B by a TMA store
   (``store`` "tma": a bulk group committed and waited) or by a plain CTA copy (``store`` "copy": the shared
   layout, a swizzle included, shows in B) (python/tests/test_cuda_async.py's kernels).
-
-A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
-stride), ...)``; a stride is an int or ``(int, thread axis)``.
+- ``wgmma``: A (m x k) and B (n x k) fp16 -> K-major shared tiles (``a``, ``b``: ``("swizzled", mode)``, rows of
+  8 * 2^mode elements, K blocks of a row outermost; or ``("core",)``, 8x8 core matrices) by the CTA; ``gemm_async``
+  (wgmma, one warpgroup) into the f32 accumulator fragment (``accum``: onto 1.0 filled first) -> C
+  (python/tests/test_cuda_wgmma.py's kernels).
 """
 
 from __future__ import annotations
@@ -180,6 +181,13 @@ KERNELS = {
                                   "store": "copy", "archs": ("sm_90a",),
                                   "requires": ("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::"
                                                "complete_tx::bytes",)},
+    # wgmma GEMM tiles of a warpgroup (axe4j-cuda-wgmma), operands in shared memory, sm_90a only
+    "wgmma_64x64x32_sw64_f16": {"kind": "wgmma", "mnk": (64, 64, 32), "a": ("swizzled", 2), "b": ("swizzled", 2),
+                                "archs": ("sm_90a",),
+                                "requires": ("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",)},
+    "wgmma_64x32x32_core_accum_f16": {"kind": "wgmma", "mnk": (64, 32, 32), "a": ("core",), "b": ("core",),
+                                      "accum": True, "archs": ("sm_90a",),
+                                      "requires": ("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16",)},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -242,6 +250,12 @@ def arrays(name):
         region = tma_region(spec)
         b[region] = a[region]
         return [a, np.zeros_like(a)], [a, b], True
+    if kind == "wgmma":
+        m, n, k = spec["mnk"]
+        # small integers: every order of the products' sums is exact in f32
+        a, b = rng.integers(-4, 4, (m, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+        c = a.astype("float32") @ b.astype("float32").T + (1 if spec.get("accum") else 0)
+        return [a, b, np.zeros((m, n), "float32")], [a, b, c], True
     if kind == "mma":
         m, n, k = spec["mnk"]
         # small integers: every order of the products' sums is exact in f32
@@ -265,6 +279,25 @@ def arrays(name):
            "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
     exact = spec["op"] != "exp"
     return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], exact
+
+
+def wgmma_shared(spec, rows, k, S, TileLayout, ComposeLayout):
+    """A ``wgmma`` kernel's K-major (rows x k) shared layout for ``spec`` (``("swizzled", mode)`` or ``("core",)``),
+    on a lane's ``S``, ``TileLayout``, ``ComposeLayout``."""
+    if spec[0] == "core":   # 8x8 core matrices (64 contiguous elements), K-adjacent ones next, then 8-row groups
+        return TileLayout(S[(rows // 8, 8, k // 8, 8):(8 * k, 8, 64, 1)])
+    mode = spec[1]
+    w = 8 << mode   # elements of one swizzle row (fp16)
+    if k > w:
+        return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k // w, w):(w, rows * w, 1)]))
+    return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k):(k, 1)]))
+
+
+def wgmma_accumulator(m, n):
+    """The wgmma m64nNk16 accumulator fragment (64 x n, n <= 256) tiled over m / 64 row blocks, as layout data."""
+    per = n // 2
+    return ((m // 64, 4, 2, 8, 1, n // 8, 4, 2),
+            (per, (1, WARP_IN_WG), 2, (4, LANE), per, 4, (1, LANE), 1))
 
 
 def tma_region(spec):

@@ -392,6 +392,35 @@ def mma(m, n, k):
     return kernel
 
 
+def wgmma(spec):
+    from tvm.tirx.layout import ComposeLayout
+
+    m, n, k = spec["mnk"]
+    a_layout = _tile_kernels.wgmma_shared(spec["a"], m, k, S, TileLayout, ComposeLayout)
+    b_layout = _tile_kernels.wgmma_shared(spec["b"], n, k, S, TileLayout, ComposeLayout)
+    c_layout = _layout(_tile_kernels.wgmma_accumulator(m, n))
+    accum = bool(spec.get("accum", False))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), "float16")
+        B = T.match_buffer(B_ptr, (n, k), "float16")
+        C = T.match_buffer(C_ptr, (m, n), "float32")
+        _header(128)
+        A_smem = T.alloc_buffer((m, k), "float16", scope="shared", layout=a_layout, align=1024)
+        B_smem = T.alloc_buffer((n, k), "float16", scope="shared", layout=b_layout, align=1024)
+        C_reg = T.alloc_buffer((m, n), "float32", scope="local", layout=c_layout)
+        Tx.cta.copy(A_smem[:, :], A[:, :])
+        Tx.cta.copy(B_smem[:, :], B[:, :])
+        T.cuda.cta_sync()
+        if accum:
+            Tx.wg.fill(C_reg[:, :], T.float32(1.0))
+        Tx.wg.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], transA=False, transB=False, accum=accum)
+        Tx.wg.copy(C[:, :], C_reg[:, :])
+
+    return kernel
+
+
 def tma(spec):
     from tvm.tirx.layout import ComposeLayout
 
@@ -504,6 +533,8 @@ def build(spec):
         return mma(*spec["mnk"])
     if kind == "tma":
         return tma(spec)
+    if kind == "wgmma":
+        return wgmma(spec)
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

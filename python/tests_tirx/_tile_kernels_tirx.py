@@ -326,6 +326,42 @@ def mma(m, n, k):
     return kernel
 
 
+def wgmma(spec):
+    """A and B -> K-major shared tiles by the CTA; one warpgroup's ``Ax.gemm_async`` (wgmma) into the accumulator
+    fragment (onto 1.0 with ``accum``) -> C."""
+    m, n, k = spec["mnk"]
+    a_layout = _tile_kernels.wgmma_shared(spec["a"], m, k, T.S, T.TileLayout, T.ComposeLayout)
+    b_layout = _tile_kernels.wgmma_shared(spec["b"], n, k, T.S, T.TileLayout, T.ComposeLayout)
+    c_layout = _layout(_tile_kernels.wgmma_accumulator(m, n))
+    if spec.get("accum", False):
+        @T.function
+        def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((m, n), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+                A_smem = T.alloc_shared((m, k), "float16", layout=a_layout, align=1024)
+                B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+                C_reg = T.alloc_local((m, n), "float32", layout=c_layout)
+                Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+                Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+                T.cuda.cta_sync()
+                Ax.fill(C_reg[:, :], T.float32(1.0), scope="warpgroup")
+                Ax.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], False, False, True, scope="warpgroup")
+                Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((m, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            A_smem = T.alloc_shared((m, k), "float16", layout=a_layout, align=1024)
+            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+            C_reg = T.alloc_local((m, n), "float32", layout=c_layout)
+            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], False, False, False, scope="warpgroup")
+            Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+    return kernel
+
+
 def tma(spec):
     """Thread 0 initialises the mbarrier, loads the region by TMA (``Ax.copy_async(..., mbar)``) and arms the
     mbarrier with the bytes; all wait on parity 0; the tile goes back by a TMA store or a CTA copy. The shared tile is
@@ -440,6 +476,8 @@ def build(spec):
         return mma(*spec["mnk"])
     if kind == "tma":
         return tma(spec)
+    if kind == "wgmma":
+        return wgmma(spec)
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

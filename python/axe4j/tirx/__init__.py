@@ -12,7 +12,9 @@ and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affi
 ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
 ``cuda-tree-reduce`` within a warp (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), the
 ``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), and TMA
-copies ``cuda-tma`` (``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier). A
+copies ``cuda-tma`` (``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier),
+and the ``wgmma`` GEMM tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B, trans_a, trans_b, accum, wait,
+proxy_fence)`` at warpgroup scope). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
@@ -31,7 +33,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_matrix, _emit_reduce,  # noqa: E402
-               _emit_mma, _emit_register, _emit_tma, _explain)
+               _emit_mma, _emit_register, _emit_tma, _emit_wgmma, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -76,10 +78,12 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-cp-async": _emit_cp_async.e
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
-             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit}
+             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit, "cuda-wgmma": _emit_wgmma.emit}
 # copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, and the CTAs of the
 # cluster a TMA load is multicast to
 ASYNC_OPTIONS = ("mbar", "cta_mask")
+# gemm_async's options, as the 0.27 lane's config keys: the wgmma.wait_group depth, the proxy fence before it
+GEMM_ASYNC_OPTIONS = ("wait", "proxy_fence")
 
 
 def _absent(value) -> bool:
@@ -94,7 +98,7 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars, reduction, extra, options = {}, None, None, {}
+        scalars, reduction, extra, options, config = {}, None, None, {}, ()
         if op in REDUCTIONS:   # (dst, src, axes, accum)
             reduction = (args[2], args[3])
             args = args[:2]
@@ -106,12 +110,18 @@ def _lower_for(op: str):
         if op == "copy_async":   # (dst, src, mbar, cta_mask)
             options = {k: v for k, v in zip(ASYNC_OPTIONS, args[2:]) if not _absent(v)}
             args = args[:2]
+        if op == "gemm_async":   # (C, A, B, trans_a, trans_b, accum, wait, proxy_fence), as on 0.27
+            regions = [("C", args[0]), ("A", args[1]), ("B", args[2])]
+            given = {k: v for k, v in zip(GEMM_ASYNC_OPTIONS, args[6:]) if not _absent(v)}
+            extra = _describe.gemm_async_params(args[3:6], given)
+            config = sorted(given)
+            args = []
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra, sorted(options))
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra, sorted(options) or config)
         record = None
         if _explain.RECORDING is not None:
             record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
@@ -152,6 +162,11 @@ def _register(op: str):
     elif op == "copy_async":
         operands = (Operand("dst", "region"), Operand("src"), Operand("mbar", "address", default=None),
                     Operand("cta_mask", default=None))
+    elif op == "gemm_async":
+        operands = (Operand("C", "region"), Operand("A", "region"), Operand("B", "region"),
+                    Operand("trans_a", default=False), Operand("trans_b", default=False),
+                    Operand("accum", default=False), Operand("wait", default=None),
+                    Operand("proxy_fence", default=None))
     elif op in REDUCTIONS:
         operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
                     Operand("accum", default=False))
@@ -171,6 +186,8 @@ sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
 gemm = _register("gemm")   # D = alpha * op(A) op(B) + beta * C on a warp's register fragments (mma.sync)
+# C (+)= A B^T by a warpgroup: A and B in shared memory, C in registers (wgmma)
+gemm_async = _register("gemm_async")
 # axe4j.tirx.sum/max/min, as Tx.sum/max/min on 0.27 (they shadow the builtins inside this module, which uses none)
 sum = _register("sum")   # noqa: A001
 max = _register("max")   # noqa: A001
@@ -196,6 +213,6 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
 __all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
-           "cast", "gemm", *BINARY,
+           "cast", "gemm", "gemm_async", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]
