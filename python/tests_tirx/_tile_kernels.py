@@ -42,6 +42,12 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   8 * 2^mode elements, K blocks of a row outermost; or ``("core",)``, 8x8 core matrices) by the CTA; ``gemm_async``
   (wgmma, one warpgroup) into the f32 accumulator fragment (``accum``: onto 1.0 filled first) -> C
   (python/tests/test_cuda_wgmma.py's kernels).
+- ``hopper_gemm``: axe4j.cuda.kernels.hopper_gemm's FP16 GEMM D = A B^T (``mnk``; ``tile`` = BM, BN, BK, stages):
+  a producer warpgroup streams A and B tiles into a swizzled ring by TMA (full/empty mbarriers), two consumer
+  warpgroups multiply by wgmma into register accumulators, cast them to FP16 and store their rows.
+
+A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
+stride), ...)``; a stride is an int or ``(int, thread axis)``.
 """
 
 from __future__ import annotations
@@ -188,6 +194,15 @@ KERNELS = {
     "wgmma_64x32x32_core_accum_f16": {"kind": "wgmma", "mnk": (64, 32, 32), "a": ("core",), "b": ("core",),
                                       "accum": True, "archs": ("sm_90a",),
                                       "requires": ("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16",)},
+    # the Hopper GEMM (TMA + wgmma + mbarrier ring, warp-specialised): 4 K tiles through 2 stages, so the ring wraps
+    # (0.27, new TIRx) counts of the one difference: 0.27's half2 store of two cvt results, which nvcc writes as
+    # st.global.v2.b16 (from ldmatrix's 32-bit registers it writes st.global.b32), is the new lane's st.global.b32
+    "hopper_gemm_128x128x256": {"kind": "hopper_gemm", "mnk": (128, 128, 256), "tile": (128, 128, 64, 2),
+                                "archs": ("sm_90a",),
+                                "mix_differs": {"st.global.v2.b16": (32, 0), "st.global.b32": (0, 32)},
+                                "requires": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+                                             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                                             "complete_tx::bytes")},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -250,6 +265,12 @@ def arrays(name):
         region = tma_region(spec)
         b[region] = a[region]
         return [a, np.zeros_like(a)], [a, b], True
+    if kind == "hopper_gemm":
+        m, n, k = spec["mnk"]
+        # small integers: the f32 sums are exact, and so is their FP16 cast (|D| <= 4 k = 1024 <= 2048)
+        a, b = rng.integers(-2, 3, (m, k)).astype("float16"), rng.integers(-2, 3, (n, k)).astype("float16")
+        d = (a.astype("float32") @ b.astype("float32").T).astype("float16")
+        return [a, b, np.zeros((m, n), "float16")], [a, b, d], True
     if kind == "wgmma":
         m, n, k = spec["mnk"]
         # small integers: every order of the products' sums is exact in f32

@@ -535,6 +535,10 @@ def build(spec):
         return tma(spec)
     if kind == "wgmma":
         return wgmma(spec)
+    if kind == "hopper_gemm":
+        from axe4j.cuda.kernels.hopper_gemm import hopper_gemm
+
+        return hopper_gemm(*spec["mnk"], *spec["tile"])
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

@@ -69,10 +69,24 @@ def _tensor_map(sctx, tensor, plan, nbytes):
     return tensor_map
 
 
-def _shared_view(tensor, box, span, swizzle, nbytes):
-    """The shared data as (offset, *box): a leading axis of stride 1 over the ``span`` offsets a box can start at,
-    then the row-major box;
-    swizzled as the hardware writes it when ``swizzle`` (the mode) is set."""
+def _run_time_alignment(entry, nbytes) -> int:
+    """Bytes every run-time offset of the shared operand is a multiple of: the largest power of two dividing each
+    stride of its run-time starts (``start_strides``, ``start_terms``); 0 when it has none."""
+    strides = [int(v) for v in (entry.start_strides or {}).values() if int(v)]
+    strides += [int(term[2]) for terms in (entry.start_terms or {}).values() for term in terms if int(term[2])]
+    if not strides:
+        return 0
+    align = 1 << 30
+    for stride in strides:
+        bytes_ = abs(stride) * nbytes
+        align = min(align, bytes_ & -bytes_)
+    return align
+
+
+def _shared_view(tensor, box, span, swizzle, nbytes, offset, align):
+    """The shared data from element ``offset`` on as (offset, *box): a leading axis of stride 1 over the ``span``
+    offsets a box can start at, then the row-major box; swizzled as the hardware writes it when ``swizzle`` (the
+    mode) is set. ``align``: the tensor's alignment, which ``offset`` keeps."""
     strides, size = [], 1
     for extent in reversed(box):
         strides.insert(0, size)
@@ -82,8 +96,13 @@ def _shared_view(tensor, box, span, swizzle, nbytes):
         layout = T.ComposeLayout((16 // nbytes).bit_length() - 1, int(swizzle), 3, layout)
     ty = tensor.ty
     var = Var(f"axe4j_{tensor.name}_boxes", T.Tensor((span, *box), str(ty.dtype.dtype), scope=str(ty.scope),
-                                                     align=int(ty.data_alignment), layout=layout))
-    return var, Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))
+                                                     align=align, layout=layout))
+    if isinstance(offset, int) and offset == 0:
+        return var, [Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))]
+    flat = Var(f"axe4j_{tensor.name}_elements", T.Tensor((span + size - 1,), str(ty.dtype.dtype),
+                                                          scope=str(ty.scope), align=align, layout="default"))
+    return var, [Bind(flat, T.decl_tensor(tensor.data, ty_args=[flat.ty])),
+                 Bind(var, T.decl_tensor(flat.ptr_to([offset]), ty_args=[var.ty]))]
 
 
 def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
@@ -103,7 +122,14 @@ def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
     for extent in box:
         box_elements *= extent
     entry = plan.access[plan.shared]
-    base = entry.base + _run_time_offset(entry, request.starts[plan.shared])
+    # the run-time part of the start (a ring's stage, a block index) moves the view's start, when it keeps the
+    # tensor's alignment: the box offsets stay constants, which tvm_tirx's pattern checks element by element fast
+    run_time = _run_time_offset(entry, request.starts[plan.shared])
+    align = int(s.ty.data_alignment)
+    if isinstance(run_time, int) or _run_time_alignment(entry, nbytes) % align:
+        offset, base = 0, entry.base + run_time
+    else:
+        offset, base = run_time, entry.base
     shape = [int(n) for n in s.ty.shape]
     size = 1
     for n in shape:
@@ -112,7 +138,7 @@ def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
         raise ValueError(f"cuda-tma: a box of {box_elements} elements does not fit {s.name}'s {size}")
     span = size - box_elements + 1   # the offsets a box can start at
     tensor_map = T.address_of(_tensor_map(sctx, g, plan, nbytes))
-    s_view, s_bind = _shared_view(s, box, span, plan.swizzle, nbytes)
+    s_view, s_binds = _shared_view(s, box, span, plan.swizzle, nbytes, offset, align)
     starts = [_coordinate(request.starts[plan.global_][int(d.dim)], d) for d in dims]
     fields = {"box": box, "coord_steps": ((0,) * len(dims),), "swizzle": int(plan.swizzle)}
     if load:
@@ -127,4 +153,4 @@ def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
         operands = (shared, tensor_map) if load else (tensor_map, shared)
         body.append(Evaluate(T.cuda.tile.apply(T.ptx[plan.instruction], *operands, scope="thread", coords=coords,
                                                **fields)))
-    return SeqStmt([s_bind, *body])
+    return SeqStmt([*s_binds, *body])
