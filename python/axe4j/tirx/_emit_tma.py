@@ -1,19 +1,19 @@
 """A ``cuda-tma`` plan (axe4j.cuda.tma_emit's, the same Java record) as explicit tvm_tirx tile calls: one
-``T.cuda.tile.apply(T.ptx[<the plan's instruction>], ...)`` per box of the plan, tvm_tirx's TMA pattern.
+``T.cuda.tile.apply(T.ptx[<the plan's instruction>], ...)`` per box of the plan, tvm_tirx's TMA pattern (fields
+``box`` and ``coords``, outer dim first, ``swizzle``, ``mbar``, ``cta_mask``).
 
-The pattern encodes the tensor map on the host from its global operand (``cuTensorMapEncodeTiled``, one map per
-distinct view) and checks that its shared operand is the box image the hardware writes. So each operand is a view
-that says what the plan says:
-
-- global: the plan's map as a tensor view of the global data, outer dim first: dim j of the plan (innermost first)
-  is axis ``rank - 1 - j`` with extent ``dims[j].extent`` and stride ``dims[j].stride`` elements, taken whole; the
-  box's coordinates are ``start_j + issues[i].coords[j]``, where start_j is the region start's digit in map dim j
-  (``(start_d // step_j) % extent_j``; a run-time start, in the global dim's outermost map dim, ``start_d // step_j``).
-- shared: the box (outer dim first, row-major) at element ``base + issues[i].shared`` of the shared tensor, the
-  start its run-time part included, behind a leading axis of stride 1 whose index is that offset (a repeat of extent
-  1 for the pattern). With a swizzle mode (1..3: 32, 64, 128 bytes) the view is swizzled as the hardware swizzles
-  the bytes it writes: bits [4, 4 + mode) of the byte address XOR bits [7, 7 + mode), in elements
-  ``ComposeLayout(log2(16 / bytes), mode, 3, ...)``.
+- global: the tensor map the plan describes, encoded on the host as axe4j.cuda.tma_emit encodes it (``_tensor_map``)
+  and handed to the pattern as a caller-encoded descriptor. The pattern could encode a map of a global region
+  itself, but the plan's map may split a global dim (a 64 x 128 tile as 4-d boxes) or add one (a batch index),
+  which no region of the global tensor says. Box i starts at map coordinates ``start_j + issues[i].coords[j]``,
+  where start_j is the region start's digit in map dim j (``(start_d // step_j) % extent_j``; a run-time start, in
+  the global dim's outermost map dim, ``start_d // step_j``).
+- shared: the box (outer dim first, row-major) at element ``base + issues[i].shared`` of the shared tensor, behind a
+  leading axis of stride 1 whose index is that offset (a repeat of extent 1 for the pattern), which checks every
+  element of it against the box image. With a swizzle mode (1..3: 32, 64, 128 bytes) the view is swizzled as the
+  hardware swizzles the bytes it writes: bits [4, 4 + mode) of the byte address XOR bits [7, 7 + mode), in elements
+  ``ComposeLayout(log2(16 / bytes), mode, 3, ...)``. A run-time start (a ring's stage) moves the view's start when
+  its steps keep the tensor's alignment, so the offsets the pattern checks stay constants.
 
 A load completes on the call's ``mbar`` (the caller initialises it, arms it with ``expect_tx`` and waits on it);
 with ``cta_mask`` it is multicast to those CTAs of the cluster. A store joins the bulk group the caller commits
@@ -99,7 +99,7 @@ def _shared_view(tensor, box, span, swizzle, nbytes, offset, align):
                                                      align=align, layout=layout))
     if isinstance(offset, int) and offset == 0:
         return var, [Bind(var, T.decl_tensor(tensor.data, ty_args=[var.ty]))]
-    flat = Var(f"axe4j_{tensor.name}_elements", T.Tensor((span + size - 1,), str(ty.dtype.dtype),
+    flat = Var(f"axe4j_{tensor.name}_elements", T.Tensor((span + size - 1,), str(ty.dtype.dtype),   # all of them
                                                           scope=str(ty.scope), align=align, layout="default"))
     return var, [Bind(flat, T.decl_tensor(tensor.data, ty_args=[flat.ty])),
                  Bind(var, T.decl_tensor(flat.ptr_to([offset]), ty_args=[var.ty]))]
