@@ -5,6 +5,7 @@ Counted: ``ld``/``st`` of the global, shared and local spaces (as ``ld.global.v4
 and the element's bit width; cache hints such as ``.nc`` and the type's kind, f32/u32/b32, dropped: nvcc moves a
 float4 as ``.v4.u32`` where the explicit instruction says ``.v4.f32``, the same 16-byte access), ``cp.async``,
 ``cvt``, barriers, the data shuffles (``shfl.sync.bfly``, ``.down``, ``.up``), ``ldmatrix``/``stmatrix``, ``mma``,
+``mbarrier`` operations, proxy fences, ``wgmma``,
 and the floating-point arithmetic (``add.f32``, ``ex2.approx.ftz.f32``, ...). Not counted: parameter loads, moves,
 and the index arithmetic, each lane computing addresses its own way (integer ops, and 0.27's ``shfl.sync.idx`` that
 makes the warp index uniform)."""
@@ -14,11 +15,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%p\d+\s+)?([a-z][\w.:]*)", re.M)   # "{ cvt ...}": inline asm
+# one statement's opcode: "{ cvt ...}" (inline asm), "@%p1 bra", "@ps0 wgmma..."
+INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%?\w+\s+)?([a-z][\w.:]*)")
 MEMORY = re.compile(r"^(ld|st)\.(.*)$")
 FLOAT_TYPES = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
 KEPT = ("cvt.", "cp.async", "bar.", "barrier.", "shfl.sync.bfly", "shfl.sync.down", "shfl.sync.up", "ldmatrix.",
-        "stmatrix.", "mma.")
+        "stmatrix.", "mma.", "mbarrier.", "fence.proxy", "wgmma.")
 
 
 def _memory(opcode: str):
@@ -37,7 +39,9 @@ def _memory(opcode: str):
 def mix(ptx: str) -> dict[str, int]:
     """{normalized opcode: count} of the PTX text."""
     counts: Counter = Counter()
-    for opcode in INSTRUCTION.findall(ptx):
+    # an inline asm block may hold several statements on one line ("{ .reg .pred p; setp ...; wgmma ...; }")
+    statements = (part for line in ptx.splitlines() for part in line.split("//")[0].split(";"))
+    for opcode in (m.group(1) for m in map(INSTRUCTION.match, statements) if m):
         memory = _memory(opcode)
         if memory is not None:
             counts[memory] += 1

@@ -35,6 +35,19 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
 - ``mma``: A (m x k) and B (n x k) fp16 -> shared tiles -> a warp's mma fragments by ldmatrix; ``gemm`` (mma.sync
   m16n8k16, B transposed) into an f32 fragment -> D (python/tests/test_cuda_mma.py's kernels).
+- ``tma``: thread 0 loads the ``region`` of A (g_shape; ``(a, None)`` an index) into a shared tile (s_shape,
+  row-major or ``s_swizzle``) by ``copy_async`` with ``mbar=``: it initialises the mbarrier (count 1), the CTA fences
+  and syncs, thread 0 issues the copy and arms the mbarrier with the tile's bytes (``arrive.expect_tx``), and every
+  thread waits on parity 0 (``try_wait.parity``). Then the tile goes to the same region of B by a TMA store
+  (``store`` "tma": a bulk group committed and waited) or by a plain CTA copy (``store`` "copy": the shared
+  layout, a swizzle included, shows in B) (python/tests/test_cuda_async.py's kernels).
+- ``wgmma``: A (m x k) and B (n x k) fp16 -> K-major shared tiles (``a``, ``b``: ``("swizzled", mode)``, rows of
+  8 * 2^mode elements, K blocks of a row outermost; or ``("core",)``, 8x8 core matrices) by the CTA; ``gemm_async``
+  (wgmma, one warpgroup) into the f32 accumulator fragment (``accum``: onto 1.0 filled first) -> C
+  (python/tests/test_cuda_wgmma.py's kernels).
+- ``hopper_gemm``: axe4j.cuda.kernels.hopper_gemm's FP16 GEMM D = A B^T (``mnk``; ``tile`` = BM, BN, BK, stages):
+  a producer warpgroup streams A and B tiles into a swizzled ring by TMA (full/empty mbarriers), two consumer
+  warpgroups multiply by wgmma into register accumulators, cast them to FP16 and store their rows.
 
 A layout is written as data, so that both lanes build it: ``(extents, strides)`` plus replicas ``((extent,
 stride), ...)``; a stride is an int or ``(int, thread axis)``.
@@ -161,6 +174,39 @@ KERNELS = {
                         "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
     "mma_32x16x32_f16": {"kind": "mma", "mnk": (32, 16, 32), "archs": ("sm_80",),
                          "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},
+    # TMA bulk tensor copies with their mbarrier (axe4j-cuda-tma), sm_90a only
+    "tma_2d_f16_64x64": {"kind": "tma", "g_shape": (128, 128), "region": ((64, 128), (0, 64)), "s_shape": (64, 64),
+                         "dtype": "float16", "store": "tma", "archs": ("sm_90a",),
+                         "requires": ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                                      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")},
+    # fp32 rows of 32 from a 3-d tensor with rows of 48 at batch 2: the batch is a third map dim of box 1
+    "tma_3d_f32_batch": {"kind": "tma", "g_shape": (4, 32, 48), "region": ((2, None), (0, 32), (8, 40)),
+                         "s_shape": (32, 32), "dtype": "float32", "store": "tma", "archs": ("sm_90a",),
+                         "requires": ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                                      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group")},
+    # 128-byte swizzle (Swizzle<3,3,3> tiled over 64 x 128 fp16): the load writes the swizzled box, a CTA copy reads
+    # it back through the same layout
+    "tma_swizzle128_f16_64x128": {"kind": "tma", "g_shape": (64, 256), "region": ((0, 64), (128, 256)),
+                                  "s_shape": (64, 128), "dtype": "float16", "s_swizzle": (3, 3, 3, (8, 64)),
+                                  "store": "copy", "archs": ("sm_90a",),
+                                  "requires": ("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::"
+                                               "complete_tx::bytes",)},
+    # wgmma GEMM tiles of a warpgroup (axe4j-cuda-wgmma), operands in shared memory, sm_90a only
+    "wgmma_64x64x32_sw64_f16": {"kind": "wgmma", "mnk": (64, 64, 32), "a": ("swizzled", 2), "b": ("swizzled", 2),
+                                "archs": ("sm_90a",),
+                                "requires": ("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",)},
+    "wgmma_64x32x32_core_accum_f16": {"kind": "wgmma", "mnk": (64, 32, 32), "a": ("core",), "b": ("core",),
+                                      "accum": True, "archs": ("sm_90a",),
+                                      "requires": ("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16",)},
+    # the Hopper GEMM (TMA + wgmma + mbarrier ring, warp-specialised): 4 K tiles through 2 stages, so the ring wraps
+    # (0.27, new TIRx) counts of the one difference: 0.27's half2 store of two cvt results, which nvcc writes as
+    # st.global.v2.b16 (from ldmatrix's 32-bit registers it writes st.global.b32), is the new lane's st.global.b32
+    "hopper_gemm_128x128x256": {"kind": "hopper_gemm", "mnk": (128, 128, 256), "tile": (128, 128, 64, 2),
+                                "archs": ("sm_90a",),
+                                "mix_differs": {"st.global.v2.b16": (32, 0), "st.global.b32": (0, 32)},
+                                "requires": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+                                             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                                             "complete_tx::bytes")},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -222,6 +268,24 @@ def arrays(name):
     if kind in ("boxes", "memory_digits"):
         a = rng.standard_normal(64).astype("float32")
         return [a, np.zeros(32, "float32")], [a, a.reshape(8, 8).T.reshape(-1)[4:36].copy()], True
+    if kind == "tma":
+        a = rng.standard_normal(spec["g_shape"]).astype(spec["dtype"])
+        b = np.zeros_like(a)
+        region = tma_region(spec)
+        b[region] = a[region]
+        return [a, np.zeros_like(a)], [a, b], True
+    if kind == "hopper_gemm":
+        m, n, k = spec["mnk"]
+        # small integers: the f32 sums are exact, and so is their FP16 cast (|D| <= 4 k = 1024 <= 2048)
+        a, b = rng.integers(-2, 3, (m, k)).astype("float16"), rng.integers(-2, 3, (n, k)).astype("float16")
+        d = (a.astype("float32") @ b.astype("float32").T).astype("float16")
+        return [a, b, np.zeros((m, n), "float16")], [a, b, d], True
+    if kind == "wgmma":
+        m, n, k = spec["mnk"]
+        # small integers: every order of the products' sums is exact in f32
+        a, b = rng.integers(-4, 4, (m, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+        c = a.astype("float32") @ b.astype("float32").T + (1 if spec.get("accum") else 0)
+        return [a, b, np.zeros((m, n), "float32")], [a, b, c], True
     if kind == "mma":
         m, n, k = spec["mnk"]
         # small integers: every order of the products' sums is exact in f32
@@ -245,6 +309,37 @@ def arrays(name):
            "fill": lambda: np.full(spec["shape"], 2.5, spec["out_dtype"])}[spec["op"]]()
     exact = spec["op"] != "exp"
     return [a, b, np.zeros(spec["shape"], spec["out_dtype"])], [a, b, out.astype(spec["out_dtype"])], exact
+
+
+def wgmma_shared(spec, rows, k, S, TileLayout, ComposeLayout):
+    """A ``wgmma`` kernel's K-major (rows x k) shared layout for ``spec`` (``("swizzled", mode)`` or ``("core",)``),
+    on a lane's ``S``, ``TileLayout``, ``ComposeLayout``."""
+    if spec[0] == "core":   # 8x8 core matrices (64 contiguous elements), K-adjacent ones next, then 8-row groups
+        return TileLayout(S[(rows // 8, 8, k // 8, 8):(8 * k, 8, 64, 1)])
+    mode = spec[1]
+    w = 8 << mode   # elements of one swizzle row (fp16)
+    if k > w:
+        return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k // w, w):(w, rows * w, 1)]))
+    return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k):(k, 1)]))
+
+
+def wgmma_accumulator(m, n):
+    """The wgmma m64nNk16 accumulator fragment (64 x n, n <= 256) tiled over m / 64 row blocks, as layout data."""
+    per = n // 2
+    return ((m // 64, 4, 2, 8, 1, n // 8, 4, 2),
+            (per, (1, WARP_IN_WG), 2, (4, LANE), per, 4, (1, LANE), 1))
+
+
+def tma_region(spec):
+    """A ``tma`` kernel's region of A and B as an index: ``(a, b)`` a slice, ``(a, None)`` the index a."""
+    return tuple(slice(a, b) if b is not None else a for a, b in spec["region"])
+
+
+def tma_bytes(spec):
+    """The bytes of a ``tma`` kernel's shared tile (what the mbarrier expects)."""
+    import numpy as np
+
+    return int(np.prod(spec["s_shape"])) * np.dtype(spec["dtype"]).itemsize
 
 
 def swizzle_3_2_3(i):

@@ -404,6 +404,77 @@ def mma(m, n, k):
     return kernel
 
 
+def wgmma(spec):
+    from tvm.tirx.layout import ComposeLayout
+
+    m, n, k = spec["mnk"]
+    a_layout = _tile_kernels.wgmma_shared(spec["a"], m, k, S, TileLayout, ComposeLayout)
+    b_layout = _tile_kernels.wgmma_shared(spec["b"], n, k, S, TileLayout, ComposeLayout)
+    c_layout = _layout(_tile_kernels.wgmma_accumulator(m, n))
+    accum = bool(spec.get("accum", False))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (m, k), "float16")
+        B = T.match_buffer(B_ptr, (n, k), "float16")
+        C = T.match_buffer(C_ptr, (m, n), "float32")
+        _header(128)
+        A_smem = T.alloc_buffer((m, k), "float16", scope="shared", layout=a_layout, align=1024)
+        B_smem = T.alloc_buffer((n, k), "float16", scope="shared", layout=b_layout, align=1024)
+        C_reg = T.alloc_buffer((m, n), "float32", scope="local", layout=c_layout)
+        Tx.cta.copy(A_smem[:, :], A[:, :])
+        Tx.cta.copy(B_smem[:, :], B[:, :])
+        T.cuda.cta_sync()
+        if accum:
+            Tx.wg.fill(C_reg[:, :], T.float32(1.0))
+        Tx.wg.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], transA=False, transB=False, accum=accum)
+        Tx.wg.copy(C[:, :], C_reg[:, :])
+
+    return kernel
+
+
+def tma(spec):
+    from tvm.tirx.layout import ComposeLayout
+
+    g_shape, s_shape, dtype = spec["g_shape"], spec["s_shape"], spec["dtype"]
+    s_layout = TileLayout(S[s_shape])
+    if "s_swizzle" in spec:
+        per_element, swizzle_len, atom_len, atom = spec["s_swizzle"]
+        s_layout = ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(S[atom])).tile_to(s_shape, atom)
+    nbytes = _tile_kernels.tma_bytes(spec)
+    g_region = _tile_kernels.tma_region(spec)
+    s_region = tuple(slice(0, d) for d in s_shape)
+    store_by_tma = spec["store"] == "tma"
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, g_shape, dtype)
+        B = T.match_buffer(B_ptr, g_shape, dtype)
+        _header(128)
+        tid = T.thread_id([128])
+        arena = T.alloc_buffer([nbytes + 8], "uint8", scope="shared.dyn")
+        A_smem = T.decl_buffer(s_shape, dtype, arena.data, elem_offset=0, scope="shared.dyn", layout=s_layout)
+        mbar = T.decl_buffer([1], "uint64", arena.data, elem_offset=nbytes // 8, scope="shared.dyn")
+        if tid == 0:
+            T.ptx.mbarrier.init.shared.b64(mbar.ptr_to([0]), T.uint32(1))
+        T.ptx.fence.proxy.async_.shared__cta()
+        T.cuda.cta_sync()
+        if tid == 0:
+            Tx.copy_async(A_smem[s_region], A[g_region], mbar=mbar.ptr_to([0]))
+            T.ptx.mbarrier.arrive.expect_tx.shared.b64(mbar.ptr_to([0]), T.uint32(nbytes))
+        T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+        T.cuda.cta_sync()
+        if store_by_tma:
+            if tid == 0:
+                Tx.copy_async(B[g_region], A_smem[s_region])
+                T.ptx["cp.async.bulk.commit_group"]()
+                T.ptx["cp.async.bulk.wait_group"](0)
+        else:
+            Tx.cta.copy(B[g_region], A_smem[s_region])
+
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
 
@@ -474,6 +545,14 @@ def build(spec):
         return digits()
     if kind == "mma":
         return mma(*spec["mnk"])
+    if kind == "tma":
+        return tma(spec)
+    if kind == "wgmma":
+        return wgmma(spec)
+    if kind == "hopper_gemm":
+        from axe4j.cuda.kernels.hopper_gemm import hopper_gemm
+
+        return hopper_gemm(*spec["mnk"], *spec["tile"])
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

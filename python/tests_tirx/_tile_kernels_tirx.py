@@ -336,6 +336,168 @@ def mma(m, n, k):
     return kernel
 
 
+def wgmma(spec):
+    """A and B -> K-major shared tiles by the CTA; one warpgroup's ``Ax.gemm_async`` (wgmma) into the accumulator
+    fragment (onto 1.0 with ``accum``) -> C."""
+    m, n, k = spec["mnk"]
+    a_layout = _tile_kernels.wgmma_shared(spec["a"], m, k, T.S, T.TileLayout, T.ComposeLayout)
+    b_layout = _tile_kernels.wgmma_shared(spec["b"], n, k, T.S, T.TileLayout, T.ComposeLayout)
+    c_layout = _layout(_tile_kernels.wgmma_accumulator(m, n))
+    if spec.get("accum", False):
+        @T.function
+        def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((m, n), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+                A_smem = T.alloc_shared((m, k), "float16", layout=a_layout, align=1024)
+                B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+                C_reg = T.alloc_local((m, n), "float32", layout=c_layout)
+                Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+                Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+                T.cuda.cta_sync()
+                Ax.fill(C_reg[:, :], T.float32(1.0), scope="warpgroup")
+                Ax.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], False, False, True, scope="warpgroup")
+                Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((m, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            A_smem = T.alloc_shared((m, k), "float16", layout=a_layout, align=1024)
+            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+            C_reg = T.alloc_local((m, n), "float32", layout=c_layout)
+            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+            T.cuda.cta_sync()
+            Ax.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], False, False, False, scope="warpgroup")
+            Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+    return kernel
+
+
+def hopper_gemm(spec):
+    """axe4j.cuda.kernels.hopper_gemm's kernel on this lane, statement for statement: warpgroup 0's thread 0 fills a
+    ring of ``stages`` slots by TMA (``Ax.copy_async`` on the slot's ``full`` mbarrier, armed with the stage's bytes),
+    waiting for a slot's ``empty`` mbarrier before refilling it; warpgroups 1 and 2 wait on ``full``, multiply by
+    ``Ax.gemm_async`` (wgmma) into their accumulators, release the slot, then cast and store their rows. Slot
+    ``kt % stages``, parity ``(kt // stages) % 2`` (the producer's ``+ 1``: the ring starts free)."""
+    m, n, k = spec["mnk"]
+    bm, bn, bk, stages = spec["tile"]
+    half = bm // 2
+    a_layout, b_layout = _ring(stages, 2, half, bk), _ring(stages, 1, bn, bk)
+    acc_layout = _layout(_tile_kernels.wgmma_accumulator(half, bn))
+    k_tiles = k // bk
+    stage_bytes = (bm + bn) * bk * 2
+
+    @T.function
+    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), D: T.Tensor((m, n), "float16")):
+        with T.device_entry(launch=LaunchConfig(grid=(n // bn, m // bm), block=384)):
+            bx = T.cuda.block_idx("x")
+            by = T.cuda.block_idx("y")
+            tid = T.cuda.thread_idx("x")
+            A_smem = T.alloc_shared((stages, 2, half, bk), "float16", layout=a_layout, align=1024)
+            B_smem = T.alloc_shared((stages, 1, bn, bk), "float16", layout=b_layout, align=1024)
+            full = T.alloc_shared((stages,), "uint64", layout=T.TileLayout(T.S[stages]), align=8)
+            empty = T.alloc_shared((stages,), "uint64", layout=T.TileLayout(T.S[stages]), align=8)
+            if tid == 0:
+                for s in T.unroll(stages):
+                    T.ptx["mbarrier.init.shared.b64"](full.ptr_to([s]), T.uint32(1))
+                    T.ptx["mbarrier.init.shared.b64"](empty.ptr_to([s]), T.uint32(2))
+            T.ptx["fence.proxy.async.shared::cta"]()
+            T.cuda.cta_sync()
+            if tid < 128:
+                if tid == 0:
+                    for kt in T.serial(k_tiles):
+                        if kt >= stages:
+                            # wait until both consumers released the slot's previous contents
+                            T.cuda.mbarrier_wait(empty.ptr_to([kt % stages]), (kt // stages + 1) % 2)
+                        for h in T.unroll(2):
+                            Ax.copy_async(A_smem[kt % stages, h, :, :],
+                                          A[by * bm + h * half:by * bm + h * half + half, kt * bk:kt * bk + bk],
+                                          full.ptr_to([kt % stages]))
+                        Ax.copy_async(B_smem[kt % stages, 0, :, :], B[bx * bn:bx * bn + bn, kt * bk:kt * bk + bk],
+                                      full.ptr_to([kt % stages]))
+                        T.ptx["mbarrier.arrive.expect_tx.shared.b64"](full.ptr_to([kt % stages]),
+                                                                      T.uint32(stage_bytes))
+            else:
+                # the consumer's row block, wg - 1 for warpgroups 1 and 2 as on 0.27, written (wg + 1) % 2: tvm_tirx's
+                # apply proves regions in bounds from the thread index's range alone, without the branch condition
+                part = (tid // 128 + 1) % 2
+                acc = T.alloc_local((half, bn), "float32", layout=acc_layout)
+                out = T.alloc_local((half, bn), "float16", layout=acc_layout)
+                Ax.fill(acc[:, :], T.float32(0.0), scope="warpgroup")
+                for kt in T.serial(k_tiles):
+                    T.cuda.mbarrier_wait(full.ptr_to([kt % stages]), (kt // stages) % 2)
+                    Ax.gemm_async(acc[:, :], A_smem[kt % stages, part, :, :], B_smem[kt % stages, 0, :, :],
+                                  False, False, True, None, False, scope="warpgroup")
+                    if tid % 128 == 0:
+                        T.ptx["mbarrier.arrive.shared.b64"](empty.ptr_to([kt % stages]), T.uint32(1))
+                Ax.cast(out[:, :], acc[:, :], scope="warpgroup")
+                Ax.copy(D[by * bm + part * half:by * bm + part * half + half, bx * bn:bx * bn + bn], out[:, :],
+                        scope="warpgroup")
+
+    return kernel
+
+
+def _ring(stages, parts, rows, bk):
+    """axe4j.cuda.kernels.hopper_gemm.shared_tile on this lane: (stages, parts, rows, bk) FP16, K-major rows of 64
+    under the 128-byte swizzle, K blocks outermost per block."""
+    row = 64
+    kb, block = bk // row, rows * bk
+    return T.ComposeLayout(3, 3, 3, T.TileLayout(T.S[(stages, parts, rows, kb, row):
+                                                     (parts * block, block, row, rows * row, 1)]))
+
+
+def tma(spec):
+    """Thread 0 initialises the mbarrier, loads the region by TMA (``Ax.copy_async(..., mbar)``) and arms the
+    mbarrier with the bytes; all wait on parity 0; the tile goes back by a TMA store or a CTA copy. The shared tile is
+    1024-byte aligned (the 128-byte swizzle's period)."""
+    g_shape, s_shape, dtype = spec["g_shape"], spec["s_shape"], spec["dtype"]
+    s_layout = T.TileLayout(T.S[s_shape])
+    if "s_swizzle" in spec:
+        per_element, swizzle_len, atom_len, atom = spec["s_swizzle"]
+        s_layout = T.ComposeLayout(per_element, swizzle_len, atom_len, T.TileLayout(T.S[atom])).tile_to(s_shape, atom)
+    nbytes = _tile_kernels.tma_bytes(spec)
+    g_region = _tile_kernels.tma_region(spec)
+    s_region = tuple(slice(0, d) for d in s_shape)
+    if spec["store"] == "tma":
+        @T.function
+        def kernel(A: T.Tensor(g_shape, dtype), B: T.Tensor(g_shape, dtype)):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+                tid = T.cuda.thread_idx("x")
+                A_smem = T.alloc_shared(s_shape, dtype, layout=s_layout, align=1024)
+                mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+                if tid == 0:
+                    T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+                T.ptx["fence.proxy.async.shared::cta"]()
+                T.cuda.cta_sync()
+                if tid == 0:
+                    Ax.copy_async(A_smem[s_region], A[g_region], mbar.ptr_to([0]))
+                    T.ptx["mbarrier.arrive.expect_tx.shared.b64"](mbar.ptr_to([0]), T.uint32(nbytes))
+                T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+                T.cuda.cta_sync()
+                if tid == 0:
+                    Ax.copy_async(B[g_region], A_smem[s_region])
+                    T.ptx["cp.async.bulk.commit_group"]()
+                    T.ptx["cp.async.bulk.wait_group"](0)
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor(g_shape, dtype), B: T.Tensor(g_shape, dtype)):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tid = T.cuda.thread_idx("x")
+            A_smem = T.alloc_shared(s_shape, dtype, layout=s_layout, align=1024)
+            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+            if tid == 0:
+                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+            T.ptx["fence.proxy.async.shared::cta"]()
+            T.cuda.cta_sync()
+            if tid == 0:
+                Ax.copy_async(A_smem[s_region], A[g_region], mbar.ptr_to([0]))
+                T.ptx["mbarrier.arrive.expect_tx.shared.b64"](mbar.ptr_to([0]), T.uint32(nbytes))
+            T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+            T.cuda.cta_sync()
+            Ax.copy(B[g_region], A_smem[s_region], scope="cta")
+    return kernel
+
+
 def shared_reduce(op, shape, threads):
     rows, _ = shape
     fold = {"sum": Ax.sum, "max": Ax.max, "min": Ax.min}[op]
@@ -397,6 +559,12 @@ def build(spec):
         return digits()
     if kind == "mma":
         return mma(*spec["mnk"])
+    if kind == "tma":
+        return tma(spec)
+    if kind == "wgmma":
+        return wgmma(spec)
+    if kind == "hopper_gemm":
+        return hopper_gemm(spec)
     if kind == "matrix":
         return matrix(spec["shape"], spec["layout"], spec.get("storage"))
     if kind == "shared_reduce":

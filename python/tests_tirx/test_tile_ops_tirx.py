@@ -104,8 +104,9 @@ def test_same_rules_and_ptx_instruction_mix_as_the_027_lane(name, built, asked_0
         assert {k: (theirs.get(k, 0), mine["mix"][arch].get(k, 0)) for k in differs} == differs, arch
         assert ({k: v for k, v in mine["mix"][arch].items() if k not in differs}
                 == {k: v for k, v in theirs.items() if k not in differs}), arch
-    # a mix that moved no data proves nothing; nor one without the instructions the kernel is there for
-    assert any(k.startswith(("ld.", "st.")) for k in mine["mix"][archs(name)[0]])
+    # a mix that moved no data (loads, stores, async copies) proves nothing; nor one without the instructions the
+    # kernel is there for
+    assert any(k.startswith(("ld.", "st.", "cp.async")) for k in mine["mix"][archs(name)[0]])
     for instruction in KERNELS[name].get("requires", ()):
         assert mine["mix"][archs(name)[0]].get(instruction, 0) >= 1, instruction
 
@@ -211,3 +212,25 @@ def test_a_plan_this_lane_does_not_spell_yet_fails_naming_the_rule_and_the_plan_
         tvm_tirx.tirx.compile(kernel, target=target)
     assert ("axe4j-cuda-ldstmatrix chose a cuda-ldstmatrix plan for axe4j.tirx.copy (warp scope); the new TIRx lane "
             "spells only cuda-affine,") in str(failed.value)
+
+
+def test_an_mbarrier_load_no_tma_plan_takes_is_refused_naming_each_rule(jvm):
+    """A (64, 64) fp16 load with ``mbar`` into the first 64 columns of a (64, 72) shared tile: the padded rows are no
+    whole TMA boxes, and cp.async would drop the mbarrier the waiters count on (``expect_tx``), so every rule
+    declines, the cp.async rule naming the option, as on 0.27 (python/tests/test_cuda_async.py)."""
+    from axe4j import tirx as Ax
+
+    @T.function
+    def kernel(A: T.Tensor((64, 64), "float16")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
+            s = T.alloc_shared((64, 72), "float16", layout=T.TileLayout(T.S[64, 72]), align=1024)
+            bar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+            Ax.copy_async(s[:, 0:64], A[:, :], bar.ptr_to([0]))
+
+    with pytest.raises(Exception) as refused:
+        tvm_tirx.tirx.compile(kernel, target=tvm_tirx.target.Target({"kind": "cuda", "arch": "sm_90a"}))
+    message = str(refused.value)
+    assert "no dispatch case lowers axe4j.tirx.copy_async(s[0:64, 0:64], A[0:64, 0:64]) (thread scope, cuda)" in message
+    assert "axe4j-cuda-tma (prio=112): copy_async: the shared tile dst=s[0:64, 0:64] float16 S[(64,72):(72,1)] is " \
+           "not whole TMA boxes" in message
+    assert 'axe4j-cuda-cp-async (prio=110): copy_async: cp.async does not implement the config ["mbar"]' in message

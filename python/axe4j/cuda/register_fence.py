@@ -6,12 +6,11 @@ accumulator to it, and ptxas (CUDA 13.0) was seen to move one such read above th
 with 128x256 tiles converted its last accumulator pair (``F2FP ... R151, R150``) before ``WARPGROUP.DEPBAR.LE gsb0,
 0x0`` and stored that pair without its last K tile (523,252 wrong outputs of 33,554,432 on an H200). An empty asm
 that reads and writes each register (``"+f"``, by reference) after the wait gives every later read a definition
-that the wait precedes.
+that the wait precedes. ``HELPER`` and ``SOURCE`` serve both lanes (this module imports no TVM until a function
+builds a call).
 """
 
 from __future__ import annotations
-
-from tvm.script import tirx as T
 
 HELPER = "axe4j_fence_register_f32"
 SOURCE = f"""
@@ -31,6 +30,7 @@ def fence(register):
 def fence_registers(buffer, count: int) -> None:
     """Statements fencing the first ``count`` registers of the thread-local float32 ``buffer`` (its storage, in
     register order); call inside TVMScript construction, after the wait."""
+    from tvm.script import tirx as T
     from tvm.tirx.layout import S, TileLayout
 
     flat = buffer.local(count, layout=TileLayout(S[(count,)]))

@@ -7,11 +7,14 @@ Lowering one call (``_lower``): the call is described for the Java rules as the 
 (``_describe``), the rules decide in the 0.27 lane's order (``_decide``: the same rule, the same plan), and the plan
 is spelled as explicit ``T.cuda.tile.apply(T.ptx[...])`` and ``T.cuda.tile.ewise`` calls. The user names no PTX
 instruction: the rule chooses the access width from the layouts. ``LOWERED`` records which rule lowered each call
-and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-digits`` (``_emit_digits``), ``cuda-cp-async``
-(``_emit_cp_async``), the register plans ``cuda-register``, ``cuda-register-boxes``, ``cuda-register-digits`` and
-``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
-``cuda-tree-reduce`` (``_emit_reduce``), ``cuda-ldstmatrix`` within a warp (``_emit_matrix``), and the
-``mma.sync`` GEMM tiles ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``). A
+and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affine``), ``cuda-digits``
+(``_emit_digits``), ``cuda-cp-async`` (``_emit_cp_async``), the register plans ``cuda-register``,
+``cuda-register-boxes``, ``cuda-register-digits`` and ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
+``cuda-tree-reduce`` (``_emit_reduce``), ``cuda-ldstmatrix`` (``_emit_matrix``), the ``mma.sync`` GEMM tiles
+``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), TMA copies ``cuda-tma``
+(``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier), and the ``wgmma`` GEMM
+tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B, trans_a, trans_b, accum, wait, proxy_fence)`` at
+warpgroup scope). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
@@ -30,7 +33,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_digits, _emit_matrix,  # noqa: E402
-               _emit_reduce, _emit_mma, _emit_register, _explain)
+               _emit_reduce, _emit_mma, _emit_register, _emit_tma, _emit_wgmma, _explain)
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -76,7 +79,17 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-digits": _emit_digits.emit,
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
-             "cuda-mma": _emit_mma.emit}
+             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit, "cuda-wgmma": _emit_wgmma.emit}
+# copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, and the CTAs of the
+# cluster a TMA load is multicast to
+ASYNC_OPTIONS = ("mbar", "cta_mask")
+# gemm_async's options, as the 0.27 lane's config keys: the wgmma.wait_group depth, the proxy fence before it
+GEMM_ASYNC_OPTIONS = ("wait", "proxy_fence")
+
+
+def _absent(value) -> bool:
+    """An optional operand left out (the view gives None; the call holds an empty tuple)."""
+    return value is None or (type(value).__name__ == "Tuple" and not value.fields)
 
 
 def _lower_for(op: str):
@@ -86,7 +99,7 @@ def _lower_for(op: str):
         args = list(view.args)
         scope = str(sctx.scope_kind)
         regions = [("dst", args[0])]
-        scalars, reduction, extra = {}, None, None
+        scalars, reduction, extra, options, config = {}, None, None, {}, ()
         if op in REDUCTIONS:   # (dst, src, axes, accum)
             reduction = (args[2], args[3])
             args = args[:2]
@@ -95,12 +108,21 @@ def _lower_for(op: str):
             extra = _describe.gemm_params(args[4:])
             scalars = {"alpha": args[6], "beta": args[7]}
             args = []
+        if op == "copy_async":   # (dst, src, mbar, cta_mask)
+            options = {k: v for k, v in zip(ASYNC_OPTIONS, args[2:]) if not _absent(v)}
+            args = args[:2]
+        if op == "gemm_async":   # (C, A, B, trans_a, trans_b, accum, wait, proxy_fence), as on 0.27
+            regions = [("C", args[0]), ("A", args[1]), ("B", args[2])]
+            given = {k: v for k, v in zip(GEMM_ASYNC_OPTIONS, args[6:]) if not _absent(v)}
+            extra = _describe.gemm_async_params(args[3:6], given)
+            config = sorted(given)
+            args = []
         for i, source in enumerate(args[1:]):
             if isinstance(source, TensorRegion):
                 regions.append((f"src{i}", source))
             else:
                 scalars[i] = source
-        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra)
+        request = _describe.describe(op, regions, scalars, scope, sctx, reduction, extra, sorted(options) or config)
         record = None
         if _explain.RECORDING is not None:
             record = _explain.Record(f"axe4j.tirx.{op}({', '.join(str(a) for a in view.args)})", scope,
@@ -108,12 +130,15 @@ def _lower_for(op: str):
             _explain.RECORDING.append(record)
         variant, priority, plan = _decide.decide(request, _headline(op, args, scope))
         emitter = _EMITTERS.get(plan.kind)
+        if options and plan.kind != "cuda-tma":   # the rules decline options they do not implement
+            raise ValueError(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} with {sorted(options)}, which "
+                             "only a TMA copy implements")
         if emitter is None:
             raise _emit_affine.NotOnThisLane(
                 f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope); the new TIRx lane spells "
                 f"only {', '.join(sorted(_EMITTERS))} plans so far")
         try:
-            body = emitter(request, plan, scope, sctx)
+            body = emitter(request, plan, scope, sctx, **(options if plan.kind == "cuda-tma" else {}))
         except _emit_affine.NotOnThisLane as error:
             raise _emit_affine.NotOnThisLane(f"{variant} chose a {plan.kind} plan for axe4j.tirx.{op} ({scope} scope), "
                                              f"which the new TIRx lane does not spell: {error}") from None
@@ -135,6 +160,14 @@ def _register(op: str):
         operands = (Operand("D", "region"), Operand("A", "region"), Operand("B", "region"), Operand("C", "region"),
                     Operand("trans_a", default=False), Operand("trans_b", default=False),
                     Operand("alpha", default=1.0), Operand("beta", default=0.0))
+    elif op == "copy_async":
+        operands = (Operand("dst", "region"), Operand("src"), Operand("mbar", "address", default=None),
+                    Operand("cta_mask", default=None))
+    elif op == "gemm_async":
+        operands = (Operand("C", "region"), Operand("A", "region"), Operand("B", "region"),
+                    Operand("trans_a", default=False), Operand("trans_b", default=False),
+                    Operand("accum", default=False), Operand("wait", default=None),
+                    Operand("proxy_fence", default=None))
     elif op in REDUCTIONS:
         operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
                     Operand("accum", default=False))
@@ -154,6 +187,8 @@ sqrt = _register("sqrt")
 reciprocal = _register("reciprocal")
 silu = _register("silu")
 gemm = _register("gemm")   # D = alpha * op(A) op(B) + beta * C on a warp's register fragments (mma.sync)
+# C (+)= A B^T by a warpgroup: A and B in shared memory, C in registers (wgmma)
+gemm_async = _register("gemm_async")
 # axe4j.tirx.sum/max/min, as Tx.sum/max/min on 0.27 (they shadow the builtins inside this module, which uses none)
 sum = _register("sum")   # noqa: A001
 max = _register("max")   # noqa: A001
@@ -179,6 +214,6 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
 __all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
-           "cast", "gemm", *BINARY,
+           "cast", "gemm", "gemm_async", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]

@@ -83,11 +83,26 @@ def gemm_params(args) -> dict:
         raise NotDescribable(f"gemm: trans_a {trans_a} and trans_b {trans_b} must be constants") from None
 
 
+def gemm_async_params(flags, options: dict) -> dict:
+    """A gemm_async's params as on 0.27: ``trans_a``, ``trans_b``, ``accum`` (bools), and the options given
+    (``wait``, ``proxy_fence``) as constants."""
+    trans_a, trans_b, accum = flags
+    try:
+        params = {"trans_a": bool(int(trans_a)), "trans_b": bool(int(trans_b)), "accum": bool(int(accum))}
+    except (TypeError, ValueError):
+        raise NotDescribable(f"gemm_async: trans_a {trans_a}, trans_b {trans_b} and accum {accum} must be "
+                             "constants") from None
+    for name, value in options.items():
+        params[name] = _constant(value)
+    return params
+
+
 def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduction=None,
-             extra=None) -> Described:
+             extra=None, config=()) -> Described:
     """``regions``: (role, TensorRegion) pairs, dst first; ``scalars``: source position -> scalar expression;
     ``reduction``: a reduction's (axes, accum), as the 0.27 lane's params ``axes`` (each modulo the source's rank,
-    sorted) and ``accum``."""
+    sorted) and ``accum``; ``config``: the names of the options given (a copy_async's ``mbar``, ``cta_mask``, a
+    gemm_async's ``wait``, ``proxy_fence``), as the 0.27 lane's config keys."""
     operands, layouts, tensors, starts, extents, storage = [], [], {}, {}, {}, {}
     params: dict = {}
     params.update(extra or {})
@@ -122,8 +137,8 @@ def describe(op: str, regions: list, scalars: dict, scope_kind: str, sctx, reduc
         starts[role] = [b if s is None else s for b, s in zip(begins, start)]
         extents[role] = extent
         storage[role] = str(ty.scope)
-    if op == "copy_async":
-        params["config"] = []   # the call's options (0.27: its config keys); the rules decline those they do not do
+    if op in ("copy_async", "gemm_async"):
+        params["config"] = sorted(config)   # the call's options (0.27: its config keys); the rules decline the others
     params["storage"] = dict(storage)
     params["align"] = {role: int(t.ty.data_alignment) for role, t in tensors.items()}
     params["arch"] = str(sctx.target.attrs.get("arch", ""))

@@ -111,68 +111,154 @@ def device_function(executable_or_module):
     return functions[0]
 
 
-def _launch_fields(host_module, name: str, first_slot: int, fields) -> dict:
-    """{field: value} of the launch of kernel ``name`` by the host function: the packed call's slots from
-    ``first_slot`` on, in the order of the kernel's ``cuda.launch_fields`` (grid.x, ..., block.z), each a constant
-    that the host writes with ``abi_field_set(stack, slot, 15, value)`` before ``call_packed_lowered(name, ...)``."""
-    slots, calls = {}, []
+def _packed_calls(host_module):
+    """(name, [slot value expression, ...]) of each packed call of the host module, in order: the slots from
+    ``begin`` to ``end`` that the host writes with ``abi_field_set(stack, slot, 15, value)`` before
+    ``call_packed_lowered(name, stack, begin, end)`` (None for a slot it did not write)."""
+    calls = []
     for _, func in host_module.functions.items():
+        slots = {}
         for node in statements(func.body):
             if type(node).__name__ != "Evaluate" or type(node.value).__name__ != "Call":
                 continue
             call = node.value
             op = str(getattr(call.op, "name", ""))
             if op.endswith("abi_field_set") and int(call.args[2]) == 15:
-                try:
-                    slots[int(call.args[1])] = int(call.args[3].value if type(call.args[3]).__name__ == "Cast"
-                                                   else call.args[3])
-                except (TypeError, ValueError, AttributeError):
-                    slots[int(call.args[1])] = None
-            if op.endswith("call_packed_lowered") and str(call.args[0].value) == name:
-                calls.append(dict(slots))
+                slots[int(call.args[1])] = call.args[3]
+            if op.endswith("call_packed_lowered"):
+                begin, end = int(call.args[2]), int(call.args[3])
+                calls.append((str(call.args[0].value), [slots.get(i) for i in range(begin, end)]))
+    return calls
+
+
+def _constant(expr):
+    """The value of a host slot that is a constant (an integer, possibly cast; a string, possibly reinterpreted);
+    None when it is not one."""
+    while type(expr).__name__ == "Cast" or (type(expr).__name__ == "Call"
+                                            and str(getattr(expr.op, "name", "")) == "tirx.reinterpret"):
+        expr = expr.value if type(expr).__name__ == "Cast" else expr.args[0]
+    kind = type(expr).__name__
+    if kind == "IntImm":
+        return int(expr.value)
+    if kind == "StringImm":
+        return str(expr.value)
+    return None
+
+
+def _launch_fields(host_module, name: str, first_slot: int, fields) -> tuple[dict, list]:
+    """({field: value} of the launch of kernel ``name`` by the host function, the slot expressions of its
+    parameters): the packed call's slots from ``first_slot`` on, in the order of the kernel's
+    ``cuda.launch_fields`` (grid.x, ..., block.z), each a constant."""
+    calls = [slots for called, slots in _packed_calls(host_module) if called == name]
     if len(calls) != 1:
         raise NotModelled(f"kernel '{name}' is launched {len(calls)} times by the host module")
     out = {}
     for i, field in enumerate(fields):
-        value = calls[0].get(first_slot + i)
+        slot = calls[0][first_slot + i] if first_slot + i < len(calls[0]) else None
+        value = _constant(slot) if slot is not None else None
         if value is None:
             raise NotModelled(f"kernel '{name}': launch field {field} is not a constant")
         out[str(field)] = value
-    return out
+    return out, calls[0][:first_slot]
+
+
+def _host_tensors(host_module, names) -> dict:
+    """{host tensor variable: index of the argument whose data it views}: a tensor bound to the data of an argument
+    (named as the function's parameter) or to the data of another such tensor (``decl_tensor(X.data)``)."""
+    origin = {}
+    for _, func in host_module.functions.items():
+        for node in statements(func.body):
+            if type(node).__name__ != "Bind" or type(node.var.ty).__name__ != "TensorType":
+                continue
+            value = node.value
+            data = value.args[0] if type(value).__name__ == "Call" and len(value.args) else None
+            viewed = (data.args[0] if type(data).__name__ == "Call"
+                      and str(getattr(data.op, "name", "")) == "tirx.tensor_data_ptr" else None)
+            if viewed is not None and key(viewed) in origin:
+                origin[key(node.var)] = origin[key(viewed)]
+            elif str(node.var.name) in names:
+                origin[key(node.var)] = list(names).index(str(node.var.name))
+    return origin
+
+
+def _tensor_maps(host_module, names, spaces) -> dict:
+    """{host tensor-map variable: TensorMap} of the host's ``runtime.cuTensorMapEncodeTiled`` calls (arguments:
+    map, dtype, rank, global address, dims (rank), byte strides (rank - 1), box (rank), element strides (rank),
+    interleave, swizzle, L2 promotion, OOB fill[, forced CUDA dtype]), the address an element of an argument."""
+    from ._tensor import TensorMap
+
+    tensors = _host_tensors(host_module, names)
+    maps = {}
+    for called, slots in _packed_calls(host_module):
+        if called != "runtime.cuTensorMapEncodeTiled":
+            continue
+        where = f"the host's tensor map {slots[0]}"
+        dtype, rank = _constant(slots[1]), _constant(slots[2])
+        address = slots[3]
+        if type(address).__name__ != "Call" or str(getattr(address.op, "name", "")) != "tirx.address_of" or \
+                type(address.args[0]).__name__ != "TensorLoad" or key(address.args[0].source) not in tensors:
+            raise NotModelled(f"{where}: its address {address} is not an element of an argument")
+        load = address.args[0]
+        indices = [_constant(i) for i in load.indices]
+        shape = [int(n) for n in load.source.ty.shape]
+        if None in indices or len(indices) != len(shape):
+            raise NotModelled(f"{where}: the element {load} is not at constant indices")
+        flat = 0
+        for i, n in zip(indices, shape):   # the host's tensors are row-major views of the argument's data
+            flat = flat * n + i
+        nums = [_constant(x) for x in slots[4:]]
+        if dtype is None or rank is None or None in nums[:4 * rank + 1]:
+            raise NotModelled(f"{where}: its fields are not constants")
+        dims, strides = nums[:rank], nums[rank:2 * rank - 1]
+        box, elements = nums[2 * rank - 1:3 * rank - 1], nums[3 * rank - 1:4 * rank - 1]
+        interleave, swizzle, _l2, oob = nums[4 * rank - 1:4 * rank + 3]
+        space = spaces[tensors[key(load.source)]]
+        pointer = Pointer(space, np.array([flat * V.numpy_dtype(str(load.source.ty.dtype.dtype)).itemsize],
+                                          np.int64))
+        maps[key(slots[0])] = TensorMap(V.numpy_dtype(dtype), pointer, dims, strides, box, elements, swizzle, oob,
+                                        interleave)
+    return maps
 
 
 def run_kernel(host_module, device_module, names, *arrays):
     """Runs the device module's kernel on ``arrays``, the arguments of the function compiled (its parameters
     ``names``; outputs written in place), launched as the host module launches it. tvm_tirx passes the kernel the
-    data pointer ``<name>_ptr`` of each tensor parameter it uses."""
+    data pointer ``<name>_ptr`` of each tensor parameter it uses, and the tensor maps the host encodes
+    (``cuTensorMapEncodeTiled``) for its TMA copies."""
     gvar, func = device_function(device_module)
     name = str(gvar.name_hint)
     params = list(func.params)
     if len(names) != len(arrays):
         raise KernelFault(f"kernel '{name}' is a function of {len(names)} tensors {list(names)}, given "
                           f"{len(arrays)} arrays")
-    chosen = []
-    for param in params:
+    for i, array in enumerate(arrays):
+        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+            raise KernelFault(f"kernel '{name}': argument {i} ({names[i]}) is not a C-contiguous numpy array")
+    spaces = [Space("global", f"{n} (argument {i})", a.reshape(-1).view(np.uint8))
+              for i, (n, a) in enumerate(zip(names, arrays))]
+    launch, slots = _launch_fields(host_module, name, len(params), list(func.attrs["cuda.launch_fields"]))
+    maps = None
+    values = []
+    for param, slot in zip(params, slots):
+        if "TensorMap" in str(param.ty):
+            if maps is None:
+                maps = _tensor_maps(host_module, names, spaces)
+            if slot is None or key(slot) not in maps:
+                raise NotModelled(f"kernel '{name}': parameter {param.name} is not a tensor map the host encodes")
+            values.append(maps[key(slot)])
+            continue
         tensor = str(param.name).removesuffix("_ptr")
         if tensor not in names:
             raise NotModelled(f"kernel '{name}': parameter {param.name} is not the pointer of a tensor of {names}")
-        chosen.append(arrays[list(names).index(tensor)])
-    arrays = chosen
-    launch = _launch_fields(host_module, name, len(params), list(func.attrs["cuda.launch_fields"]))
+        values.append(Pointer(spaces[list(names).index(tensor)], np.zeros(1, np.int64)))
     if launch.get("block.y", 1) != 1 or launch.get("block.z", 1) != 1:
         raise NotModelled(f"kernel '{name}': block {launch}: the interpreter launches 1-D CTAs")
     grid = tuple(launch.get(f"grid.{a}", 1) for a in "xyz")
     threads = launch["block.x"]
-    pointers = []
-    for i, (param, array) in enumerate(zip(params, arrays)):
-        if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
-            raise KernelFault(f"kernel '{name}': argument {i} ({param.name}) is not a C-contiguous numpy array")
-        space = Space("global", f"{param.name} (argument {i})", array.reshape(-1).view(np.uint8))
-        pointers.append(Pointer(space, np.zeros(1, np.int64)))
-    launch = Launch(name, func, pointers, grid, threads, 0, _ptx)
+    launch = Launch(name, func, values, grid, threads, 0, _ptx)
     launch.static_shared = shared_bytes(func.body)
     launch.interp = TirxInterpreter(launch, _ptx)
-    env = {key(p): _Broadcast(ptr) for p, ptr in zip(params, pointers)}
+    env = {key(p): _Broadcast(value) for p, value in zip(params, values)}
     launch.run(func.body, _expand(env, threads))
 
 
