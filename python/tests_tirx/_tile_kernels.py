@@ -31,8 +31,10 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   one thread per output (``axe4j-cuda-reduce``), or a group of threads and warp shuffles per output
   (``axe4j-cuda-tree-reduce``), as the rules choose.
 - ``thread_reduce``: each thread's row of A into registers, summed onto 1.0 (``accum``) in one register -> B.
-- ``matrix``: A -> a shared tile (row-major, ``storage`` columns) -> a warp's register tile of ``layout`` by ldmatrix
-  -> another shared tile by stmatrix -> B; and the register tile straight to C (its fragment mapping shows in C).
+- ``matrix``: A -> a shared tile (row-major, ``storage`` columns, or ``swizzle`` = a ``ComposeLayout``'s (per-element,
+  swizzle length, atom length) over it) -> a register tile of ``layout`` by ldmatrix at ``scope`` (a warp, or a
+  warpgroup of ``threads``) -> another shared tile by stmatrix -> B; and the register tile straight to C (its
+  fragment mapping shows in C).
 - ``mma``: A (m x k) and B (n x k) fp16 -> shared tiles -> a warp's mma fragments by ldmatrix; ``gemm`` (mma.sync
   m16n8k16, B transposed) into an f32 fragment -> D (python/tests/test_cuda_mma.py's kernels).
 - ``tma``: thread 0 loads the ``region`` of A (g_shape; ``(a, None)`` an index) into a shared tile (s_shape,
@@ -80,6 +82,9 @@ WG_ROWS_MIN = ((4, 16), ((1, WARP_IN_WG), (2, LANE)), ((2, (1, LANE)),))
 MMA_16x16 = ((2, 8, 2, 4, 2), (2, (4, LANE), 4, (1, LANE), 1))
 # 8x32: four blocks along the columns, registers in column order
 MMA_8x32 = ((8, 4, 4, 2), ((4, LANE), 2, (1, LANE), 1))
+# the 16x16 fragment over a warpgroup's 4 warps (warp w holds rows 16w..), and over 4 column blocks of a 16x64 tile
+MMA_WG_64x16 = ((4, 2, 8, 2, 4, 2), ((1, WARP_IN_WG), 2, (4, LANE), 4, (1, LANE), 1))
+MMA_16x64 = ((2, 8, 4, 2, 4, 2), (2, (4, LANE), 8, 4, (1, LANE), 1))
 
 
 def mma_layouts(m, n, k):
@@ -169,6 +174,15 @@ KERNELS = {
                                        "archs": ("sm_90a",),
                                        "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                                                     "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    "ldst_matrix_x4_64x16_warpgroup_f16": {"kind": "matrix", "shape": (64, 16), "layout": MMA_WG_64x16,
+                                           "scope": "warpgroup", "threads": 128, "archs": ("sm_90a",),
+                                           "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                                        "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
+    # a 128-byte swizzled tile (Swizzle<3,3,3>): each 16-byte row of a matrix at swz(address)
+    "ldst_matrix_x4_16x64_swizzled_f16": {"kind": "matrix", "shape": (16, 64), "layout": MMA_16x64,
+                                          "swizzle": (3, 3, 3), "archs": ("sm_90a",),
+                                          "requires": ("ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                                       "stmatrix.sync.aligned.m8n8.x4.shared.b16")},
     # mma.sync GEMM tiles of a warp (axe4j-cuda-mma), fragments loaded by ldmatrix
     "mma_16x8x16_f16": {"kind": "mma", "mnk": (16, 8, 16), "archs": ("sm_80",),
                         "requires": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",)},

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tvm.script import tirx as T
 from tvm.support import nvcc
-from tvm.tirx.layout import S, TileLayout
+from tvm.tirx.layout import ComposeLayout, S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -354,27 +354,30 @@ def swizzle_bytes():
     return kernel
 
 
-def matrix(shape, layout, storage=None):
+def matrix(shape, layout, storage=None, scope="warp", threads=32, swizzle=None):
     storage = storage or shape
     reg = _layout(layout)
     tile = tuple(slice(0, d) for d in shape)
+    plain = TileLayout(S[storage])
+    s_layout = plain if swizzle is None else ComposeLayout(*swizzle, plain)
+    ns = _ns(scope)
 
     @T.prim_func
     def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
         A = T.match_buffer(A_ptr, shape, "float16")
         B = T.match_buffer(B_ptr, shape, "float16")
         C = T.match_buffer(C_ptr, shape, "float16")
-        _header(32)
-        As = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
-        Bs = T.alloc_buffer(storage, "float16", scope="shared", layout=TileLayout(S[storage]))
+        _header(threads)
+        As = T.alloc_buffer(storage, "float16", scope="shared", layout=s_layout)
+        Bs = T.alloc_buffer(storage, "float16", scope="shared", layout=s_layout)
         R = T.alloc_buffer(shape, "float16", scope="local", layout=reg)
-        Tx.warp.copy(As[tile], A[:, :])
+        ns.copy(As[tile], A[:, :])
         T.cuda.cta_sync()
-        Tx.warp.copy(R[:, :], As[tile])
-        Tx.warp.copy(Bs[tile], R[:, :])
-        Tx.warp.copy(C[:, :], R[:, :])
+        ns.copy(R[:, :], As[tile])
+        ns.copy(Bs[tile], R[:, :])
+        ns.copy(C[:, :], R[:, :])
         T.cuda.cta_sync()
-        Tx.warp.copy(B[:, :], Bs[tile])
+        ns.copy(B[:, :], Bs[tile])
 
     return kernel
 
@@ -554,7 +557,8 @@ def build(spec):
 
         return hopper_gemm(*spec["mnk"], *spec["tile"])
     if kind == "matrix":
-        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"), spec.get("scope", "warp"),
+                      spec.get("threads", 32), spec.get("swizzle"))
     if kind == "shared_reduce":
         return shared_reduce(spec["op"], spec["shape"], spec["threads"])
     if kind == "thread_reduce":

@@ -292,24 +292,26 @@ def swizzle_bytes():
     return kernel
 
 
-def matrix(shape, layout, storage=None):
+def matrix(shape, layout, storage=None, scope="warp", threads=32, swizzle=None):
     storage = storage or shape
     reg = _layout(layout)
     tile = tuple(slice(0, d) for d in shape)
+    plain = T.TileLayout(T.S[storage])
+    s_layout = plain if swizzle is None else T.ComposeLayout(*swizzle, plain)
 
     @T.function
     def kernel(A: T.Tensor(shape, "float16"), B: T.Tensor(shape, "float16"), C: T.Tensor(shape, "float16")):
-        with T.device_entry(launch=LaunchConfig(grid=1, block=32)):
-            As = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
-            Bs = T.alloc_shared(storage, "float16", layout=T.TileLayout(T.S[storage]))
+        with T.device_entry(launch=LaunchConfig(grid=1, block=threads)):
+            As = T.alloc_shared(storage, "float16", layout=s_layout)
+            Bs = T.alloc_shared(storage, "float16", layout=s_layout)
             R = T.alloc_local(shape, "float16", layout=reg)
-            Ax.copy(As[tile], A[:, :], scope="warp")
+            Ax.copy(As[tile], A[:, :], scope=scope)
             T.cuda.cta_sync()
-            Ax.copy(R[:, :], As[tile], scope="warp")
-            Ax.copy(Bs[tile], R[:, :], scope="warp")
-            Ax.copy(C[:, :], R[:, :], scope="warp")
+            Ax.copy(R[:, :], As[tile], scope=scope)
+            Ax.copy(Bs[tile], R[:, :], scope=scope)
+            Ax.copy(C[:, :], R[:, :], scope=scope)
             T.cuda.cta_sync()
-            Ax.copy(B[:, :], Bs[tile], scope="warp")
+            Ax.copy(B[:, :], Bs[tile], scope=scope)
 
     return kernel
 
@@ -566,7 +568,8 @@ def build(spec):
     if kind == "hopper_gemm":
         return hopper_gemm(spec)
     if kind == "matrix":
-        return matrix(spec["shape"], spec["layout"], spec.get("storage"))
+        return matrix(spec["shape"], spec["layout"], spec.get("storage"), spec.get("scope", "warp"),
+                      spec.get("threads", 32), spec.get("swizzle"))
     if kind == "shared_reduce":
         return shared_reduce(spec["op"], spec["shape"], spec["threads"])
     if kind == "thread_reduce":
