@@ -268,3 +268,20 @@ def test_every_planted_kind_has_a_test():
               "cluster-local-release",   # the last three in test_hopper_gemm_pipelined.py
               "moe-gather-unwaited"}     # in test_moe_cuda.py
     assert tested == set(faults.KINDS)
+
+
+def test_an_async_operation_reaching_past_shared_memory_is_a_kernel_fault_not_an_index_error():
+    """A wgmma descriptor (or a tensor map) that reaches past the CTA's shared memory: a KernelFault naming the
+    operation and the byte, where numpy's IndexError came out before."""
+    from axe4j.cuda.interp._memory import SharedWindow
+
+    class Reads:
+        shared_writes = np.array([], dtype=np.int64)
+        shared_reads = np.array([6000, 6143, 6144, 6200], dtype=np.int64)
+
+        def describe(self):
+            return "a wgmma.mma_async of warpgroup 0 (reading A and B from shared memory)"
+
+    with pytest.raises(cuda_interp.KernelFault, match=r"kernel 'k': a wgmma\.mma_async of warpgroup 0 .* reads shared "
+                                                      r"byte 6144, outside the CTA's 6144 bytes of shared memory"):
+        SharedWindow(6144).track(Reads(), "k")

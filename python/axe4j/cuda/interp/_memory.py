@@ -69,6 +69,12 @@ class SharedWindow:
         """An asynchronous operation is issued: it must not write bytes another unfinished one reads or writes, nor
         read bytes another unfinished one writes (a race whatever the order they land in)."""
         writes, reads = op.shared_writes, op.shared_reads
+        size = len(self.async_writes)
+        for verb, touched in (("writes", writes), ("reads", reads)):
+            outside = touched[(touched < 0) | (touched >= size)] if len(touched) else touched
+            if len(outside):   # a descriptor or tensor map that reaches past the CTA's shared memory
+                raise KernelFault(f"kernel '{kernel}': {op.describe()} {verb} shared byte {int(outside[0])}, outside "
+                                  f"the CTA's {size} bytes of shared memory")
         clash = None
         if len(writes) and (self.async_writes[writes].any() or self.async_reads[writes].any()):
             clash = writes[(self.async_writes[writes] > 0) | (self.async_reads[writes] > 0)][0]
