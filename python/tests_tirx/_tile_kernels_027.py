@@ -16,6 +16,7 @@ from tvm.tirx.layout import ComposeLayout, S, TileLayout
 from tvm.tirx.script import tile as Tx
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parents[1] / "tests"))   # kernels shared with the 0.27 lane's own tests
 
 import axe4j  # noqa: E402
 
@@ -408,32 +409,16 @@ def mma(m, n, k):
 
 
 def wgmma(spec):
+    """python/tests/test_cuda_wgmma.py's kernel (``_gemm``: A and B to shared tiles by the CTA, one wgmma into the
+    accumulator fragment, C from it) with the shared layouts of ``spec``."""
     from tvm.tirx.layout import ComposeLayout
+
+    import test_cuda_wgmma   # python/tests, on the path above
 
     m, n, k = spec["mnk"]
     a_layout = _tile_kernels.wgmma_shared(spec["a"], m, k, S, TileLayout, ComposeLayout)
     b_layout = _tile_kernels.wgmma_shared(spec["b"], n, k, S, TileLayout, ComposeLayout)
-    c_layout = _layout(_tile_kernels.wgmma_accumulator(m, n))
-    accum = bool(spec.get("accum", False))
-
-    @T.prim_func
-    def kernel(A_ptr: T.handle, B_ptr: T.handle, C_ptr: T.handle) -> None:
-        A = T.match_buffer(A_ptr, (m, k), "float16")
-        B = T.match_buffer(B_ptr, (n, k), "float16")
-        C = T.match_buffer(C_ptr, (m, n), "float32")
-        _header(128)
-        A_smem = T.alloc_buffer((m, k), "float16", scope="shared", layout=a_layout, align=1024)
-        B_smem = T.alloc_buffer((n, k), "float16", scope="shared", layout=b_layout, align=1024)
-        C_reg = T.alloc_buffer((m, n), "float32", scope="local", layout=c_layout)
-        Tx.cta.copy(A_smem[:, :], A[:, :])
-        Tx.cta.copy(B_smem[:, :], B[:, :])
-        T.cuda.cta_sync()
-        if accum:
-            Tx.wg.fill(C_reg[:, :], T.float32(1.0))
-        Tx.wg.gemm_async(C_reg[:, :], A_smem[:, :], B_smem[:, :], transA=False, transB=False, accum=accum)
-        Tx.wg.copy(C[:, :], C_reg[:, :])
-
-    return kernel
+    return test_cuda_wgmma._gemm(m, n, k, a_layout, b_layout, width=n, accum=bool(spec.get("accum", False)))
 
 
 def tma(spec):
