@@ -18,7 +18,10 @@ import java.nio.charset.StandardCharsets;
  * answered here (400, 408, 414, 431, 501, 505) and the connection closed.
  */
 final class Http1Connection implements Runnable {
-    private static final int BUFFER = 32 * 1024;
+    /** What a read takes from the socket at once (larger body reads go straight into the handler's array). */
+    private static final int INPUT_BUFFER = 16 * 1024;
+    /** An answer's head and first bytes go out in one write; 64 KiB answers in 2-3. */
+    private static final int OUTPUT_BUFFER = 32 * 1024;
 
     private final Http1Server server;
     private final Socket socket;
@@ -32,8 +35,8 @@ final class Http1Connection implements Runnable {
     public void run() {
         try (socket) {
             socket.setTcpNoDelay(true);  // an answer is written whole, then flushed: no need to wait for ACKs
-            SocketInput in = new SocketInput(socket.getInputStream(), BUFFER);
-            OutputStream out = new BufferedOutputStream(socket.getOutputStream(), BUFFER);
+            SocketInput in = new SocketInput(socket.getInputStream(), INPUT_BUFFER);
+            OutputStream out = new BufferedOutputStream(socket.getOutputStream(), OUTPUT_BUFFER);
             InetSocketAddress local = (InetSocketAddress) socket.getLocalSocketAddress();
             InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
             HttpHandler handler = server.handler();

@@ -53,8 +53,8 @@ public final class ModuleService {
     /** A kept-alive connection idle this long is closed; a client silent this long inside a request is cut off. */
     static final int IDLE_TIMEOUT_MS = 30_000;
     static final int READ_TIMEOUT_MS = 30_000;
-    /** Open connections (a thread each) past which a new one is answered 503. */
-    static final int MAX_CONNECTIONS = 4096;
+    /** Open connections (a thread and 48 KiB of buffers each) past which a new one is answered 503. */
+    static final int MAX_CONNECTIONS = 1024;
     /** The exchange attribute naming the manifest's function a request is for, once known (a metrics label). */
     private static final String FUNCTION = "axe.function";
 
