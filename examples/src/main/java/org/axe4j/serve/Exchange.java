@@ -170,10 +170,6 @@ final class Exchange extends HttpExchange {
         return true;
     }
 
-    boolean keepAlive() {
-        return keepAlive;
-    }
-
     @Override
     public Headers getRequestHeaders() {
         return head.headers();

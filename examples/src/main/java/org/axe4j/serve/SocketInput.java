@@ -29,14 +29,6 @@ final class SocketInput {
         return position < limit || fill() > 0;
     }
 
-    /** The next byte, or -1 at the end of the stream. */
-    int read() throws IOException {
-        if (position == limit && fill() <= 0) {
-            return -1;
-        }
-        return buffer[position++] & 0xff;
-    }
-
     /** Up to {@code length} bytes (at least one unless the stream ended: -1); large reads bypass the buffer. */
     int read(byte[] target, int offset, int length) throws IOException {
         if (length == 0) {
