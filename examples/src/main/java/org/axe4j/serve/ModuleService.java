@@ -5,7 +5,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -25,8 +24,8 @@ import java.util.stream.Stream;
 import org.axe4j.tvm.cuda.DeviceMemory;
 
 /**
- * Serves every function of a module {@code axe4j.export_library} wrote, by its manifest, over the JDK's HTTP server
- * on 127.0.0.1 (docs/serving.md).
+ * Serves every function of a module {@code axe4j.export_library} wrote, by its manifest, over HTTP/1.1 on 127.0.0.1
+ * ({@link Http1Server}: each request runs on its connection's thread; docs/serving.md).
  *
  * <pre>
  * POST /v1/FUNCTION      application/json {"inputs": {"A": [[...]], ...}} -> {"outputs": {"C": [[...]], ...}}
@@ -51,6 +50,11 @@ public final class ModuleService {
     }
 
     static final int JSON_BYTES_PER_ELEMENT = 40;
+    /** A kept-alive connection idle this long is closed; a client silent this long inside a request is cut off. */
+    static final int IDLE_TIMEOUT_MS = 30_000;
+    static final int READ_TIMEOUT_MS = 30_000;
+    /** Open connections (a thread and 48 KiB of buffers each) past which a new one is answered 503. */
+    static final int MAX_CONNECTIONS = 1024;
     /** The exchange attribute naming the manifest's function a request is for, once known (a metrics label). */
     private static final String FUNCTION = "axe.function";
 
@@ -58,7 +62,7 @@ public final class ModuleService {
     private final Path scratch;
     private final Metrics metrics = new Metrics();
     private final Admission admission;
-    private final HttpServer server;
+    private final Http1Server server;
     private final AtomicReference<LoadedModule> current = new AtomicReference<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile Path source;
@@ -78,9 +82,9 @@ public final class ModuleService {
             throw e;
         }
         admission = new Admission(config.threads(), config.queue());
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", config.port()), 256);
-        server.createContext("/", this::handle);
-        server.setExecutor(admission);
+        server = new Http1Server(new InetSocketAddress("127.0.0.1", config.port()),
+                exchange -> admission.handle(exchange, this::handle), this::refused, IDLE_TIMEOUT_MS, READ_TIMEOUT_MS,
+                MAX_CONNECTIONS);
     }
 
     /**
@@ -89,15 +93,13 @@ public final class ModuleService {
      * @throws IllegalArgumentException (or a TVM/CUDA exception) naming why the module cannot be served
      */
     public static ModuleService start(Config config) throws IOException {
-        // answers go out as head then body: without this, Nagle's algorithm and delayed ACKs add ~40 ms
-        System.setProperty("sun.net.httpserver.nodelay", "true");
         ModuleService service = new ModuleService(config);
         service.server.start();
         return service;
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return server.port();
     }
 
     public Manifest manifest() {
@@ -126,8 +128,7 @@ public final class ModuleService {
             while (admission.inFlight() > 0 && System.nanoTime() < limit) {
                 Thread.sleep(2);
             }
-            server.stop(0);
-            admission.shutdown();
+            server.stop();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -150,6 +151,12 @@ public final class ModuleService {
                 function = exchange.getAttribute(FUNCTION) instanceof String known ? known : function;
                 metrics.error(e.kind);
                 sendError(exchange, e);
+            } catch (ChunkedBody.MalformedBody e) {
+                // the body's framing is lost: answered, then the server closes the connection
+                status = 400;
+                function = exchange.getAttribute(FUNCTION) instanceof String known ? known : function;
+                metrics.error("bad_request");
+                sendError(exchange, new HttpError(400, "bad_request", e.getMessage()));
             } catch (RuntimeException | Error e) {
                 status = 500;
                 metrics.error("internal");
@@ -159,8 +166,8 @@ public final class ModuleService {
             exchange.getRequestBody().close();
             exchange.getResponseBody().close();
         } catch (IOException e) {
-            // The client went away mid-request or mid-answer. Rethrown: the JDK's server then drops the connection
-            // from its books; a handler that only closes the exchange leaves it there (with its buffers) for good.
+            // The client went away mid-request or mid-answer (or stopped sending for the read timeout). Rethrown: the
+            // server then closes the connection.
             metrics.error("client_gone");
             metrics.request(function, 499, System.nanoTime() - start);
             exchange.close();
@@ -168,6 +175,12 @@ public final class ModuleService {
         }
         exchange.close();
         metrics.request(function, status, System.nanoTime() - start);
+    }
+
+    /** Counts a request the server answered itself, before a handler saw it (a bad head, too many connections). */
+    private void refused(HttpError e) {
+        metrics.error(e.kind);
+        metrics.request("(none)", e.status, 0);
     }
 
     /** Answers the request; returns the function it ran, or "(none)". */
