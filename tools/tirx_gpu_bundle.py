@@ -43,6 +43,9 @@ def _nvcc_on_path():
 
 # the product's GEMMs on both lanes, beside the tile kernels: name -> (M, N, K)
 GEMMS = {"ampere_gemm_256x192x96": (256, 192, 96)}
+# the Hopper GEMM of both lanes at a size worth timing (run.py --timing, against cuBLAS): its arrays are made on the
+# GPU machine (3 x 32 MiB would not fit the bundle), and 0.27's interpreter runs only its host function here
+TIMED = {"hopper_gemm_4096x4096x4096": {"kind": "hopper_gemm", "mnk": (4096, 4096, 4096), "tile": (128, 128, 64, 4)}}
 
 
 def gemm_arrays(name):
@@ -236,6 +239,14 @@ def _027_kernel(name, args, spec=None, interpret=True):
     return source, cubin, seen[0]
 
 
+def _case(out, name, kernels):
+    """The kernel's arguments, expected arrays and exactness, written to ``cases/<name>.npz``."""
+    args, expected, exact = gemm_arrays(name) if name in GEMMS else kernels.arrays(name)
+    np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
+             **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
+    return args, expected, exact
+
+
 def build(lane: str, out: Path, names) -> dict:
     sys.path.insert(0, str(KERNELS_DIR))
     import _tile_kernels as kernels
@@ -250,12 +261,18 @@ def build(lane: str, out: Path, names) -> dict:
     (out / "cases").mkdir(parents=True, exist_ok=True)
     entries = {}
     for name in names:
-        args, expected, exact = gemm_arrays(name) if name in GEMMS else kernels.arrays(name)
-        np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
-                 **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
-        if lane == "tirx":
+        if name in TIMED:   # shapes only: run.py makes and checks the arrays
+            m, n, k = TIMED[name]["mnk"]
+            np.savez(out / "cases" / f"{name}.npz", exact=np.array(False), timed=np.array([m, n, k]))
+            args = [np.zeros((m, k), "float16"), np.zeros((n, k), "float16"), np.zeros((m, n), "float16")]
+            source, cubin, launch = (_tirx_kernel(name, TIMED[name]) if lane == "tirx" else
+                                     _027_kernel(name, args, TIMED[name], interpret=False))
+            launch["timed"] = [m, n, k]
+        elif lane == "tirx":
+            args, expected, exact = _case(out, name, kernels)
             source, cubin, launch = _tirx_kernel(name)
         else:
+            args, expected, exact = _case(out, name, kernels)
             ran = [a.copy() for a in args]
             source, cubin, launch = _027_kernel(name, ran)
             if not kernels.agrees(ran, expected, exact):
@@ -283,7 +300,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(KERNELS_DIR))
     import _tile_kernels as kernels
 
-    names = args.only or [*sorted(kernels.KERNELS), *GEMMS]
+    names = args.only or [*sorted(kernels.KERNELS), *GEMMS, *TIMED]
     build(args.lane, args.out, names)
     return 0
 
