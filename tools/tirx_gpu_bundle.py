@@ -1,18 +1,22 @@
-"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py) and the
-Ampere GEMM of each (``GEMMS``) as sm_90a cubins with their launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md,
-"Both TVM lanes"). There ``run.py`` launches each through CuPy and checks it against numpy's expected arrays, and
-checks that the two lanes' outputs are the same bits.
+"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py), the
+Ampere GEMM of each (``GEMMS``) and the Hopper GEMM of each at a timing size (``TIMED``) as sm_90a cubins with their
+launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md, "Both TVM lanes").
+There ``run.py`` launches each through the CUDA driver API, checks it against numpy's expected arrays, checks that
+the two lanes' outputs are the same bits, and with ``--timing`` times the Hopper GEMMs against cuBLAS.
 
 Usage (``make tirx-gpu-bundle`` runs both):
     .venv-tirx/bin/python tools/tirx_gpu_bundle.py --lane tirx [--out DIR] [--only NAME ...]
     .venv/bin/python      tools/tirx_gpu_bundle.py --lane 0.27 [--out DIR] [--only NAME ...]
 
-Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, dynamic
-shared bytes, and its parameters in order, each the index of the array it points to; the arrays (``DIR/cases/
+Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, cluster,
+dynamic shared bytes, and its parameters in order, each ``{"array": i}`` (the device pointer of argument array i) or
+``{"tensor_map": ...}`` (a CUtensorMap passed by value, with the arguments the host function gives
+cuTensorMapEncodeTiled: element type, rank, dims, byte strides, box, element strides, interleave, swizzle, L2
+promotion, OOB fill, and the argument array and byte offset of its global address); the arrays (``DIR/cases/
 <kernel>.npz``: ``a0, a1, ...`` the arguments with outputs zero, ``e0, ...`` the arrays expected after the run,
-``exact``) are the same for both lanes. The launch is read from what the lane compiled: on tvm_tirx from the host
-function's packed call (``axe4j.cuda.interp._tirx``), on 0.27 from the launch the CUDA interpreter runs, which also
-checks the kernel here first.
+``exact``; a timed GEMM: only its ``timed`` shape) are the same for both lanes. The launch is read from what the
+lane compiled: on tvm_tirx from the host function's packed calls (``axe4j.cuda.interp._tirx``), on 0.27 from the
+host function the CUDA interpreter runs, which also runs the kernel here first (not the timed GEMM's).
 """
 
 from __future__ import annotations
