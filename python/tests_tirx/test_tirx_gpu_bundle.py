@@ -158,7 +158,8 @@ def test_a_cluster_launch_config_is_cuda_h_s_layout(runner):
     assert ctypes.sizeof(runner._Attribute) == 72 and runner._Attribute.value.offset == 8
     config, attribute = runner.launch_config([8, 4, 1], [384, 1, 1], [2, 1, 1], 131072)
     assert list(config.grid) == [8, 4, 1] and list(config.block) == [384, 1, 1] and config.shared == 131072
-    assert config.num_attrs == 1 and config.attrs.contents.id == 4 and list(config.attrs.contents.value[:3]) == [2, 1, 1]
+    assert config.num_attrs == 1 and config.attrs.contents.id == 4
+    assert list(config.attrs.contents.value[:3]) == [2, 1, 1]
 
 
 def test_gemm_checks_hold_and_fail(runner, tmp_path):

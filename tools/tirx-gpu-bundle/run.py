@@ -274,7 +274,8 @@ def gemm_close(got: np.ndarray, reference: np.ndarray, kind: str) -> bool:
     if kind == "structured":
         return bool(np.array_equal(got, want))
     scale = np.sqrt(np.mean(reference.astype(np.float64) ** 2))
-    return bool(np.all(np.abs(got.astype(np.float32) - reference) <= 2.0 ** -10 * np.abs(reference) + 2.0 ** -12 * scale))
+    error = np.abs(got.astype(np.float32) - reference)
+    return bool(np.all(error <= 2.0 ** -10 * np.abs(reference) + 2.0 ** -12 * scale))
 
 
 def _arrays(entry):
