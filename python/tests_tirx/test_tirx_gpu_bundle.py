@@ -175,3 +175,44 @@ def test_gemm_checks_hold_and_fail(runner, tmp_path):
         off[3, 5] = np.float16(off[3, 5] * 1.01 + 1)
         assert not runner.gemm_close(off, reference, kind)
     assert len(set(runner.gemm_inputs((4, 4, 64), "structured")[0].reshape(-1).tolist())) <= 5
+
+
+class _FakeDriverLib:
+    """libcuda's calls the runner makes for a launch, answered on the host: the encode writes a map derived from its
+    arguments, the launches keep the bytes each kernelParams entry points at."""
+
+    def __init__(self):
+        self.launches = []
+
+    def cuTensorMapEncodeTiled(self, map_address, dtype, rank, address, dims, strides, box, elements, *enums):
+        seen = [dtype.value, rank.value, address.value, *dims, *strides, *box, *elements, *(e.value for e in enums)]
+        ctypes.memmove(map_address, np.resize(np.array(seen, np.uint64), 16).tobytes(), 128)
+        return 0
+
+    def _keep(self, how, params, sizes, config=None):
+        self.launches.append((how, [ctypes.string_at(params[i], n) for i, n in enumerate(sizes)], config))
+        return 0
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        return self._keep(("plain", gx, gy, gz, bx, by, bz, shared), params, self.sizes)
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        c = config._obj
+        return self._keep(("ex", *c.grid, *c.block, c.shared, *c.attrs.contents.value[:3]), params, self.sizes)
+
+
+def test_the_driver_launches_with_the_encoded_map_by_value(runner):
+    driver = runner.Driver.__new__(runner.Driver)   # no libcuda: the calls go to the fake
+    driver.lib = lib = _FakeDriverLib()
+    record = _map(array=1, offset=256)
+    encoded = driver.encode(record["tensor_map"], 0x5000)
+    want = [6, 2, 0x5000 + 256, 128, 128, 256, 64, 64, 1, 1, 0, 0, 2, 0]   # FLOAT16, rank 2, address + offset, ...
+    assert np.frombuffer(encoded, np.uint64)[:14].tolist() == want
+    entry = {"symbol": "k", "grid": [2, 1, 1], "block": [128, 1, 1], "dynamic_shared": 8200,
+             "params": [record, {"array": 0}]}
+    lib.sizes = [128, 8]
+    driver.launch(None, entry, [0x9000, 0x5000], {0: encoded})
+    driver.launch(None, dict(entry, cluster=[2, 1, 1]), [0x9000, 0x5000], {0: encoded})
+    (plain, values, _), (ex, values_ex, _) = lib.launches
+    assert plain == ("plain", 2, 1, 1, 128, 1, 1, 8200) and ex == ("ex", 2, 1, 1, 128, 1, 1, 8200, 2, 1, 1)
+    assert values == values_ex == [encoded, (0x9000).to_bytes(8, "little")]
