@@ -113,8 +113,8 @@ gpu-bundle: python build native
 	.venv/bin/python tools/gpu_bundle.py
 
 ## Both TVM lanes' tile-op kernels (python/tests_tirx/_tile_kernels.py) as sm_90a cubins with their launches and arrays,
-## for a GPU machine with CuPy and no TVM: out/tirx-gpu-bundle (docs/gpu-bundle.md, "Both TVM lanes"); run there:
-## python3 run.py --out DIR.
+## for a GPU machine with numpy and a CUDA driver, no TVM: out/tirx-gpu-bundle (docs/gpu-bundle.md, "Both TVM lanes"); run there:
+## python3 run.py --out DIR [--timing].
 .PHONY: tirx-gpu-bundle
 tirx-gpu-bundle: python build python-tirx
 	rm -rf out/tirx-gpu-bundle

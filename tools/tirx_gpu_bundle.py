@@ -1,18 +1,22 @@
-"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py) and the
-Ampere GEMM of each (``GEMMS``) as sm_90a cubins with their launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md,
-"Both TVM lanes"). There ``run.py`` launches each through CuPy and checks it against numpy's expected arrays, and
-checks that the two lanes' outputs are the same bits.
+"""Builds out/tirx-gpu-bundle: the tile-op kernels of both TVM lanes (python/tests_tirx/_tile_kernels.py), the
+Ampere GEMM of each (``GEMMS``) and the Hopper GEMM of each at a timing size (``TIMED``) as sm_90a cubins with their
+launches and seeded arrays, for a GPU machine that has neither TVM nor a JDK (docs/gpu-bundle.md, "Both TVM lanes").
+There ``run.py`` launches each through the CUDA driver API, checks it against numpy's expected arrays, checks that
+the two lanes' outputs are the same bits, and with ``--timing`` times the Hopper GEMMs against cuBLAS.
 
 Usage (``make tirx-gpu-bundle`` runs both):
     .venv-tirx/bin/python tools/tirx_gpu_bundle.py --lane tirx [--out DIR] [--only NAME ...]
     .venv/bin/python      tools/tirx_gpu_bundle.py --lane 0.27 [--out DIR] [--only NAME ...]
 
-Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, dynamic
-shared bytes, and its parameters in order, each the index of the array it points to; the arrays (``DIR/cases/
+Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, cluster,
+dynamic shared bytes, and its parameters in order, each ``{"array": i}`` (the device pointer of argument array i) or
+``{"tensor_map": ...}`` (a CUtensorMap passed by value, with the arguments the host function gives
+cuTensorMapEncodeTiled: element type, rank, dims, byte strides, box, element strides, interleave, swizzle, L2
+promotion, OOB fill, and the argument array and byte offset of its global address); the arrays (``DIR/cases/
 <kernel>.npz``: ``a0, a1, ...`` the arguments with outputs zero, ``e0, ...`` the arrays expected after the run,
-``exact``) are the same for both lanes. The launch is read from what the lane compiled: on tvm_tirx from the host
-function's packed call (``axe4j.cuda.interp._tirx``), on 0.27 from the launch the CUDA interpreter runs, which also
-checks the kernel here first.
+``exact``; a timed GEMM: only its ``timed`` shape) are the same for both lanes. The launch is read from what the
+lane compiled: on tvm_tirx from the host function's packed calls (``axe4j.cuda.interp._tirx``), on 0.27 from the
+host function the CUDA interpreter runs, which also runs the kernel here first (not the timed GEMM's).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ def _nvcc_on_path():
 
 # the product's GEMMs on both lanes, beside the tile kernels: name -> (M, N, K)
 GEMMS = {"ampere_gemm_256x192x96": (256, 192, 96)}
+# the Hopper GEMM of both lanes at a size worth timing (run.py --timing, against cuBLAS): its arrays are made on the
+# GPU machine (3 x 32 MiB would not fit the bundle), and 0.27's interpreter runs only its host function here
+TIMED = {"hopper_gemm_4096x4096x4096": {"kind": "hopper_gemm", "mnk": (4096, 4096, 4096), "tile": (128, 128, 64, 4)}}
 
 
 def gemm_arrays(name):
@@ -64,7 +71,58 @@ def _tirx_function(name):
     return lane.build(lane.KERNELS[name])
 
 
-def _tirx_kernel(name):
+def tensor_map_record(array, offset, dtype, rank, dims, strides, box, elements, interleave, swizzle, l2, oob,
+                      forced=-1) -> dict:
+    """A kernel parameter that is a tensor map, as the host encodes it (``cuTensorMapEncodeTiled``'s arguments,
+    innermost dimension first): the argument array whose element at byte ``offset`` is its global address, the
+    element type, rank, dims, byte strides of dims 1.. (rank - 1), box, element strides, the interleave, swizzle, L2
+    promotion and OOB fill enums, and the CUDA element type forced in place of ``dtype``'s (-1: none)."""
+    nums = [int(rank), *map(int, dims), *map(int, strides), *map(int, box), *map(int, elements)]
+    if len(nums) != 4 * int(rank):
+        raise ValueError(f"a tensor map of rank {rank}: dims {dims}, byte strides {strides}, box {box}, "
+                         f"element strides {elements} (rank, rank - 1, rank, rank values expected)")
+    return {"tensor_map": {"array": int(array), "offset": int(offset), "dtype": str(np.dtype(dtype)),
+                           "rank": int(rank), "dims": [int(x) for x in dims], "strides": [int(x) for x in strides],
+                           "box": [int(x) for x in box], "element_strides": [int(x) for x in elements],
+                           "interleave": int(interleave), "swizzle": int(swizzle), "l2_promotion": int(l2),
+                           "oob_fill": int(oob), "force_cu_dtype": int(forced)}}
+
+
+def _tirx_tensor_maps(host, names) -> dict:
+    """{host tensor-map variable: record} of the host's ``runtime.cuTensorMapEncodeTiled`` packed calls (slots: map,
+    dtype, rank, address, dims, byte strides, box, element strides, interleave, swizzle, L2 promotion, OOB fill[,
+    forced CUDA dtype]), the address an element of an argument at constant indices (as the interpreter reads it)."""
+    from axe4j.cuda.interp import _tirx, _values
+
+    tensors = _tirx._host_tensors(host, names)
+    maps = {}
+    for called, slots in _tirx._packed_calls(host):
+        if called != "runtime.cuTensorMapEncodeTiled":
+            continue
+        dtype, rank = _tirx._constant(slots[1]), _tirx._constant(slots[2])
+        address = slots[3]
+        load = address.args[0] if type(address).__name__ == "Call" and len(address.args) else None
+        if type(load).__name__ != "TensorLoad" or _tirx.key(load.source) not in tensors:
+            raise ValueError(f"the host's tensor map {slots[0]}: its address {address} is not an element of an "
+                             f"argument")
+        indices = [_tirx._constant(i) for i in load.indices]
+        shape = [int(n) for n in load.source.ty.shape]
+        nums = [_tirx._constant(x) for x in slots[4:]]
+        if dtype is None or rank is None or None in indices or None in nums[:4 * rank + 3]:
+            raise ValueError(f"the host's tensor map {slots[0]}: its fields are not constants")
+        flat = 0
+        for i, n in zip(indices, shape):   # row-major views of the argument's data
+            flat = flat * n + i
+        itemsize = _values.numpy_dtype(str(load.source.ty.dtype.dtype)).itemsize
+        d = nums[:rank], nums[rank:2 * rank - 1], nums[2 * rank - 1:3 * rank - 1], nums[3 * rank - 1:4 * rank - 1]
+        forced = nums[4 * rank + 3] if len(nums) > 4 * rank + 3 else -1
+        maps[_tirx.key(slots[0])] = tensor_map_record(tensors[_tirx.key(load.source)], flat * itemsize,
+                                                      _values.numpy_dtype(dtype), rank, *d,
+                                                      *nums[4 * rank - 1:4 * rank + 3], forced)
+    return maps
+
+
+def _tirx_kernel(name, spec=None):
     """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by tvm_tirx through axe4j's dispatch."""
     import _tile_kernels_tirx as lane
     from tvm_tirx.backend.cuda.compiler import compile_source
@@ -72,14 +130,21 @@ def _tirx_kernel(name):
     from axe4j.cuda import interp
     from axe4j.cuda.interp import _tirx
 
-    compiled = interp.compile_tirx(_tirx_function(name), lane.target(ARCH))
+    function = lane.build(spec) if spec is not None else _tirx_function(name)
+    compiled = interp.compile_tirx(function, lane.target(ARCH))
     source = compiled.executable.mod.imports[0].inspect_source("cuda")
     gvar, func = _tirx.device_function(compiled.device)
     symbol = str(gvar.name_hint)
     fields = [str(f) for f in func.attrs["cuda.launch_fields"]]
-    values = _tirx._launch_fields(compiled.host, symbol, len(func.params), fields)
-    params = []
-    for param in func.params:
+    values, slots = _tirx._launch_fields(compiled.host, symbol, len(func.params), fields)
+    params, maps = [], None
+    for param, slot in zip(func.params, slots):
+        if "TensorMap" in str(param.ty):
+            maps = _tirx_tensor_maps(compiled.host, compiled.names) if maps is None else maps
+            if slot is None or _tirx.key(slot) not in maps:
+                raise ValueError(f"kernel {name}: parameter {param.name} is not a tensor map the host encodes")
+            params.append(maps[_tirx.key(slot)])
+            continue
         tensor = str(param.name).removesuffix("_ptr")
         if tensor not in compiled.names:
             raise ValueError(f"kernel {name}: parameter {param.name} is not the pointer of a tensor of "
@@ -87,16 +152,18 @@ def _tirx_kernel(name):
         params.append({"array": compiled.names.index(tensor)})
     dynamic = sum(v for f, v in values.items() if "shared" in f or "smem" in f)
     launch = {"symbol": symbol, "grid": [values.get(f"grid.{a}", 1) for a in "xyz"],
-              "block": [values.get(f"block.{a}", 1) for a in "xyz"], "dynamic_shared": int(dynamic),
+              "block": [values.get(f"block.{a}", 1) for a in "xyz"],
+              "cluster": [values.get(f"cluster.{a}", 1) for a in "xyz"], "dynamic_shared": int(dynamic),
               "params": params, "fields": values}
     cubin = compile_source(source, {"cuda": {"compiler": "nvcc", "target_format": "cubin"}},
                            target=lane.target(ARCH)).binary
     return source, bytes(cubin), launch
 
 
-def _027_kernel(name, args):
+def _027_kernel(name, args, spec=None, interpret=True):
     """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by TVM 0.27 through axe4j's dispatch; the
-    launch is the one the CUDA interpreter runs on ``args`` (which it writes, as the GPU will)."""
+    launch is the one the CUDA interpreter's host function makes on ``args``, whose kernel the interpreter then runs
+    (writing ``args``, as the GPU will) unless ``interpret`` is False (a GEMM too large to interpret)."""
     import _tile_kernels_027 as lane
     import tvm
     from tvm.support import nvcc
@@ -105,7 +172,9 @@ def _027_kernel(name, args):
     from axe4j.cuda.interp import _host
 
     target = tvm.target.Target({"kind": "cuda", "arch": ARCH}, host="llvm")
-    if name in GEMMS:
+    if spec is not None:
+        function = lane.build(spec)
+    elif name in GEMMS:
         from axe4j.cuda.kernels.ampere_gemm import ampere_gemm
 
         function = ampere_gemm(*GEMMS[name])
@@ -115,8 +184,23 @@ def _027_kernel(name, args):
     source = executable.mod.imports[0].inspect_source("cuda")
     with target:   # nvcc's -gencode comes from the current target's arch
         cubin = bytes(nvcc.compile_cuda(source, target_format="cubin", compiler="nvcc"))
-    seen = []
-    original = _host.HostInstructions._launch
+    seen, maps = [], {}
+    original, statement = _host.HostInstructions._launch, _host.HostInstructions.statement
+
+    def encoding(self, interp, g, e, name_):
+        done = statement(self, interp, g, e, name_)
+        if name_ == "tirx.tensormap_encode_tiled":   # the map the interpreter just built, and its raw arguments
+            encoded = interp.eval(g, e.args[0]).value
+            pointer, a, rank = encoded.pointer, e.attrs, int(e.attrs.rank)
+            nums = [int(interp.eval(g, x)[0]) for x in e.args[2:]]
+            if pointer.space not in self.spaces:
+                raise ValueError(f"kernel {name}: a tensor map whose address is in no argument array")
+            maps[id(encoded)] = tensor_map_record(
+                self.spaces.index(pointer.space), int(np.asarray(pointer.offset).reshape(-1)[0]),
+                encoded.dtype, rank, nums[:rank], nums[rank:2 * rank - 1], nums[2 * rank - 1:3 * rank - 1],
+                nums[3 * rank - 1:4 * rank - 1], a.interleave, a.swizzle, a.l2_promotion, a.oob_fill,
+                a.force_cu_dtype)
+        return done
 
     def recording(self, interp, g, e):
         name_ = str(e.args[0].value)
@@ -127,30 +211,44 @@ def _027_kernel(name, args):
         params = []
         for v in values:
             v = getattr(v, "value", v)
+            if id(v) in maps:
+                params.append(maps[id(v)])
+                continue
             space = getattr(v, "space", None)
             if space is None or space not in self.spaces or int(np.asarray(v.offset).reshape(-1)[0]) != 0:
-                raise ValueError(f"kernel {name}: a launch argument that is not an argument array's start: {v!r}")
+                raise ValueError(f"kernel {name}: a launch argument that is neither an argument array's start nor "
+                                 f"a tensor map the host encoded: {v!r}")
             params.append({"array": self.spaces.index(space)})
-        grid, block, dynamic = [1, 1, 1], [1, 1, 1], 0
+        grid, block, cluster, dynamic = [1, 1, 1], [1, 1, 1], [1, 1, 1], 0
         for tag, value in zip(tags, dims):
             if tag.startswith("blockIdx."):
                 grid["xyz".index(tag[-1])] = value
             elif tag.startswith("threadIdx."):
                 block["xyz".index(tag[-1])] = value
+            elif tag.startswith("cluster"):
+                cluster["xyz".index(tag[-1])] = value
             elif tag == "tirx.use_dyn_shared_memory":
                 dynamic = value
-        seen.append({"symbol": name_, "grid": grid, "block": block, "dynamic_shared": dynamic, "params": params,
-                     "fields": dict(zip(tags, dims))})
-        return original(self, interp, g, e)
+        seen.append({"symbol": name_, "grid": grid, "block": block, "cluster": cluster, "dynamic_shared": dynamic,
+                     "params": params, "fields": dict(zip(tags, dims))})
+        return original(self, interp, g, e) if interpret else None
 
-    _host.HostInstructions._launch = recording
+    _host.HostInstructions._launch, _host.HostInstructions.statement = recording, encoding
     try:
         axe4j.cuda.interp.run(executable, *args)
     finally:
-        _host.HostInstructions._launch = original
+        _host.HostInstructions._launch, _host.HostInstructions.statement = original, statement
     if len(seen) != 1:
         raise ValueError(f"kernel {name}: the host function launched {len(seen)} kernels")
     return source, cubin, seen[0]
+
+
+def _case(out, name, kernels):
+    """The kernel's arguments, expected arrays and exactness, written to ``cases/<name>.npz``."""
+    args, expected, exact = gemm_arrays(name) if name in GEMMS else kernels.arrays(name)
+    np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
+             **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
+    return args, expected, exact
 
 
 def build(lane: str, out: Path, names) -> dict:
@@ -167,12 +265,18 @@ def build(lane: str, out: Path, names) -> dict:
     (out / "cases").mkdir(parents=True, exist_ok=True)
     entries = {}
     for name in names:
-        args, expected, exact = gemm_arrays(name) if name in GEMMS else kernels.arrays(name)
-        np.savez(out / "cases" / f"{name}.npz", exact=np.array(exact),
-                 **{f"a{i}": a for i, a in enumerate(args)}, **{f"e{i}": e for i, e in enumerate(expected)})
-        if lane == "tirx":
+        if name in TIMED:   # shapes only: run.py makes and checks the arrays
+            m, n, k = TIMED[name]["mnk"]
+            np.savez(out / "cases" / f"{name}.npz", exact=np.array(False), timed=np.array([m, n, k]))
+            args = [np.zeros((m, k), "float16"), np.zeros((n, k), "float16"), np.zeros((m, n), "float16")]
+            source, cubin, launch = (_tirx_kernel(name, TIMED[name]) if lane == "tirx" else
+                                     _027_kernel(name, args, TIMED[name], interpret=False))
+            launch["timed"] = [m, n, k]
+        elif lane == "tirx":
+            args, expected, exact = _case(out, name, kernels)
             source, cubin, launch = _tirx_kernel(name)
         else:
+            args, expected, exact = _case(out, name, kernels)
             ran = [a.copy() for a in args]
             source, cubin, launch = _027_kernel(name, ran)
             if not kernels.agrees(ran, expected, exact):
@@ -200,7 +304,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(KERNELS_DIR))
     import _tile_kernels as kernels
 
-    names = args.only or [*sorted(kernels.KERNELS), *GEMMS]
+    names = args.only or [*sorted(kernels.KERNELS), *GEMMS, *TIMED]
     build(args.lane, args.out, names)
     return 0
 
