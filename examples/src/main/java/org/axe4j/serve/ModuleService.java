@@ -62,6 +62,7 @@ public final class ModuleService {
     private final Path scratch;
     private final Metrics metrics = new Metrics();
     private final Admission admission;
+    private final CpuShare cpuShare;
     private final Http1Server server;
     private final AtomicReference<LoadedModule> current = new AtomicReference<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -82,6 +83,7 @@ public final class ModuleService {
             throw e;
         }
         admission = new Admission(config.threads(), config.queue());
+        cpuShare = CpuShare.forWorkers(config.threads());
         server = new Http1Server(new InetSocketAddress("127.0.0.1", config.port()),
                 exchange -> admission.handle(exchange, this::handle), this::refused, IDLE_TIMEOUT_MS, READ_TIMEOUT_MS,
                 MAX_CONNECTIONS);
@@ -96,6 +98,11 @@ public final class ModuleService {
         ModuleService service = new ModuleService(config);
         service.server.start();
         return service;
+    }
+
+    /** Threads of TVM's CPU pool each worker's kernels run on ({@link CpuShare}). */
+    public int poolThreadsEach() {
+        return cpuShare.threadsEach();
     }
 
     public int port() {
@@ -299,6 +306,7 @@ public final class ModuleService {
                                 + elapsedMs() + " ms passed in the queue and reading the body, before " + name
                                 + " could start");
                     }
+                    cpuShare.enter();
                     long t0 = System.nanoTime();
                     runner.run();
                     metrics.kernel(name, System.nanoTime() - t0);
