@@ -2,31 +2,22 @@ package org.axe4j.serve;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 
 /**
  * A request body sent with {@code Transfer-Encoding: chunked} (RFC 9112 7.1): chunks of {@code HEX-SIZE[;ext]CRLF
  * data CRLF}, ended by a chunk of size 0 and trailer lines (read and dropped, as bounded as headers). A malformed
  * chunk is a {@link MalformedBody}.
  */
-final class ChunkedBody extends InputStream {
+final class ChunkedBody extends RequestBody {
     private static final int MAX_SIZE_LINE = 1024;
 
     private final SocketInput in;
-    private final Runnable beforeFirstRead;
     private long chunkLeft;
-    private boolean started;
     private boolean ended;
 
     ChunkedBody(SocketInput in, Runnable beforeFirstRead) {
+        super(beforeFirstRead);
         this.in = in;
-        this.beforeFirstRead = beforeFirstRead;
-    }
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
@@ -37,13 +28,7 @@ final class ChunkedBody extends InputStream {
         if (len == 0) {
             return 0;
         }
-        if (!started) {
-            started = true;
-            try {
-                beforeFirstRead.run();
-            } catch (java.io.UncheckedIOException e) {
-                throw e.getCause();
-            }
+        if (start()) {
             chunkLeft = nextChunk(false);
         }
         if (chunkLeft == 0) {
@@ -115,11 +100,6 @@ final class ChunkedBody extends InputStream {
         } catch (SocketInput.LineTooLong e) {
             throw new MalformedBody("the body's trailers are larger than " + RequestHead.MAX_HEADER_BYTES + " bytes");
         }
-    }
-
-    @Override
-    public int available() {
-        return 0;
     }
 
     /** Whether the last chunk and the trailers were read. */
