@@ -123,6 +123,14 @@ public final class ModuleService {
      * drain limit), then closes the port and the module. Idempotent; returns once stopped.
      */
     public void drain() {
+        drain(() -> { });
+    }
+
+    /**
+     * As {@link #drain()}; {@code announce} runs once the service refuses new work (readiness answers 503), before the
+     * wait for the requests in flight: what it tells the world is then already true.
+     */
+    public void drain(Runnable announce) {
         synchronized (this) {
             if (draining) {
                 return;
@@ -130,6 +138,7 @@ public final class ModuleService {
             drainStart = System.nanoTime();
             draining = true;
         }
+        announce.run();
         long limit = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.drainMs());
         try {
             while (admission.inFlight() > 0 && System.nanoTime() < limit) {

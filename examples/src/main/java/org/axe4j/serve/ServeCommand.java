@@ -64,11 +64,10 @@ public final class ServeCommand {
             err.println("axe serve: cannot serve " + args.get(0) + ": " + e.getMessage());
             return 2;
         }
-        Runnable drain = () -> {
+        Runnable drain = () -> service.drain(() -> {   // printed once readiness already answers 503
             out.println("draining");
             out.flush();
-            service.drain();
-        };
+        });
         for (String signal : List.of("TERM", "INT")) {
             sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> new Thread(drain, "axe-serve-drain").start());
         }
