@@ -164,8 +164,8 @@ def emit_tree(request, plan, scope: str, sctx):
     else:
         fold = _combined(combine, dtype, acc[0:1], acc[0:1], views["src0"][at:at + 1], src_dtype)
     cond = _both(has_output, None if terms % group == 0 else k < terms)
-    body = [Evaluate(T.cuda.tile.ewise(LambdaExpr([], lambda: _IDENTITY[combine](dtype), ret_type=PrimType(dtype)),
-                                       acc[0:1], scope="thread")),
+    identity = LambdaExpr([], lambda: _IDENTITY[combine](dtype), ret_type=PrimType(dtype))
+    body = [Evaluate(T.cuda.tile.ewise(identity, acc[0:1], scope="thread")),
             For(i, 0, per_thread, IntImm("int32", 1), ForKind.DEFAULT, fold if cond is None else If(cond, fold, None))]
     def butterfly(width):
         step = 1
@@ -175,7 +175,6 @@ def emit_tree(request, plan, scope: str, sctx):
             body.append(_combined(combine, dtype, acc[0:1], acc[0:1], other, dtype))
             step *= 2
 
-    identity = LambdaExpr([], lambda: _IDENTITY[combine](dtype), ret_type=PrimType(dtype))
     butterfly(min(group, 32))
     writer = part == 0
     if plan.warps_per_group > 1:
