@@ -68,7 +68,7 @@ public final class CpuPool {
     }
 
     /** The CPUs of this process's affinity mask ({@code sched_getaffinity}); all processors if it fails. */
-    static Set<Integer> affinity() {
+    public static Set<Integer> affinity() {
         Libc.ensureRegistered();
         Memory mask = new Memory(MASK_BYTES);
         mask.clear();
