@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the JNI fast path (axe4j_jni.c) into OUT_DIR/libaxe4j_jni.so during the Maven build.
+# Builds the JNI fast path (axe4j_jni.c) and the parallel launcher (axe4j_pool.c), every .c file beside SOURCE,
+# into OUT_DIR/libaxe4j_jni.so during the Maven build.
 # Never fails the build: without gcc or jni.h it prints why and stops, and the bridge then
 # calls TVM through JNA (org.axe4j.tvm.FastCall.mode() says "jna").
 # Usage: build.sh SOURCE OUT_DIR JAVA_HOME
@@ -25,10 +26,10 @@ if [ -z "$include_dir" ]; then
     exit 0
 fi
 mkdir -p "$out_dir"
-if "$compiler" -O2 -fPIC -shared -Wall -Wextra -Werror -I"$include_dir" -I"$include_dir/linux" \
-        -o "$out_dir/libaxe4j_jni.so" "$source_file"; then
+if "$compiler" -O2 -fPIC -shared -pthread -Wall -Wextra -Werror -I"$include_dir" -I"$include_dir/linux" \
+        -o "$out_dir/libaxe4j_jni.so" "$(dirname "$source_file")"/*.c; then
     echo "axe4j JNI fast path: built $out_dir/libaxe4j_jni.so"
 else
-    echo "axe4j JNI fast path: compiling $source_file failed (the bridge will use JNA)"
+    echo "axe4j JNI fast path: compiling $(dirname "$source_file")/*.c failed (the bridge will use JNA)"
 fi
 exit 0

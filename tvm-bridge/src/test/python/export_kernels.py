@@ -2,6 +2,10 @@
 
 Usage: python export_kernels.py OUTPUT_DIR [N] [M K P]
        python export_kernels.py --cuda OUTPUT_DIR
+       python export_kernels.py --parallel OUTPUT_DIR
+
+With ``--parallel``: OUTPUT_DIR/parallel_rows.so (function ``parallel_rows(A, B)``: B[i, j] = 2 A[i, j] + i,
+float32[64, 4096], the rows in a parallel loop, so the library calls ``__TVMBackendParallelLaunch``).
 
 With ``--cuda``: OUTPUT_DIR/add_one_cuda.so (function ``add_one(A)``: A[i] += 1, float32[256], 2 blocks of 128
 threads) compiled for sm_90a with ``axe4j.export_library``, which writes OUTPUT_DIR/add_one_cuda.so.fatbins/, and
@@ -36,6 +40,20 @@ def matmul(m, k, p):
     return te.create_prim_func([a, b, c]).with_attr("global_symbol", "matmul")
 
 
+def parallel_rows(rows, cols):
+    """B[i, j] = 2 A[i, j] + i, rows split over a parallel loop (TVMBackendParallelLaunch: ParallelPoolTest)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def parallel_rows(A: T.Buffer((rows, cols), "float32"), B: T.Buffer((rows, cols), "float32")):
+        T.func_attr({"global_symbol": "parallel_rows"})
+        for i in T.parallel(rows):
+            for j in range(cols):
+                B[i, j] = A[i, j] * T.float32(2) + T.Cast("float32", i)
+
+    return parallel_rows
+
+
 def add_one_cuda():
     from tvm.script import tirx as T
 
@@ -64,6 +82,13 @@ def main(argv):
         out = Path(argv[2])
         out.mkdir(parents=True, exist_ok=True)
         export_cuda(out)
+        return
+    if len(argv) > 2 and argv[1] == "--parallel":
+        out = Path(argv[2])
+        out.mkdir(parents=True, exist_ok=True)
+        lib = tvm.compile(tvm.IRModule({"parallel_rows": parallel_rows(64, 4096)}), target=tvm.target.Target("llvm"))
+        lib.export_library(str(out / "parallel_rows.so"))
+        print(json.dumps({"tvm": tvm.__version__, "library": str(out / "parallel_rows.so"), "rows": 64, "cols": 4096}))
         return
     if len(argv) < 2:
         sys.exit("usage: export_kernels.py OUTPUT_DIR [N] [M K P]")

@@ -3,6 +3,8 @@ package org.axe4j.serve;
 import java.util.List;
 import java.util.Set;
 import org.axe4j.tvm.CpuPool;
+import org.axe4j.tvm.FastCall;
+import org.axe4j.tvm.ParallelPool;
 import org.axe4j.tvm.Tvm;
 
 /**
@@ -21,7 +23,13 @@ final class CpuShare {
     /** {@code runtime.config_threadpool}'s first argument: kSpecifyThreadShareAllCore (every thread, every CPU). */
     private static final int SHARE_ALL_CPUS = -3;
 
+    /** {@code AXE4J_CPU_POOL=tvm} keeps TVM's own pools (for comparison); anything else uses axe4j's. */
+    static final String POOL_ENV = "AXE4J_CPU_POOL";
+
+    private final int poolThreads;
+    private final int workers;
     private final int threadsEach;
+    private String parallelPool = "TVM's";
     /** The CPUs the pool's threads may run on, as {@code config_threadpool} takes them: decimal strings. */
     private final List<String> cpus;
     private final ThreadLocal<Boolean> sized = ThreadLocal.withInitial(() -> Boolean.FALSE);
@@ -30,14 +38,43 @@ final class CpuShare {
         if (cpus.isEmpty()) {
             throw new IllegalArgumentException("CpuShare: no CPUs to run the pool on (the affinity mask is empty)");
         }
-        this.threadsEach = Math.max(1, poolThreads / Math.max(1, workers));
+        this.poolThreads = poolThreads;
+        this.workers = Math.max(1, workers);
+        this.threadsEach = Math.max(1, poolThreads / this.workers);
         this.cpus = cpus.stream().sorted().map(String::valueOf).toList();
     }
 
-    /** The share of {@code workers} workers in this process's pool. */
+    /**
+     * The share of {@code workers} workers in this process's pool, with axe4j's parallel pool started for them
+     * ({@link #startParallelPool}) unless {@value #POOL_ENV}{@code =tvm}.
+     */
     static CpuShare forWorkers(int workers) {
         int pool = CpuPool.size().threads();
-        return new CpuShare(pool > 0 ? pool : CpuPool.usableCores(), workers, CpuPool.affinity());
+        CpuShare share = new CpuShare(pool > 0 ? pool : CpuPool.usableCores(), workers, CpuPool.affinity());
+        String choice = System.getenv(POOL_ENV);
+        share.parallelPool = "tvm".equals(choice) ? "TVM's (" + POOL_ENV + "=tvm)" : share.startParallelPool();
+        return share;
+    }
+
+    /**
+     * Starts axe4j's parallel pool ({@link ParallelPool}: a kernel's caller never waits for a task no thread has
+     * begun) for the workers: {@code max(0, T - W)} helper threads shared by all workers, {@code max(1, T / W)} tasks a
+     * kernel. Modules the service loads then run their parallel loops on it ({@link LoadedModule}). Without the JNI
+     * library TVM's pools stay, sized by {@link #enter}.
+     *
+     * @return which pool the kernels run on, for the start-up line
+     */
+    private String startParallelPool() {
+        if (!ParallelPool.available()) {
+            return "TVM's (axe4j's needs the JNI library: " + FastCall.describe() + ")";
+        }
+        int helpers = ParallelPool.start(Math.max(0, poolThreads - workers), threadsEach);
+        return "axe4j's: " + helpers + " helper thread(s), " + ParallelPool.tasksPerLaunch() + " task(s) a kernel";
+    }
+
+    /** The pool kernels run their parallel loops on, in words. */
+    String parallelPool() {
+        return parallelPool;
     }
 
     int threadsEach() {
@@ -48,7 +85,10 @@ final class CpuShare {
         return cpus;
     }
 
-    /** Sizes the calling thread's TVM pool, the first time this thread runs a kernel. */
+    /**
+     * Sizes the calling thread's TVM pool, the first time this thread runs a kernel (for modules whose parallel loops
+     * stay on TVM's pools: {@link ParallelPool#adopt} says when).
+     */
     void enter() {
         if (!sized.get()) {
             Tvm.call("runtime.config_threadpool", SHARE_ALL_CPUS, threadsEach, cpus);

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.axe4j.tvm.Kernel;
+import org.axe4j.tvm.ParallelPool;
 import org.axe4j.tvm.TvmModule;
 import org.axe4j.tvm.cuda.CudaBinaries;
 import org.axe4j.tvm.cuda.DeviceMemory;
@@ -29,6 +30,8 @@ import org.axe4j.tvm.cuda.DeviceMemory;
 final class LoadedModule {
     final Manifest manifest;
     final int generation;
+    /** Where the kernels' parallel loops run: axe4j's pool ({@link ParallelPool}) or TVM's, and why. */
+    final String parallelLoops;
     private final Path folder;
     private final TvmModule module;
     private final Map<String, Kernel> kernels = new HashMap<>();
@@ -63,7 +66,13 @@ final class LoadedModule {
                     }
                 }
             }
-            return new LoadedModule(manifest, generation, folder, TvmModule.load(copy), memories, backend);
+            TvmModule module = TvmModule.load(copy);
+            String loops = "TVM's pool";
+            if (backend == null && memories == null && !manifest.onCuda() && ParallelPool.started()) {
+                ParallelPool.Adoption adoption = ParallelPool.adopt(copy);
+                loops = adoption.adopted() ? "axe4j's pool" : "TVM's pool: " + adoption.reason();
+            }
+            return new LoadedModule(manifest, generation, folder, module, memories, backend, loops);
         } catch (IOException e) {
             delete(folder);
             throw new UncheckedIOException("copying " + library + " to " + folder + ": " + e.getMessage(), e);
@@ -74,8 +83,9 @@ final class LoadedModule {
     }
 
     private LoadedModule(Manifest manifest, int generation, Path folder, TvmModule module,
-                         Supplier<DeviceMemory> memories, Backend backend) {
+                         Supplier<DeviceMemory> memories, Backend backend, String parallelLoops) {
         this.manifest = manifest;
+        this.parallelLoops = parallelLoops;
         this.generation = generation;
         this.folder = folder;
         this.module = module;

@@ -75,6 +75,7 @@ public final class ModuleService {
         this.config = config;
         scratch = Files.createTempDirectory("axe-serve-");
         source = config.library().toAbsolutePath().normalize();
+        cpuShare = CpuShare.forWorkers(config.threads());   // before the module: its pool adopts the module's loops
         try {
             generation = 1;
             current.set(LoadedModule.load(source, generation, scratch, config.memories(), config.backend()));
@@ -83,7 +84,6 @@ public final class ModuleService {
             throw e;
         }
         admission = new Admission(config.threads(), config.queue());
-        cpuShare = CpuShare.forWorkers(config.threads());
         server = new Http1Server(new InetSocketAddress("127.0.0.1", config.port()),
                 exchange -> admission.handle(exchange, this::handle), this::refused, IDLE_TIMEOUT_MS, READ_TIMEOUT_MS,
                 MAX_CONNECTIONS);
@@ -107,6 +107,12 @@ public final class ModuleService {
 
     public int port() {
         return server.port();
+    }
+
+    /** Where the current module's kernels run their parallel loops, and the pool's size, in words. */
+    public String parallelLoops() {
+        LoadedModule m = current.get();
+        return m.parallelLoops + (m.parallelLoops.equals("axe4j's pool") ? " (" + cpuShare.parallelPool() + ")" : "");
     }
 
     public Manifest manifest() {

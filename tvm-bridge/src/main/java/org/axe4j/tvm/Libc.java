@@ -8,7 +8,7 @@ import com.sun.jna.Pointer;
 /**
  * The few libc calls the loader needs: {@code sigaction} to save and restore the JVM's signal
  * handlers around the load of TVM's libraries, {@code dlopen(RTLD_NOLOAD)} to tell whether
- * a library is already in the process, and the C environment and affinity mask that size TVM's
+ * a library is already in the process ({@code dlsym} to find a loaded module's symbols), and the C environment and affinity mask that size TVM's
  * thread pool ({@link CpuPool}).
  */
 final class Libc {
@@ -40,6 +40,11 @@ final class Libc {
     static native int sigaction(int signal, Pointer action, Pointer oldAction);
 
     static native Pointer dlopen(String path, int flags);
+
+    /** The address of {@code symbol} in the object {@code handle} (glibc 2.34+ keeps dlsym in libc). */
+    static native Pointer dlsym(Pointer handle, String symbol);
+
+    static native int dlclose(Pointer handle);
 
     /** The CPUs this process may run on, as a bit mask of {@code size} bytes; 0 on success. */
     static native int sched_getaffinity(int pid, long size, Pointer mask);
