@@ -12,8 +12,8 @@ arrival on ``empty`` per warpgroup), and at the end casts the accumulator to FP1
 The ring and its mbarriers live in DYNAMIC shared memory, as on 0.27: one ``shared.dyn`` block carved in order by
 tvm_tirx's ``SMEMPool`` (A's slots, B's slots, both 1024-byte aligned for the 128-byte swizzle, then the mbarriers);
 ``commit`` records the block's size as the launch's dynamic shared bytes (the host passes it as
-``tirx.use_dyn_shared_memory``), so the cubin's static ``.nv.shared`` holds nothing of it and a 4-stage ring of
-128 KiB launches once the kernel is opted in past 48 KiB.
+``tirx.use_dyn_shared_memory``), so the cubin's static ``.nv.shared`` holds nothing of it (only the 1 KiB sm_90
+reserves) and a 4-stage ring of 128 KiB is asked for at launch, as CUDA requires past 48 KiB a block.
 
 Differences of spelling only: the consumer's row block is written ``(tid // 128 + 1) % 2`` where 0.27 writes
 ``wg - 1`` (the same for warpgroups 1 and 2): tvm_tirx proves a region in bounds from the thread index's range
