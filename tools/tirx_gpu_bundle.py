@@ -9,14 +9,15 @@ Usage (``make tirx-gpu-bundle`` runs both):
     .venv/bin/python      tools/tirx_gpu_bundle.py --lane 0.27 [--out DIR] [--only NAME ...]
 
 Each lane writes ``DIR/<lane>/<kernel>.cubin`` and ``DIR/<lane>.json``: per kernel its symbol, grid, block, cluster,
-dynamic shared bytes, and its parameters in order, each ``{"array": i}`` (the device pointer of argument array i) or
-``{"tensor_map": ...}`` (a CUtensorMap passed by value, with the arguments the host function gives
-cuTensorMapEncodeTiled: element type, rank, dims, byte strides, box, element strides, interleave, swizzle, L2
-promotion, OOB fill, and the argument array and byte offset of its global address); the arrays (``DIR/cases/
-<kernel>.npz``: ``a0, a1, ...`` the arguments with outputs zero, ``e0, ...`` the arrays expected after the run,
-``exact``; a timed GEMM: only its ``timed`` shape) are the same for both lanes. The launch is read from what the
-lane compiled: on tvm_tirx from the host function's packed calls (``axe4j.cuda.interp._tirx``), on 0.27 from the
-host function the CUDA interpreter runs, which also runs the kernel here first (not the timed GEMM's).
+static shared bytes (its cubin's ``.nv.shared.<symbol>``), dynamic shared bytes, and its parameters in order, each
+``{"array": i}`` (the device pointer of argument array i) or ``{"tensor_map": ...}`` (a CUtensorMap passed by value,
+with the arguments the host function gives cuTensorMapEncodeTiled: element type, rank, dims, byte strides, box,
+element strides, interleave, swizzle, L2 promotion, OOB fill, and the argument array and byte offset of its global
+address); the arrays (``DIR/cases/<kernel>.npz``: ``a0, a1, ...`` the arguments with outputs zero, ``e0, ...`` the
+arrays expected after the run, ``exact``; a timed GEMM: only its ``timed`` shape) are the same for both lanes. The
+launch is read from what the lane compiled: on tvm_tirx from the host function's packed calls
+(``axe4j.cuda.interp._tirx``), on 0.27 from the host function the CUDA interpreter runs, which also runs the kernel
+here first (not the timed GEMM's). The timed GEMM is each lane's packaged ``hopper_gemm``.
 """
 
 from __future__ import annotations
@@ -68,7 +69,26 @@ def _tirx_function(name):
         from axe4j.tirx.kernels.ampere_gemm import ampere_gemm
 
         return ampere_gemm(*GEMMS[name])
+    if name in TIMED:   # the packaged kernel, as 0.27's
+        from axe4j.tirx.kernels.hopper_gemm import hopper_gemm
+
+        return hopper_gemm(*TIMED[name]["mnk"], *TIMED[name]["tile"])
     return lane.build(lane.KERNELS[name])
+
+
+def static_shared(cubin: bytes, symbol: str) -> int:
+    """Bytes of the kernel's static shared memory in its cubin: the size of ELF section ``.nv.shared.<symbol>`` (on
+    sm_90 it includes the 1 KiB the system reserves; 0 without the section)."""
+    import struct
+
+    if cubin[:5] != b"\x7fELF\x02":
+        raise ValueError(f"kernel {symbol}: its cubin is not an ELF64 file")
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][4]
+    sizes = {cubin[names + h[0]:cubin.index(b"\0", names + h[0])].decode(): h[5] for h in headers}
+    return int(sizes.get(f".nv.shared.{symbol}", 0))
 
 
 def tensor_map_record(array, offset, dtype, rank, dims, strides, box, elements, interleave, swizzle, l2, oob,
@@ -122,7 +142,7 @@ def _tirx_tensor_maps(host, names) -> dict:
     return maps
 
 
-def _tirx_kernel(name, spec=None):
+def _tirx_kernel(name):
     """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by tvm_tirx through axe4j's dispatch."""
     import _tile_kernels_tirx as lane
     from tvm_tirx.backend.cuda.compiler import compile_source
@@ -130,7 +150,7 @@ def _tirx_kernel(name, spec=None):
     from axe4j.cuda import interp
     from axe4j.cuda.interp import _tirx
 
-    function = lane.build(spec) if spec is not None else _tirx_function(name)
+    function = _tirx_function(name)
     compiled = interp.compile_tirx(function, lane.target(ARCH))
     source = compiled.executable.mod.imports[0].inspect_source("cuda")
     gvar, func = _tirx.device_function(compiled.device)
@@ -160,7 +180,7 @@ def _tirx_kernel(name, spec=None):
     return source, bytes(cubin), launch
 
 
-def _027_kernel(name, args, spec=None, interpret=True):
+def _027_kernel(name, args, interpret=True):
     """(CUDA source, cubin bytes, launch) of kernel ``name`` compiled by TVM 0.27 through axe4j's dispatch; the
     launch is the one the CUDA interpreter's host function makes on ``args``, whose kernel the interpreter then runs
     (writing ``args``, as the GPU will) unless ``interpret`` is False (a GEMM too large to interpret)."""
@@ -172,8 +192,10 @@ def _027_kernel(name, args, spec=None, interpret=True):
     from axe4j.cuda.interp import _host
 
     target = tvm.target.Target({"kind": "cuda", "arch": ARCH}, host="llvm")
-    if spec is not None:
-        function = lane.build(spec)
+    if name in TIMED:
+        from axe4j.cuda.kernels.hopper_gemm import hopper_gemm
+
+        function = hopper_gemm(*TIMED[name]["mnk"], *TIMED[name]["tile"])
     elif name in GEMMS:
         from axe4j.cuda.kernels.ampere_gemm import ampere_gemm
 
@@ -269,8 +291,8 @@ def build(lane: str, out: Path, names) -> dict:
             m, n, k = TIMED[name]["mnk"]
             np.savez(out / "cases" / f"{name}.npz", exact=np.array(False), timed=np.array([m, n, k]))
             args = [np.zeros((m, k), "float16"), np.zeros((n, k), "float16"), np.zeros((m, n), "float16")]
-            source, cubin, launch = (_tirx_kernel(name, TIMED[name]) if lane == "tirx" else
-                                     _027_kernel(name, args, TIMED[name], interpret=False))
+            source, cubin, launch = (_tirx_kernel(name) if lane == "tirx" else
+                                     _027_kernel(name, args, interpret=False))
             launch["timed"] = [m, n, k]
         elif lane == "tirx":
             args, expected, exact = _case(out, name, kernels)
@@ -285,8 +307,10 @@ def build(lane: str, out: Path, names) -> dict:
         (out / lane / f"{name}.cu").write_text(source)
         if launch["symbol"].encode() not in cubin:
             raise ValueError(f"kernel {name}: symbol {launch['symbol']} is not in its cubin")
+        launch["static_shared"] = static_shared(cubin, launch["symbol"])
         entries[name] = {**launch, "cubin": f"{lane}/{name}.cubin", "case": f"cases/{name}.npz", "arch": ARCH}
-        print(f"[tirx-gpu-bundle] {lane:5} {name:32} grid {launch['grid']} block {launch['block']}", flush=True)
+        print(f"[tirx-gpu-bundle] {lane:5} {name:32} grid {launch['grid']} block {launch['block']} shared "
+              f"{launch['static_shared']} static + {launch['dynamic_shared']} dynamic", flush=True)
     (out / f"{lane}.json").write_text(json.dumps({"lane": lane, "arch": ARCH, "kernels": entries}, indent=1))
     return entries
 

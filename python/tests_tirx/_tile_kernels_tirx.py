@@ -375,76 +375,11 @@ def wgmma(spec):
 
 
 def hopper_gemm(spec):
-    """axe4j.cuda.kernels.hopper_gemm's kernel on this lane, statement for statement: warpgroup 0's thread 0 fills a
-    ring of ``stages`` slots by TMA (``Ax.copy_async`` on the slot's ``full`` mbarrier, armed with the stage's bytes),
-    waiting for a slot's ``empty`` mbarrier before refilling it; warpgroups 1 and 2 wait on ``full``, multiply by
-    ``Ax.gemm_async`` (wgmma) into their accumulators, release the slot, then cast and store their rows. Slot
-    ``kt % stages``, parity ``(kt // stages) % 2`` (the producer's ``+ 1``: the ring starts free)."""
-    m, n, k = spec["mnk"]
-    bm, bn, bk, stages = spec["tile"]
-    half = bm // 2
-    a_layout, b_layout = _ring(stages, 2, half, bk), _ring(stages, 1, bn, bk)
-    acc_layout = _layout(_tile_kernels.wgmma_accumulator(half, bn))
-    k_tiles = k // bk
-    stage_bytes = (bm + bn) * bk * 2
+    """The packaged kernel ``axe4j.tirx.kernels.hopper_gemm`` (the twin of ``axe4j.cuda.kernels.hopper_gemm``) at the
+    spec's shape and tile: its ring and mbarriers in dynamic shared memory, as on 0.27."""
+    from axe4j.tirx.kernels.hopper_gemm import hopper_gemm as packaged
 
-    @T.function
-    def kernel(A: T.Tensor((m, k), "float16"), B: T.Tensor((n, k), "float16"), D: T.Tensor((m, n), "float16")):
-        with T.device_entry(launch=LaunchConfig(grid=(n // bn, m // bm), block=384)):
-            bx = T.cuda.block_idx("x")
-            by = T.cuda.block_idx("y")
-            tid = T.cuda.thread_idx("x")
-            A_smem = T.alloc_shared((stages, 2, half, bk), "float16", layout=a_layout, align=1024)
-            B_smem = T.alloc_shared((stages, 1, bn, bk), "float16", layout=b_layout, align=1024)
-            full = T.alloc_shared((stages,), "uint64", layout=T.TileLayout(T.S[stages]), align=8)
-            empty = T.alloc_shared((stages,), "uint64", layout=T.TileLayout(T.S[stages]), align=8)
-            if tid == 0:
-                for s in T.unroll(stages):
-                    T.ptx["mbarrier.init.shared.b64"](full.ptr_to([s]), T.uint32(1))
-                    T.ptx["mbarrier.init.shared.b64"](empty.ptr_to([s]), T.uint32(2))
-            T.ptx["fence.proxy.async.shared::cta"]()
-            T.cuda.cta_sync()
-            if tid < 128:
-                if tid == 0:
-                    for kt in T.serial(k_tiles):
-                        if kt >= stages:
-                            # wait until both consumers released the slot's previous contents
-                            T.cuda.mbarrier_wait(empty.ptr_to([kt % stages]), (kt // stages + 1) % 2)
-                        for h in T.unroll(2):
-                            Ax.copy_async(A_smem[kt % stages, h, :, :],
-                                          A[by * bm + h * half:by * bm + h * half + half, kt * bk:kt * bk + bk],
-                                          full.ptr_to([kt % stages]))
-                        Ax.copy_async(B_smem[kt % stages, 0, :, :], B[bx * bn:bx * bn + bn, kt * bk:kt * bk + bk],
-                                      full.ptr_to([kt % stages]))
-                        T.ptx["mbarrier.arrive.expect_tx.shared.b64"](full.ptr_to([kt % stages]),
-                                                                      T.uint32(stage_bytes))
-            else:
-                # the consumer's row block, wg - 1 for warpgroups 1 and 2 as on 0.27, written (wg + 1) % 2: tvm_tirx's
-                # apply proves regions in bounds from the thread index's range alone, without the branch condition
-                part = (tid // 128 + 1) % 2
-                acc = T.alloc_local((half, bn), "float32", layout=acc_layout)
-                out = T.alloc_local((half, bn), "float16", layout=acc_layout)
-                Ax.fill(acc[:, :], T.float32(0.0), scope="warpgroup")
-                for kt in T.serial(k_tiles):
-                    T.cuda.mbarrier_wait(full.ptr_to([kt % stages]), (kt // stages) % 2)
-                    Ax.gemm_async(acc[:, :], A_smem[kt % stages, part, :, :], B_smem[kt % stages, 0, :, :],
-                                  False, False, True, None, False, scope="warpgroup")
-                    if tid % 128 == 0:
-                        T.ptx["mbarrier.arrive.shared.b64"](empty.ptr_to([kt % stages]), T.uint32(1))
-                Ax.cast(out[:, :], acc[:, :], scope="warpgroup")
-                Ax.copy(D[by * bm + part * half:by * bm + part * half + half, bx * bn:bx * bn + bn], out[:, :],
-                        scope="warpgroup")
-
-    return kernel
-
-
-def _ring(stages, parts, rows, bk):
-    """axe4j.cuda.kernels.hopper_gemm.shared_tile on this lane: (stages, parts, rows, bk) FP16, K-major rows of 64
-    under the 128-byte swizzle, K blocks outermost per block."""
-    row = 64
-    kb, block = bk // row, rows * bk
-    return T.ComposeLayout(3, 3, 3, T.TileLayout(T.S[(stages, parts, rows, kb, row):
-                                                     (parts * block, block, row, rows * row, 1)]))
+    return packaged(*spec["mnk"], *spec["tile"])
 
 
 def tma(spec):

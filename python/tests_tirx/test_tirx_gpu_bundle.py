@@ -23,8 +23,10 @@ VENV_027 = REPO / ".venv" / "bin" / "python"
 # three arrays used by all three params; one array (B) that the kernel never reads; an mma over float16
 NAMES = ["add_cta_f32", "cast_cta_f32_to_f16", "mma_16x8x16_f16"]
 GEMM = "ampere_gemm_256x192x96"   # 0.27 launches its CTAs as a (3, 4) grid, the new lane's kernel as (12)
-# tensor-map parameters: the new lane keeps its shared tiles static, 0.27 in dynamic shared memory
+# tensor-map parameters: the new lane keeps the TMA copy's tile static, 0.27 in dynamic shared memory; both lanes'
+# Hopper GEMMs carve their rings from dynamic shared memory
 TMA = ["tma_2d_f16_64x64", "hopper_gemm_128x128x256"]
+RESERVED_SHARED = 1024   # sm_90's system-reserved shared memory, in the .nv.shared section of any kernel that uses it
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _tile_kernels  # noqa: E402
@@ -109,6 +111,20 @@ def test_both_lanes_encode_the_same_tensor_maps(bundle):
         assert map_["dims"] == [k, rows] and map_["strides"] == [2 * k] and map_["box"][0] == bk
         assert map_["swizzle"] == 3 and map_["interleave"] == 0 and map_["element_strides"] == [1, 1]
     assert a["tensor_map"]["box"][1] * 2 == bm and b["tensor_map"]["box"][1] == bn   # two consumer halves of A
+
+
+def test_the_hopper_gemms_ring_is_dynamic_shared_memory_on_both_lanes(bundle):
+    """The recorded dynamic bytes are the ring's and its mbarriers' on both lanes; the new lane's cubin holds no
+    static shared array (its .nv.shared section is sm_90's reserved 1 KiB), where the ring as static arrays had
+    0x20440 bytes at 4 stages."""
+    from axe4j.cuda.kernels.hopper_shape import ring_bytes
+
+    lanes = {lane: json.loads((bundle / f"{lane}.json").read_text())["kernels"] for lane in ("tirx", "0.27")}
+    (bm, bn, bk, stages) = _tile_kernels.KERNELS["hopper_gemm_128x128x256"]["tile"]
+    ours, theirs = lanes["tirx"]["hopper_gemm_128x128x256"], lanes["0.27"]["hopper_gemm_128x128x256"]
+    assert ours["dynamic_shared"] == theirs["dynamic_shared"] == ring_bytes(bm, bn, bk, stages) + 2 * stages * 8
+    assert ours["static_shared"] == theirs["static_shared"] == RESERVED_SHARED
+    assert lanes["tirx"]["tma_2d_f16_64x64"]["static_shared"] > RESERVED_SHARED   # a static tile shows there
 
 
 @pytest.fixture(scope="module")

@@ -178,7 +178,7 @@ class Driver:
         self.check(self.lib.cuModuleLoadData(ctypes.byref(module), self._image), "cuModuleLoadData")
         self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, symbol.encode()),
                    f"cuModuleGetFunction({symbol})")
-        static = ctypes.c_int()   # the new lane declares its rings as static __shared__ arrays
+        static = ctypes.c_int()   # the new lane's tile kernels keep their tiles in static __shared__ arrays
         self.check(self.lib.cuFuncGetAttribute(ctypes.byref(static), FUNC_SHARED_SIZE, function), "cuFuncGetAttribute")
         if static.value + dynamic_shared > 48 * 1024:   # past 48 KiB a kernel opts in
             self.check(self.lib.cuFuncSetAttribute(function, FUNC_MAX_DYNAMIC_SHARED, dynamic_shared),

@@ -82,6 +82,11 @@ class TirxInterpreter(Interpreter):
             if value is None:
                 raise NotModelled(f"tensor {e.args[0]} has no storage here")
             return value
+        if name == "tirx.ptr_byte_offset":   # a view ``offset`` bytes into a storage (a shared-memory pool's tensors)
+            base = self.eval(g, e.args[0])
+            if not isinstance(base, Pointer):
+                raise NotModelled(f"{e}: the offset of a value that is not a pointer")
+            return base.add(self.eval(g, e.args[1]))
         if name in ("tirx.cuda.thread_idx", "tirx.cuda.block_idx"):
             axis = "xyz".index(str(e.args[0].value))
             if name == "tirx.cuda.thread_idx":
@@ -255,7 +260,9 @@ def run_kernel(host_module, device_module, names, *arrays):
         raise NotModelled(f"kernel '{name}': block {launch}: the interpreter launches 1-D CTAs")
     grid = tuple(launch.get(f"grid.{a}", 1) for a in "xyz")
     threads = launch["block.x"]
-    launch = Launch(name, func, values, grid, threads, 0, _ptx)
+    # the dynamic shared bytes of the launch (a ``shared.dyn`` pool's ``commit``), after the static tensors
+    dynamic = launch.get("dynamic_smem_bytes", 0)
+    launch = Launch(name, func, values, grid, threads, dynamic, _ptx)
     launch.static_shared = shared_bytes(func.body)
     launch.interp = TirxInterpreter(launch, _ptx)
     env = {key(p): _Broadcast(value) for p, value in zip(params, values)}

@@ -24,11 +24,12 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import ComposeLayout, S, TileLayout, laneid, wid_in_wg
 from tvm.tirx.script import tile as Tx
 
+# the shape checks and layout data are shared with the new TIRx lane's kernel (no TVM import there)
+from .hopper_shape import (  # noqa: F401  (the module's API: other kernels import them from here)
+    ITEMSIZE, SWIZZLE_ROW, accumulator_shard, alignment_problems, ceil_div, check_shape, divisibility_problems,
+    shared_tile_shard, tile_problems)
 from .pipeline import PipelineState, release
 from .tiles import local_tile
-
-SWIZZLE_ROW = 64  # elements of one 128-byte swizzle row (FP16)
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 def shared_tile(stages: int, parts: int, rows: int, bk: int, itemsize: int = 2):
@@ -36,71 +37,15 @@ def shared_tile(stages: int, parts: int, rows: int, bk: int, itemsize: int = 2):
     warpgroup), K-major rows of 128 bytes (64 FP16, 128 FP8 elements) under the 128-byte swizzle (16-byte units:
     ``Swizzle<3, log2(16 / itemsize), 3>`` on element addresses), K blocks outermost per block; every block is a
     whole number of 1024-byte swizzle atoms, so a run-time stage or block index keeps the swizzle pattern."""
-    row = 128 // itemsize
-    kb = bk // row
-    block = rows * bk
-    return ComposeLayout((16 // itemsize).bit_length() - 1, 3, 3,
-                         TileLayout(S[(stages, parts, rows, kb, row): (parts * block, block, row, rows * row, 1)]))
+    per_element, swizzle_len, atom_len, extents, strides = shared_tile_shard(stages, parts, rows, bk, itemsize)
+    return ComposeLayout(per_element, swizzle_len, atom_len, TileLayout(S[extents:strides]))
 
 
 def accumulator(rows: int, n: int):
     """(rows, n) registers of one warpgroup: the wgmma m64nNk16 accumulator fragment tiled over rows/64 blocks."""
-    width = min(n, 256)
-    per, bn = width // 2, n // width
-    return TileLayout(S[(rows // 64, 4, 2, 8, bn, width // 8, 4, 2):
-                        (per * bn, 1 @ wid_in_wg, 2, 4 @ laneid, per, 4, 1 @ laneid, 1)])
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def tile_problems(bm: int, bn: int, bk: int, unit: str = "FP16", itemsize: int = 2,
-                  one_consumer: bool = False) -> list[str]:
-    """What keeps (BM, BN, BK) from being a tile of two consumer warpgroups (or, with ``one_consumer``, also of one
-    warpgroup of 64 rows) with wgmma on swizzled shared tiles (``unit`` names the elements of a swizzle row in the
-    message)."""
-    problems = []
-    row = 128 // itemsize
-    if bm % 128 and not (one_consumer and bm == 64):
-        problems.append(f"BM={bm}: two consumer warpgroups of 64-row wgmma blocks need a multiple of 128"
-                        + (" (or BM=64: one consumer warpgroup)" if one_consumer else ""))
-    if bk % row:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({row} {unit})")
-    if bn > 256 or bn % 8:
-        problems.append(f"BN={bn}: one wgmma covers N <= 256 in steps of 8")
-    return problems
-
-
-def divisibility_problems(m: int, n: int, k: int, bm: int, bn: int, bk: int) -> list[str]:
-    """The teaching kernel walks whole tiles only: M, N and K multiples of the tile."""
-    return [f"{name}={value} is not a multiple of the tile {tile}"
-            for name, value, tile in (("M", m, bm), ("N", n, bn), ("K", k, bk)) if value % tile]
-
-
-def alignment_problems(m: int, n: int, k: int, dtype: str = "float16", out_dtype: str | None = None) -> list[str]:
-    """TMA's rules for a row-major global tensor (cuTensorMapEncodeTiled): every dim at least 1 and every row
-    stride a multiple of 16 bytes, so K (rows of A and B, ``dtype``) and N (rows of D, ``out_dtype``) must be
-    multiples of 16 / itemsize."""
-    problems = [f"{name}={value} must be at least 1" for name, value in (("M", m), ("N", n), ("K", k)) if value < 1]
-    for name, value, what, of in (("K", k, "A's and B's", dtype), ("N", n, "D's", out_dtype or dtype)):
-        per = 16 // ITEMSIZE.get(of, 2)
-        if value >= 1 and value % per:
-            problems.append(f"{name}={value}: TMA needs {what} rows of a multiple of 16 bytes ({name} a multiple of "
-                            f"{per} {of} elements); pad {name} to {ceil_div(value, per) * per} "
-                            f"(axe4j.cuda.kernels.gemm_tuning.padded_gemm does)")
-    return problems
-
-
-def check_shape(m: int, n: int, k: int, bm: int, bn: int, bk: int, stages: int) -> None:
-    problems = divisibility_problems(m, n, k, bm, bn, bk) + tile_problems(bm, bn, bk)
-    smem = stages * (bm + bn) * bk * 2
-    if smem > 227 * 1024:
-        problems.append(f"{stages} stages of ({bm} + {bn}) x {bk} FP16 need {smem} bytes of shared memory; "
-                        "an H100 CTA has 227 KiB")
-    if problems:
-        raise ValueError(f"hopper_gemm(M={m}, N={n}, K={k}, BM={bm}, BN={bn}, BK={bk}, stages={stages}): "
-                         + "; ".join(problems))
+    axes = {"wid_in_wg": wid_in_wg, "laneid": laneid}
+    extents, strides = accumulator_shard(rows, n)
+    return TileLayout(S[extents:tuple(s if isinstance(s, int) else s[0] @ axes[s[1]] for s in strides)])
 
 
 def hopper_gemm(m: int, n: int, k: int, bm: int = 128, bn: int = 128, bk: int = 64, stages: int = 4):
