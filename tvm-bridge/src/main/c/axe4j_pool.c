@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* TVM's TVMParallelGroupEnv and FTVMParallelLambda (tvm/runtime/c_backend_api.h), declared by hand. */
@@ -53,10 +54,11 @@ struct job {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
 static struct job *open_jobs[MAX_OPEN];
-static int open_count;
+static atomic_int open_count;   /* written under `lock`; a spinning helper reads it without */
 static int helpers;               /* started helper threads; set once */
 static int tasks_per_launch = 1;  /* num_task when a kernel passes 0 */
 static atomic_int held;           /* tests: while set, helpers claim nothing */
+static atomic_int adaptive = 1;   /* tests may turn the per-loop choice below off */
 static atomic_long run_by_callers, run_by_helpers;
 static error_move_from_raised move_from_raised;
 static error_set_raised set_raised;
@@ -88,10 +90,28 @@ static void finish_task(struct job *j) {
     }
 }
 
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/*
+ * A helper that has just left a launch watches for the next one for SPIN_NS before it sleeps: a kernel is often several
+ * parallel loops in a row (a GEMM's packing and its blocks, per K block), each of which would otherwise wait for the
+ * helper's wake-up (tens of microseconds); between requests the helper sleeps, leaving the core to the server.
+ */
+#define SPIN_NS 50000
+
 static void *helper_main(void *unused) {
     (void) unused;
     on_helper = 1;
     for (;;) {
+        for (long until = now_ns() + SPIN_NS; atomic_load(&open_count) == 0 && now_ns() < until;) {
+            for (int i = 0; i < 64; i++) {
+                __builtin_ia32_pause();
+            }
+        }
         pthread_mutex_lock(&lock);
         struct job *j = NULL;
         while (atomic_load(&held) || (j = claimable()) == NULL) {
@@ -122,6 +142,38 @@ static void *helper_main(void *unused) {
     return NULL;
 }
 
+/*
+ * Per parallel loop (its lambda): how many launches to run on the caller alone. A launch with less than short_ns
+ * (100 us) of work (its time on each thread that ran a task) gains less from a helper than the helper's wake-up costs
+ * the other cores, where a server's connection threads want to run (gemm 128^3 through axe serve: 8,000 calls/s on
+ * one thread, 4,800-7,600 with a helper): the loop's next SKIP launches run on the caller alone, then one launch
+ * asks the helpers again. A longer launch keeps asking, even one a helper missed: the next may find it.
+ */
+#define SITES 256
+#define SKIP 63
+static _Atomic long short_ns = 100000;   /* tests may change it */
+struct site {
+    _Atomic uintptr_t lambda;
+    atomic_int skip;
+};
+static struct site sites[SITES];
+
+static struct site *site_of(parallel_lambda lambda) {
+    uintptr_t key = (uintptr_t) lambda;
+    unsigned start = (unsigned) ((key >> 4) * 2654435761u) % SITES;
+    for (unsigned probe = 0; probe < 8; probe++) {
+        struct site *s = &sites[(start + probe) % SITES];
+        uintptr_t seen = atomic_load(&s->lambda);
+        if (seen == 0 && atomic_compare_exchange_strong(&s->lambda, &seen, key)) {
+            return s;
+        }
+        if (seen == key) {
+            return s;
+        }
+    }
+    return NULL;   /* table crowded: this loop always asks the helpers */
+}
+
 static int run_inline(parallel_lambda lambda, void *cdata, int num_task) {
     parallel_env env = {NULL, num_task};
     int status = 0;
@@ -141,6 +193,13 @@ int axe4j_parallel_launch(parallel_lambda lambda, void *cdata, int num_task) {
     if (on_helper || helpers == 0 || num_task == 1) {
         return run_inline(lambda, cdata, num_task);
     }
+    struct site *site = atomic_load(&adaptive) ? site_of(lambda) : NULL;
+    if (site != NULL && atomic_load(&site->skip) > 0) {
+        atomic_fetch_sub(&site->skip, 1);
+        return run_inline(lambda, cdata, num_task);
+    }
+    struct timespec began;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     struct job j = {.lambda = lambda, .cdata = cdata, .env = {NULL, num_task}, .error = NULL};
     atomic_init(&j.next, 0);
     atomic_init(&j.unfinished, num_task);
@@ -157,12 +216,23 @@ int axe4j_parallel_launch(parallel_lambda lambda, void *cdata, int num_task) {
 
     int status = 0;
     int task;
+    int by_caller = 0;
     while ((task = atomic_fetch_add(&j.next, 1)) < num_task) {
         if (lambda(task, &j.env, cdata) != 0) {
             status = -1;   /* this thread's own error is in its slot already */
         }
-        atomic_fetch_add(&run_by_callers, 1);
+        by_caller++;
         finish_task(&j);
+    }
+    atomic_fetch_add(&run_by_callers, by_caller);
+    if (site != NULL) {   /* the launch's work: its time on each thread that ran a task */
+        struct timespec ended;
+        clock_gettime(CLOCK_MONOTONIC, &ended);
+        long elapsed = (ended.tv_sec - began.tv_sec) * 1000000000L + (ended.tv_nsec - began.tv_nsec);
+        int threads = by_caller == num_task ? 1 : (num_task < helpers + 1 ? num_task : helpers + 1);
+        if (elapsed * threads < atomic_load(&short_ns)) {
+            atomic_store(&site->skip, SKIP);
+        }
     }
     pthread_mutex_lock(&lock);   /* retract: no helper enters after this */
     for (int i = 0; i < open_count; i++) {
@@ -245,6 +315,14 @@ Java_org_axe4j_tvm_ParallelPool_hold(JNIEnv *env, jclass cls, jboolean on) {
     atomic_store(&held, on ? 1 : 0);
     pthread_cond_broadcast(&work);
     pthread_mutex_unlock(&lock);
+}
+
+JNIEXPORT void JNICALL
+Java_org_axe4j_tvm_ParallelPool_adaptive(JNIEnv *env, jclass cls, jboolean on, jlong short_launch_ns) {
+    (void) env;
+    (void) cls;
+    atomic_store(&short_ns, short_launch_ns);
+    atomic_store(&adaptive, on ? 1 : 0);
 }
 
 JNIEXPORT jlong JNICALL

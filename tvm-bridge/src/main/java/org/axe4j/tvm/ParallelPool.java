@@ -9,6 +9,10 @@ import java.nio.file.Path;
  * task nobody has started. TVM's pool gives task i to pool thread i and the caller spins until that thread has run,
  * which in a busy process (a server's connection threads on the same cores) costs a scheduler time slice per call.
  *
+ * <p>A loop with less than 100 us of work a launch (its time on each thread that ran a task) gains less from a helper
+ * than the helper's wake-up costs the other cores: after such a launch the loop's next 63 launches run on the caller
+ * alone, then one asks the helpers again. A longer launch keeps asking, even one a helper missed.
+ *
  * <p>One pool per process, started once ({@link #start}); a module's kernels use it after {@link #adopt}, which
  * points the library's {@code __TVMBackendParallelLaunch} (the slot TVM fills at load) at the launcher. Kernels whose
  * module also uses TVM's parallel barrier are left to TVM's pool. Needs the JNI library ({@link FastCall}).
@@ -114,6 +118,15 @@ public final class ParallelPool {
 
     /** Tasks of a launch that leaves the count to the runtime. */
     public static native int tasksPerLaunch();
+
+    /**
+     * Tests: whether a parallel loop whose launch had less than {@code shortLaunchNanos} of work runs its next 63
+     * launches on the caller alone (by default on, 100 us).
+     */
+    static native void adaptive(boolean on, long shortLaunchNanos);
+
+    /** The default short launch, 100 us. */
+    static final long SHORT_LAUNCH_NANOS = 100_000;
 
     /** Tests: while on, helpers claim nothing, as if the scheduler never ran them. */
     static native void hold(boolean on);

@@ -53,11 +53,13 @@ class ParallelPoolTest {
         module = TvmModule.load(library);
         ParallelPool.Adoption adoption = ParallelPool.adopt(library);
         assertTrue(adoption.adopted(), adoption.reason());
+        ParallelPool.adaptive(false, ParallelPool.SHORT_LAUNCH_NANOS);   // every launch asks the helpers (but below)
     }
 
     @AfterAll
     static void release() {
         ParallelPool.hold(false);
+        ParallelPool.adaptive(true, ParallelPool.SHORT_LAUNCH_NANOS);
         if (module != null) {
             module.close();
         }
@@ -112,6 +114,28 @@ class ParallelPoolTest {
             } finally {
                 ParallelPool.hold(false);
             }
+        }
+    }
+
+    /**
+     * A loop whose short launch the caller ran alone (helpers held; "short" raised to 10 s for this kernel) runs its
+     * next 63 launches inline: the helpers are not even asked, so releasing them changes nothing until the 64th launch asks again.
+     */
+    @Test
+    void aLoopNoHelperReachedRunsInlineForAWhile() {
+        try (TvmFunction f = module.function("parallel_rows")) {
+            ParallelPool.adaptive(true, 10_000_000_000L);   // this kernel's launch counts as short
+            ParallelPool.hold(true);
+            runAndCheck(f, 7);   // the caller runs both tasks: the loop goes inline
+            ParallelPool.hold(false);
+            long helped = ParallelPool.tasksRunByHelpers();
+            for (int call = 0; call < 63; call++) {
+                runAndCheck(f, 200 + call);
+            }
+            assertEquals(helped, ParallelPool.tasksRunByHelpers(), "a helper ran a task of an inline launch");
+        } finally {
+            ParallelPool.hold(false);
+            ParallelPool.adaptive(false, ParallelPool.SHORT_LAUNCH_NANOS);
         }
     }
 
