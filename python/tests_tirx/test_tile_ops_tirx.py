@@ -234,3 +234,16 @@ def test_an_mbarrier_load_no_tma_plan_takes_is_refused_naming_each_rule(jvm):
     assert "axe4j-cuda-tma (prio=112): copy_async: the shared tile dst=s[0:64, 0:64] float16 S[(64,72):(72,1)] is " \
            "not whole TMA boxes" in message
     assert 'axe4j-cuda-cp-async (prio=110): copy_async: cp.async does not implement the config ["mbar"]' in message
+
+
+def test_a_tcgen05_accumulator_read_before_the_commit_is_waited_is_a_race(jvm):
+    """The tcgen05 kernel without its mbarrier wait: the warpgroup's tcgen05.ld reads the accumulator while thread
+    0's tcgen05.mma may still write it, which the interpreter reports naming both."""
+    import _tile_kernels_tirx
+
+    kernel = _tile_kernels_tirx.tcgen05(KERNELS["tcgen05_128x64x64_sw128_f16"], wait=False)
+    compiled = interp.compile_tirx(kernel, _tile_kernels_tirx.target("sm_100a"))
+    args, _, _ = arrays("tcgen05_128x64x64_sw128_f16")
+    with pytest.raises(interp.KernelFault, match=r"race: tcgen05\.ld of tensor-memory columns 0-63 while a "
+                                                 r"tcgen05\.mma issued by thread 0"):
+        interp.run_tirx(compiled, *args)

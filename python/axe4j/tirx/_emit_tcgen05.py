@@ -52,7 +52,7 @@ def _tmem_view(name, tensor, column, shape, layout):
     return var, Bind(var, Call("tirx.cuda.decl_tmem", [address], ty_args=[var.ty]))
 
 
-def _shared_operand(name, tensor, entry, rows, offset):
+def _shared_operand(name, tensor, entry, rows):
     """Operand ``entry`` (``PlanParts.SharedOperand``) of ``rows`` x 16 as (start, 1, 1, rows, 16): a leading axis of
     stride 1 over the elements an instruction tile can start at, then the canonical K-major image (see the module
     comment), swizzled as the plan says. ``offset``: the run-time start the regions add."""
@@ -98,8 +98,7 @@ def emit(request, plan, scope: str, sctx):
     binds, views, offsets = [], {}, {}
     for role, entry, rows in (("A", plan.A, 128), ("B", plan.B, n)):
         offsets[role] = _run_time_offset(entry, request.starts[entry.role])
-        views[role], bind = _shared_operand(f"axe4j_{role.lower()}_tiles", request.tensors[entry.role], entry, rows,
-                                            offsets[role])
+        views[role], bind = _shared_operand(f"axe4j_{role.lower()}_tiles", request.tensors[entry.role], entry, rows)
         binds.append(bind)
     c = request.tensors["C"]
     body = []
