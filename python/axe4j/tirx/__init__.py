@@ -14,7 +14,9 @@ and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affi
 ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), TMA copies ``cuda-tma``
 (``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier), and the ``wgmma`` GEMM
 tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B, trans_a, trans_b, accum, wait, proxy_fence)`` at
-warpgroup scope). A
+warpgroup scope), and on Blackwell the ``tcgen05`` GEMM tiles ``cuda-tcgen05`` (``gemm_async`` with C in tensor
+memory, at thread or warp scope) and the tensor-memory copies ``cuda-tcgen05-ldst`` (``copy_async`` between a
+tensor-memory tile, declared with ``tmem_tensor``, and a warpgroup's registers) (``_emit_tcgen05``). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
