@@ -5,7 +5,7 @@ Counted: ``ld``/``st`` of the global, shared and local spaces (as ``ld.global.v4
 and the element's bit width; cache hints such as ``.nc`` and the type's kind, f32/u32/b32, dropped: nvcc moves a
 float4 as ``.v4.u32`` where the explicit instruction says ``.v4.f32``, the same 16-byte access), ``cp.async``,
 ``cvt``, barriers, the data shuffles (``shfl.sync.bfly``, ``.down``, ``.up``), ``ldmatrix``/``stmatrix``, ``mma``,
-``mbarrier`` operations, proxy fences, ``wgmma``,
+``mbarrier`` operations, proxy fences, ``wgmma``, ``tcgen05`` (MMA, tensor-memory loads, stores, allocation, waits),
 and the floating-point arithmetic (``add.f32``, ``ex2.approx.ftz.f32``, ...). Not counted: parameter loads, moves,
 and the index arithmetic, each lane computing addresses its own way (integer ops, and 0.27's ``shfl.sync.idx`` that
 makes the warp index uniform)."""
@@ -20,7 +20,7 @@ INSTRUCTION = re.compile(r"^\s*\{?\s*(?:@!?%?\w+\s+)?([a-z][\w.:]*)")
 MEMORY = re.compile(r"^(ld|st)\.(.*)$")
 FLOAT_TYPES = (".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64")
 KEPT = ("cvt.", "cp.async", "bar.", "barrier.", "shfl.sync.bfly", "shfl.sync.down", "shfl.sync.up", "ldmatrix.",
-        "stmatrix.", "mma.", "mbarrier.", "fence.proxy", "wgmma.")
+        "stmatrix.", "mma.", "mbarrier.", "fence.proxy", "wgmma.", "tcgen05.")
 
 
 def _memory(opcode: str):

@@ -47,6 +47,13 @@ lane's process (_tile_kernels_027.py) and the new lane's (_tile_kernels_tirx.py)
   8 * 2^mode elements, K blocks of a row outermost; or ``("core",)``, 8x8 core matrices) by the CTA; ``gemm_async``
   (wgmma, one warpgroup) into the f32 accumulator fragment (``accum``: onto 1.0 filled first) -> C
   (python/tests/test_cuda_wgmma.py's kernels).
+- ``tcgen05``: python/tests/test_cuda_tcgen05.py's kernel: A (128 x k) and B (n x k) fp16 -> K-major shared tiles
+  (``mode``: the swizzle, as ``wgmma``'s ``("swizzled", mode)``) by the CTA; warp 0 allocates 512 tensor-memory
+  columns; thread 0 (``warp``: warp 0's elected lane) issues ``gemm_async`` (tcgen05.mma) into the f32 accumulator in
+  tensor memory (``accum``: onto 1.0 stored there first by tcgen05.st) and commits to an mbarrier the CTA waits on;
+  the warpgroup reads the accumulator back (tcgen05.ld) -> C; warp 0 frees the columns.
+- ``tmem``: A (128 x ``width``) f32 -> a warpgroup's register tile (thread 32 w + l holds row 32 w + l) -> tensor
+  memory columns ``column`` .. by tcgen05.st -> another register tile by tcgen05.ld -> B.
 - ``hopper_gemm``: axe4j.cuda.kernels.hopper_gemm's FP16 GEMM D = A B^T (``mnk``; ``tile`` = BM, BN, BK, stages):
   a producer warpgroup streams A and B tiles into a swizzled ring by TMA (full/empty mbarriers), two consumer
   warpgroups multiply by wgmma into register accumulators, cast them to FP16 and store their rows.
@@ -221,6 +228,24 @@ KERNELS = {
                                 "requires": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
                                              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
                                              "complete_tx::bytes")},
+    # tcgen05 GEMM tiles into tensor memory (axe4j-cuda-tcgen05) and tensor memory <-> registers (axe4j-cuda-tmem),
+    # sm_100a only: 4 K steps under a 128-byte swizzle; an elected lane accumulating onto C under a 32-byte swizzle.
+    # (0.27, new TIRx) counts of the one difference: 0.27's TMEMPool takes the allocation to start at column 0 and
+    # syncs warp 0 after tcgen05.alloc (bar.warp.sync); the new lane's kernel reads the address tcgen05.alloc wrote
+    # after a CTA sync, which costs one more bar.sync where a tensor-memory access comes before the CTA's first sync
+    "tcgen05_128x64x64_sw128_f16": {"kind": "tcgen05", "nk": (64, 64), "mode": 3, "archs": ("sm_100a",),
+                                    "mix_differs": {"bar.warp.sync": (1, 0)},
+                                    "requires": ("tcgen05.mma.cta_group::1.kind::f16",
+                                                 "tcgen05.ld.sync.aligned.32x32b.x64.b32")},
+    "tcgen05_128x64x32_sw32_accum_warp_f16": {"kind": "tcgen05", "nk": (64, 32), "mode": 1, "accum": True,
+                                              "warp": True, "archs": ("sm_100a",),
+                                              "mix_differs": {"bar.warp.sync": (1, 0), "bar.sync": (2, 3)},
+                                              "requires": ("tcgen05.mma.cta_group::1.kind::f16",
+                                                           "tcgen05.st.sync.aligned.32x32b.x64.b32")},
+    "tmem_roundtrip_f32_128x32": {"kind": "tmem", "width": 32, "column": 32, "archs": ("sm_100a",),
+                                  "mix_differs": {"bar.warp.sync": (1, 0), "bar.sync": (1, 2)},
+                                  "requires": ("tcgen05.st.sync.aligned.32x32b.x32.b32",
+                                               "tcgen05.ld.sync.aligned.32x32b.x32.b32")},
     "max_cta_shared_rows_f32": {"kind": "shared_reduce", "op": "max", "shape": (64, 8), "threads": 64,
                                 "archs": ("sm_80",),
                                 "mix_differs": {"ld.shared.b32": (0, 8), "ld.shared.v4.b32": (3, 1)}},
@@ -294,6 +319,15 @@ def arrays(name):
         a, b = rng.integers(-2, 3, (m, k)).astype("float16"), rng.integers(-2, 3, (n, k)).astype("float16")
         d = (a.astype("float32") @ b.astype("float32").T).astype("float16")
         return [a, b, np.zeros((m, n), "float16")], [a, b, d], True
+    if kind == "tcgen05":
+        n, k = spec["nk"]
+        # small integers: every order of the products' sums is exact in f32
+        a, b = rng.integers(-4, 4, (128, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+        c = a.astype("float32") @ b.astype("float32").T + (1 if spec.get("accum") else 0)
+        return [a, b, np.zeros((128, n), "float32")], [a, b, c], True
+    if kind == "tmem":
+        a = rng.standard_normal((128, spec["width"])).astype("float32")
+        return [a, np.zeros_like(a)], [a, a], True
     if kind == "wgmma":
         m, n, k = spec["mnk"]
         # small integers: every order of the products' sums is exact in f32
@@ -335,6 +369,11 @@ def wgmma_shared(spec, rows, k, S, TileLayout, ComposeLayout):
     if k > w:
         return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k // w, w):(w, rows * w, 1)]))
     return ComposeLayout(3, mode, 3, TileLayout(S[(rows, k):(k, 1)]))
+
+
+# a warpgroup's 128 x n register tile: warp w's lane l holds row 32 w + l, n consecutive registers
+def tmem_registers(n):
+    return ((4, 32, n), ((1, WARP_IN_WG), (1, LANE), 1))
 
 
 def wgmma_accumulator(m, n):

@@ -421,6 +421,47 @@ def wgmma(spec):
     return test_cuda_wgmma._gemm(m, n, k, a_layout, b_layout, width=n, accum=bool(spec.get("accum", False)))
 
 
+def tcgen05(spec):
+    """python/tests/test_cuda_tcgen05.py's kernel (``_gemm``: A and B to swizzled shared tiles by the CTA, TMEMPool's
+    512 columns, one thread's or an elected lane's tcgen05.mma committed to an mbarrier, the accumulator read back by
+    the warpgroup, C from it)."""
+    import test_cuda_tcgen05   # python/tests, on the path above
+
+    n, k = spec["nk"]
+    return test_cuda_tcgen05._gemm(n, k, mode=spec["mode"], accum=bool(spec.get("accum", False)),
+                                   warp=bool(spec.get("warp", False)))
+
+
+def tmem(spec):
+    """A -> a warpgroup's register tile -> tensor-memory columns ``column``.. (tcgen05.st) -> another register tile
+    (tcgen05.ld) -> B; TMEMPool allocates the columns (warp 0) and frees them at the end."""
+    width, column = spec["width"], spec["column"]
+    r_layout = _layout(_tile_kernels.tmem_registers(width))
+
+    @T.prim_func
+    def kernel(A_ptr: T.handle, B_ptr: T.handle) -> None:
+        A = T.match_buffer(A_ptr, (128, width), "float32")
+        B = T.match_buffer(B_ptr, (128, width), "float32")
+        _header(128)
+        pool = T.SMEMPool()
+        tmem = T.TMEMPool(pool, total_cols=512)
+        X_tmem = tmem.alloc((128, column + width), "float32")
+        pool.commit()
+        tmem.commit()
+        R = T.alloc_buffer((128, width), "float32", scope="local", layout=r_layout)
+        Q = T.alloc_buffer((128, width), "float32", scope="local", layout=r_layout)
+        Tx.wg.copy(R[:, :], A[:, :])
+        Tx.wg.copy_async(X_tmem[:, column:column + width], R[:, :])
+        T.ptx["tcgen05.wait::st.sync.aligned"]()
+        Tx.wg.copy_async(Q[:, :], X_tmem[:, column:column + width])
+        T.ptx["tcgen05.wait::ld.sync.aligned"]()
+        Tx.wg.copy(B[:, :], Q[:, :])
+        T.cuda.cta_sync()
+        tmem.dealloc()
+
+    return kernel
+
+
 def tma(spec):
     from tvm.tirx.layout import ComposeLayout
 
@@ -537,6 +578,10 @@ def build(spec):
         return tma(spec)
     if kind == "wgmma":
         return wgmma(spec)
+    if kind == "tcgen05":
+        return tcgen05(spec)
+    if kind == "tmem":
+        return tmem(spec)
     if kind == "hopper_gemm":
         from axe4j.cuda.kernels.hopper_gemm import hopper_gemm
 

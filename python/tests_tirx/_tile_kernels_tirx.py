@@ -382,6 +382,138 @@ def hopper_gemm(spec):
     return packaged(*spec["mnk"], *spec["tile"])
 
 
+def _tmem_layout(width):
+    """Row r of a 128 x ``width`` tensor-memory tile on lane r, column c on column c (the M = 128 data path)."""
+    from tvm_tirx.backend.cuda.axis import TCol, TLane
+
+    return T.TileLayout(T.S[(128, width):(1 @ TLane, 1 @ TCol)])
+
+
+def tcgen05(spec, wait=True):
+    """python/tests/test_cuda_tcgen05.py's kernel on this lane: warp 0 allocates 512 tensor-memory columns (the word
+    tcgen05.alloc writes is read after the CTA sync, with the tile declared there: ``Ax.tmem_tensor``); thread 0
+    initialises the mbarrier; the CTA stages A and B; with ``accum`` the warpgroup stores 1.0 into the accumulator
+    (tcgen05.st, its wait, a CTA sync before the MMA reads it); thread 0 (``warp``: warp 0, one elected lane) issues
+    ``Ax.gemm_async`` and thread 0 commits it to the mbarrier, which every thread waits on; the warpgroup reads the
+    accumulator back (tcgen05.ld, its wait) and stores C; warp 0 frees the columns. ``wait`` False leaves out the
+    mbarrier wait (a race the interpreter reports; the plain variant only)."""
+    from tvm_tirx.backend.cuda.axis import tid_in_wg
+
+    n, k = spec["nk"]
+    swizzled = ("swizzled", spec["mode"])
+    a_layout = _tile_kernels.wgmma_shared(swizzled, 128, k, T.S, T.TileLayout, T.ComposeLayout)
+    b_layout = _tile_kernels.wgmma_shared(swizzled, n, k, T.S, T.TileLayout, T.ComposeLayout)
+    c_layout, r_layout = _tmem_layout(n), T.TileLayout(T.S[(128, n):(1 @ tid_in_wg, 1)])
+    accum, warp = bool(spec.get("accum", False)), bool(spec.get("warp", False))
+    if accum != warp:   # one kernel per variant (TVMScript on tvm_tirx keeps a Python if as a branch)
+        raise ValueError(f"tcgen05 kernels here: accum and warp together or neither, not {accum}, {warp}")
+    if accum:
+        @T.function
+        def kernel(A: T.Tensor((128, k), "float16"), B: T.Tensor((n, k), "float16"),
+                   C: T.Tensor((128, n), "float32")):
+            with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+                tid = T.cuda.thread_idx("x")
+                A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
+                B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+                mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+                slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
+                if tid // 32 == 0:
+                    T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
+                    T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+                C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
+                if tid == 0:
+                    T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+                Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+                Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+                T.ptx["fence.proxy.async.shared::cta"]()
+                T.cuda.cta_sync()
+                taddr = T.meta_var(slot[0])
+                C_tmem = Ax.tmem_tensor(taddr, (128, n), "float32", c_layout)
+                Ax.fill(C_reg[:, :], T.float32(1.0), scope="warpgroup")
+                Ax.copy_async(C_tmem[:, :], C_reg[:, :], scope="warpgroup")
+                T.ptx["tcgen05.wait::st.sync.aligned"]()
+                T.cuda.cta_sync()   # every warp's lanes stored before the MMA reads the accumulator
+                if tid // 32 == 0:
+                    Ax.gemm_async(C_tmem[:, :], A_smem[:, :], B_smem[:, :], False, False, True, scope="warp")
+                    if tid == 0:
+                        T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](
+                            mbar.ptr_to([0]))
+                T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+                Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
+                T.ptx["tcgen05.wait::ld.sync.aligned"]()
+                Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+                T.cuda.cta_sync()
+                if tid // 32 == 0:
+                    T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+        return kernel
+
+    @T.function
+    def kernel(A: T.Tensor((128, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((128, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tid = T.cuda.thread_idx("x")
+            A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
+            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+            slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
+            if tid // 32 == 0:
+                T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
+                T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+            C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
+            if tid == 0:
+                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+            T.ptx["fence.proxy.async.shared::cta"]()
+            T.cuda.cta_sync()
+            taddr = T.meta_var(slot[0])
+            C_tmem = Ax.tmem_tensor(taddr, (128, n), "float32", c_layout)
+            if tid == 0:
+                Ax.gemm_async(C_tmem[:, :], A_smem[:, :], B_smem[:, :], False, False, False, scope="thread")
+                T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](mbar.ptr_to([0]))
+            if wait:
+                T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+            Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
+            T.ptx["tcgen05.wait::ld.sync.aligned"]()
+            Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+            T.cuda.cta_sync()
+            if tid // 32 == 0:
+                T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+    return kernel
+
+
+def tmem(spec):
+    """A -> a warpgroup's register tile -> tensor-memory columns ``column``.. (``Ax.copy_async``: tcgen05.st, then
+    its wait) -> another register tile (tcgen05.ld, its wait) -> B; warp 0 allocates 512 columns first (read after
+    a CTA sync) and frees them at the end."""
+    width, column = spec["width"], spec["column"]
+    r_layout = _layout(_tile_kernels.tmem_registers(width))
+    x_layout = _tmem_layout(column + width)
+
+    @T.function
+    def kernel(A: T.Tensor((128, width), "float32"), B: T.Tensor((128, width), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tid = T.cuda.thread_idx("x")
+            slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
+            if tid // 32 == 0:
+                T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
+                T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+            R = T.alloc_local((128, width), "float32", layout=r_layout)
+            Q = T.alloc_local((128, width), "float32", layout=r_layout)
+            Ax.copy(R[:, :], A[:, :], scope="warpgroup")
+            T.cuda.cta_sync()
+            taddr = T.meta_var(slot[0])
+            X_tmem = Ax.tmem_tensor(taddr, (128, column + width), "float32", x_layout)
+            Ax.copy_async(X_tmem[:, column:column + width], R[:, :], scope="warpgroup")
+            T.ptx["tcgen05.wait::st.sync.aligned"]()
+            Ax.copy_async(Q[:, :], X_tmem[:, column:column + width], scope="warpgroup")
+            T.ptx["tcgen05.wait::ld.sync.aligned"]()
+            Ax.copy(B[:, :], Q[:, :], scope="warpgroup")
+            T.cuda.cta_sync()
+            if tid // 32 == 0:
+                T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+    return kernel
+
+
 def tma(spec):
     """Thread 0 initialises the mbarrier, loads the region by TMA (``Ax.copy_async(..., mbar)``) and arms the
     mbarrier with the bytes; all wait on parity 0; the tile goes back by a TMA store or a CTA copy. The shared tile is
@@ -500,6 +632,10 @@ def build(spec):
         return tma(spec)
     if kind == "wgmma":
         return wgmma(spec)
+    if kind == "tcgen05":
+        return tcgen05(spec)
+    if kind == "tmem":
+        return tmem(spec)
     if kind == "hopper_gemm":
         return hopper_gemm(spec)
     if kind == "matrix":

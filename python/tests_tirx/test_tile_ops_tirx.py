@@ -234,3 +234,69 @@ def test_an_mbarrier_load_no_tma_plan_takes_is_refused_naming_each_rule(jvm):
     assert "axe4j-cuda-tma (prio=112): copy_async: the shared tile dst=s[0:64, 0:64] float16 S[(64,72):(72,1)] is " \
            "not whole TMA boxes" in message
     assert 'axe4j-cuda-cp-async (prio=110): copy_async: cp.async does not implement the config ["mbar"]' in message
+
+
+def test_a_tcgen05_accumulator_read_before_the_commit_is_waited_is_a_race(jvm):
+    """The tcgen05 kernel without its mbarrier wait: the warpgroup's tcgen05.ld reads the accumulator while thread
+    0's tcgen05.mma may still write it, which the interpreter reports naming both."""
+    import _tile_kernels_tirx
+
+    kernel = _tile_kernels_tirx.tcgen05(KERNELS["tcgen05_128x64x64_sw128_f16"], wait=False)
+    compiled = interp.compile_tirx(kernel, _tile_kernels_tirx.target("sm_100a"))
+    args, _, _ = arrays("tcgen05_128x64x64_sw128_f16")
+    with pytest.raises(interp.KernelFault, match=r"race: tcgen05\.ld of tensor-memory columns 0-63 while a "
+                                                 r"tcgen05\.mma issued by thread 0"):
+        interp.run_tirx(compiled, *args)
+
+
+def test_tcgen05_k_blocks_at_a_run_time_offset_are_exact(jvm):
+    """Two 64-wide K blocks of 128-byte-swizzled (128, 128) A and (64, 128) B tiles, the second at the loop's run-time
+    offset ``kb * 64``: the plan's start strides move the operand views, and C = A B^T is exact in the interpreter."""
+    import numpy as np
+    from tvm_tirx.backend.cuda.axis import tid_in_wg
+
+    import _tile_kernels
+    import _tile_kernels_tirx
+    from axe4j import tirx as Ax
+
+    n, k = 64, 128
+    a_layout, b_layout = (_tile_kernels.wgmma_shared(("swizzled", 3), rows, k, T.S, T.TileLayout, T.ComposeLayout)
+                          for rows in (128, n))
+    c_layout, r_layout = _tile_kernels_tirx._tmem_layout(n), T.TileLayout(T.S[(128, n):(1 @ tid_in_wg, 1)])
+
+    @T.function
+    def kernel(A: T.Tensor((128, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((128, n), "float32")):
+        with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
+            tid = T.cuda.thread_idx("x")
+            A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
+            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+            slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
+            if tid // 32 == 0:
+                T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
+                T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+            if tid == 0:
+                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+            T.ptx["fence.proxy.async.shared::cta"]()
+            T.cuda.cta_sync()
+            C_tmem = Ax.tmem_tensor(slot[0], (128, n), "float32", c_layout)
+            C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
+            if tid == 0:
+                Ax.gemm_async(C_tmem[:, :], A_smem[:, 0:64], B_smem[:, 0:64], False, False, False, scope="thread")
+                for kb in T.serial(1, 2):
+                    Ax.gemm_async(C_tmem[:, :], A_smem[:, kb * 64:kb * 64 + 64], B_smem[:, kb * 64:kb * 64 + 64],
+                                  False, False, True, scope="thread")
+                T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](mbar.ptr_to([0]))
+            T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
+            Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
+            T.ptx["tcgen05.wait::ld.sync.aligned"]()
+            Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+
+    compiled = interp.compile_tirx(kernel, _tile_kernels_tirx.target("sm_100a"))
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(-4, 4, (128, k)).astype("float16"), rng.integers(-4, 4, (n, k)).astype("float16")
+    c = np.zeros((128, n), "float32")
+    interp.run_tirx(compiled, a, b, c)
+    np.testing.assert_array_equal(c, a.astype("float32") @ b.astype("float32").T)

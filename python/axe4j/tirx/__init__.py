@@ -14,7 +14,9 @@ and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affi
 ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), TMA copies ``cuda-tma``
 (``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier), and the ``wgmma`` GEMM
 tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B, trans_a, trans_b, accum, wait, proxy_fence)`` at
-warpgroup scope). A
+warpgroup scope), and on Blackwell the ``tcgen05`` GEMM tiles ``cuda-tcgen05`` (``gemm_async`` with C in tensor
+memory, at thread or warp scope) and the tensor-memory copies ``cuda-tcgen05-ldst`` (``copy_async`` between a
+tensor-memory tile, declared with ``tmem_tensor``, and a warpgroup's registers) (``_emit_tcgen05``). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
 """
@@ -33,7 +35,8 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_digits, _emit_matrix,  # noqa: E402
-               _emit_reduce, _emit_mma, _emit_register, _emit_tma, _emit_wgmma, _explain)
+               _emit_reduce, _emit_mma, _emit_register, _emit_tcgen05, _emit_tma, _emit_wgmma, _explain)
+from ._tmem import tmem_tensor  # noqa: E402
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
 
@@ -79,7 +82,8 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-digits": _emit_digits.emit,
              "cuda-register-digits": _emit_register.emit_digits,
              "cuda-shuffle-reduce": _emit_register.emit_shuffle_reduce, "cuda-reduce": _emit_reduce.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
-             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit, "cuda-wgmma": _emit_wgmma.emit}
+             "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit, "cuda-wgmma": _emit_wgmma.emit,
+             "cuda-tcgen05": _emit_tcgen05.emit, "cuda-tcgen05-ldst": _emit_tcgen05.emit_ldst}
 # copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, and the CTAs of the
 # cluster a TMA load is multicast to
 ASYNC_OPTIONS = ("mbar", "cta_mask")
@@ -214,6 +218,7 @@ wait_async = Instruction("tirx.cuda.axe4j_wait_async", "axe4j", (Operand("pendin
 wait_async.__doc__ = "Waits for this thread's copy_async groups but the newest ``pending`` (cp.async.wait_group)."
 
 __all__ = ["LOWERED", "Lowered", "explain", "compile", "check_strict", "copy", "copy_async", "wait_async", "fill",
+           "tmem_tensor",
            "cast", "gemm", "gemm_async", *BINARY,
            "exp", "exp2", "log2", "sqrt", "reciprocal", "silu",
            *REDUCTIONS]

@@ -335,6 +335,8 @@ def call(interp, g, e, name):
             return value
         if "handle" in str(e.ty):
             return value
+        if "tmem" in str(e.ty):   # tvm_tirx's tmem tensor: its data pointer is the 32-bit tensor-memory address
+            return np.asarray(value).astype(np.uint64)
         target = V.numpy_dtype(e.ty)
         lanes = V.lanes(e.ty)
         bits = np.ascontiguousarray(value).reshape(len(value), -1).view(target)   # one row of bits per thread
@@ -384,6 +386,12 @@ def call(interp, g, e, name):
         return first
     if name == "tirx.cuda.warp_reduce":
         return _warp_reduce(interp, g, args)
+    if name == "tirx.cuda.get_tmem_addr":
+        # (address, row, column) -> the address moved by row lanes and column columns: lane << 16 | column, each
+        # 16 bits (tvm_tirx's get_tmem_addr helper; 0.27 adds the column to the allocated address instead)
+        address, row, column = (np.asarray(interp.eval(g, a)).astype(np.int64) for a in args)
+        lanes = ((address >> 16) + row) & 0xFFFF
+        return ((lanes << 16) | (((address & 0xFFFF) + column) & 0xFFFF)).astype(np.uint32)
     if name == "tirx.isnullptr":
         return np.zeros(g.n, dtype=bool)
     if name == "tirx.handle_add_byte_offset":

@@ -496,6 +496,18 @@ def _pair(g, what):
     return cluster.cta(rank & ~1, what), cluster.cta(rank | 1, what)
 
 
+def _no_mma_in_flight(cta, head, first, end):
+    """A tcgen05.ld/st of columns [first, end) while a tcgen05.mma that writes any of them is not known complete (no
+    tcgen05.commit of it waited on through its mbarrier) races with it: the MMA may land before or after."""
+    for op in cta.pending:
+        if isinstance(op, Tcgen05Mma):
+            n = ((op.idesc >> 17) & 0x3F) << 3
+            if op.column < end and first < op.column + n:
+                raise KernelFault(f"kernel '{cta.kernel}': race: tcgen05.{head} of tensor-memory columns {first}-"
+                                  f"{end - 1} while {op.describe()} writing columns {op.column}-{op.column + n - 1} "
+                                  "is in flight (wait for its tcgen05.commit's mbarrier first)")
+
+
 def tcgen05(interp, g, ops, tokens):
     from ._operands import LValue, _as_bits, _uniform, shared_address
 
@@ -561,6 +573,7 @@ def tcgen05(interp, g, ops, tokens):
         if np.any(lane_base != 32 * warp) and np.any(lane_base != 0):
             raise KernelFault(f"kernel '{cta.kernel}': tcgen05.{head} lane base does not match the warp's lanes")
         row = 32 * warp + g.tids % 32  # PTX: warp w of a warpgroup accesses lanes [32 (w % 4), 32 (w % 4) + 32)
+        _no_mma_in_flight(cta, head, int(column.min()), int(column.max()) + rep)
         mem = state["memory"]
         for j in range(rep):
             if head == "ld":
