@@ -3,7 +3,7 @@
 Usage: python export_served.py OUTPUT_DIR
        python export_served.py --cuda OUTPUT_DIR
 
-OUTPUT_DIR/kernels.so:    matmul(A f32[M,K], B f32[K,P] -> C f32[M,P]), vector_add(A f32[N], B f32[N] -> C f32[N])
+OUTPUT_DIR/kernels.so:    matmul(A f32[M,K], B f32[K,P] -> C f32[M,P]; rows in a parallel loop), vector_add(A f32[N], B f32[N] -> C f32[N])
                           and widen(X i32[N] -> Y f64[N, 2]): Y[i] = (2 X[i], 1)
 OUTPUT_DIR/kernels_v2.so: the same functions, but vector_add computes C = A + B + 1 (a second version to reload)
 With --cuda: OUTPUT_DIR/add_one_cuda.so, add_one(A f32[256]): A[i] += 1 for sm_90a, A declared inout, with its
@@ -23,11 +23,18 @@ M, K, P, N = 24, 40, 16, 1000
 
 
 def matmul():
-    a = te.placeholder((M, K), dtype="float32", name="A")
-    b = te.placeholder((K, P), dtype="float32", name="B")
-    r = te.reduce_axis((0, K), name="r")
-    c = te.compute((M, P), lambda i, j: te.sum(a[i, r] * b[r, j], axis=r), name="C")
-    return te.create_prim_func([a, b, c])
+    """Rows in a parallel loop, so the service runs it on its parallel pool (docs/serving.md, "Threads")."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def matmul(A: T.Buffer((M, K), "float32"), B: T.Buffer((K, P), "float32"), C: T.Buffer((M, P), "float32")):
+        for i in T.parallel(M):
+            for j in range(P):
+                C[i, j] = T.float32(0)
+                for r in range(K):
+                    C[i, j] = C[i, j] + A[i, r] * B[r, j]
+
+    return matmul
 
 
 def vector_add(extra):

@@ -70,7 +70,8 @@ final class LoadedModule {
             String loops = "TVM's pool";
             if (backend == null && memories == null && !manifest.onCuda() && ParallelPool.started()) {
                 ParallelPool.Adoption adoption = ParallelPool.adopt(copy);
-                loops = adoption.adopted() ? "axe4j's pool" : "TVM's pool: " + adoption.reason();
+                loops = adoption.adopted() ? "axe4j's pool" : !adoption.hasParallelLoops() ? "none in this module"
+                        : "TVM's pool: " + adoption.reason();
             }
             return new LoadedModule(manifest, generation, folder, module, memories, backend, loops);
         } catch (IOException e) {

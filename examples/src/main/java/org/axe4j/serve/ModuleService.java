@@ -112,7 +112,8 @@ public final class ModuleService {
     /** Where the current module's kernels run their parallel loops, and the pool's size, in words. */
     public String parallelLoops() {
         LoadedModule m = current.get();
-        return m.parallelLoops + (m.parallelLoops.equals("axe4j's pool") ? " (" + cpuShare.parallelPool() + ")" : "");
+        return m.parallelLoops + (m.parallelLoops.equals("axe4j's pool") ? " (" + cpuShare.parallelPool() + ")"
+                : m.parallelLoops.startsWith("TVM's") ? " (" + poolThreadsEach() + " thread(s) a worker)" : "");
     }
 
     public Manifest manifest() {

@@ -73,13 +73,12 @@ public final class ServeCommand {
         }
         Manifest m = service.manifest();
         out.println(TvmLibraries.diagnostics());
-        out.println("listening on " + service.port() + " (" + m.library().getFileName() + " on " + m.device()
-                + (m.onCuda() ? " " + m.arch() : "") + ": " + m.functions().keySet() + "; " + threads
-                + " threads (TVM's CPU pool: " + service.poolThreadsEach() + " each), queue " + queue + ", deadline "
-                + deadlineMs + " ms)");
         if (!m.onCuda()) {
             out.println("parallel loops: " + service.parallelLoops());
         }
+        out.println("listening on " + service.port() + " (" + m.library().getFileName() + " on " + m.device()
+                + (m.onCuda() ? " " + m.arch() : "") + ": " + m.functions().keySet() + "; " + threads
+                + " threads, queue " + queue + ", deadline " + deadlineMs + " ms)");
         out.flush();
         try {
             service.awaitStopped();

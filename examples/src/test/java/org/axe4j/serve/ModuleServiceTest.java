@@ -218,6 +218,28 @@ class ModuleServiceTest {
         return c;
     }
 
+    /** C = A B through the binary form of {@code /v1/matmul} on {@code port}. */
+    static float[] matmulOverBinary(int port, float[] a, float[] b) throws Exception {
+        ByteBuffer body = ByteBuffer.allocate(4 * (M * K + K * P)).order(ByteOrder.LITTLE_ENDIAN);
+        for (float v : a) {
+            body.putFloat(v);
+        }
+        for (float v : b) {
+            body.putFloat(v);
+        }
+        HttpResponse<byte[]> bin = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/v1/matmul")).header("Content-Type", "application/octet-stream")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body.array())).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals(200, bin.statusCode(), new String(bin.body(), StandardCharsets.UTF_8));
+        ByteBuffer out = ByteBuffer.wrap(bin.body()).order(ByteOrder.LITTLE_ENDIAN);
+        float[] c = new float[M * P];
+        for (int i = 0; i < c.length; i++) {
+            c[i] = out.getFloat();
+        }
+        return c;
+    }
+
     // ---- answers ------------------------------------------------------------------------------------------------
 
     @Test
@@ -750,6 +772,14 @@ class ModuleServiceTest {
                 }
             }
             assertTrue(port > 0, log.toString());
+            // matmul's rows are a parallel loop: this process runs it on axe4j's pool (docs/serving.md, "Threads")
+            assertTrue(log.toString().contains("parallel loops: axe4j's pool ("), log.toString());
+            Random r = new Random(11);
+            for (int call = 0; call < 300; call++) {
+                float[] a = random(r, M * K);
+                float[] b = random(r, K * P);
+                assertClose(matmul(a, b), matmulOverBinary(port, a, b), "matmul over binary, call " + call);
+            }
             assertFlatOverBadRequests(p.pid(), port, 3);  // one worker (--threads 1), three functions
 
             Socket inFlight = new Socket("127.0.0.1", port);

@@ -24,8 +24,11 @@ public final class ParallelPool {
 
     private ParallelPool() {}
 
-    /** Whether a library's kernels now run their parallel loops on this pool, and if not why. */
-    public record Adoption(boolean adopted, String reason) {}
+    /**
+     * Whether a library's kernels now run their parallel loops on this pool, whether it has any ({@code false}: its
+     * kernels launch none), and in words why.
+     */
+    public record Adoption(boolean adopted, boolean hasParallelLoops, String reason) {}
 
     /**
      * Starts the pool once for the process: {@code helperThreads} helper threads, and {@code tasks} tasks for a
@@ -72,24 +75,24 @@ public final class ParallelPool {
      */
     public static synchronized Adoption adopt(Path library) {
         if (helpers < 0) {
-            return new Adoption(false, "the pool is not started (ParallelPool.start)");
+            return new Adoption(false, true, "the pool is not started (ParallelPool.start)");
         }
         Libc.ensureRegistered();
         String path = library.toAbsolutePath().toString();
         Pointer handle = Libc.dlopen(path, Libc.RTLD_NOW | Libc.RTLD_NOLOAD);
         if (handle == null) {
-            return new Adoption(false, path + " is not loaded in this process");
+            return new Adoption(false, true, path + " is not loaded in this process");
         }
         try {
             Pointer slot = Libc.dlsym(handle, LAUNCH_SLOT);
             if (slot == null) {
-                return new Adoption(false, path + " has no parallel loops (no " + LAUNCH_SLOT + ")");
+                return new Adoption(false, false, path + " has no parallel loops (no " + LAUNCH_SLOT + ")");
             }
             if (Libc.dlsym(handle, BARRIER_SLOT) != null) {
-                return new Adoption(false, path + " uses TVM's parallel barrier, which only TVM's pool provides");
+                return new Adoption(false, true, path + " uses TVM's parallel barrier, which only TVM's pool provides");
             }
             slot.setLong(0, launcher());
-            return new Adoption(true, path + ": parallel loops on axe4j's pool (" + helpers + " helper thread(s), "
+            return new Adoption(true, true, path + ": parallel loops on axe4j's pool (" + helpers + " helper thread(s), "
                     + tasksPerLaunch() + " task(s) a launch)");
         } finally {
             Libc.dlclose(handle);
