@@ -389,6 +389,27 @@ def _tmem_layout(width):
     return T.TileLayout(T.S[(128, width):(1 @ TLane, 1 @ TCol)])
 
 
+@T.inline
+def tcgen05_setup(A, B, a_layout, b_layout, n, k, tid):
+    """The tcgen05 kernels' start: A and B's shared tiles, an mbarrier and the word tcgen05.alloc writes; warp 0
+    allocates 512 tensor-memory columns, thread 0 initialises the mbarrier, the CTA stages A and B, fences them for
+    the async proxy and syncs. Returns (A_smem, B_smem, mbar, slot)."""
+    A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
+    B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
+    mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
+    slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
+    if tid // 32 == 0:
+        T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
+        T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+    if tid == 0:
+        T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
+    Ax.copy(A_smem[:, :], A[:, :], scope="cta")
+    Ax.copy(B_smem[:, :], B[:, :], scope="cta")
+    T.ptx["fence.proxy.async.shared::cta"]()
+    T.cuda.cta_sync()
+    return A_smem, B_smem, mbar, slot
+
+
 def tcgen05(spec, wait=True):
     """python/tests/test_cuda_tcgen05.py's kernel on this lane: warp 0 allocates 512 tensor-memory columns (the word
     tcgen05.alloc writes is read after the CTA sync, with the tile declared there: ``Ax.tmem_tensor``); thread 0
@@ -413,20 +434,8 @@ def tcgen05(spec, wait=True):
                    C: T.Tensor((128, n), "float32")):
             with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
                 tid = T.cuda.thread_idx("x")
-                A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
-                B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
-                mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
-                slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
-                if tid // 32 == 0:
-                    T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
-                    T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+                A_smem, B_smem, mbar, slot = tcgen05_setup(A, B, a_layout, b_layout, n, k, tid)
                 C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
-                if tid == 0:
-                    T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
-                Ax.copy(A_smem[:, :], A[:, :], scope="cta")
-                Ax.copy(B_smem[:, :], B[:, :], scope="cta")
-                T.ptx["fence.proxy.async.shared::cta"]()
-                T.cuda.cta_sync()
                 taddr = T.meta_var(slot[0])
                 C_tmem = Ax.tmem_tensor(taddr, (128, n), "float32", c_layout)
                 Ax.fill(C_reg[:, :], T.float32(1.0), scope="warpgroup")
@@ -451,20 +460,8 @@ def tcgen05(spec, wait=True):
     def kernel(A: T.Tensor((128, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((128, n), "float32")):
         with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
             tid = T.cuda.thread_idx("x")
-            A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
-            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
-            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
-            slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
-            if tid // 32 == 0:
-                T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
-                T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
+            A_smem, B_smem, mbar, slot = tcgen05_setup(A, B, a_layout, b_layout, n, k, tid)
             C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
-            if tid == 0:
-                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
-            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
-            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
-            T.ptx["fence.proxy.async.shared::cta"]()
-            T.cuda.cta_sync()
             taddr = T.meta_var(slot[0])
             C_tmem = Ax.tmem_tensor(taddr, (128, n), "float32", c_layout)
             if tid == 0:

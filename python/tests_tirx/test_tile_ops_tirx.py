@@ -268,19 +268,7 @@ def test_tcgen05_k_blocks_at_a_run_time_offset_are_exact(jvm):
     def kernel(A: T.Tensor((128, k), "float16"), B: T.Tensor((n, k), "float16"), C: T.Tensor((128, n), "float32")):
         with T.device_entry(launch=LaunchConfig(grid=1, block=128)):
             tid = T.cuda.thread_idx("x")
-            A_smem = T.alloc_shared((128, k), "float16", layout=a_layout, align=1024)
-            B_smem = T.alloc_shared((n, k), "float16", layout=b_layout, align=1024)
-            mbar = T.alloc_shared((1,), "uint64", layout=T.TileLayout(T.S[1]), align=8)
-            slot = T.alloc_shared((1,), "uint32", layout=T.TileLayout(T.S[1]))
-            if tid // 32 == 0:
-                T.ptx["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"](slot.ptr_to([0]), T.uint32(512))
-                T.ptx["tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned"]()
-            if tid == 0:
-                T.ptx["mbarrier.init.shared.b64"](mbar.ptr_to([0]), T.uint32(1))
-            Ax.copy(A_smem[:, :], A[:, :], scope="cta")
-            Ax.copy(B_smem[:, :], B[:, :], scope="cta")
-            T.ptx["fence.proxy.async.shared::cta"]()
-            T.cuda.cta_sync()
+            A_smem, B_smem, mbar, slot = _tile_kernels_tirx.tcgen05_setup(A, B, a_layout, b_layout, n, k, tid)
             C_tmem = Ax.tmem_tensor(slot[0], (128, n), "float32", c_layout)
             C_reg = T.alloc_local((128, n), "float32", layout=r_layout)
             if tid == 0:
