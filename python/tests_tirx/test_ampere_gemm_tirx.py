@@ -3,10 +3,7 @@
 same PTX instruction mix for sm_80 and sm_90a but for two differences of spelling (below), and D exact against numpy
 in the CUDA interpreter at two shapes; a wait that lets one tile too many be pending is caught there as a race."""
 
-import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,25 +12,21 @@ import pytest
 import tvm_tirx  # noqa: F401  (before the JVM)
 
 import axe4j
-from axe4j import _lane
 from axe4j.cuda import interp
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _lane_027  # noqa: E402
 import _ptx_mix  # noqa: E402
 import _tile_kernels_tirx  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-VENV_027 = REPO / ".venv" / "bin" / "python"
 SHAPE = (128, 128, 128)
 ARCHS = ("sm_80", "sm_90a")
 
 
 @pytest.fixture(scope="module")
 def lane_027():
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
-    env.pop(_lane.LANE_ENV, None)
-    process = subprocess.Popen([str(VENV_027), str(Path(__file__).parent / "_ampere_027.py"), "x".join(map(str, SHAPE))],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = _lane_027.start(Path(__file__).parent / "_ampere_027.py", "x".join(map(str, SHAPE)))
     yield process
     if process.poll() is None:
         process.kill()
@@ -41,9 +34,7 @@ def lane_027():
 
 @pytest.fixture(scope="module")
 def asked_027(lane_027):
-    stdout, stderr = lane_027.communicate(timeout=600)
-    assert lane_027.returncode == 0, stderr[-3000:]
-    return json.loads(stdout)
+    return _lane_027.answer(lane_027)
 
 
 def _kernel(*shape, stages=3):

@@ -5,10 +5,8 @@ interpreter at two shapes (the second: 3 x 2 CTAs, 10 K tiles through 4 slots), 
 (the launch's dynamic bytes are the pool's; the cubin's static ``.nv.shared`` holds only sm_90's reserved 1 KiB),
 bad shapes refused naming them, and a broken parity or slot index caught by the interpreter."""
 
-import json
 import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,15 +15,14 @@ import pytest
 import tvm_tirx  # noqa: F401  (before the JVM)
 
 import axe4j
-from axe4j import _lane
 from axe4j.cuda import interp
 
 sys.path.insert(0, str(Path(__file__).parent))
+import _lane_027  # noqa: E402
 import _ptx_mix  # noqa: E402
 import _tile_kernels_tirx  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-VENV_027 = REPO / ".venv" / "bin" / "python"
 # (M, N, K, stages), 128 x 128 x 64 tiles: 4 K tiles through 2 slots (the ring wraps); the default 4 stages
 CONFIGS = [(128, 128, 256, 2), (512, 256, 1024, 4)]
 # 0.27 stores each pair of FP16 results as a C half2, which nvcc writes st.global.v2.b16; this lane's explicit store is
@@ -40,10 +37,7 @@ def _label(config):
 
 @pytest.fixture(scope="module")
 def lane_027():
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
-    env.pop(_lane.LANE_ENV, None)
-    process = subprocess.Popen([str(VENV_027), str(Path(__file__).parent / "_hopper_027.py"), *map(_label, CONFIGS)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = _lane_027.start(Path(__file__).parent / "_hopper_027.py", *map(_label, CONFIGS))
     yield process
     if process.poll() is None:
         process.kill()
@@ -51,9 +45,7 @@ def lane_027():
 
 @pytest.fixture(scope="module")
 def asked_027(lane_027):
-    stdout, stderr = lane_027.communicate(timeout=600)
-    assert lane_027.returncode == 0, stderr[-3000:]
-    return json.loads(stdout)
+    return _lane_027.answer(lane_027)
 
 
 def _kernel(m, n, k, stages=4):
