@@ -159,21 +159,23 @@ def emit(request, plan):
             value = cast(views["D"][addr("D", **{u_dim: u, v_dim: v})]) + value
         store(views, value, u, v)
 
-    def micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, v0, kext, first):
+    def micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, v0, kext, first, width=nv):
+        """The register tile at (u0, v0): mu rows of ``width`` columns (nv; the ragged last panel's columns rounded
+        up to 8, the rest of its packed row left alone: N = 1000 computed 32 columns for its last 8)."""
         # one stack array per tile row, unrolled here: TVM lowers a "global" buffer to a stack array (which LLVM
         # keeps in registers) only under 1 KiB; an 8 x 32 fp32 tile is 1 KiB, became a workspace pointer, and
         # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
-        acc = [T.decl_buffer((nv,), dtype, scope="global", layout=None) for _ in range(mu)]
+        acc = [T.decl_buffer((width,), dtype, scope="global", layout=None) for _ in range(mu)]
         line = 64 // (int("".join(ch for ch in d_dtype if ch.isdigit()) or 8) // 8)
-        per_row = -(-nv // line)
+        per_row = -(-width // line)
         lines = mu * per_row
         for i in range(mu):
-            with T.vectorized(nv) as j:
+            with T.vectorized(width) as j:
                 T.buffer_store(acc[i], tirx.const(0, dtype), [j])
 
         def step(k):
             for i in range(mu):
-                with T.vectorized(nv) as j:
+                with T.vectorized(width) as j:
                     T.buffer_store(acc[i], acc[i][j] + u_panel[(q * kc + k) * mu + i]
                                    * cast(v_panel[v_offset + (p * kc + k) * nv + j]), [j])
 
@@ -195,14 +197,14 @@ def emit(request, plan):
         else:
             with T.serial(kext) as k:
                 step(k)
-        with T.If(tirx.all(u0 + mu <= EU, v0 + nv <= EV)):
+        with T.If(tirx.all(u0 + mu <= EU, v0 + width <= EV)):
             with T.Then():
                 for i in range(mu):
-                    with T.vectorized(nv) as j:
+                    with T.vectorized(width) as j:
                         write_tile(views, acc[i], u0, v0, first, i, j)
             with T.Else():
                 for i in range(mu):
-                    with T.serial(nv) as j:
+                    with T.serial(width) as j:
                         with T.If(tirx.all(u0 + i < EU, v0 + j < EV)):
                             with T.Then():
                                 write_tile(views, acc[i], u0, v0, first, i, j)
@@ -219,12 +221,18 @@ def emit(request, plan):
             u_first = ub * mc
             u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
             pack_u(views, u_panel, u_first, k0, kext)
-            with v_loop(panels) as p:
+            def tiles(p, width):
                 with T.serial(tiles_per_block) as q:
                     u0 = u_first + q * mu
                     with T.If(u0 < EU):
                         with T.Then():
-                            micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first)
+                            micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first, width)
+
+            if full_panels:
+                with v_loop(full_panels) as p:
+                    tiles(p, nv)
+            if rest:   # the ragged last panel: only its first round_up(rest, 8) columns
+                tiles(full_panels, min(nv, -(-rest // 8) * 8))
 
     def row_span(views, v0, width):
         """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every
