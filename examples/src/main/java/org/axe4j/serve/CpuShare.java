@@ -26,22 +26,28 @@ final class CpuShare {
     /** {@code AXE4J_CPU_POOL=tvm} keeps TVM's own pools (for comparison); anything else uses axe4j's. */
     static final String POOL_ENV = "AXE4J_CPU_POOL";
 
-    private final int poolThreads;
-    private final int workers;
     private final int threadsEach;
-    private String parallelPool = "TVM's";
+    /** The pool kernels run their parallel loops on, in words (the start-up line). */
+    private final String parallelPool;
     /** The CPUs the pool's threads may run on, as {@code config_threadpool} takes them: decimal strings. */
     private final List<String> cpus;
     private final ThreadLocal<Boolean> sized = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
     CpuShare(int poolThreads, int workers, Set<Integer> cpus) {
+        this(poolThreads, workers, cpus, "TVM's");
+    }
+
+    private CpuShare(int poolThreads, int workers, Set<Integer> cpus, String parallelPool) {
         if (cpus.isEmpty()) {
             throw new IllegalArgumentException("CpuShare: no CPUs to run the pool on (the affinity mask is empty)");
         }
-        this.poolThreads = poolThreads;
-        this.workers = Math.max(1, workers);
-        this.threadsEach = Math.max(1, poolThreads / this.workers);
+        this.threadsEach = eachOf(poolThreads, workers);
         this.cpus = cpus.stream().sorted().map(String::valueOf).toList();
+        this.parallelPool = parallelPool;
+    }
+
+    private static int eachOf(int poolThreads, int workers) {
+        return Math.max(1, poolThreads / Math.max(1, workers));
     }
 
     /**
@@ -49,11 +55,11 @@ final class CpuShare {
      * ({@link #startParallelPool}) unless {@value #POOL_ENV}{@code =tvm}.
      */
     static CpuShare forWorkers(int workers) {
-        int pool = CpuPool.size().threads();
-        CpuShare share = new CpuShare(pool > 0 ? pool : CpuPool.usableCores(), workers, CpuPool.affinity());
-        String choice = System.getenv(POOL_ENV);
-        share.parallelPool = "tvm".equals(choice) ? "TVM's (" + POOL_ENV + "=tvm)" : share.startParallelPool();
-        return share;
+        int sized = CpuPool.size().threads();
+        int pool = sized > 0 ? sized : CpuPool.usableCores();
+        String parallelPool = "tvm".equals(System.getenv(POOL_ENV)) ? "TVM's (" + POOL_ENV + "=tvm)"
+                : startParallelPool(pool, workers);
+        return new CpuShare(pool, workers, CpuPool.affinity(), parallelPool);
     }
 
     /**
@@ -64,11 +70,12 @@ final class CpuShare {
      *
      * @return which pool the kernels run on, for the start-up line
      */
-    private String startParallelPool() {
+    private static String startParallelPool(int poolThreads, int workers) {
         if (!ParallelPool.available()) {
             return "TVM's (axe4j's needs the JNI library: " + FastCall.describe() + ")";
         }
-        int helpers = ParallelPool.start(Math.max(0, poolThreads - workers), threadsEach);
+        int helpers = ParallelPool.start(Math.max(0, poolThreads - Math.max(1, workers)),
+                eachOf(poolThreads, workers));
         return "axe4j's: " + helpers + " helper thread(s), " + ParallelPool.tasksPerLaunch() + " task(s) a kernel";
     }
 

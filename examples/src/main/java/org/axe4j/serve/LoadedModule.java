@@ -30,8 +30,8 @@ import org.axe4j.tvm.cuda.DeviceMemory;
 final class LoadedModule {
     final Manifest manifest;
     final int generation;
-    /** Where the kernels' parallel loops run: axe4j's pool ({@link ParallelPool}) or TVM's, and why. */
-    final String parallelLoops;
+    /** Whether axe4j's pool ({@link ParallelPool}) took the kernels' parallel loops, and why not; null: not asked. */
+    final ParallelPool.Adoption parallelLoops;
     private final Path folder;
     private final TvmModule module;
     private final Map<String, Kernel> kernels = new HashMap<>();
@@ -67,12 +67,8 @@ final class LoadedModule {
                 }
             }
             TvmModule module = TvmModule.load(copy);
-            String loops = "TVM's pool";
-            if (backend == null && memories == null && !manifest.onCuda() && ParallelPool.started()) {
-                ParallelPool.Adoption adoption = ParallelPool.adopt(copy);
-                loops = adoption.adopted() ? "axe4j's pool" : !adoption.hasParallelLoops() ? "none in this module"
-                        : "TVM's pool: " + adoption.reason();
-            }
+            ParallelPool.Adoption loops = backend == null && memories == null && !manifest.onCuda()
+                    && ParallelPool.started() ? ParallelPool.adopt(copy) : null;
             return new LoadedModule(manifest, generation, folder, module, memories, backend, loops);
         } catch (IOException e) {
             delete(folder);
@@ -84,7 +80,7 @@ final class LoadedModule {
     }
 
     private LoadedModule(Manifest manifest, int generation, Path folder, TvmModule module,
-                         Supplier<DeviceMemory> memories, Backend backend, String parallelLoops) {
+                         Supplier<DeviceMemory> memories, Backend backend, ParallelPool.Adoption parallelLoops) {
         this.manifest = manifest;
         this.parallelLoops = parallelLoops;
         this.generation = generation;
@@ -106,6 +102,11 @@ final class LoadedModule {
             throw new IllegalArgumentException("module " + manifest.library() + " does not match its manifest: "
                     + e.getMessage(), e);
         }
+    }
+
+    /** Whether the kernels' parallel loops (if any) run on TVM's per-thread pools, which {@link CpuShare} sizes. */
+    boolean onTvmPools() {
+        return parallelLoops == null || !parallelLoops.adopted() && parallelLoops.hasParallelLoops();
     }
 
     /** An idle runner for {@code function} (made when there is none); the caller holds a worker's permit. */

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.axe4j.tvm.ParallelPool;
 import org.axe4j.tvm.cuda.DeviceMemory;
 
 /**
@@ -111,9 +112,15 @@ public final class ModuleService {
 
     /** Where the current module's kernels run their parallel loops, and the pool's size, in words. */
     public String parallelLoops() {
-        LoadedModule m = current.get();
-        return m.parallelLoops + (m.parallelLoops.equals("axe4j's pool") ? " (" + cpuShare.parallelPool() + ")"
-                : m.parallelLoops.startsWith("TVM's") ? " (" + poolThreadsEach() + " thread(s) a worker)" : "");
+        ParallelPool.Adoption loops = current.get().parallelLoops;
+        if (loops != null && loops.adopted()) {
+            return "axe4j's pool (" + cpuShare.parallelPool() + ")";
+        }
+        if (loops != null && !loops.hasParallelLoops()) {
+            return "none in this module";
+        }
+        return "TVM's pool" + (loops != null ? ": " + loops.reason() : "") + " (" + poolThreadsEach()
+                + " thread(s) a worker)";
     }
 
     public Manifest manifest() {
@@ -322,7 +329,9 @@ public final class ModuleService {
                                 + elapsedMs() + " ms passed in the queue and reading the body, before " + name
                                 + " could start");
                     }
-                    cpuShare.enter();
+                    if (module.onTvmPools()) {
+                        cpuShare.enter();   // axe4j's pool needs no per-thread TVM pool
+                    }
                     long t0 = System.nanoTime();
                     runner.run();
                     metrics.kernel(name, System.nanoTime() - t0);

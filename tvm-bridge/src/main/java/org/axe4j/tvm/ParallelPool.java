@@ -92,8 +92,8 @@ public final class ParallelPool {
                 return new Adoption(false, true, path + " uses TVM's parallel barrier, which only TVM's pool provides");
             }
             slot.setLong(0, launcher());
-            return new Adoption(true, true, path + ": parallel loops on axe4j's pool (" + helpers + " helper thread(s), "
-                    + tasksPerLaunch() + " task(s) a launch)");
+            return new Adoption(true, true, path + ": parallel loops on axe4j's pool (" + helpers
+                    + " helper thread(s), " + tasksPerLaunch() + " task(s) a launch)");
         } finally {
             Libc.dlclose(handle);
         }
