@@ -22,6 +22,14 @@ def start(script: Path, *args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
+def running(script: Path, *args: str):
+    """A module fixture's body: yields the started script, and kills it if the tests left it running."""
+    process = start(script, *args)
+    yield process
+    if process.poll() is None:
+        process.kill()
+
+
 def answer(process: subprocess.Popen, timeout: float = 600):
     """The script's JSON answer; its exit status must be 0 (the end of its errors otherwise)."""
     stdout, stderr = process.communicate(timeout=timeout)

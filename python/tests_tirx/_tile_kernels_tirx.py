@@ -410,6 +410,18 @@ def tcgen05_setup(A, B, a_layout, b_layout, n, k, tid):
     return A_smem, B_smem, mbar, slot
 
 
+@T.inline
+def tcgen05_read_back(C, C_reg, C_tmem, taddr, tid):
+    """The tcgen05 kernels' end: the warpgroup loads the accumulator (tcgen05.ld, its wait) and stores C; after a CTA
+    sync warp 0 frees the 512 tensor-memory columns."""
+    Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
+    T.ptx["tcgen05.wait::ld.sync.aligned"]()
+    Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
+    T.cuda.cta_sync()
+    if tid // 32 == 0:
+        T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+
+
 def tcgen05(spec, wait=True):
     """python/tests/test_cuda_tcgen05.py's kernel on this lane: warp 0 allocates 512 tensor-memory columns (the word
     tcgen05.alloc writes is read after the CTA sync, with the tile declared there: ``Ax.tmem_tensor``); thread 0
@@ -448,12 +460,7 @@ def tcgen05(spec, wait=True):
                         T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](
                             mbar.ptr_to([0]))
                 T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
-                Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
-                T.ptx["tcgen05.wait::ld.sync.aligned"]()
-                Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
-                T.cuda.cta_sync()
-                if tid // 32 == 0:
-                    T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+                tcgen05_read_back(C, C_reg, C_tmem, taddr, tid)
         return kernel
 
     @T.function
@@ -469,12 +476,7 @@ def tcgen05(spec, wait=True):
                 T.ptx["tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"](mbar.ptr_to([0]))
             if wait:
                 T.cuda.mbarrier_wait(mbar.ptr_to([0]), 0)
-            Ax.copy_async(C_reg[:, :], C_tmem[:, :], scope="warpgroup")
-            T.ptx["tcgen05.wait::ld.sync.aligned"]()
-            Ax.copy(C[:, :], C_reg[:, :], scope="warpgroup")
-            T.cuda.cta_sync()
-            if tid // 32 == 0:
-                T.ptx["tcgen05.dealloc.cta_group::1.sync.aligned.b32"](taddr, T.uint32(512))
+            tcgen05_read_back(C, C_reg, C_tmem, taddr, tid)
     return kernel
 
 

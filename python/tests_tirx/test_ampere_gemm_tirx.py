@@ -26,10 +26,7 @@ ARCHS = ("sm_80", "sm_90a")
 
 @pytest.fixture(scope="module")
 def lane_027():
-    process = _lane_027.start(Path(__file__).parent / "_ampere_027.py", "x".join(map(str, SHAPE)))
-    yield process
-    if process.poll() is None:
-        process.kill()
+    yield from _lane_027.running(Path(__file__).parent / "_ampere_027.py", "x".join(map(str, SHAPE)))
 
 
 @pytest.fixture(scope="module")

@@ -37,10 +37,7 @@ def _label(config):
 
 @pytest.fixture(scope="module")
 def lane_027():
-    process = _lane_027.start(Path(__file__).parent / "_hopper_027.py", *map(_label, CONFIGS))
-    yield process
-    if process.poll() is None:
-        process.kill()
+    yield from _lane_027.running(Path(__file__).parent / "_hopper_027.py", *map(_label, CONFIGS))
 
 
 @pytest.fixture(scope="module")
