@@ -18,7 +18,9 @@ warpgroup scope), and on Blackwell the ``tcgen05`` GEMM tiles ``cuda-tcgen05`` (
 memory, at thread or warp scope) and the tensor-memory copies ``cuda-tcgen05-ldst`` (``copy_async`` between a
 tensor-memory tile, declared with ``tmem_tensor``, and a warpgroup's registers) (``_emit_tcgen05``). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
-named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``.
+named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``. A kernel compiled for ``llvm`` that holds
+these ops is refused by name (``_host``): tvm_tirx lowers tile instructions only at thread scopes of the target's
+backend and has none for ``llvm``, so the CPU rules stay on the 0.27 lane.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from tvm_tirx.script import tirx as T  # noqa: E402
 from tvm_tirx.tirx.tile.instruction import Instruction, Operand  # noqa: E402
 
 from . import (_decide, _describe, _emit_affine, _emit_cp_async, _emit_digits, _emit_matrix,  # noqa: E402
-               _emit_reduce, _emit_mma, _emit_register, _emit_tcgen05, _emit_tma, _emit_wgmma, _explain)
+               _emit_reduce, _emit_mma, _emit_register, _emit_tcgen05, _emit_tma, _emit_wgmma, _explain, _host)
 from ._tmem import tmem_tensor  # noqa: E402
 from ._explain import check_strict, compile, explain  # noqa: E402,A004
 from ._describe import BINARY, REDUCTIONS  # noqa: E402
@@ -180,6 +182,8 @@ def _register(op: str):
     return Instruction(f"tirx.cuda.axe4j_{op}", "axe4j", operands, SCOPES, lower=_lower_for(op)).register()
 
 
+# a kernel compiled for llvm that holds axe4j calls is refused by name before tvm_tirx's dispatch (_host)
+_host.register()
 copy = _register("copy")
 copy_async = _register("copy_async")
 fill = _register("fill")
