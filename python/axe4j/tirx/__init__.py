@@ -12,11 +12,12 @@ and its plan's notes. Spelled on this lane so far: ``cuda-affine`` (``_emit_affi
 ``cuda-register-boxes``, ``cuda-register-digits`` and ``cuda-shuffle-reduce`` (``_emit_register``), the reductions of memory tiles ``cuda-reduce`` and
 ``cuda-tree-reduce`` (``_emit_reduce``), ``cuda-ldstmatrix`` (``_emit_matrix``), the ``mma.sync`` GEMM tiles
 ``cuda-mma`` (``_emit_mma``, op ``gemm(D, A, B, C, trans_a, trans_b, alpha, beta)``), TMA copies ``cuda-tma``
-(``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask)``: a load completes on the mbarrier), and the ``wgmma`` GEMM
-tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B, trans_a, trans_b, accum, wait, proxy_fence)`` at
-warpgroup scope), and on Blackwell the ``tcgen05`` GEMM tiles ``cuda-tcgen05`` (``gemm_async`` with C in tensor
-memory, at thread or warp scope) and the tensor-memory copies ``cuda-tcgen05-ldst`` (``copy_async`` between a
-tensor-memory tile, declared with ``tmem_tensor``, and a warpgroup's registers) (``_emit_tcgen05``). A
+(``_emit_tma``, ``copy_async(dst, src, mbar, cta_mask, cta_group)``: a load completes on the mbarrier, the CTA
+pair's with ``cta_group=2``), and the ``wgmma`` GEMM tiles ``cuda-wgmma`` (``_emit_wgmma``, op ``gemm_async(C, A, B,
+trans_a, trans_b, accum, wait, proxy_fence, cta_group)`` at warpgroup scope), and on Blackwell the ``tcgen05`` GEMM
+tiles ``cuda-tcgen05`` (``gemm_async`` with C in tensor memory, at thread or warp scope; ``cta_group=2`` over a
+cluster's CTA pair) and the tensor-memory copies ``cuda-tcgen05-ldst`` (``copy_async`` between a tensor-memory
+tile, declared with ``tmem_tensor``, and a warpgroup's registers) (``_emit_tcgen05``). A
 call whose chosen rule makes another plan kind, or a plan the emitter cannot spell, fails with the rule and the kind
 named (docs/tvm-versions.md). ``explain`` and strict mode: ``_explain``. A kernel compiled for ``llvm`` that holds
 these ops is refused by name (``_host``): tvm_tirx lowers tile instructions only at thread scopes of the target's
@@ -86,11 +87,12 @@ _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-digits": _emit_digits.emit,
              "cuda-tree-reduce": _emit_reduce.emit_tree, "cuda-ldstmatrix": _emit_matrix.emit,
              "cuda-mma": _emit_mma.emit, "cuda-tma": _emit_tma.emit, "cuda-wgmma": _emit_wgmma.emit,
              "cuda-tcgen05": _emit_tcgen05.emit, "cuda-tcgen05-ldst": _emit_tcgen05.emit_ldst}
-# copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, and the CTAs of the
-# cluster a TMA load is multicast to
-ASYNC_OPTIONS = ("mbar", "cta_mask")
-# gemm_async's options, as the 0.27 lane's config keys: the wgmma.wait_group depth, the proxy fence before it
-GEMM_ASYNC_OPTIONS = ("wait", "proxy_fence")
+# copy_async's options, as the 0.27 lane's config keys: the mbarrier a TMA load completes on, the CTAs of the
+# cluster a TMA load is multicast to, and cta_group=2 (the mbarrier may be the CTA pair's other CTA's)
+ASYNC_OPTIONS = ("mbar", "cta_mask", "cta_group")
+# gemm_async's options, as the 0.27 lane's config keys: the wgmma.wait_group depth, the proxy fence before it, and
+# cta_group=2 (tcgen05.mma over the CTA pair of a cluster)
+GEMM_ASYNC_OPTIONS = ("wait", "proxy_fence", "cta_group")
 
 
 def _absent(value) -> bool:
@@ -114,10 +116,10 @@ def _lower_for(op: str):
             extra = _describe.gemm_params(args[4:])
             scalars = {"alpha": args[6], "beta": args[7]}
             args = []
-        if op == "copy_async":   # (dst, src, mbar, cta_mask)
+        if op == "copy_async":   # (dst, src, mbar, cta_mask, cta_group)
             options = {k: v for k, v in zip(ASYNC_OPTIONS, args[2:]) if not _absent(v)}
             args = args[:2]
-        if op == "gemm_async":   # (C, A, B, trans_a, trans_b, accum, wait, proxy_fence), as on 0.27
+        if op == "gemm_async":   # (C, A, B, trans_a, trans_b, accum, wait, proxy_fence, cta_group), as on 0.27
             regions = [("C", args[0]), ("A", args[1]), ("B", args[2])]
             given = {k: v for k, v in zip(GEMM_ASYNC_OPTIONS, args[6:]) if not _absent(v)}
             extra = _describe.gemm_async_params(args[3:6], given)
@@ -168,12 +170,12 @@ def _register(op: str):
                     Operand("alpha", default=1.0), Operand("beta", default=0.0))
     elif op == "copy_async":
         operands = (Operand("dst", "region"), Operand("src"), Operand("mbar", "address", default=None),
-                    Operand("cta_mask", default=None))
+                    Operand("cta_mask", default=None), Operand("cta_group", default=None))
     elif op == "gemm_async":
         operands = (Operand("C", "region"), Operand("A", "region"), Operand("B", "region"),
                     Operand("trans_a", default=False), Operand("trans_b", default=False),
                     Operand("accum", default=False), Operand("wait", default=None),
-                    Operand("proxy_fence", default=None))
+                    Operand("proxy_fence", default=None), Operand("cta_group", default=None))
     elif op in REDUCTIONS:
         operands = (Operand("dst", "region"), Operand("src", "region"), Operand("axes"),
                     Operand("accum", default=False))

@@ -12,7 +12,11 @@ element the step names: row r at ``(r / 8) * SBO + (r % 8) * W``, column c at ``
 row) or ``(c / 8) * LBO + c % 8`` (8x8 core matrices), under the plan's swizzle. ``accum`` is the plan's (0 on the
 first K step unless ``accum``: that step overwrites). At warp scope one elected lane issues (``elect.sync``). The
 instruction descriptor the pattern encodes must be the plan's (checked here). Completion is the kernel's
-(``tcgen05.commit`` to an mbarrier, then its wait), as on 0.27.
+(``tcgen05.commit`` to an mbarrier, then its wait), as on 0.27. A plan over a CTA pair (``cta_group`` 2, from
+``gemm_async(..., cta_group=2)``) is the same with ``tcgen05.mma.cta_group::2`` and instruction shape (256, N, 16):
+D is this CTA's 128 lanes, A its 128 rows and B its N/2 rows, at the same addresses in both CTAs of the pair (the
+pattern's per-CTA operands). A ring slot's run-time start moves the A and B views' own start (when it keeps the
+tensor's alignment), so that the element starts the pattern checks stay constants.
 
 ``cuda-tcgen05-ldst``: tvm_tirx's ``tcgen05.ld``/``st`` pattern takes (warp, row, column) images of the four warps of
 a warpgroup, 32 rows each. Per instruction of the plan, the tensor-memory view starts at the buffer's address plus
@@ -27,7 +31,8 @@ from tvm_tirx.ir import Bind, Call, Evaluate, If, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 from tvm_tirx.tirx.layout import S, TileLayout
 
-from ._emit_affine import NotOnThisLane, _run_time_offset
+from ._emit_affine import _bits, _run_time_offset
+from ._emit_tma import _run_time_alignment
 
 
 def _axes():
@@ -52,10 +57,12 @@ def _tmem_view(name, tensor, column, shape, layout):
     return var, Bind(var, Call("tirx.cuda.decl_tmem", [address], ty_args=[var.ty]))
 
 
-def _shared_operand(name, tensor, entry, rows):
+def _shared_operand(name, tensor, entry, rows, offset=0):
     """Operand ``entry`` (``PlanParts.SharedOperand``) of ``rows`` x 16 as (start, 1, 1, rows, 16): a leading axis of
     stride 1 over the elements an instruction tile can start at, then the canonical K-major image (see the module
-    comment), swizzled as the plan says. ``offset``: the run-time start the regions add."""
+    comment), swizzled as the plan says. ``offset``: a run-time start that keeps the tensor's alignment (a ring's
+    slot), which moves the view's own start, so that the starts the pattern checks element by element stay
+    constants (checking them under a run-time offset took seconds a descriptor)."""
     ty = tensor.ty
     dtype = str(ty.dtype.dtype)
     unit = 128 // int(ty.dtype.dtype.bits)   # elements of 16 bytes
@@ -73,7 +80,12 @@ def _shared_operand(name, tensor, entry, rows):
         layout = T.ComposeLayout((unit).bit_length() - 1, int(entry.swizzle), 3, layout)
     view = Var(name, T.Tensor((size, 1, 1, rows, 16), dtype, scope=str(ty.scope), align=int(ty.data_alignment),
                               layout=layout))
-    return view, Bind(view, T.decl_tensor(tensor.data, ty_args=[view.ty]))
+    if isinstance(offset, int) and offset == 0:
+        return view, [Bind(view, T.decl_tensor(tensor.data, ty_args=[view.ty]))]
+    flat = Var(f"{name}_elements", T.Tensor((2 * size,), dtype, scope=str(ty.scope), align=int(ty.data_alignment),
+                                            layout="default"))   # the offset is below size
+    return view, [Bind(flat, T.decl_tensor(tensor.data, ty_args=[flat.ty])),
+                  Bind(view, T.decl_tensor(flat.ptr_to([offset]), ty_args=[view.ty]))]
 
 
 def _instruction_n(idesc: int) -> int:
@@ -85,21 +97,29 @@ def emit(request, plan, scope: str, sctx):
     K step, issued by one thread (one elected lane at warp scope)."""
     from tvm_tirx.backend.cuda.cpp.descriptors import encode_instr_descriptor_dense_uint32
 
-    if plan.cta_group != 1:
-        raise NotOnThisLane(f"cuda-tcgen05: {plan.instruction} over a CTA pair (this lane spells cta_group::1 so far)")
     TLane, TCol, _, _ = _axes()
-    n = _instruction_n(int(plan.idesc))
+    group = int(plan.cta_group)
+    if group not in (1, 2) or f"cta_group::{group}" not in plan.instruction:
+        raise ValueError(f"cuda-tcgen05: the plan's cta_group {group} and its instruction {plan.instruction} disagree")
+    m, n = 128 * group, _instruction_n(int(plan.idesc))
+    b_rows = n // group   # cta_group::2: each CTA of the pair holds N/2 rows of B at the same offset
     dtype = str(request.tensors[plan.A.role].ty.dtype.dtype)
-    spelled = encode_instr_descriptor_dense_uint32(M=128, N=n, K=16, d_dtype="float32", a_dtype=dtype, b_dtype=dtype,
-                                                   trans_a=False, trans_b=False)
+    spelled = encode_instr_descriptor_dense_uint32(M=m, N=n, K=16, d_dtype="float32", a_dtype=dtype, b_dtype=dtype,
+                                                   trans_a=False, trans_b=False, cta_group=group)
     if spelled != int(plan.idesc):
-        raise ValueError(f"cuda-tcgen05: tvm_tirx encodes the instruction descriptor of m128n{n}k16 {dtype} as "
+        raise ValueError(f"cuda-tcgen05: tvm_tirx encodes the instruction descriptor of m{m}n{n}k16 {dtype} as "
                          f"{spelled:#x}, the plan says {int(plan.idesc):#x}")
     binds, views, offsets = [], {}, {}
-    for role, entry, rows in (("A", plan.A, 128), ("B", plan.B, n)):
-        offsets[role] = _run_time_offset(entry, request.starts[entry.role])
-        views[role], bind = _shared_operand(f"axe4j_{role.lower()}_tiles", request.tensors[entry.role], entry, rows)
-        binds.append(bind)
+    for role, entry, rows in (("A", plan.A, 128), ("B", plan.B, b_rows)):
+        tensor = request.tensors[entry.role]
+        run_time = _run_time_offset(entry, request.starts[entry.role])
+        align = int(tensor.ty.data_alignment)
+        moved = not isinstance(run_time, int) and _run_time_alignment(entry, _bits(str(tensor.ty.dtype.dtype)) // 8) \
+            % align == 0
+        offsets[role] = 0 if moved else run_time
+        views[role], bind = _shared_operand(f"axe4j_{role.lower()}_tiles", tensor, entry, rows,
+                                            run_time if moved else 0)
+        binds.extend(bind)
     c = request.tensors["C"]
     body = []
     if plan.proxy_fence:
@@ -114,10 +134,10 @@ def emit(request, plan, scope: str, sctx):
         for kk, step in enumerate(tile.steps):
             a_at, b_at = offsets["A"] + int(step.a), offsets["B"] + int(step.b)
             a = views["A"][a_at:a_at + 1, 0:1, 0:1, 0:128, 0:16]
-            b = views["B"][b_at:b_at + 1, 0:1, 0:1, 0:n, 0:16]
+            b = views["B"][b_at:b_at + 1, 0:1, 0:1, 0:b_rows, 0:16]
             body.append(Evaluate(T.cuda.tile.apply(
                 T.ptx[plan.instruction], d[0:1, 0:1, 0:1, 0:128, 0:n], a, b, scope="thread",
-                instruction_shape=(128, n, 16), accum=T.bool(bool(plan.accum or kk > 0)))))
+                instruction_shape=(m, n, 16), accum=T.bool(bool(plan.accum or kk > 0)))))
     issue = SeqStmt(body)
     if plan.elect:
         issue = If(T.cuda.elect_sync() != T.uint32(0), issue, None)

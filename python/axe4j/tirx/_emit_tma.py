@@ -26,6 +26,7 @@ from tvm_tirx.ir import Bind, Evaluate, SeqStmt, Var
 from tvm_tirx.script import tirx as T
 from tvm_tirx.tirx.layout import S, TileLayout
 
+from ._describe import _constant
 from ._emit_affine import NotOnThisLane, _bits, _run_time_offset
 
 # TMA's L2 promotion of 128 bytes, as the 0.27 lane's emitter sets it (axe4j.cuda.tma_emit.L2_PROMOTION_128B)
@@ -105,8 +106,10 @@ def _shared_view(tensor, box, span, swizzle, nbytes, offset, align):
                  Bind(var, T.decl_tensor(flat.ptr_to([offset]), ty_args=[var.ty]))]
 
 
-def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
-    """The statement that replaces a TMA ``copy_async`` call: one bulk tensor copy per box of the plan."""
+def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None, cta_group=None):
+    """The statement that replaces a TMA ``copy_async`` call: one bulk tensor copy per box of the plan; a load with
+    ``cta_group`` 2 is the ``.cta_group::2`` form (its mbarrier may be the CTA pair's other CTA's, an address in the
+    cluster window), as on 0.27."""
     if plan.global_base:
         raise NotOnThisLane(f"cuda-tma: the global tensor starts {plan.global_base} elements into its data")
     load = plan.direction == "g2s"
@@ -114,6 +117,13 @@ def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
         raise ValueError("cuda-tma: a TMA load completes on an mbarrier; pass mbar=")
     if load and plan.multicast and cta_mask is None:
         raise ValueError("cuda-tma: a multicast TMA load needs cta_mask=")
+    chain = plan.instruction
+    if cta_group is not None:
+        group = _constant(cta_group)
+        if group not in (1.0, 2.0):
+            raise ValueError(f"cuda-tma: cta_group={cta_group} must be the constant 1 or 2")
+        if group == 2:
+            chain += ".cta_group::2"
     g, s = request.tensors[plan.global_], request.tensors[plan.shared]
     dims = plan.dims
     nbytes = _bits(str(g.ty.dtype.dtype)) // 8
@@ -151,6 +161,6 @@ def emit(request, plan, scope: str, sctx, mbar=None, cta_mask=None):
         shared = s_view[(slice(at, at + 1), *(slice(0, n) for n in box))]
         coords = tuple(reversed([start + int(c) for start, c in zip(starts, issue.coords)]))
         operands = (shared, tensor_map) if load else (tensor_map, shared)
-        body.append(Evaluate(T.cuda.tile.apply(T.ptx[plan.instruction], *operands, scope="thread", coords=coords,
+        body.append(Evaluate(T.cuda.tile.apply(T.ptx[chain], *operands, scope="thread", coords=coords,
                                                **fields)))
     return SeqStmt([*s_binds, *body])

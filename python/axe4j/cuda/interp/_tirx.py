@@ -7,7 +7,7 @@ type bound by ``Bind(var, tirx.decl_tensor(data))`` or ``Bind(var, tirx.alloc_te
 ``tirx.buffer_data``), its dtype, shape and scope are fields of ``var.ty``, a store names its tensor ``dest``
 (0.27: ``buffer``), and thread and block indices are calls ``tirx.cuda.thread_idx("x")`` (0.27: variables bound by
 ``thread_extent`` attributes); a loop runs from ``begin`` to ``end`` (0.27: ``min``, ``extent``) and a branch is an
-``If`` (0.27: ``IfThenElse``). The host function is not interpreted: ``run_kernel`` reads the grid and block it
+``If`` (0.27: ``IfThenElse``). The host function is not interpreted: ``run_kernel`` reads the grid, block and cluster it
 launches the kernel with (constant slots of its packed call) and launches the device function with the arrays as
 its pointer parameters.
 """
@@ -262,7 +262,10 @@ def run_kernel(host_module, device_module, names, *arrays):
     threads = launch["block.x"]
     # the dynamic shared bytes of the launch (a ``shared.dyn`` pool's ``commit``), after the static tensors
     dynamic = launch.get("dynamic_smem_bytes", 0)
+    cluster = tuple(launch.get(f"cluster.{a}", 1) for a in "xyz")
     launch = Launch(name, func, values, grid, threads, dynamic, _ptx)
+    # a cluster launch (the launch fields cluster.x, .y, .z; 0.27 binds clusterCtaIdx thread extents instead)
+    launch.cluster_dims = cluster
     launch.static_shared = shared_bytes(func.body)
     launch.interp = TirxInterpreter(launch, _ptx)
     env = {key(p): _Broadcast(value) for p, value in zip(params, values)}

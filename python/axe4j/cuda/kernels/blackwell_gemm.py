@@ -25,44 +25,11 @@ from tvm.script import tirx as T
 from tvm.tirx.layout import wg_local_layout
 from tvm.tirx.script import tile as Tx
 
-from .hopper_gemm import SWIZZLE_ROW, shared_tile
+# the shape checks and ring sizing are shared with the new TIRx lane's kernel (no TVM import there)
+from .blackwell_shape import MAX_STAGES, SHARED_BYTES, check, stages_for  # noqa: F401  (the module's API)
+from .hopper_gemm import shared_tile
 from .pipeline import PipelineState
 from .tiles import local_tile
-
-SHARED_BYTES = 227 * 1024
-MAX_STAGES = 8
-
-
-def stages_for(bn: int, bk: int, itemsize: int = 2) -> int:
-    per = (128 + bn) * bk * itemsize + 16
-    return max(1, min(MAX_STAGES, (SHARED_BYTES - 64) // per))
-
-
-def check(m, n, k, bn, bk, stages, dtype, cta_group=1):
-    problems = []
-    if cta_group not in (1, 2):
-        problems.append(f"cta_group={cta_group}: 1 (one CTA per 128-row tile) or 2 (a CTA pair per 256-row tile)")
-    elif cta_group == 2 and bn % 32:
-        problems.append(f"BN={bn}: with cta_group=2 each CTA loads BN/2 rows of B, a multiple of 16")
-    for name, value, tile in (("M", m, 128 * max(1, cta_group)), ("N", n, bn), ("K", k, bk)):
-        if value % tile:
-            problems.append(f"{name}={value} is not a multiple of the tile {tile}")
-    if bk % SWIZZLE_ROW:
-        problems.append(f"BK={bk} is not a multiple of the 128-byte swizzle row ({SWIZZLE_ROW} elements)")
-    if bn % 16 or not 16 <= bn <= 256:
-        problems.append(f"BN={bn}: tcgen05.mma with M = 128 takes N in [16, 256], a multiple of 16")
-    if bn > 128:
-        problems.append(f"BN={bn}: the epilogue holds one accumulator row per thread; at most 128 columns")
-    b_rows = bn // max(1, cta_group)   # rows of B each CTA holds
-    smem = stages * ((128 + b_rows) * bk * 2 + 16) + 64
-    if smem > SHARED_BYTES:
-        problems.append(f"{stages} stages of (128 + {b_rows}) x {bk} need {smem} bytes of shared memory; a B200 CTA "
-                        f"has {SHARED_BYTES}")
-    if dtype not in ("float16", "bfloat16"):
-        problems.append(f"dtype {dtype}: tcgen05 .kind::f16 here multiplies float16 or bfloat16")
-    if problems:
-        raise ValueError(f"blackwell_gemm(M={m}, N={n}, K={k}, BN={bn}, BK={bk}, stages={stages}"
-                         f"{', cta_group=2' if cta_group == 2 else ''}): " + "; ".join(problems))
 
 
 def blackwell_gemm(m: int, n: int, k: int, bn: int = 128, bk: int = 64, stages: int | None = None,
