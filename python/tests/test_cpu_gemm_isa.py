@@ -56,10 +56,10 @@ def explain(kernel, target) -> str:
 # (M, N, K, trans_b, beta): full tiles, ragged edges on every dim, K over several blocks, one row, 8 rows with B
 # transposed, beta * C added; up to 8 rows with B stride-1 along n (the row kernel on AVX-512): one row over a ragged
 # chunk (100 = 6 vectors + 4), one row over two page-wide chunks, 8 rows with beta, 4 rows, 2 rows over
-# four chunks in parallel
+# four chunks in parallel, one row over chunks two pages wide and a ragged one (4200 = 2 x 2048 + 104)
 SHAPES = [(64, 96, 80, False, 0.0), (37, 50, 29, False, 0.0), (45, 70, 600, False, 1.0), (1, 100, 70, False, 0.0),
           (8, 200, 33, True, 0.0), (130, 33, 17, True, 2.0), (1, 2048, 70, False, 0.0), (8, 64, 1100, False, 1.0),
-          (4, 96, 64, False, 0.0), (2, 4096, 64, False, 0.0)]
+          (4, 96, 64, False, 0.0), (2, 4096, 64, False, 0.0), (1, 4200, 40, False, 0.0)]
 
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2-haswell", "avx512-skylake"])

@@ -19,8 +19,9 @@ import java.util.List;
  *
  * <p>A u extent of at most one AVX-512 tile ({@link #ROW_KERNEL_MAX_U} rows: a skinny or GEMV-like GEMM) reads every
  * element of the moving operand V once. When V is stride-1 along v such a GEMM takes the row kernel: no register
- * tile, no packing, D's rows accumulate in place over chunks of one 4 KiB page of each V row, k outermost, so V
- * streams row by row and each of its pages is visited once (a 1 x 128 tile visits each page 8 times, a K block of
+ * tile, no packing, D's rows accumulate in place over chunks of one 4 KiB page of each V row (two for a single
+ * fp32 row of D, where that leaves a chunk per core), k outermost, so V streams row by row and each of its pages is
+ * visited once (a 1 x 128 tile visits each page 8 times, a K block of
  * rows apart: a TLB miss every 512 bytes).
  *
  * @param parallelOver {@code "u"} (u blocks), {@code "v"} (v panels or chunks) or {@code "none"}
@@ -66,6 +67,13 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
     /** The row kernel's chunk: one 4 KiB page of a V row. */
     static final long PAGE_BYTES = 4096;
 
+    /**
+     * The D bytes up to which a row-kernel chunk takes two pages of each V row, when that still leaves a chunk per
+     * core. At 1 x 4096 x 4096 fp32 on 2 cores (D chunk 8 KiB) two pages ran 1.01-1.03 of numpy where one page ran
+     * 0.92-0.96 (alternating runs); at 2 rows (16 KiB of D) they tied, at 4 rows (32 KiB) two pages ran 0.7x one.
+     */
+    static final long TWO_PAGE_CHUNK_MAX_D_BYTES = 8192;
+
 
     public GemmBlocking {
         reasons = List.copyOf(reasons);
@@ -102,14 +110,20 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
         return wide(cpu, elementBytes, eu, ev, k, parallelAllowed);
     }
 
-    /** The row kernel: chunks of one page of each V row, parallel over chunks. */
+    /** The row kernel: chunks of one page (or two: see above) of each V row, parallel over chunks. */
     private static GemmBlocking rows(CpuTarget cpu, int bytes, int vBytes, long eu, long ev, long k,
             boolean parallelAllowed) {
-        long chunk = Math.min(PAGE_BYTES / bytes, ev);
+        long pageColumns = PAGE_BYTES / bytes;
+        // two pages: D's chunk (eu rows, in D's bytes) stays small, and there are still chunks for every core
+        boolean twoPages = eu * 2 * PAGE_BYTES <= TWO_PAGE_CHUNK_MAX_D_BYTES
+                && (!parallelAllowed || ceil(ev, 2 * pageColumns) >= cpu.cores());
+        long chunk = Math.min((twoPages ? 2 : 1) * pageColumns, ev);
         long chunks = ceil(ev, chunk);
         List<String> why = new ArrayList<>();
-        String perRow = PAGE_BYTES / bytes * vBytes == PAGE_BYTES ? "one 4 KiB page of each V row"
-                : (PAGE_BYTES / bytes * vBytes / 1024) + " KiB of each " + (8 * vBytes) + "-bit V row";
+        long vRowBytes = chunk * vBytes;
+        String perRow = vRowBytes == PAGE_BYTES ? "one 4 KiB page of each V row"
+                : vRowBytes == 2 * PAGE_BYTES ? "two 4 KiB pages of each V row"
+                : (vRowBytes / 1024) + " KiB of each " + (8 * vBytes) + "-bit V row";
         why.add("row kernel: " + eu + " row" + (eu == 1 ? "" : "s") + " of D accumulate in place over " + chunks
                 + " chunks of " + chunk + " columns (" + perRow + "), k outermost, V read in place"
                 + " (AVX-512, " + cpu.lanes(bytes) + " lanes a vector), " + ROW_KERNEL_K_ROWS + " V rows per pass");

@@ -144,14 +144,24 @@ class GemmBlockingTest {
 
     @Test
     void uptoEightRowsOverAStrideOneVTakeTheRowKernelInPageWideChunks() {
-        GemmBlocking row = GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, true);
+        GemmBlocking row = GemmBlocking.choose(AVX512, 4, 2, 4096, 4096, true, true);
         assertTrue(row.rowKernel());
         assertEquals(1024, row.nv(), "4 KiB of fp32");
         assertEquals("v", row.parallelOver());
-        assertTrue(row.reasons().get(0).startsWith("row kernel: 1 row of D accumulate in place over 4 chunks"),
+        assertTrue(row.reasons().get(0).startsWith("row kernel: 2 rows of D accumulate in place over 4 chunks"),
                 row.reasons().toString());
         assertTrue(row.reasons().get(0).endsWith("4 V rows per pass"), row.reasons().toString());
         assertTrue(row.reasons().get(0).contains("(one 4 KiB page of each V row)"), row.reasons().toString());
+        // one fp32 row of D: two pages of each V row (8 KiB of D), while that leaves a chunk per core
+        GemmBlocking one = GemmBlocking.choose(AVX512, 4, 1, 4096, 4096, true, true);
+        assertEquals(List.of(2048L, "v"), List.of(one.nv(), one.parallelOver()), "2 chunks for 2 cores");
+        assertTrue(one.reasons().get(0).contains("over 2 chunks of 2048 columns (two 4 KiB pages of each V row)"),
+                one.reasons().toString());
+        CpuTarget eightCores = new CpuTarget("sapphirerapids", "avx512", 512, 32, 8, 48 * 1024, 2048 * 1024);
+        assertEquals(1024, GemmBlocking.choose(eightCores, 4, 1, 4096, 4096, true, true).nv(), "8 cores: one page");
+        assertEquals(2048, GemmBlocking.choose(eightCores, 4, 1, 4096, 4096, false, true).nv(), "serial: two pages");
+        assertEquals(1024, GemmBlocking.choose(AVX512, 4, 1, 2000, 4096, true, true).nv(),
+                "2000 columns: two pages would leave one chunk for 2 cores");
         GemmBlocking half = GemmBlocking.choose(AVX512, 4, 8, 4096, 4096, true, true, 2);
         assertEquals(1024, half.nv(), "16-bit V into a float32 D: the D rows' chunk stays 4 KiB");
         assertTrue(half.reasons().get(0).contains("1024 columns (2 KiB of each 16-bit V row)"),
