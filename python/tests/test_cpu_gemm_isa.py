@@ -169,3 +169,24 @@ def test_the_row_kernel_scales_each_u_value_once_per_pass_not_per_column_vector(
     ts = [tvm.runtime.tensor(x) for x in (a, b, np.zeros((m, n), "float32"), np.zeros((m, n), "float32"))]
     lib(*ts)
     np.testing.assert_array_equal(ts[3].numpy(), (1.5 * (a.astype(np.int64) @ b.astype(np.int64))).astype("float32"))
+
+
+@pytest.mark.parametrize("row_stride,width,base", [(1024, 32, 0), (1000, 32, 0), (1001, 32, 0), (4096, 32, 0),
+                                                   (1000, 8, 0), (1024, 32, 8), (72, 24, 0), (1024, 32, None)])
+def test_the_d_tile_prefetches_cover_every_line_its_rows_touch(row_stride, width, base):
+    """Enumerated: for rows at every start a row stride gives (and a base off a line, or one known only at run
+    time), the lines of the prefetched columns hold every line of the row's elements. N = 1000 fp32 rows start 32
+    bytes into a line every other row and span three lines; prefetching two left the third to a cache miss."""
+    from axe4j.cpu.gemm_blocked import prefetch_columns
+
+    line = 16   # fp32 elements in 64 bytes
+    columns = prefetch_columns(row_stride, width, line, base if base is not None else tvm.tirx.Var("b", "int32"))
+    assert all(0 <= c < width for c in columns), columns
+    for start_base in ([base] if base is not None else range(line)):
+        for row in range(2 * line):
+            start = start_base + row * row_stride
+            touched = {(start + j) // line for j in range(width)}
+            asked = {(start + c) // line for c in columns}
+            assert touched <= asked, (row_stride, width, start_base, row, sorted(touched - asked))
+    if row_stride % line == 0 and base == 0:
+        assert len(columns) == -(-width // line), "aligned rows: one prefetch a line, none more"

@@ -46,6 +46,17 @@ from .._registry import emits
 from . import bf16
 
 
+def prefetch_columns(row_stride: int, width: int, line: int, base=0) -> list[int]:
+    """The columns of a D tile row (``width`` elements, rows ``row_stride`` elements apart from element ``base`` of
+    an aligned allocation, ``line`` elements a cache line) whose lines the micro-kernel prefetches: one a line,
+    ``min(j * line, width - 1)``, and one more where rows may start part way into a line (a row stride that is not a
+    whole number of lines: N = 1000 fp32 rows start 32 bytes in every other row and span 3 lines, not 2; or a base
+    off a line, or known only at run time), the last through the row's last element."""
+    misaligned = row_stride % line or not isinstance(base, int) or base % line
+    count = -(-width // line) + (1 if misaligned else 0)
+    return [min(j * line, width - 1) for j in range(count)]
+
+
 @emits("gemm-blocked")
 def emit(request, plan):
     """The PrimFunc of a typed ``gemm-blocked`` plan (``axe4j.plan_types``)."""
@@ -167,7 +178,7 @@ def emit(request, plan):
         # every FMA stored its accumulator back to memory (166 against 346 GFLOP/s at 1024^3 on 2 cores)
         acc = [T.decl_buffer((width,), dtype, scope="global", layout=None) for _ in range(mu)]
         line = 64 // (int("".join(ch for ch in d_dtype if ch.isdigit()) or 8) // 8)
-        per_row = -(-width // line)
+        per_row = len(prefetch_columns(int(getattr(access["D"], u_dim)), width, line, bases["D"].base_expr))
         lines = mu * per_row
         for i in range(mu):
             with T.vectorized(width) as j:
@@ -188,8 +199,10 @@ def emit(request, plan):
             spread = max(1, kc // (2 * lines))
             head = tirx.min(lines, kext // spread)
             with T.serial(head) as l:
+                # prefetch_columns(...)[l % per_row]: the row's line at element l * line, the last through its last
                 T.evaluate(tirx.call_llvm_intrin("void", "llvm.prefetch.p0", tirx.address_of(
-                    views["D"][addr("D", **{u_dim: u0 + l // per_row, v_dim: v0 + l % per_row * line})]), 1, 3, 1))
+                    views["D"][addr("D", **{u_dim: u0 + l // per_row,
+                                            v_dim: v0 + tirx.min(l % per_row * line, width - 1)})]), 1, 3, 1))
                 for r in range(spread):
                     step(l * spread + r)
             with T.serial(kext - head * spread) as k:
