@@ -153,11 +153,31 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
         long mcCache = Math.max(mu, cpu.l2Bytes() / 4 / (kc * bytes) / mu * mu);
         long share = ceil(eu, 2L * cpu.cores());
         boolean splitU = share >= MIN_TILES_PER_U_SHARE * mu;
-        long mc = Math.min(mcCache, ceil(splitU ? share : eu, mu) * mu);
+        long mc = splitU ? balancedBlockTiles(ceil(eu, mu), mcCache / mu, cpu.cores()) * mu
+                : Math.min(mcCache, ceil(eu, mu) * mu);
         why.add(mc + "-row u blocks (the u panels of a block take at most a quarter of the " + kib(cpu.l2Bytes())
                 + " KiB L2: " + mcCache + " rows" + (splitU ? "; two blocks per core for " + cpu.cores() + " cores"
                 : "") + ")");
         return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
+    }
+
+    /**
+     * Tiles per u block, at least two blocks a core: of the sizes up to {@code maxTiles}, the largest whose most loaded
+     * core runs the fewest tiles, a parallel loop handing each core a contiguous run of {@code ceil(blocks / cores)}
+     * blocks. At 1000 rows (125 tiles) on 2 cores a quarter each (32, 32, 32, 29) gives the cores 64 and 61 tiles;
+     * blocks of 21 tiles give them 63 and 62.
+     */
+    static long balancedBlockTiles(long tiles, long maxTiles, int cores) {
+        long best = 1;
+        long bestLoad = Long.MAX_VALUE;
+        for (long t = 1; t <= Math.min(Math.max(1, maxTiles), ceil(tiles, 2L * cores)); t++) {
+            long load = Math.min(tiles, ceil(ceil(tiles, t), cores) * t);
+            if (load <= bestLoad) {
+                best = t;
+                bestLoad = load;
+            }
+        }
+        return best;
     }
 
     private static GemmBlocking tunedOnAvx2(CpuTarget cpu, int bytes, long eu, long ev, long k,

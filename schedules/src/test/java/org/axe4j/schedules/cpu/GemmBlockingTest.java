@@ -177,4 +177,44 @@ class GemmBlockingTest {
         assertEquals(List.of(8L, 32L), List.of(GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).mu(),
                 GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).nv()), "64 rows: the packed tile");
     }
+    @Test
+    void uBlocksBalanceTheCoresTilesAgainstASimulatedStaticSplit() {
+        // 1000 rows = 125 tiles on 2 cores: quarters (32, 32, 32, 29) give the cores 64 and 61 tiles, 21-tile blocks
+        // 63 and 62
+        assertEquals(21, GemmBlocking.balancedBlockTiles(125, 65, 2));
+        assertEquals(168, GemmBlocking.choose(AVX512, 4, 1000, 1000, 1000, true).mc());
+        assertEquals(256, GemmBlocking.choose(AVX512, 4, 1024, 1024, 1024, true).mc(), "1024 rows: quarters");
+        assertEquals(504, GemmBlocking.choose(new CpuTarget("sapphirerapids", "avx512", 512, 32, 1, 48 * 1024,
+                2048 * 1024), 4, 1000, 1000, 1000, true).mc(), "one core: two blocks");
+        for (int cores : new int[] {2, 3, 4, 8}) {
+            for (long tiles = 8; tiles <= 300; tiles += 7) {
+                long limit = Math.max(1, (tiles + 2L * cores - 1) / (2L * cores));
+                long chosen = GemmBlocking.balancedBlockTiles(tiles, 64, cores);
+                long fewest = Long.MAX_VALUE;
+                for (long t = 1; t <= Math.min(64, limit); t++) {
+                    fewest = Math.min(fewest, mostLoadedCore(tiles, t, cores));
+                }
+                assertEquals(fewest, mostLoadedCore(tiles, chosen, cores), tiles + " tiles, " + cores + " cores");
+                assertTrue(chosen <= Math.min(64, limit), tiles + " tiles, " + cores + " cores: " + chosen);
+            }
+        }
+    }
+
+    /** The most tiles one core runs when blocks of {@code t} tiles (the last short) go to cores in contiguous runs. */
+    private static long mostLoadedCore(long tiles, long t, int cores) {
+        List<Long> blocks = new java.util.ArrayList<>();
+        for (long left = tiles; left > 0; left -= t) {
+            blocks.add(Math.min(t, left));
+        }
+        int run = (blocks.size() + cores - 1) / cores;
+        long most = 0;
+        for (int c = 0; c < cores; c++) {
+            long sum = 0;
+            for (int b = c * run; b < Math.min(blocks.size(), (c + 1) * run); b++) {
+                sum += blocks.get(b);
+            }
+            most = Math.max(most, sum);
+        }
+        return most;
+    }
 }
