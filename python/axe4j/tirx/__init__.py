@@ -63,20 +63,8 @@ LOWERED: list[Lowered] = []
 def _headline(op, args, scope) -> str:
     """``no dispatch case lowers axe4j.tirx.copy(S[0:16, 0:32], A[...]) (cta scope, cuda): S shared S[(16,32):(32,1)],
     ...`` (the 0.27 lane's refusal headline, axe4j._refusal.headline)."""
-    from .. import layout as axe_layout
-
-    described = []
-    for arg in args:
-        source = getattr(arg, "source", None)
-        if source is not None and str(source.name) not in [d[0] for d in described]:
-            try:
-                text = str(axe_layout.to_text(_describe.layout_of(source)))
-            except Exception:  # noqa: BLE001  (a layout Java cannot print: tvm_tirx's own text)
-                text = str(source.ty.layout)
-            described.append((str(source.name), str(source.ty.scope), text))
     call = f"axe4j.tirx.{op}({', '.join(str(a) for a in args)})"
-    return (f"no dispatch case lowers {call} ({scope} scope, cuda): "
-            + ", ".join(f"{name} {storage} {layout}" for name, storage, layout in described))
+    return f"no dispatch case lowers {call} ({scope} scope, cuda): {_describe.operands_text(args)}"
 
 
 _EMITTERS = {"cuda-affine": _emit_affine.emit, "cuda-digits": _emit_digits.emit,

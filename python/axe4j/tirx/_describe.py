@@ -59,6 +59,25 @@ def layout_of(tensor):
     return layout
 
 
+def operands_text(args) -> str:
+    """``S shared S[(16,32):(32,1)], A global S[...]``: each distinct tensor among ``args`` (regions) with its storage
+    and layout, as refusals name them (tvm_tirx's own text for a layout Java cannot print)."""
+    from .. import layout as axe_layout
+
+    described, seen = [], set()
+    for arg in args:
+        source = getattr(arg, "source", None)
+        if source is None or str(source.name) in seen:
+            continue
+        seen.add(str(source.name))
+        try:
+            text = str(axe_layout.to_text(layout_of(source)))
+        except Exception:  # noqa: BLE001  (a layout Java cannot print)
+            text = str(source.ty.layout)
+        described.append(f"{source.name} {source.ty.scope} {text}")
+    return ", ".join(described)
+
+
 def _constant(expr):
     """The value of a numeric constant expression (a float), None when it is not one."""
     if isinstance(expr, (int, float)):

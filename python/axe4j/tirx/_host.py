@@ -15,8 +15,8 @@ looks at every module ``tvm_tirx.tirx.compile`` is given and never selects a pip
 from __future__ import annotations
 
 from .._errors import DispatchRefused
-
-AXE4J_OPS = "tirx.cuda.axe4j_"
+from ._describe import operands_text
+from ._explain import AXE4J_OPS, tile_calls
 
 
 def scope_backends() -> list[str]:
@@ -35,24 +35,6 @@ def _kind(target) -> str | None:
     return str(kind.name) if kind is not None else None
 
 
-def _operands(call) -> str:
-    from .. import layout as axe_layout
-    from . import _describe
-
-    described, seen = [], set()
-    for arg in call.args:
-        source = getattr(arg, "source", None)
-        if source is None or str(source.name) in seen:
-            continue
-        seen.add(str(source.name))
-        try:
-            text = str(axe_layout.to_text(_describe.layout_of(source)))
-        except Exception:  # noqa: BLE001  (a layout Java cannot print: tvm_tirx's own text)
-            text = str(source.ty.layout)
-        described.append(f"{source.name} {source.ty.scope} {text}")
-    return ", ".join(described)
-
-
 def _spelled(call) -> str:
     op = str(call.op.name)[len(AXE4J_OPS):]
     scope = getattr(call.attrs, "scope", None)
@@ -63,8 +45,6 @@ def _spelled(call) -> str:
 def refuse_host_calls(mod, target, target_to_bind=None):
     """A default-pipeline selector that selects nothing (returns None) and raises ``axe4j.DispatchRefused`` when a
     function compiled for a target kind without thread scopes of its own (``llvm``) holds axe4j tile calls."""
-    from . import _explain
-
     del target_to_bind   # accepted so that tvm_tirx does not bind targets early on this selector's account
     backends = scope_backends()
     kinds = {}
@@ -74,7 +54,7 @@ def refuse_host_calls(mod, target, target_to_bind=None):
         kind = _kind(bound) or _kind(target)
         if kind is None or kind in backends:
             continue
-        calls = [c for c in _explain.tile_calls(func) if str(c.op.name).startswith(AXE4J_OPS)]
+        calls = [c for c in tile_calls(func) if str(c.op.name).startswith(AXE4J_OPS)]
         if calls:
             kinds[str(gvar.name_hint)] = (kind, calls)
     if not kinds:
@@ -82,7 +62,8 @@ def refuse_host_calls(mod, target, target_to_bind=None):
     lines = []
     for name, (kind, calls) in kinds.items():
         for call in calls:
-            lines.append(f"no dispatch case lowers {_spelled(call)} in {name} for target {kind}: {_operands(call)}")
+            lines.append(f"no dispatch case lowers {_spelled(call)} in {name} for target {kind}: "
+                         f"{operands_text(call.args)}")
     kind = next(iter(kinds.values()))[0]
     lines += [
         f"tvm_tirx lowers a tile instruction only at a thread scope of the target's own backend, and it has thread "

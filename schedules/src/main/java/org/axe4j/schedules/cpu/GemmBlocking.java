@@ -149,15 +149,16 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
         why.add("K block " + kc + " (" + kBlocks + " equal blocks of at most " + kcMax + ": a " + kcMax + "x" + nv
                 + " v panel is " + kib(kcMax * nv * bytes) + " KiB, 2/3 of the " + kib(cpu.l1dBytes())
                 + " KiB L1d)");
-        // mc: u panels of a block (mc x kc) in a quarter of L2; two blocks per core if that leaves each 4+ tiles
+        // mc: u panels of a block (mc x kc) in a quarter of L2; two blocks or more per core if that leaves each 4+
+        // tiles, balanced across the cores (balancedBlockTiles)
         long mcCache = Math.max(mu, cpu.l2Bytes() / 4 / (kc * bytes) / mu * mu);
         long share = ceil(eu, 2L * cpu.cores());
         boolean splitU = share >= MIN_TILES_PER_U_SHARE * mu;
         long mc = splitU ? balancedBlockTiles(ceil(eu, mu), mcCache / mu, cpu.cores()) * mu
                 : Math.min(mcCache, ceil(eu, mu) * mu);
         why.add(mc + "-row u blocks (the u panels of a block take at most a quarter of the " + kib(cpu.l2Bytes())
-                + " KiB L2: " + mcCache + " rows" + (splitU ? "; two blocks per core for " + cpu.cores() + " cores"
-                : "") + ")");
+                + " KiB L2: " + mcCache + " rows" + (splitU ? "; two blocks or more per core for " + cpu.cores()
+                + " cores, sized so the most loaded core runs the fewest tiles" : "") + ")");
         return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
     }
 

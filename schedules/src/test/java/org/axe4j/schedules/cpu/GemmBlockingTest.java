@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.axe4j.layout.Axis;
@@ -177,6 +178,7 @@ class GemmBlockingTest {
         assertEquals(List.of(8L, 32L), List.of(GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).mu(),
                 GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true, true).nv()), "64 rows: the packed tile");
     }
+
     @Test
     void uBlocksBalanceTheCoresTilesAgainstASimulatedStaticSplit() {
         // 1000 rows = 125 tiles on 2 cores: quarters (32, 32, 32, 29) give the cores 64 and 61 tiles, 21-tile blocks
@@ -202,7 +204,7 @@ class GemmBlockingTest {
 
     /** The most tiles one core runs when blocks of {@code t} tiles (the last short) go to cores in contiguous runs. */
     private static long mostLoadedCore(long tiles, long t, int cores) {
-        List<Long> blocks = new java.util.ArrayList<>();
+        List<Long> blocks = new ArrayList<>();
         for (long left = tiles; left > 0; left -= t) {
             blocks.add(Math.min(t, left));
         }
