@@ -41,7 +41,12 @@ SIXTEEN_BIT = ((1024, 1024, 1024), (8, 4096, 4096))   # each for float16 and bfl
 SIXTEEN_BIT_BASELINE = ("numpy.matmul in float32 on float32 copies of the same 16-bit values (numpy has no fast "
                         "float16/bfloat16 GEMM); the copies are made before timing")
 ROUND_SECONDS = 0.05
-SETTLE_SECONDS = 0.1
+# The pause before each turn. After its last call OpenBLAS's worker spins about 0.12 s and TVM's about 0.065 s
+# (CPU time the process burns while it sleeps, 2026-12-07, emeraldrapids, 2 vCPUs). With 0.1 s the body timed right
+# after numpy lost to OpenBLAS's spinning thread: three compiles of one kernel, timed in turn, gave the first of them
+# 0.89-0.91 of numpy at 256^3 and 512^3 and the other two 1.06-1.22; with 0.3 s the first still ran 0.91x the others
+# at 512^3, with 0.6 s all three agreed within 3%.
+SETTLE_SECONDS = 0.5
 
 
 def shapes() -> list[tuple[int, int, int]]:
@@ -70,7 +75,8 @@ def plan_of(kernel, target) -> str:
     over = re.search(r"parallel over \d+ (u blocks|v panels)|its \d+ (v panels)", report)
     where = "serial" if not over else ("u blocks" if over.group(1) == "u blocks" else "v panels")
     packed = "" if "read in place" not in report else " B in place"
-    return f"{found.group(1)} kc={found.group(2)} mc={found.group(3)} par={where}{packed}"
+    region = " one region" if "one parallel region" in report else ""
+    return f"{found.group(1)} kc={found.group(2)} mc={found.group(3)} par={where}{region}{packed}"
 
 
 def cpu_name() -> str:

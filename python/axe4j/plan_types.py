@@ -540,11 +540,12 @@ class CpuGemmBlockedPlan:
     kernel: Optional[str] = None
     k_rows: Optional[int] = None
     packed_v: Optional[str] = None
+    workers: Optional[int] = None
     notes: tuple[str, ...]
 
     RECORD: ClassVar[str] = 'CpuPlans.GemmBlocked'
     KIND: ClassVar[str] = 'gemm-blocked'
-    FIELDS: ClassVar[tuple[str, ...]] = ('M', 'N', 'K', 'access', 'vector_dim', 'run_time_extent', 'isa', 'tile', 'blocks', 'parallel', 'parallel_over', 'packing', 'lanes', 'prefetch_d', 'kernel', 'k_rows', 'packed_v', 'notes')
+    FIELDS: ClassVar[tuple[str, ...]] = ('M', 'N', 'K', 'access', 'vector_dim', 'run_time_extent', 'isa', 'tile', 'blocks', 'parallel', 'parallel_over', 'packing', 'lanes', 'prefetch_d', 'kernel', 'k_rows', 'packed_v', 'workers', 'notes')
 
     @property
     def kind(self) -> str:
@@ -574,6 +575,7 @@ class CpuGemmBlockedPlan:
             kernel=_field(obj, 'kernel', _str, cls.RECORD, kind, prefix, True),
             k_rows=_field(obj, 'k_rows', _long, cls.RECORD, kind, prefix, True),
             packed_v=_field(obj, 'packed_v', _str, cls.RECORD, kind, prefix, True),
+            workers=_field(obj, 'workers', _long, cls.RECORD, kind, prefix, True),
             notes=_field(obj, 'notes', _list_of(_str), cls.RECORD, kind, prefix, False),
         )
 
@@ -601,6 +603,8 @@ class CpuGemmBlockedPlan:
             out['k_rows'] = _json(self.k_rows)
         if self.packed_v is not None:
             out['packed_v'] = _json(self.packed_v)
+        if self.workers is not None:
+            out['workers'] = _json(self.workers)
         out['notes'] = _json(self.notes)
         return out
 

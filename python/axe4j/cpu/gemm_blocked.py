@@ -16,6 +16,15 @@ A V already stored as packed panels for this plan's ``kc`` and ``nv`` (``plan.pa
 (k, v) with k = kb*kc + k', v = p*nv + j at ``((kb*panels + p)*kc + k')*nv + j``) is not packed: K block kb reads
 the ``panels*kc*nv`` elements at ``kb*panels*kc*nv`` in place, as it would read Vp.
 
+With ``plan.workers`` (parallel over u, and a K block of V at most half of L2) the nest is one parallel region::
+
+    parallel for each worker w:                                        (a contiguous run of ceil(u_blocks / workers))
+        for each K block k0:
+            pack V[k0 : k0+kc, all v] into w's own panels                (serially: every worker packs all of V)
+            for each u block of w's run: pack U, then the tiles as above
+
+so no core waits for the others between K blocks, and every panel a core reads is in its own L2.
+
 A run-time u extent (``plan.run_time_extent``, a ragged group of rows at most the region's bound) bounds the
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
 
@@ -130,21 +139,32 @@ def emit(request, plan):
     def load(views, role, k, **coord):
         return cast(views[role][addr(role, k=k, **coord)])
 
-    def pack_v(views, panel, k0, kext):
-        """Vp[p][k][j] = V[k0 + k, p * nv + j]; the ragged last panel is zero past EV."""
+    def pack_v(views, panel, k0, kext, panel_loop, p_range=None):
+        """Vp[p][k][j] = V[k0 + k, p * nv + j]; the ragged last panel is zero past EV. ``p_range`` = (first full
+        panel, count, whether the ragged one too): one worker's share."""
+        first_p, count_p, with_rest = p_range or (0, full_panels, True)
         if full_panels:
-            with outer(full_panels) as p:
+            with panel_loop(count_p) as i:
+                p = first_p + i
                 with T.serial(kext) as k:
                     with T.vectorized(nv) as j:
                         T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: p * nv + j}),
                                        [(p * kc + k) * nv + j])
-        if rest:
-            with T.serial(kext) as k:
-                with T.vectorized(rest) as j:
-                    T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: full_panels * nv + j}),
-                                   [(full_panels * kc + k) * nv + j])
-                with T.vectorized(nv - rest) as j:
-                    T.buffer_store(panel, tirx.const(0, dtype), [(full_panels * kc + k) * nv + rest + j])
+        if rest and with_rest is True:
+            pack_rest(views, panel, k0, kext)
+        elif rest:
+            with T.If(with_rest):
+                with T.Then():
+                    pack_rest(views, panel, k0, kext)
+
+    def pack_rest(views, panel, k0, kext):
+        """The ragged last panel: V's last ``rest`` columns, then zeros to ``nv``."""
+        with T.serial(kext) as k:
+            with T.vectorized(rest) as j:
+                T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: full_panels * nv + j}),
+                               [(full_panels * kc + k) * nv + j])
+            with T.vectorized(nv - rest) as j:
+                T.buffer_store(panel, tirx.const(0, dtype), [(full_panels * kc + k) * nv + rest + j])
 
     def pack_u(views, panel, u_first, k0, kext):
         """Up[q][k][i] = U[u_first + q * mu + i, k0 + k], zero past EU (if_then_else does not load there)."""
@@ -222,15 +242,18 @@ def emit(request, plan):
                             with T.Then():
                                 write_tile(views, acc[i], u0, v0, first, i, j)
 
-    def k_block(views, kb, first):
+    def k_block(views, kb, first, u_range=None, p_range=None):
+        """K block ``kb``: V's panels (packed here unless ``packed_v``), then the u blocks: all of them (``u_loop``),
+        or ``u_range`` = (first block, count) of one worker, which packs V itself, serially, into its own panels."""
         k0 = kb * kc
         kext = tirx.min(kc, K - k0) if K % kc else kc
         if packed_v:   # block kb of the packed weight is the Vp packing would write
             v_panel, v_offset = views[v_role], bases[v_role].base_expr + kb * (panels * kc * nv)
         else:
             v_panel, v_offset = T.decl_buffer((panels * kc * nv,), dtype, scope="global", layout=None), 0
-            pack_v(views, v_panel, k0, kext)
-        with u_loop(u_blocks) as ub:
+            pack_v(views, v_panel, k0, kext, T.serial if u_range is not None else outer, p_range)
+
+        def u_block(ub):
             u_first = ub * mc
             u_panel = T.decl_buffer((tiles_per_block * kc * mu,), dtype, scope="global", layout=None)
             pack_u(views, u_panel, u_first, k0, kext)
@@ -241,11 +264,27 @@ def emit(request, plan):
                         with T.Then():
                             micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first, width)
 
+            if p_range is not None:
+                if full_panels:
+                    with T.serial(p_range[1]) as i:
+                        tiles(p_range[0] + i, nv)
+                if rest:
+                    with T.If(p_range[2]):
+                        with T.Then():
+                            tiles(full_panels, min(nv, -(-rest // 8) * 8))
+                return
             if full_panels:
                 with v_loop(full_panels) as p:
                     tiles(p, nv)
             if rest:   # the ragged last panel: only its first round_up(rest, 8) columns
                 tiles(full_panels, min(nv, -(-rest // 8) * 8))
+
+        if u_range is None:
+            with u_loop(u_blocks) as ub:
+                u_block(ub)
+        else:
+            with T.serial(u_range[1]) as i:
+                u_block(u_range[0] + i)
 
     def row_span(views, v0, width):
         """The row kernel on columns [v0, v0 + width) (a constant width): D = beta * C, then for each k every
@@ -326,6 +365,26 @@ def emit(request, plan):
         views["D bits"] = bf16.bits_alias(views["D"])
         if plan.kernel == "rows":
             rows(views)
+            return
+        if plan.workers is not None:
+            # one parallel region: worker w takes a contiguous run of u blocks (parallel over u) or of v panels
+            # (over v, the ragged last panel with the last run) through every K block, packing its own V panels
+            workers = plan.workers
+            runs = u_blocks if over == "u" else full_panels
+            per = -(-runs // workers) if isinstance(runs, int) else tirx.floordiv(runs + (workers - 1), workers)
+            with T.parallel(workers) as w:
+                count = tirx.min(per, runs - w * per)
+                if over == "u":
+                    u_range, p_range = (w * per, count), None
+                else:
+                    u_range, p_range = (0, u_blocks), (w * per, tirx.max(0, count), w == workers - 1)
+                busy = count > 0 if over == "u" or not rest else tirx.any(count > 0, w == workers - 1)
+                with T.If(busy):   # 5 runs on 4 workers: 2, 2, 1 and none
+                    with T.Then():
+                        k_block(views, 0, True, u_range, p_range)
+                        if k_blocks > 1:
+                            with T.serial(k_blocks - 1) as kb:
+                                k_block(views, kb + 1, False, u_range, p_range)
             return
         k_block(views, 0, True)
         if k_blocks > 1:

@@ -24,10 +24,16 @@ import java.util.List;
  * visited once (a 1 x 128 tile visits each page 8 times, a K block of
  * rows apart: a TLB miss every 512 bytes).
  *
+ * <p>Parallel over v panels, and over u blocks when a K block of V takes at most half of L2, each core packs the V
+ * panels it reads itself ({@link #workers}): one parallel region, where packing them once for all cores takes two
+ * per K block (pack, then compute) and, over u, leaves half the panels in the other core's L2.
+ *
  * @param parallelOver {@code "u"} (u blocks), {@code "v"} (v panels or chunks) or {@code "none"}
  * @param rowKernel whether the plan is the row kernel ({@code nv} is then the chunk width)
+ * @param workers the number of contiguous runs of u blocks or v panels (as {@code parallelOver}), each running every
+ *     K block and packing the V panels it reads; 0 when V's panels are packed once per K block for all cores
  */
-record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boolean rowKernel,
+record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boolean rowKernel, long workers,
         List<String> reasons) {
 
     /** Rows of the AVX2 register tile: 6 x 2 ymm accumulators = 12 of 16 registers, leaving room for operands. */
@@ -132,7 +138,7 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
             why.add("parallel over " + chunks + " chunks (" + cpu.cores() + " cores)");
             over = "v";
         }
-        return new GemmBlocking(eu, chunk, k, eu, over, true, why);
+        return new GemmBlocking(eu, chunk, k, eu, over, true, 0, why);
     }
 
     private static GemmBlocking wide(CpuTarget cpu, int bytes, long eu, long ev, long k, boolean parallelAllowed) {
@@ -159,7 +165,34 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
         why.add(mc + "-row u blocks (the u panels of a block take at most a quarter of the " + kib(cpu.l2Bytes())
                 + " KiB L2: " + mcCache + " rows" + (splitU ? "; two blocks or more per core for " + cpu.cores()
                 + " cores, sized so the most loaded core runs the fewest tiles" : "") + ")");
-        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
+        String over = parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why);
+        return new GemmBlocking(mu, nv, kc, mc, over, false, workers(over, eu, ev, mu, nv, kc, mc, bytes, cpu, why),
+                why);
+    }
+
+    /**
+     * The runs that pack V themselves (see {@link #workers}), one a core and at most one per u block or v panel: over
+     * u blocks when a K block of V, {@code kc x round_up(ev, nv)}, takes at most half of L2; over v panels always (each
+     * run packs only its own panels, and the short u block's panels, a few KiB, each); else 0. On 2 cores of an
+     * AVX-512 Xeon (emeraldrapids, 2 MiB L2; alternated with the code before, same process, 2026-12-07): 256^3 went
+     * from 0.99 to 1.24 of numpy, 512^3 from 0.99 to 1.12, 1000^3 from 0.99 to 1.02, 511x769x257 from 1.12 to 1.19,
+     * 64x1000x1000 (over v) from 0.93 to 1.00 and 48x2048x512 from 1.08 to 1.12; 1024^3 and 64x4096x4096 did not move.
+     * At 2048^3 and 4096^3 (K blocks of V of 2 and 4 MiB) packing once for both cores tied with packing per core.
+     */
+    private static long workers(String over, long eu, long ev, long mu, long nv, long kc, long mc, int bytes,
+            CpuTarget cpu, List<String> why) {
+        long panels = ceil(ev, nv);
+        long vBlockBytes = kc * panels * nv * bytes;
+        boolean overU = over.equals("u") && vBlockBytes <= cpu.l2Bytes() / 2;
+        if (!overU && !over.equals("v")) {
+            return 0;
+        }
+        long workers = Math.min(cpu.cores(), overU ? ceil(eu, mc) : panels);
+        why.add("one parallel region: each of " + workers + " cores runs its own " + (overU ? "u blocks" : "v panels")
+                + " through every K block, packing V into its own panels where V is packed per call"
+                + (overU ? " (a K block of them is " + kib(vBlockBytes) + " KiB, at most half the "
+                + kib(cpu.l2Bytes()) + " KiB L2)" : ""));
+        return workers;
     }
 
     /**
@@ -193,7 +226,9 @@ record GemmBlocking(long mu, long nv, long kc, long mc, String parallelOver, boo
         long mc = Math.min(AVX2_TILES_PER_U_BLOCK, ceil(eu, mu)) * mu;
         why.add("K block " + kc + ", " + mc + "-row u blocks (the AVX2 plan's constants: a 256-deep v panel is "
                 + "half a 32 KiB L1d)");
-        return new GemmBlocking(mu, nv, kc, mc, parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why), false, why);
+        String over = parallel(eu, ev, mu, nv, mc, parallelAllowed, cpu, why);
+        return new GemmBlocking(mu, nv, kc, mc, over, false, workers(over, eu, ev, mu, nv, kc, mc, bytes, cpu, why),
+                why);
     }
 
     /** "u" when there are two u blocks or more, else "v" when there are two v panels or more, else "none". */

@@ -129,7 +129,7 @@ final class GemmRules {
                     new CpuPlans.GemmTile(b.mu(), b.nv()), new CpuPlans.GemmBlocks(b.kc(), b.mc()),
                     !b.parallelOver().equals("none"), b.parallelOver(), packing, cpu.lanes(bytes), prefetchD,
                     b.rowKernel() ? "rows" : null, b.rowKernel() ? GemmBlocking.ROW_KERNEL_K_ROWS : null,
-                    packedV, List.copyOf(notes));
+                    packedV, b.workers() > 0 ? b.workers() : null, List.copyOf(notes));
         }
     };
 

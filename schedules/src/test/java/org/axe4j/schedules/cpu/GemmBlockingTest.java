@@ -72,6 +72,37 @@ class GemmBlockingTest {
     }
 
     @Test
+    void eachCorePacksItsOwnPanelsWhileAKBlockOfVFitsHalfOfL2() {
+        // 1024 columns x K block 256 x 4 bytes = 1 MiB = half of 2 MiB: one run of u blocks a core
+        GemmBlocking fits = GemmBlocking.choose(AVX512, 4, 1024, 1024, 1024, true);
+        assertEquals(2, fits.workers());
+        assertTrue(fits.reasons().stream().anyMatch(r -> r.startsWith("one parallel region: each of 2 cores")
+                && r.contains("1024 KiB, at most half the 2048 KiB L2")), fits.reasons().toString());
+        // 1000 columns round up to 32 panels of 32: still 1 MiB
+        assertEquals(2, GemmBlocking.choose(AVX512, 4, 1000, 1000, 1000, true).workers());
+        // 1056 columns (33 panels) at K block 256 is past half of L2: V packed once per K block for both cores
+        GemmBlocking past = GemmBlocking.choose(AVX512, 4, 1024, 1056, 1024, true);
+        assertEquals(List.of("u", 0L), List.of(past.parallelOver(), past.workers()));
+        assertFalse(past.reasons().stream().anyMatch(r -> r.startsWith("one parallel region")), past.reasons().toString());
+        assertEquals(0, GemmBlocking.choose(AVX512, 4, 2048, 2048, 2048, true).workers(), "a 2 MiB K block of V");
+        // v panels in parallel: a run of panels a core, whatever the size of V
+        GemmBlocking skinny = GemmBlocking.choose(AVX512, 4, 64, 4096, 4096, true);
+        assertEquals(List.of("v", 2L), List.of(skinny.parallelOver(), skinny.workers()));
+        assertTrue(skinny.reasons().stream().anyMatch(r -> r.startsWith("one parallel region: each of 2 cores runs "
+                + "its own v panels")), skinny.reasons().toString());
+        // no parallel loop, no workers: a serial call, the row kernel
+        assertEquals(0, GemmBlocking.choose(AVX512, 4, 1024, 1024, 1024, false).workers());
+        assertEquals(0, GemmBlocking.choose(AVX512, 4, 4, 4096, 4096, true, true).workers());
+        // never more runs than u blocks, and the AVX2 plan takes the same rule (6 x 16 tiles, 48-row blocks)
+        assertEquals(2, GemmBlocking.choose(AVX2, 4, 512, 512, 512, true).workers());
+        CpuTarget eightAvx2 = new CpuTarget("znver3", "avx2", 256, 16, 8, 32 * 1024, 512 * 1024);
+        GemmBlocking few = GemmBlocking.choose(eightAvx2, 4, 96, 256, 512, true);
+        assertEquals(List.of("u", 2L), List.of(few.parallelOver(), few.workers()), "2 blocks of 48 rows on 8 cores");
+        assertEquals(0, GemmBlocking.choose(eightAvx2, 4, 96, 272, 512, true).workers(),
+                "17 panels of 16 x 256 x 4 bytes: 272 KiB, past half of a 512 KiB L2");
+    }
+
+    @Test
     void moreCoresCutTheUBlocksFiner() {
         CpuTarget eight = new CpuTarget("sapphirerapids", "avx512", 512, 32, 8, 48 * 1024, 2048 * 1024);
         assertEquals(64, GemmBlocking.choose(eight, 4, 1024, 1024, 1024, true).mc(), "1024 / 16 blocks");
