@@ -235,7 +235,8 @@ def sweep(out_dir: Path, rounds: int = 5, only=None, sixteen_bit: bool = True) -
               f"numpy {row['numpy_gflops']:7.1f} GFLOP/s, ratio {row['ratio']:.2f} (on TVM's own tensors "
               f"{row['ratio_tvm_tensors']:.2f})  [{row['plan']}]", flush=True)
     result = {"machine": machine, "method": f"best of {rounds} interleaved rounds, each about "
-              f"{ROUND_SECONDS * 1000:.0f} ms of calls; both sides on the same numpy arrays (axe4j borrows them by "
+              f"{ROUND_SECONDS * 1000:.0f} ms of calls, each turn after a {SETTLE_SECONDS:g} s pause and an untimed "
+              f"call; both sides on the same numpy arrays (axe4j borrows them by "
               f"DLPack), and axe4j also on TVM's own tensors", "rows": rows}
     if sixteen_bit:
         result["rows_16bit"] = sweep_16bit(rounds, target)
