@@ -29,6 +29,13 @@ MCPUS = ("x86-64-v3", "znver4", "skylake-avx512", "host")
 ONE_REGION = "one parallel region: each of"
 
 
+@pytest.fixture(autouse=True)
+def two_mib_l2(monkeypatch):
+    """A 48 KiB L1d and 2 MiB L2 for the blocking whatever this machine's caches (only the sizes change; the code runs
+    on any core): with a 256 KiB L2 the K block of B here would pass half of it."""
+    monkeypatch.setattr(cpu_target, "cache_bytes", lambda root=None: {"l1d": 48 * 1024, "l2": 2048 * 1024})
+
+
 def gemm(beta, m=M, n=N):
     @T.prim_func
     def kernel(A: T.Buffer((m, K), "float32"), B: T.Buffer((K, n), "float32"), C: T.Buffer((m, n), "float32"),
