@@ -30,10 +30,12 @@ ONE_REGION = "one parallel region: each of"
 
 
 @pytest.fixture(autouse=True)
-def two_mib_l2(monkeypatch):
-    """A 48 KiB L1d and 2 MiB L2 for the blocking whatever this machine's caches (only the sizes change; the code runs
-    on any core): with a 256 KiB L2 the K block of B here would pass half of it."""
+def two_cores_two_mib_l2(monkeypatch):
+    """Plans for 2 cores with a 48 KiB L1d and a 2 MiB L2 whatever this machine has (only the sizes change; the code
+    runs on any core and any pool): with a 256 KiB L2 the K block of B here would pass half of it, and one core would
+    leave nothing to run in parallel."""
     monkeypatch.setattr(cpu_target, "cache_bytes", lambda root=None: {"l1d": 48 * 1024, "l2": 2048 * 1024})
+    monkeypatch.setattr(cpu_target, "cores", lambda: 2)
 
 
 def gemm(beta, m=M, n=N):
@@ -83,11 +85,22 @@ def test_a_larger_k_block_of_b_is_packed_once_for_all_cores(mcpu, monkeypatch):
     assert parallel_regions(axe4j.compile(gemm(0.5), target)) == 4
 
 
-def test_one_region_computes_beta_c_plus_a_b():
+@pytest.mark.parametrize("pool", [None, 1])
+def test_one_region_computes_beta_c_plus_a_b(pool):
+    """Also with a pool of one thread at run time: the runs are then the calling thread's pool size, not the plan's
+    two (each run would pack all of B again)."""
     lib = axe4j.compile(gemm(0.5), axe4j.host_target())
+    assert "runtime.NumThreads" in lib.mod.inspect_source("ll")
     a, b, c = (RNG.standard_normal(s).astype("float32") for s in ((M, K), (K, N), (M, N)))
     d = tvm.runtime.tensor(np.full((M, N), SENTINEL, "float32"))
-    lib["kernel"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), tvm.runtime.tensor(c), d)
+    threads = tvm.get_global_func("runtime.NumThreads")()
+    configure = tvm.get_global_func("runtime.config_threadpool")
+    try:
+        if pool is not None:
+            configure(0, pool)
+        lib["kernel"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), tvm.runtime.tensor(c), d)
+    finally:
+        configure(0, threads)
     np.testing.assert_allclose(d.numpy(), a @ b + 0.5 * c, rtol=1e-4, atol=1e-3)
 
 

@@ -16,14 +16,17 @@ A V already stored as packed panels for this plan's ``kc`` and ``nv`` (``plan.pa
 (k, v) with k = kb*kc + k', v = p*nv + j at ``((kb*panels + p)*kc + k')*nv + j``) is not packed: K block kb reads
 the ``panels*kc*nv`` elements at ``kb*panels*kc*nv`` in place, as it would read Vp.
 
-With ``plan.workers`` (parallel over u, and a K block of V at most half of L2) the nest is one parallel region::
+With ``plan.workers`` (parallel over v, or over u with a K block of V at most half of L2) the nest is one parallel
+region::
 
-    parallel for each worker w:                                        (a contiguous run of ceil(u_blocks / workers))
+    parallel for each worker w:      (min(workers, the calling thread's pool) runs of ceil(u_blocks / runs) blocks)
         for each K block k0:
             pack V[k0 : k0+kc, all v] into w's own panels                (serially: every worker packs all of V)
             for each u block of w's run: pack U, then the tiles as above
 
-so no core waits for the others between K blocks, and every panel a core reads is in its own L2.
+so no core waits for the others between K blocks, and every panel a core reads is in its own L2. Parallel over v
+panels (one short u block) a worker takes a run of panels instead, packs only those (and U's short block), and the
+last run also takes the ragged panel.
 
 A run-time u extent (``plan.run_time_extent``, a ragged group of rows at most the region's bound) bounds the
 u-block loop and the tile guards at run time; everything sized by it (views, panels) uses the bound.
@@ -369,9 +372,11 @@ def emit(request, plan):
         if plan.workers is not None:
             # one parallel region: worker w takes a contiguous run of u blocks (parallel over u) or of v panels
             # (over v, the ragged last panel with the last run) through every K block, packing its own V panels
-            workers = plan.workers
+            # the plan's count (the compiling machine's cores) or the calling thread's pool, if smaller: with one
+            # thread at run time, two runs on that thread would each pack all of V
+            workers = T.bind(tirx.max(1, tirx.min(plan.workers, tirx.call_packed("runtime.NumThreads"))))
             runs = u_blocks if over == "u" else full_panels
-            per = -(-runs // workers) if isinstance(runs, int) else tirx.floordiv(runs + (workers - 1), workers)
+            per = tirx.floordiv(runs + (workers - 1), workers)
             with T.parallel(workers) as w:
                 count = tirx.min(per, runs - w * per)
                 if over == "u":
