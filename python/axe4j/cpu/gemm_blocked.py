@@ -247,7 +247,8 @@ def emit(request, plan):
 
     def k_block(views, kb, first, u_range=None, p_range=None):
         """K block ``kb``: V's panels (packed here unless ``packed_v``), then the u blocks: all of them (``u_loop``),
-        or ``u_range`` = (first block, count) of one worker, which packs V itself, serially, into its own panels."""
+        or ``u_range`` = (first block, count) of one worker, which packs V itself, serially, into its own panels
+        (only the panels of ``p_range``, see ``pack_v``, when it has a run of v panels)."""
         k0 = kb * kc
         kext = tirx.min(kc, K - k0) if K % kc else kc
         if packed_v:   # block kb of the packed weight is the Vp packing would write
@@ -371,9 +372,9 @@ def emit(request, plan):
             return
         if plan.workers is not None:
             # one parallel region: worker w takes a contiguous run of u blocks (parallel over u) or of v panels
-            # (over v, the ragged last panel with the last run) through every K block, packing its own V panels
-            # the plan's count (the compiling machine's cores) or the calling thread's pool, if smaller: with one
-            # thread at run time, two runs on that thread would each pack all of V
+            # (over v, the ragged last panel with the last run) through every K block, packing its own V panels.
+            # Runs: the plan's (the compiling machine's cores) or the calling thread's pool if smaller; two runs on
+            # one thread would each pack all of V
             workers = T.bind(tirx.max(1, tirx.min(plan.workers, tirx.call_packed("runtime.NumThreads"))))
             runs = u_blocks if over == "u" else full_panels
             per = tirx.floordiv(runs + (workers - 1), workers)
