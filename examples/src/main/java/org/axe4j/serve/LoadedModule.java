@@ -104,11 +104,6 @@ final class LoadedModule {
         }
     }
 
-    /** Whether the kernels' parallel loops (if any) run on TVM's per-thread pools, which {@link CpuShare} sizes. */
-    boolean onTvmPools() {
-        return parallelLoops == null || !parallelLoops.adopted() && parallelLoops.hasParallelLoops();
-    }
-
     /** An idle runner for {@code function} (made when there is none); the caller holds a worker's permit. */
     Runner take(String function) {
         Runner r = idle.get(function).poll();
