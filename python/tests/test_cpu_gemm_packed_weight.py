@@ -1,7 +1,7 @@
 """A GEMM weight stored once in the blocked GEMM's panel layout (``axe4j.cpu.packed_weight``, docs/cpu-dispatch.md
 "A weight packed once"): the packer's memory equals numpy's panels, the GEMM reading it equals numpy's product at the
-bench shapes and others, its code allocates no V panel (one workspace buffer per K block where the packing GEMM has
-two), and a layout packed for other blocks is declined with both layouts named (the naive rule computes it)."""
+bench shapes and others, its code allocates no V panel (no workspace buffer the size of a K block of B's panels,
+which the packing GEMM allocates), and a layout packed for other blocks is declined with both layouts named (the naive rule computes it)."""
 
 import tvm  # noqa: F401  (before the JVM)
 
@@ -50,9 +50,10 @@ def _explain(kernel, target="cpu"):
     return axe4j.explain(kernel, target, file=open(os.devnull, "w"))
 
 
-def _workspace_allocs(lib):
-    return [line for line in lib.mod.inspect_source("ll").splitlines()
-            if "@__TVMBackendAllocWorkspace" in line and "load" in line]
+def _workspace_sizes(lib):
+    """The byte sizes of the module's ``TVMBackendAllocWorkspace`` calls, one per call site LLVM kept (it may keep a
+    loop body twice, so sites are not counted)."""
+    return [int(b) for b in re.findall(r"call ptr %\d+\(i32 1, i32 %dev_id, i64 (\d+),", lib.mod.inspect_source("ll"))]
 
 
 # (M, N, K, B dtype, beta): the bench's square shapes, a non-square one with ragged u tiles, a skinny M (the row kernel
@@ -93,14 +94,15 @@ def test_gemm_reads_the_packed_weight_in_place_and_equals_numpy(M, N, K, b_dtype
 @pytest.mark.parametrize("target", ["cpu", ZNVER3], ids=["host", "znver3"])
 def test_the_packed_gemm_allocates_no_v_panel(target):
     """Code only (znver3 need not run here): the packing GEMM takes a U and a V panel from the workspace per K block,
-    the packed one only the U panel, and has no loop storing B into a panel."""
-    M, N, K = 64, 64, 512
+    the packed one only U panels, and has no loop storing B into a panel. N = 96 makes a K block of V's panels
+    (96 columns) a size no U panel has (64 rows)."""
+    M, N, K = 64, 96, 512
     pw = packed_weight(K, N, "float32", target)
-    k_blocks = K // pw.kc
-    plain = axe4j.compile(_plain(M, N, K), target)
-    packed = axe4j.compile(_linear(M, N, K, pw.layout), target)
-    assert len(_workspace_allocs(plain)) == 2 * k_blocks
-    assert len(_workspace_allocs(packed)) == k_blocks
+    v_panel = pw.kc * N * 4
+    plain, packed = _workspace_sizes(axe4j.compile(_plain(M, N, K), target)), \
+        _workspace_sizes(axe4j.compile(_linear(M, N, K, pw.layout), target))
+    assert v_panel in plain and any(size != v_panel for size in plain), (v_panel, plain)
+    assert packed and v_panel not in packed, (v_panel, packed)
     assert "B packed per K block" in _explain(_plain(M, N, K), target)
     assert "B packed per K block" not in _explain(_linear(M, N, K, pw.layout), target)
 
