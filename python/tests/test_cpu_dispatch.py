@@ -884,6 +884,9 @@ def test_blocked_gemm_keeps_its_accumulators_in_registers_and_its_panels_in_the_
 
     if GEMM_CODE_CACHES[caches] is not None:
         monkeypatch.setattr(cpu_target, "cache_bytes", lambda root=None: dict(GEMM_CODE_CACHES[caches]))
+    # plans for 2 cores whatever this machine has: the core count shapes the u blocks and the parallel region's runs,
+    # and so the loops LLVM keeps (the run at the end takes whatever pool the calling thread has)
+    monkeypatch.setattr(cpu_target, "cores", lambda: 2)
     m, n, k = 60, 48, 300
     kernel, a_shape, b_shape = _gemm_kernel(m, n, k, beta=1.0)
     target = axe4j.host_target() if mcpu == "host" else tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
