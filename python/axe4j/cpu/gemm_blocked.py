@@ -58,6 +58,16 @@ from .._registry import emits
 from . import bf16
 
 
+def only_if(condition, body) -> None:
+    """``body()`` as it is where ``condition`` is the constant True, else under ``T.If(condition)``."""
+    if condition is True:
+        body()
+        return
+    with T.If(condition):
+        with T.Then():
+            body()
+
+
 def prefetch_columns(row_stride: int, width: int, line: int, base=0) -> list[int]:
     """The columns of a D tile row (``width`` elements, rows ``row_stride`` elements apart from element ``base`` of
     an aligned allocation, ``line`` elements a cache line) whose lines the micro-kernel prefetches: one a line,
@@ -153,12 +163,8 @@ def emit(request, plan):
                     with T.vectorized(nv) as j:
                         T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: p * nv + j}),
                                        [(p * kc + k) * nv + j])
-        if rest and with_rest is True:
-            pack_rest(views, panel, k0, kext)
-        elif rest:
-            with T.If(with_rest):
-                with T.Then():
-                    pack_rest(views, panel, k0, kext)
+        if rest:
+            only_if(with_rest, lambda: pack_rest(views, panel, k0, kext))
 
     def pack_rest(views, panel, k0, kext):
         """The ragged last panel: V's last ``rest`` columns, then zeros to ``nv``."""
@@ -268,20 +274,12 @@ def emit(request, plan):
                         with T.Then():
                             micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first, width)
 
-            if p_range is not None:
-                if full_panels:
-                    with T.serial(p_range[1]) as i:
-                        tiles(p_range[0] + i, nv)
-                if rest:
-                    with T.If(p_range[2]):
-                        with T.Then():
-                            tiles(full_panels, min(nv, -(-rest // 8) * 8))
-                return
+            first_p, count_p, with_rest = p_range or (0, full_panels, True)   # all panels, or a worker's run
             if full_panels:
-                with v_loop(full_panels) as p:
-                    tiles(p, nv)
+                with (v_loop if p_range is None else T.serial)(count_p) as i:
+                    tiles(first_p + i, nv)
             if rest:   # the ragged last panel: only its first round_up(rest, 8) columns
-                tiles(full_panels, min(nv, -(-rest // 8) * 8))
+                only_if(with_rest, lambda: tiles(full_panels, min(nv, -(-rest // 8) * 8)))
 
         if u_range is None:
             with u_loop(u_blocks) as ub:

@@ -104,6 +104,14 @@ final class LoadedModule {
         }
     }
 
+    /**
+     * Whether the kernels may ask for a TVM pool, which {@link CpuShare} sizes: they have parallel loops (run on TVM's
+     * pools, or on axe4j's with {@code runtime.NumThreads} still giving a blocked GEMM its runs), or it is not known.
+     */
+    boolean usesTvmPool() {
+        return parallelLoops == null || parallelLoops.hasParallelLoops();
+    }
+
     /** An idle runner for {@code function} (made when there is none); the caller holds a worker's permit. */
     Runner take(String function) {
         Runner r = idle.get(function).poll();

@@ -329,9 +329,9 @@ public final class ModuleService {
                                 + elapsedMs() + " ms passed in the queue and reading the body, before " + name
                                 + " could start");
                     }
-                    // on TVM's pools this is the kernel's share of the cores; on axe4j's, the calling thread's TVM
-                    // pool is still the count a blocked GEMM asks for its runs (runtime.NumThreads)
-                    cpuShare.enter();
+                    if (module.usesTvmPool()) {
+                        cpuShare.enter();
+                    }
                     long t0 = System.nanoTime();
                     runner.run();
                     metrics.kernel(name, System.nanoTime() - t0);

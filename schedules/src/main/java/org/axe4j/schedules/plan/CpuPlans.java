@@ -42,8 +42,9 @@ public final class CpuPlans {
      * D = A B + C in cache blocks: a {@code tile} u x v register tile, {@code blocks} of k and u, A and B packed
      * ({@code packing}) or, for {@code kernel} "rows", read in place {@code k_rows} at a time. {@code packed_v}: the
      * layout of a moving operand already stored as packed panels for this plan's kc and nv, read in place.
-     * {@code workers}: when present, the parallel u-block loop is that many contiguous runs of u blocks, each running
-     * every K block and packing the moving operand into its own panels (one parallel region).
+     * {@code workers}: when present, the parallel loop is that many contiguous runs of u blocks or v panels (as
+     * {@code parallel_over}), each running every K block and packing the moving operand's panels it reads (one
+     * parallel region).
      */
     @PlanKind("gemm-blocked")
     public record GemmBlocked(long M, long N, long K, Map<String, GemmAccess> access, String vectorDim,
