@@ -258,6 +258,16 @@ def _identity(name, dtype):
     return {"sum": tirx.const(0, dtype), "max": tirx.min_value(dtype), "min": tirx.max_value(dtype)}[name]
 
 
+def guarded(condition, body) -> None:
+    """``body()`` as it is where ``condition`` is None, else under ``T.If(condition)``."""
+    if condition is None:
+        body()
+        return
+    with T.If(condition):
+        with T.Then():
+            body()
+
+
 def _is_zero(expr) -> bool:
     try:
         return float(expr.value) == 0.0

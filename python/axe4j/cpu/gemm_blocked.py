@@ -53,19 +53,9 @@ from __future__ import annotations
 from tvm import tirx
 from tvm.script import tirx as T
 
-from .._emit import _base_last as base_last, _is_zero as is_zero, data_of, operand_bases
+from .._emit import _base_last as base_last, _is_zero as is_zero, data_of, guarded, operand_bases
 from .._registry import emits
 from . import bf16
-
-
-def only_if(condition, body) -> None:
-    """``body()`` as it is where ``condition`` is the constant True, else under ``T.If(condition)``."""
-    if condition is True:
-        body()
-        return
-    with T.If(condition):
-        with T.Then():
-            body()
 
 
 def prefetch_columns(row_stride: int, width: int, line: int, base=0) -> list[int]:
@@ -154,8 +144,8 @@ def emit(request, plan):
 
     def pack_v(views, panel, k0, kext, panel_loop, p_range=None):
         """Vp[p][k][j] = V[k0 + k, p * nv + j]; the ragged last panel is zero past EV. ``p_range`` = (first full
-        panel, count, whether the ragged one too): one worker's share."""
-        first_p, count_p, with_rest = p_range or (0, full_panels, True)
+        panel, count, the condition for the ragged one, None for always): one worker's share."""
+        first_p, count_p, with_rest = p_range or (0, full_panels, None)
         if full_panels:
             with panel_loop(count_p) as i:
                 p = first_p + i
@@ -164,7 +154,7 @@ def emit(request, plan):
                         T.buffer_store(panel, load(views, v_role, k0 + k, **{v_dim: p * nv + j}),
                                        [(p * kc + k) * nv + j])
         if rest:
-            only_if(with_rest, lambda: pack_rest(views, panel, k0, kext))
+            guarded(with_rest, lambda: pack_rest(views, panel, k0, kext))
 
     def pack_rest(views, panel, k0, kext):
         """The ragged last panel: V's last ``rest`` columns, then zeros to ``nv``."""
@@ -274,12 +264,12 @@ def emit(request, plan):
                         with T.Then():
                             micro_kernel(views, u_panel, v_panel, v_offset, q, p, u0, p * nv, kext, first, width)
 
-            first_p, count_p, with_rest = p_range or (0, full_panels, True)   # all panels, or a worker's run
+            first_p, count_p, with_rest = p_range or (0, full_panels, None)   # all panels, or a worker's run
             if full_panels:
                 with (v_loop if p_range is None else T.serial)(count_p) as i:
                     tiles(first_p + i, nv)
             if rest:   # the ragged last panel: only its first round_up(rest, 8) columns
-                only_if(with_rest, lambda: tiles(full_panels, min(nv, -(-rest // 8) * 8)))
+                guarded(with_rest, lambda: tiles(full_panels, min(nv, -(-rest // 8) * 8)))
 
         if u_range is None:
             with u_loop(u_blocks) as ub:

@@ -20,7 +20,7 @@ from tvm.script import tirx as T
 
 from . import register_fence
 from .._emit import (_base_last, _combine, _digit_address, _digit_views, _flat_views, _identity, _source_count, _sources,
-                     _span, _spans, _store_replicas, _value, operand_bases)
+                     _span, _spans, _store_replicas, _value, guarded, operand_bases)
 from .._registry import emits
 
 # Threads of a scope, as a divisor of the CTA's flat thread index threadIdx.x (TIRx launches 1-D CTAs): a warp's
@@ -275,14 +275,6 @@ def _emit_tree_reduce(request, plan):
             if stride:
                 addr = addr + c * stride
         return addr
-
-    def guarded(condition, body):
-        if condition is None:
-            body()
-            return
-        with T.If(condition):
-            with T.Then():
-                body()
 
     def both(a, b):
         return b if a is None else a if b is None else tirx.And(a, b)

@@ -21,7 +21,7 @@ from tvm.script import tirx as T
 
 from .emit import _swizzle, _swizzled_span, thread_index
 from .._emit import (_base_last, _combine, _digit_address, _identity, _source_count, _sources, _value, data_of,
-                     operand_bases)
+                     guarded, operand_bases)
 from .._registry import emits
 
 # every lane of a warp takes part in the shuffles: Java declines regions that leave lanes out
@@ -68,15 +68,6 @@ def _condition(t, guards, write_once):
         part = _digit(t, tau, count) == 0
         cond = part if cond is None else tirx.all(cond, part)
     return cond
-
-
-def _guarded(cond, body):
-    if cond is None:
-        body()
-        return
-    with T.If(cond):
-        with T.Then():
-            body()
 
 
 def _views(request, plan, bases, loops):
@@ -158,7 +149,7 @@ def _register_body(request, plan):
             for r in _base_last(access["dst"].replicas):
                 T.buffer_store(views["dst"], value, [address("dst", counters, r)])
 
-        _guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
+        guarded(_condition(t, plan.guards, plan.write_once), lambda: _unrolled(loops, element))
 
     return whole
 
@@ -228,7 +219,7 @@ def _emit_register_digits(request, plan):
             cond = _condition(t, [], plan.write_once)
             for part_ in inside:
                 cond = part_ if cond is None else tirx.all(cond, part_)
-            _guarded(cond, body)
+            guarded(cond, body)
 
         _unrolled([_Loop(e) for e, _, _ in digits], element)
 
@@ -287,7 +278,7 @@ def _emit_shuffle_reduce(request, plan):
             result = acc[0] if plan.init else _combine(combine, acc[0], views["dst"][d_addr])
             T.buffer_store(views["dst"], result, [d_addr])
 
-        _guarded(_condition(t, plan.guards, []), lambda: _unrolled(kept, output))
+        guarded(_condition(t, plan.guards, []), lambda: _unrolled(kept, output))
 
     @T.prim_func(check_well_formed=False)
     def impl():
