@@ -118,6 +118,18 @@ def _fake_worker(body):
     return (sys.executable, "-c", "import sys, time, json\nsys.stdin.read()\n" + body)
 
 
+def test_a_worker_that_dies_is_reported_with_its_status_and_the_end_of_its_stderr():
+    # the stderr reader ends its stream with None: a death must not stop the run with a TypeError
+    dies = _fake_worker("print(json.dumps({'n': 0}), flush=True)\n"
+                        "print('first line\\nTVMError: the last words', file=sys.stderr)\nsys.exit(3)")
+    replies, status = runner.call_worker({}, 5.0, command=dies)
+    assert [r["n"] for r in replies] == [0]
+    assert status == "worker died (exit status 3): first line | TVMError: the last words", status
+    killed = _fake_worker("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    _, status = runner.call_worker({}, 5.0, command=killed)
+    assert status.startswith("worker died (signal SIGSEGV)"), status
+
+
 def test_the_watchdog_limits_the_wait_for_each_report_not_the_whole_batch():
     # ten reports 0.3 s apart take 3 s, three times the limit: all kept, none a timeout
     steady = _fake_worker("for i in range(10):\n    print(json.dumps({'n': i}), flush=True)\n    time.sleep(0.3)")

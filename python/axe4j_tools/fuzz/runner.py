@@ -98,7 +98,7 @@ def call_worker(request: dict, timeout: float, on_reply=None, command=WORKER):
     if status is None and proc.returncode != 0:
         code = proc.returncode
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        tail = " | ".join("".join(err_tail).strip().splitlines()[-3:])
+        tail = " | ".join("".join(line for line in err_tail if line is not None).strip().splitlines()[-3:])
         status = f"worker died ({how}): {tail[-600:]}"
     return replies, status
 
