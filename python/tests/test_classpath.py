@@ -87,10 +87,21 @@ def test_repository_root_is_the_checkout_holding_the_package():
 def test_jvm_options_come_from_the_environment_then_the_call(monkeypatch):
     from axe4j import _jvm_options
 
-    monkeypatch.setenv("AXE4J_JVM_OPTS", "-Xmx1g '-Dtext=two words' -Xcheck:jni")
-    assert _jvm_options(["-Dlast=1"]) == ["-Xmx1g", "-Dtext=two words", "-Xcheck:jni", "-Dlast=1"]
+    monkeypatch.setenv("AXE4J_JVM_OPTS", "-Xmx1g '-Dtext=two words' -Xss2m")
+    assert _jvm_options(["-Dlast=1"]) == ["-Xmx1g", "-Dtext=two words", "-Xss2m", "-Dlast=1"]
     monkeypatch.delenv("AXE4J_JVM_OPTS")
-    assert _jvm_options(None) == []
+    assert _jvm_options(["-XX:ThreadStackSize=4096"]) == ["-XX:ThreadStackSize=4096"]
+
+
+def test_the_jvm_gets_a_thread_stack_of_the_process_stack_limit_unless_told(monkeypatch):
+    import resource
+
+    import axe4j
+
+    monkeypatch.delenv("AXE4J_JVM_OPTS", raising=False)
+    for soft, kib in ((8 << 20, 8192), (512 << 10, 1024), (resource.RLIM_INFINITY, axe4j.UNLIMITED_STACK_KIB)):
+        monkeypatch.setattr(resource, "getrlimit", lambda which, soft=soft: (soft, resource.RLIM_INFINITY))
+        assert axe4j._jvm_options(["-Dx=1"]) == [f"-Xss{kib}k", "-Dx=1"]
 
 
 def test_packaged_jars_put_the_bridge_first_then_the_others_by_name(tmp_path):

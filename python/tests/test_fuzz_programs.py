@@ -12,6 +12,7 @@ import tvm  # noqa: F401  (before the JVM)
 
 import os
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -76,6 +77,15 @@ def _touched(kind, count=6):
             continue   # a sum of one term is its max
         out.append(p)
     return out
+
+
+def test_a_large_unrolled_loop_nest_compiles_on_the_main_thread():
+    # found with extents past the generator's (152 x 132, int32 maximum through a permuted split layout): LLVM unrolled
+    # the loop nest and recursed past the 1 MiB of stack the JVM had left this thread; the worker died of SIGSEGV
+    assert threading.current_thread() is threading.main_thread()
+    p = parse("Program(seed=777123, index=2107, target='llvm', op='maximum', extent=(152, 132), dst=Operand(layout=Layout(dims=((152,), (132,)), strides=(133, 1), offset=0, replica=(), swizzle=None), dtype='int32', start=(0, 0), memory='global', view=False), srcs=(Operand(layout=Layout(dims=((8, 19), (19, 7)), strides=(1, 1064, 56, 8), offset=4, replica=(), swizzle=None), dtype='int32', start=(0, 0), memory='global', view=False),), scope='', threads=0, repeat=1, axes=(), accum=False, scalar=5.0, tiles=(), notes=())")
+    (outcome,) = execute.execute([p])
+    assert outcome.klass == "right", outcome
 
 
 @pytest.mark.parametrize("kind", sorted(mutate.MUTATIONS))
