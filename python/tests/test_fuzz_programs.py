@@ -140,6 +140,34 @@ def test_a_worker_that_dies_is_reported_with_its_status_and_the_end_of_its_stder
     assert status.startswith("worker died (signal SIGSEGV)"), status
 
 
+def test_after_a_worker_dies_only_its_module_runs_one_per_process(monkeypatch):
+    # 20 llvm programs: modules of 8 (execute.module_groups); the worker dies on program 11, in the second module
+    programs = [p for p in (generate.program(SEED, i) for i in range(400)) if p.target == "llvm"][:20]
+    poison = programs[11]
+    calls = []
+
+    def fake_worker(request, timeout, on_reply=None, command=None):
+        batch = [parse(text) for text in request["run"]]
+        calls.append([p.index for p in batch])
+        replies = []
+        for group in execute.module_groups(batch):
+            for p in group:
+                if p.index == poison.index:
+                    return replies, "worker died (signal SIGSEGV): "
+                reply = {"outcome": {"seed": p.seed, "index": p.index, "klass": "right"}}
+                replies.append(reply)
+                if on_reply is not None:
+                    on_reply(reply)
+        return replies, None
+
+    monkeypatch.setattr(runner, "call_worker", fake_worker)
+    outcomes = runner.run_programs(programs, batch=500)
+    index = [p.index for p in programs]
+    assert calls == [index, *[[i] for i in index[11:16]], index[16:]], calls
+    assert [o.klass for o in outcomes] == ["right"] * 11 + ["internal"] + ["right"] * 8, outcomes
+    assert outcomes[11].signature.startswith("internal: crash: worker died (signal SIGSEGV)")
+
+
 def test_the_watchdog_limits_the_wait_for_each_report_not_the_whole_batch():
     # ten reports 0.3 s apart take 3 s, three times the limit: all kept, none a timeout
     steady = _fake_worker("for i in range(10):\n    print(json.dumps({'n': i}), flush=True)\n    time.sleep(0.3)")

@@ -182,8 +182,9 @@ def _tvm_cases(executable) -> str:
     return ", ".join(sorted({f"{row.op}:{row.variant}" for row in rows if not row.by_axe4j}))
 
 
-def execute(programs, strict=False, report=None):
-    """Outcomes of ``programs`` (any targets), in order; ``report(outcome)`` is called as each is known."""
+def module_groups(programs) -> list[list[Program]]:
+    """The groups ``execute`` compiles and runs ``programs`` in, in its order: by target (in the order the targets
+    first appear), ``MODULE_SIZE`` programs a module."""
     by_target = {}
     for p in programs:
         by_target.setdefault(p.target, []).append(p)
@@ -191,8 +192,13 @@ def execute(programs, strict=False, report=None):
     for target, group in by_target.items():
         size = MODULE_SIZE.get(target, CUDA_MODULE_SIZE)
         groups += [group[k:k + size] for k in range(0, len(group), size)]
+    return groups
+
+
+def execute(programs, strict=False, report=None):
+    """Outcomes of ``programs`` (any targets), in order; ``report(outcome)`` is called as each is known."""
     outcomes = {}
-    for group in groups:
+    for group in module_groups(programs):
         compiled = compile_many(group, strict)
         for p in group:
             result = compiled[symbol(p)]

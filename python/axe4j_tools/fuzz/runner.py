@@ -1,9 +1,10 @@
 """Runs programs in worker processes under a watchdog and attributes every failure to its program.
 
 A batch goes to one ``worker`` process, which reports each outcome as soon as it is known. When the worker reports
-nothing for its stall limit it is killed; when it dies (a signal, an exit without reports), the programs it did not report are run
-again one per process: the one that outlives the per-program limit is a ``hang``, one whose process dies is an
-``internal`` crash (the signal or exit status named).
+nothing for its stall limit it is killed; when it dies (a signal, an exit without reports), the programs of the module
+it was on (``execute.module_groups``: the first with a program it did not report) run again one per process: the one
+that outlives the per-program limit is a ``hang``, one whose process dies is an ``internal`` crash (the signal or exit
+status named). The other programs it did not report go to a new worker as a batch.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .execute import Outcome
+from .execute import Outcome, module_groups
 
 PYTHON_DIR = Path(__file__).resolve().parents[2]
 
@@ -152,8 +153,9 @@ def run_programs(programs, *, strict=False, batch=500, stall_timeout=180.0, sing
 
 
 def _run_batch(group, strict, stall_timeout, single_timeout, note):
-    """Runs one batch in a worker, noting each outcome as it is reported; the programs it leaves unreported run again
-    one per process, so that a hang or a crash is pinned on its program."""
+    """Runs one batch in a worker, noting each outcome as it is reported. When the worker dies or stalls, the
+    unreported programs of the module it was on run again one per process, so that the hang or the crash is pinned on
+    its program, and the other unreported ones run as a new batch."""
     done = set()
     by_key = {(p.seed, p.index): p for p in group}
 
@@ -171,7 +173,12 @@ def _run_batch(group, strict, stall_timeout, single_timeout, note):
     missing = [p for p in group if (p.seed, p.index) not in done]
     if status is None and not missing:
         return
-    for p in missing:   # one per process: the hang or the crash is this program's
+    # the worker stopped in the first module it did not finish: those programs one per process (the hang or the crash
+    # is one of theirs), the rest as a new batch (one per process, hundreds took 4 CPU seconds each)
+    unfinished = ([p for p in g if (p.seed, p.index) not in done] for g in module_groups(group))
+    suspects = next(g for g in unfinished if g)
+    rest = [p for p in missing if all(p is not q for q in suspects)]
+    for p in suspects:
         replies, single = call_worker({"run": [repr(p)], "strict": strict}, single_timeout)
         if replies:
             noted(p, Outcome(**replies[0]["outcome"]))
@@ -180,3 +187,5 @@ def _run_batch(group, strict, stall_timeout, single_timeout, note):
                              f"killed after {single_timeout:.0f} s"))
         else:
             noted(p, Outcome(p.seed, p.index, "internal", f"internal: crash: {(single or '')[:60]}", single or ""))
+    if rest:
+        _run_batch(rest, strict, stall_timeout, single_timeout, note)
