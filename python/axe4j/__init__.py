@@ -26,7 +26,8 @@ What ``install()`` does, in order:
    ``-Xss`` of this process's stack limit (``RLIMIT_STACK``; 64 MiB when unlimited): the JVM is started on this
    thread, takes ``-Xss`` (1 MiB by default) as its stack and maps guard pages there, so without it TVM's
    compiler would have 1 MiB of stack on this thread instead of the limit (LLVM on one fully unrolled 152 x 132
-   loop nest needed 1-1.5 MiB and crashed the process).
+   loop nest needed 1-1.5 MiB and crashed the process). A JVM already running is not restarted; when it left this
+   thread less than 4 MiB, ``install()`` warns (``RuntimeWarning``, ``axe4j._stack``).
 4. Checks that the JVM, not TVM, now owns the SIGSEGV handler.
 5. Calls the Java static method ``org.axe4j.tvm.Axe4jGlobals.install()``, which registers
    Java's packed functions as TVM globals (``axe4j.version``, ``axe4j.testing.*``, ...).
@@ -76,13 +77,13 @@ call runs under; ``axe4j.layout.limits()`` reads and changes them).
 from __future__ import annotations
 
 import os
-import resource
 import shlex
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 
-from . import _classpath, _jvm, _lane, _signals, _threads, _tvm, layout, transform
+from . import _classpath, _jvm, _lane, _signals, _stack, _threads, _tvm, layout, transform
 from ._cuda import use_pip_nvcc
 from ._errors import DispatchRefused, PlanError, RuleError, SetupError, StrictError
 from ._version import __version__
@@ -225,6 +226,9 @@ def _install(classpath: list[str] | None, jvm_options: list[str] | None) -> Inst
         jvm = _jvm.Jvm(path="", origin="")
         options: list[str] = []
         jpype.JClass("java.lang.System").setProperty(LIBDIR_PROPERTY, libdir_value)
+        short = _stack.short_stack_warning()
+        if short is not None:
+            warnings.warn(short, RuntimeWarning, stacklevel=3)
     else:
         resolved_classpath = _classpath.resolve(classpath)
         options = _jvm_options(jvm_options) + [f"-D{LIBDIR_PROPERTY}={libdir_value}"]
@@ -259,18 +263,8 @@ def _jvm_options(explicit: list[str] | None) -> list[str]:
     from_env = shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
     options = from_env + [str(option) for option in (explicit or [])]
     if not any(o.startswith(("-Xss", "-XX:ThreadStackSize=")) for o in options):
-        options.insert(0, f"-Xss{main_thread_stack_kib()}k")
+        options.insert(0, f"-Xss{_stack.xss_kib()}k")   # the first thread keeps its stack limit (axe4j._stack)
     return options
-
-
-UNLIMITED_STACK_KIB = 64 * 1024
-
-
-def main_thread_stack_kib() -> int:
-    """The ``-Xss`` (KiB) that leaves this thread the stack its limit allows: HotSpot, started on a process's
-    first thread, takes min(RLIMIT_STACK, -Xss) as that thread's stack and maps guard pages at its end."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
-    return UNLIMITED_STACK_KIB if soft == resource.RLIM_INFINITY else max(1024, soft // 1024)
 
 
 def _require_jvm_owns_segv() -> None:

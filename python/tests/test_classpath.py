@@ -99,7 +99,7 @@ def test_the_jvm_gets_a_thread_stack_of_the_process_stack_limit_unless_told(monk
     import axe4j
 
     monkeypatch.delenv("AXE4J_JVM_OPTS", raising=False)
-    for soft, kib in ((8 << 20, 8192), (512 << 10, 1024), (resource.RLIM_INFINITY, axe4j.UNLIMITED_STACK_KIB)):
+    for soft, kib in ((8 << 20, 8192), (512 << 10, 1024), (resource.RLIM_INFINITY, axe4j._stack.UNLIMITED_KIB)):
         monkeypatch.setattr(resource, "getrlimit", lambda which, soft=soft: (soft, resource.RLIM_INFINITY))
         assert axe4j._jvm_options(["-Dx=1"]) == [f"-Xss{kib}k", "-Dx=1"]
 
@@ -134,3 +134,14 @@ def test_the_packaged_jars_come_after_the_environment_and_before_the_checkout(tm
 def test_a_checkout_has_no_packaged_jars():
     assert not _classpath.PACKAGED_JARS.exists()
     assert _classpath.jar_source({}) == f"checkout, {_classpath.repository_root()}"
+
+
+def test_stack_room_is_from_the_stack_top_down_to_the_mapping_below():
+    from axe4j import _stack
+
+    maps = ("7f0000000000-7f0000001000 r--p 00000000 fe:00 1 /usr/lib/libc.so.6\n"
+            "7ffc117e5000-7ffc117e9000 ---p 00000000 00:00 0 \n"
+            "7ffc117e9000-7ffc11fe3000 rw-p 00000000 00:00 0                          [stack]\n"
+            "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n")
+    assert _stack.room_kib(maps) == (0x7ffc11fe3000 - 0x7ffc117e9000) // 1024 == 8168
+    assert _stack.room_kib("7f0000000000-7f0000001000 r--p 00000000 fe:00 1 /lib/x.so\n") is None

@@ -104,38 +104,41 @@ def test_jvm_options_from_the_environment_reach_the_jvm():
     assert "marker: forty-two" in result.stdout
 
 
-_STACK_ROOM = """
-    import resource
-    def room_kib():
-        # the main thread's stack top, and the end of the mapping below it (the JVM's guard pages)
-        maps = [line.split() for line in open("/proc/self/maps")]
-        spans = [tuple(int(x, 16) for x in m[0].split("-")) + (m[-1],) for m in maps]
-        i = next(i for i, s in enumerate(spans) if s[2] == "[stack]")
-        return (spans[i][1] - spans[i - 1][1]) // 1024
-"""
-
-
 def test_the_main_thread_keeps_its_stack_limit_after_the_jvm_starts():
     # HotSpot started on a process's first thread maps guard pages -Xss (1 MiB by default) below its stack top: TVM's
     # compiler (LLVM on a large unrolled loop nest) then crashed the process. install() passes -Xss of the limit.
-    result = run_python(textwrap.dedent(_STACK_ROOM) + textwrap.dedent("""
+    result = run_python("""
         import tvm, axe4j
+        from axe4j import _stack
         axe4j.install()
-        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
-        limit = axe4j.UNLIMITED_STACK_KIB if soft == resource.RLIM_INFINITY else soft // 1024
-        print("room", room_kib(), "limit", limit)
-    """))
+        print("room", _stack.room_kib(), "limit", _stack.limit_kib())
+    """)
     assert result.returncode == 0, result.stderr
     room, limit = (int(x) for x in result.stdout.split()[1::2])
     assert limit >= 4096 and room >= limit - 64, result.stdout
     # what it prevents: told -Xss1m, the JVM leaves this thread about 1 MiB
-    result = run_python(textwrap.dedent(_STACK_ROOM) + textwrap.dedent("""
+    result = run_python("""
         import tvm, axe4j
+        from axe4j import _stack
         axe4j.install(jvm_options=["-Xss1m"])
-        print("room", room_kib())
-    """))
+        print("room", _stack.room_kib())
+    """)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.split()[1]) <= 1024, result.stdout
+
+
+def test_a_jvm_started_elsewhere_that_left_the_main_thread_short_is_warned_about():
+    result = run_python("""
+        import warnings
+        import tvm, jpype, axe4j
+        jpype.startJVM("-Xss1m", classpath=axe4j._classpath.resolve(None))   # the default -Xss, said
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            axe4j.install()
+        print("warned:", [str(w.message) for w in seen if w.category is RuntimeWarning])
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "left the main thread" in result.stdout and "-Xss" in result.stdout, result.stdout
 
 
 def test_missing_classpath_entry_fails_before_the_jvm_starts():

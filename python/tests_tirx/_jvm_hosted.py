@@ -6,9 +6,11 @@ import sys
 
 import jpype
 
-from axe4j import _classpath
+from axe4j import _classpath, _stack
 
-jpype.startJVM("-Daxe4j.tvm.lane=tvm_tirx", classpath=_classpath.resolve(None), convertStrings=True)
+# -Xss: this (the first) thread keeps its stack limit for TVM (axe4j._stack)
+jpype.startJVM(f"-Xss{_stack.xss_kib()}k", "-Daxe4j.tvm.lane=tvm_tirx", classpath=_classpath.resolve(None),
+               convertStrings=True)
 Libraries = jpype.JClass("org.axe4j.tvm.TvmLibraries")
 Tvm = jpype.JClass("org.axe4j.tvm.Tvm")
 loaded = Libraries.loadCompiler()
