@@ -23,11 +23,9 @@ What ``install()`` does, in order:
    dependency of the wheel), ``$JAVA_HOME``, the system's JVM (``axe4j._jvm``), the options of
    ``$AXE4J_JVM_OPTS`` (split like a shell command line) followed by ``install(jvm_options=...)``,
    and the classpath below. Unless those set a thread stack size (``-Xss``, ``-XX:ThreadStackSize``), it adds
-   ``-Xss`` of this process's stack limit (``RLIMIT_STACK``; 64 MiB when unlimited): the JVM is started on this
-   thread, takes ``-Xss`` (1 MiB by default) as its stack and maps guard pages there, so without it TVM's
-   compiler would have 1 MiB of stack on this thread instead of the limit (LLVM on one fully unrolled 152 x 132
-   loop nest needed 1-1.5 MiB and crashed the process). A JVM already running is not restarted; when it left this
-   thread less than 4 MiB, ``install()`` warns (``RuntimeWarning``, ``axe4j._stack``).
+   ``-Xss`` of this process's stack limit, so that this thread, which the JVM is started on, keeps its stack for
+   TVM's compiler (``axe4j._stack``: HotSpot would leave it 1 MiB). A JVM already running is not restarted; when it
+   left this thread less than 4 MiB, ``install()`` warns (``RuntimeWarning``).
 4. Checks that the JVM, not TVM, now owns the SIGSEGV handler.
 5. Calls the Java static method ``org.axe4j.tvm.Axe4jGlobals.install()``, which registers
    Java's packed functions as TVM globals (``axe4j.version``, ``axe4j.testing.*``, ...).

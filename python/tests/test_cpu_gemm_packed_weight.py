@@ -1,7 +1,8 @@
 """A GEMM weight stored once in the blocked GEMM's panel layout (``axe4j.cpu.packed_weight``, docs/cpu-dispatch.md
 "A weight packed once"): the packer's memory equals numpy's panels, the GEMM reading it equals numpy's product at the
 bench shapes and others, its code allocates no V panel (no workspace buffer the size of a K block of B's panels,
-which the packing GEMM allocates), and a layout packed for other blocks is declined with both layouts named (the naive rule computes it)."""
+which the packing GEMM allocates), and a layout packed for other blocks is declined with both layouts named (the naive
+rule computes it)."""
 
 import tvm  # noqa: F401  (before the JVM)
 

@@ -74,12 +74,17 @@ def region(x, spec):
     return x[start[0]:start[0] + ext[0], start[1]:start[1] + ext[1]]
 
 
-def check(p, arrays, got):
-    """None if ``got`` (D after the call) is right, else what is wrong."""
+def reference(p, arrays):
+    """(alpha * op(A) @ op(B) + beta * C over the regions in float64, A's region, B's region)."""
     a, b, c, d = (x.astype(np.float64) for x in arrays)
     av, bv = region(a, p["A"]), region(b, p["B"])
     cv = region(d if p["c_is_d"] else c, p["D"] if p["c_is_d"] else p["C"])
-    expect = p["alpha"] * ((av.T if p["trans_a"] else av) @ (bv.T if p["trans_b"] else bv)) + p["beta"] * cv
+    return p["alpha"] * ((av.T if p["trans_a"] else av) @ (bv.T if p["trans_b"] else bv)) + p["beta"] * cv, av, bv
+
+
+def check(p, arrays, got):
+    """None if ``got`` (D after the call) is right, else what is wrong."""
+    expect, av, bv = reference(p, arrays)
     ulp = ULP[p["d"]]
     bound = ulp * np.maximum(1.0, np.abs(expect))
     if p["d"] != "float32":
@@ -129,12 +134,8 @@ def test_the_check_rejects_a_wrong_product_and_a_stray_write():
              and q["D"][1] != (0, 0))
     rng = np.random.default_rng(0)
     arrays = [rng.integers(-3, 4, p[role][0]).astype(NUMPY[p["ab"] if role in "AB" else p["d"]]) for role in "ABCD"]
-    a, b, c, d = (x.astype(np.float64) for x in arrays)
-    av, bv = region(a, p["A"]), region(b, p["B"])
-    cv = region(d if p["c_is_d"] else c, p["D"] if p["c_is_d"] else p["C"])
     right = arrays[3].copy()
-    region(right, p["D"])[...] = p["alpha"] * ((av.T if p["trans_a"] else av) @ (bv.T if p["trans_b"] else bv)) \
-        + p["beta"] * cv
+    region(right, p["D"])[...] = reference(p, arrays)[0]
     assert check(p, arrays, right) is None
     off = right.copy()
     region(off, p["D"])[-1, -1] += 1.0

@@ -177,7 +177,8 @@ def _run_batch(group, strict, stall_timeout, single_timeout, note):
     # is one of theirs), the rest as a new batch (one per process, hundreds took 4 CPU seconds each)
     unfinished = ([p for p in g if (p.seed, p.index) not in done] for g in module_groups(group))
     suspects = next(g for g in unfinished if g)
-    rest = [p for p in missing if all(p is not q for q in suspects)]
+    suspect_keys = {(p.seed, p.index) for p in suspects}
+    rest = [p for p in missing if (p.seed, p.index) not in suspect_keys]
     for p in suspects:
         replies, single = call_worker({"run": [repr(p)], "strict": strict}, single_timeout)
         if replies:

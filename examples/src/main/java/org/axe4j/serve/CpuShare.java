@@ -94,9 +94,9 @@ final class CpuShare {
 
     /**
      * Sizes the calling thread's TVM pool, the first time this thread runs a kernel: the pool that runs the parallel
-     * loops of modules that stay on TVM's pools ({@link ParallelPool#adopt} says when), and for every module the
-     * count {@code runtime.NumThreads} gives it (the blocked CPU GEMM takes its runs from it; unsized, it would say
-     * T where axe4j's pool gives a kernel T / W tasks).
+     * loops of modules that stay on TVM's pools ({@link ParallelPool#adopt} says when), and for every module with
+     * parallel loops the count {@code runtime.NumThreads} gives it (the blocked CPU GEMM takes its runs from it;
+     * unsized, it would say T where axe4j's pool gives a kernel T / W tasks).
      */
     void enter() {
         if (!sized.get()) {
